@@ -1,0 +1,37 @@
+# The two commands of the README. Each installs what is missing, configures, builds and runs.
+#   make demo    ring_pass, the RMA benchmark and the allreduce sweep on 4 local PEs
+#   make test    the whole test suite (release build), then again under ASan+UBSan when TESSERA_ASAN=1
+JOBS ?= $(shell nproc)
+BUILD ?= build
+NPES ?= 4
+
+.PHONY: all deps build demo test test-asan bench clean
+
+all: build
+
+deps:
+	@bash scripts/install-deps.sh build
+
+build: deps
+	@cmake --preset release >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS)
+
+demo: build
+	@bash scripts/demo.sh $(BUILD) $(NPES)
+
+test: build
+	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 600
+	@if [ "$${TESSERA_ASAN:-0}" = 1 ]; then $(MAKE) --no-print-directory test-asan; fi
+
+test-asan: deps
+	@cmake --preset asan >/dev/null
+	@cmake --build build-asan -j $(JOBS)
+	@cd build-asan && ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 \
+	  ctest --output-on-failure -j $(JOBS) --timeout 900 -LE nosan
+
+bench: build
+	@bash scripts/install-deps.sh bench
+	@bash bench/run_all.sh $(BUILD)
+
+clean:
+	rm -rf $(BUILD) build-asan build-debug

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs the Debian packages Tessera needs, only those missing. Idempotent; safe without a terminal.
+#   scripts/install-deps.sh build   compilers, CMake and the libraries Tessera links (make, make test)
+#   scripts/install-deps.sh bench   also the peers measured side by side (Open MPI, PyTorch's gloo)
+set -euo pipefail
+profile=${1:-build}
+
+build_pkgs=(g++ cmake make pkg-config libhwloc-dev libucx-dev libpmix-dev libhwy-dev libopenblas-dev
+            libcli11-dev libfmt-dev nlohmann-json3-dev libgtest-dev libgmock-dev googletest libbenchmark-dev)
+bench_pkgs=(openmpi-bin libopenmpi-dev ucx-utils python3-torch python3-matplotlib)
+
+want=("${build_pkgs[@]}")
+[ "$profile" = bench ] && want+=("${bench_pkgs[@]}")
+
+missing=()
+for p in "${want[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "install-deps: installing ${missing[*]}"
+sudo=""
+[ "$(id -u)" -ne 0 ] && sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq </dev/null
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" </dev/null

@@ -1,0 +1,140 @@
+#include "base/config.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <set>
+
+#include "base/log.h"
+
+extern char** environ;
+
+namespace tessera::config {
+namespace {
+std::vector<VarInfo*>& registry() {
+  static std::vector<VarInfo*> r;
+  return r;
+}
+std::mutex& registry_mutex() {
+  static std::mutex m;
+  return m;
+}
+std::string trim(std::string_view s) {
+  size_t b = s.find_first_not_of(" \t"), e = s.find_last_not_of(" \t");
+  return b == std::string_view::npos ? std::string() : std::string(s.substr(b, e - b + 1));
+}
+}  // namespace
+
+void declare(VarInfo* info) {
+  std::lock_guard lk(registry_mutex());
+  registry().push_back(info);
+}
+
+std::vector<const VarInfo*> all() {
+  std::lock_guard lk(registry_mutex());
+  return {registry().begin(), registry().end()};
+}
+
+std::optional<std::pair<std::string, std::string>> lookup(const VarInfo& info) {
+  if (const char* v = std::getenv(info.name.c_str())) return std::make_pair(info.name, std::string(v));
+  for (const auto& a : info.aliases)
+    if (const char* v = std::getenv(a.c_str())) return std::make_pair(a, std::string(v));
+  return std::nullopt;
+}
+
+Result<bool> parse_bool(std::string_view var, std::string_view text) {
+  std::string t = trim(text);
+  for (auto& c : t) c = static_cast<char>(std::tolower(c));
+  if (t == "1" || t == "y" || t == "yes" || t == "true" || t == "on") return true;
+  if (t == "0" || t == "n" || t == "no" || t == "false" || t == "off" || t.empty()) return false;
+  return invalid_arg("{}={:?}: expected a boolean (1/0, yes/no, true/false, on/off)", var, text);
+}
+
+Result<int64_t> parse_int(std::string_view var, std::string_view text) {
+  std::string t = trim(text);
+  if (t.empty()) return invalid_arg("{}={:?}: expected an integer", var, text);
+  errno = 0;
+  char* end = nullptr;
+  long long v = std::strtoll(t.c_str(), &end, 0);
+  if (errno == ERANGE) return invalid_arg("{}={:?}: integer out of range (limit ±2^63)", var, text);
+  if (*end != '\0') return invalid_arg("{}={:?}: expected an integer", var, text);
+  return static_cast<int64_t>(v);
+}
+
+Result<uint64_t> parse_size(std::string_view var, std::string_view text) {
+  std::string t = trim(text);
+  if (t.empty() || !(std::isdigit(static_cast<unsigned char>(t[0])) || t[0] == '.'))
+    return invalid_arg("{}={:?}: expected a size such as 512M, 2G or 1048576", var, text);
+  char* end = nullptr;
+  errno = 0;
+  double v = std::strtod(t.c_str(), &end);
+  std::string suffix = trim(end);
+  for (auto& c : suffix) c = static_cast<char>(std::toupper(c));
+  if (!suffix.empty() && suffix.back() == 'B') suffix.pop_back();
+  if (suffix.size() == 2 && suffix[1] == 'I') suffix.pop_back();  // KiB, MiB, GiB
+  double mult = 1;
+  if (suffix.empty()) mult = 1;
+  else if (suffix == "K") mult = 1024.0;
+  else if (suffix == "M") mult = 1024.0 * 1024;
+  else if (suffix == "G") mult = 1024.0 * 1024 * 1024;
+  else if (suffix == "T") mult = 1024.0 * 1024 * 1024 * 1024;
+  else return invalid_arg("{}={:?}: unknown size suffix {:?} (use K, M, G or T)", var, text, suffix);
+  double bytes = v * mult;
+  if (errno == ERANGE || !std::isfinite(bytes) || bytes < 0 || bytes >= 18446744073709551615.0)
+    return invalid_arg("{}={:?}: size out of range (limit 2^64-1 bytes)", var, text);
+  return static_cast<uint64_t>(bytes);
+}
+
+Result<double> parse_double(std::string_view var, std::string_view text) {
+  std::string t = trim(text);
+  char* end = nullptr;
+  errno = 0;
+  double v = std::strtod(t.c_str(), &end);
+  if (t.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(v))
+    return invalid_arg("{}={:?}: expected a number", var, text);
+  return v;
+}
+
+std::string format_size(uint64_t b) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  double v = static_cast<double>(b);
+  while (v >= 1024 && u < 4 && std::fmod(v, 1024) == 0) { v /= 1024; ++u; }
+  if (u == 0 && b >= 1024) {
+    while (v >= 1024 && u < 4) { v /= 1024; ++u; }
+    return fmt::format("{:.1f} {}", v, units[u]);
+  }
+  return fmt::format("{} {}", static_cast<uint64_t>(v), units[u]);
+}
+
+std::string to_text(bool v) { return v ? "1" : "0"; }
+std::string to_text(int64_t v) { return std::to_string(v); }
+std::string to_text(uint64_t v) { return format_size(v); }
+std::string to_text(double v) { return fmt::format("{}", v); }
+std::string to_text(const std::string& v) { return v; }
+Result<bool> parse(std::string_view var, std::string_view t, bool*) { return parse_bool(var, t); }
+Result<int64_t> parse(std::string_view var, std::string_view t, int64_t*) { return parse_int(var, t); }
+Result<uint64_t> parse(std::string_view var, std::string_view t, uint64_t*) { return parse_size(var, t); }
+Result<double> parse(std::string_view var, std::string_view t, double*) { return parse_double(var, t); }
+Result<std::string> parse(std::string_view, std::string_view t, std::string*) { return std::string(t); }
+
+void fatal_config(const Status& st) { log::fatal("environment: {}", st.message()); }
+
+Status check_unknown() {
+  std::set<std::string> known;
+  for (const VarInfo* v : all()) {
+    known.insert(v->name);
+    for (auto& a : v->aliases) known.insert(a);
+  }
+  for (char** e = environ; e && *e; ++e) {
+    std::string_view kv(*e);
+    if (kv.rfind("TESSERA_", 0) != 0) continue;
+    std::string name(kv.substr(0, kv.find('=')));
+    if (name.rfind("TESSERA_JOB_", 0) == 0) continue;  // set by tessera-run for the bootstrap
+    if (!known.count(name))
+      return invalid_arg("environment: unknown variable {} (run `tessera-info --env` for the {} known ones)",
+                         name, known.size());
+  }
+  return Status::ok();
+}
+
+}  // namespace tessera::config

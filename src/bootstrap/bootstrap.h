@@ -1,0 +1,38 @@
+// Bootstrap: how a PE learns its rank, the job size and exchanges small records with its peers out of
+// band (before shared memory is set up, and for setup steps that need every PE).
+//
+// A backend is a record of functions; kBackends lists them in order of preference and the first whose
+// detect() says yes is used: the tessera-run launcher (local socket, job secret), then a job of one PE.
+// All calls are collective over the job except info(); they are called from init only, by one thread.
+#pragma once
+#include <cstddef>
+#include <string>
+
+#include "base/status.h"
+
+namespace tessera::bootstrap {
+
+struct JobInfo {
+  int rank = 0;
+  int size = 1;
+  std::string job_id;        // random, unpredictable: names the job's shared-memory objects
+  std::string control_name;  // shm name of the job control segment ("" without a launcher)
+};
+
+struct Backend {
+  const char* name;
+  bool (*detect)();
+  Status (*init)(JobInfo* out);
+  // Every PE contributes `bytes` bytes; `all` receives size*bytes bytes, rank order.
+  Status (*allgather)(const void* mine, void* all, size_t bytes);
+  Status (*barrier)();
+  void (*finalize)();
+};
+
+extern const Backend kLauncherBackend;
+extern const Backend kSingleBackend;
+
+// Picks the first backend whose detect() is true.
+const Backend& select();
+
+}  // namespace tessera::bootstrap

@@ -1,0 +1,106 @@
+// Bootstrap through tessera-run: connect to the launcher's socket, present the job secret, then
+// allgather/barrier through it. Used only during init and finalize, never on a data path.
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "bootstrap/bootstrap.h"
+#include "bootstrap/protocol.h"
+#include "sync/wait.h"
+
+namespace tessera::bootstrap {
+namespace {
+int g_fd = -1;
+int g_size = 1;
+
+const char* env(const char* name) { return std::getenv(name); }
+
+int timeout_ms() {
+  uint64_t ns = sync::timeout_ns();
+  return static_cast<int>(std::min<uint64_t>(ns / 1000000, 0x7fffffff));
+}
+
+bool detect() { return env("TESSERA_JOB_SOCKET") != nullptr; }
+
+Status parse_env_int(const char* name, int lo, int hi, int* out) {
+  const char* v = env(name);
+  if (!v) return invalid_arg("bootstrap: {} is not set (started by an old tessera-run?)", name);
+  char* end = nullptr;
+  long x = std::strtol(v, &end, 10);
+  if (*end != '\0' || x < lo || x > hi) return invalid_arg("bootstrap: {}={:?}: expected {}..{}", name, v, lo, hi);
+  *out = static_cast<int>(x);
+  return Status::ok();
+}
+
+Status init(JobInfo* out) {
+  JobInfo info;
+  TS_RETURN_IF_ERROR(parse_env_int("TESSERA_JOB_SIZE", 1, 1 << 20, &info.size));
+  TS_RETURN_IF_ERROR(parse_env_int("TESSERA_JOB_RANK", 0, info.size - 1, &info.rank));
+  const char* id = env("TESSERA_JOB_ID");
+  const char* secret = env("TESSERA_JOB_SECRET");
+  const char* ctl = env("TESSERA_JOB_CONTROL");
+  const char* path = env("TESSERA_JOB_SOCKET");
+  if (!id || !secret || !ctl) return invalid_arg("bootstrap: TESSERA_JOB_ID/SECRET/CONTROL not all set");
+  info.job_id = id;
+  info.control_name = ctl;
+
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (std::strlen(path) >= sizeof(addr.sun_path))
+    return invalid_arg("bootstrap: socket path {:?} longer than {} bytes", path, sizeof(addr.sun_path) - 1);
+  std::strcpy(addr.sun_path, path);
+  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return sys_error("bootstrap: socket");
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    Status st = sys_error(fmt::format("bootstrap: connect to launcher at {}", path));
+    ::close(fd);
+    return st;
+  }
+  std::string hello(secret);
+  hello.resize(kSecretChars, '\0');
+  uint32_t rank = static_cast<uint32_t>(info.rank);
+  hello.append(reinterpret_cast<const char*>(&rank), sizeof rank);
+  TS_RETURN_IF_ERROR(send_msg(fd, MsgType::kHello, hello.data(), hello.size()));
+  MsgType t;
+  std::vector<char> payload;
+  Status st = recv_msg(fd, &t, &payload, timeout_ms(), "the launcher");
+  if (!st.is_ok() || t != MsgType::kWelcome) {
+    ::close(fd);
+    return st.is_ok() ? make_status(Code::kInternal, "bootstrap: unexpected reply {} to hello", uint32_t(t)) : st;
+  }
+  g_fd = fd;
+  g_size = info.size;
+  *out = info;
+  return Status::ok();
+}
+
+Status allgather(const void* mine, void* all, size_t bytes) {
+  TS_RETURN_IF_ERROR(send_msg(g_fd, MsgType::kAllgather, mine, bytes));
+  MsgType t;
+  std::vector<char> payload;
+  TS_RETURN_IF_ERROR(recv_msg(g_fd, &t, &payload, timeout_ms(), "the launcher (allgather)"));
+  if (t != MsgType::kGathered || payload.size() != bytes * static_cast<size_t>(g_size))
+    return make_status(Code::kInternal, "bootstrap: allgather reply of {} bytes, expected {}", payload.size(),
+                       bytes * static_cast<size_t>(g_size));
+  if (!payload.empty()) std::memcpy(all, payload.data(), payload.size());
+  return Status::ok();
+}
+
+Status barrier() {
+  char none = 0;
+  std::vector<char> all(static_cast<size_t>(g_size));
+  return allgather(&none, all.data(), 1);
+}
+
+void finalize() {
+  if (g_fd >= 0) ::close(g_fd);
+  g_fd = -1;
+}
+}  // namespace
+
+const Backend kLauncherBackend{"launcher", detect, init, allgather, barrier, finalize};
+
+}  // namespace tessera::bootstrap

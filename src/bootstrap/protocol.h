@@ -1,0 +1,39 @@
+// Wire protocol between tessera-run and its PEs, over a Unix stream socket in a private (0700) directory.
+//
+// Every message is a header {type, length} followed by `length` payload bytes.
+//   PE -> launcher  kHello      {secret (64 hex chars), rank (u32)}; the launcher closes the connection
+//                               unless the secret matches the job's (constant-time comparison)
+//   launcher -> PE  kWelcome    {}
+//   PE -> launcher  kAllgather  {bytes}; once all PEs sent theirs (same length), every PE gets
+//   launcher -> PE  kGathered   {rank-ordered concatenation}
+// Environment set by tessera-run for each PE: TESSERA_JOB_SOCKET, TESSERA_JOB_SECRET, TESSERA_JOB_RANK,
+// TESSERA_JOB_SIZE, TESSERA_JOB_ID, TESSERA_JOB_CONTROL.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+
+namespace tessera::bootstrap {
+
+enum class MsgType : uint32_t { kHello = 1, kWelcome = 2, kAllgather = 3, kGathered = 4 };
+
+struct MsgHeader {
+  uint32_t type;
+  uint32_t length;
+};
+
+inline constexpr size_t kSecretChars = 64;
+inline constexpr uint32_t kMaxPayload = 64u << 20;
+
+// Blocking, EINTR-safe, with a deadline in ms (-1: none). Errors name the peer `who`.
+Status send_msg(int fd, MsgType type, const void* data, size_t len);
+Status recv_msg(int fd, MsgType* type, std::vector<char>* payload, int timeout_ms, const char* who);
+
+// Random lowercase hex from the kernel's CSPRNG.
+std::string random_hex(size_t chars);
+// Constant-time string comparison.
+bool secret_equal(const std::string& a, const std::string& b);
+
+}  // namespace tessera::bootstrap

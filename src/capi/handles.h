@@ -1,0 +1,55 @@
+// Handles behind the C API's opaque shmem_team_t and shmem_ctx_t.
+//
+// A handle carries a magic word that destroy clears; handles are never freed, so a destroyed or forged
+// handle is reported ("used after shmem_team_destroy") instead of being dereferenced as a dangling pointer.
+#pragma once
+#include <shmem.h>
+
+#include <cstdint>
+
+#include "pgas/team.h"
+
+struct tessera_team {
+  uint32_t magic;
+  tessera::pgas::Team* team;
+};
+
+struct tessera_ctx {
+  uint32_t magic;
+  long options;
+  shmem_team_t team;
+};
+
+namespace tessera::capi {
+
+inline constexpr uint32_t kTeamMagic = 0x7ea3a11e;
+inline constexpr uint32_t kCtxMagic = 0xc0c7e47a;
+inline constexpr uint32_t kDeadMagic = 0xdeadbeef;
+
+[[noreturn]] void fail_team(const char* routine, shmem_team_t team);
+[[noreturn]] void fail_ctx(const char* routine, shmem_ctx_t ctx);
+
+inline pgas::Team* team_of(const char* routine, shmem_team_t t) {
+  if (!t || t->magic != kTeamMagic) [[unlikely]] fail_team(routine, t);
+  return t->team;
+}
+inline void check_ctx(const char* routine, shmem_ctx_t c) {
+  if (!c || c->magic != kCtxMagic) [[unlikely]] fail_ctx(routine, c);
+}
+
+shmem_team_t new_team_handle(pgas::Team* t);
+
+}  // namespace tessera::capi
+
+namespace tessera::capi {
+[[noreturn]] void fail_team_pe(const char* routine, int pe, const pgas::Team* t);
+
+// World PE number of `pe` as seen by a context: contexts made on a team take team-relative PE numbers.
+inline int ctx_pe(const char* routine, shmem_ctx_t c, int pe) {
+  check_ctx(routine, c);
+  pgas::Team* t = c->team->team;
+  if (!t || t->predefined) return pe;
+  if (static_cast<unsigned>(pe) >= static_cast<unsigned>(t->size)) [[unlikely]] fail_team_pe(routine, pe, t);
+  return t->world_pe(pe);
+}
+}  // namespace tessera::capi

@@ -1,0 +1,142 @@
+// Point-to-point synchronisation of the C API: wait_until/test and their _all/_any/_some/_vector forms.
+#include <vector>
+
+#include "capi/handles.h"
+#include "pgas/p2p.h"
+
+using namespace tessera;
+
+namespace {
+// Index set semantics of the specification: status[i] != 0 excludes ivars[i]; a null status includes all.
+inline bool active(const int* status, size_t i) { return !status || status[i] == 0; }
+
+template <typename T>
+void check_ivars(const char* routine, const T* ivars, size_t n, int cmp) {
+  if (n == 0) return;
+  if (!ivars) pgas::fail_null(routine, "ivars", n * sizeof(T));
+  pgas::check_wait_var(routine, ivars, cmp);
+  pgas::check_wait_var(routine, ivars + (n - 1), cmp);
+}
+
+template <typename T, typename V>
+bool all_satisfied(const T* ivars, size_t n, const int* status, int cmp, V vals) {
+  for (size_t i = 0; i < n; ++i)
+    if (active(status, i) && !pgas::compare(pgas::load_acquire(ivars + i), cmp, vals(i))) return false;
+  return true;
+}
+template <typename T, typename V>
+size_t first_satisfied(const T* ivars, size_t n, const int* status, int cmp, V vals) {
+  for (size_t i = 0; i < n; ++i)
+    if (active(status, i) && pgas::compare(pgas::load_acquire(ivars + i), cmp, vals(i))) return i;
+  return SIZE_MAX;
+}
+template <typename T, typename V>
+size_t collect_satisfied(const T* ivars, size_t n, size_t* indices, const int* status, int cmp, V vals) {
+  size_t k = 0;
+  for (size_t i = 0; i < n; ++i)
+    if (active(status, i) && pgas::compare(pgas::load_acquire(ivars + i), cmp, vals(i))) indices[k++] = i;
+  return k;
+}
+bool any_active(const int* status, size_t n) {
+  for (size_t i = 0; i < n; ++i)
+    if (active(status, i)) return true;
+  return false;
+}
+
+template <typename T, typename V>
+std::string describe_set(const char* routine, const T* ivars, size_t n, int cmp, V vals) {
+  std::string s = fmt::format("{}: {} variables at {} (heap offset {:#x}) {} ", routine, n,
+                              static_cast<const void*>(ivars), pgas::heap_offset(ivars), pgas::cmp_name(cmp));
+  for (size_t i = 0; i < n && i < 8; ++i)
+    s += fmt::format("{}[{}]: seen {} want {}", i ? ", " : "", i, pgas::load_acquire(ivars + i), vals(i));
+  return s;
+}
+
+template <typename T, typename V>
+void wait_all(const char* routine, const T* ivars, size_t n, const int* status, int cmp, V vals) {
+  check_ivars(routine, ivars, n, cmp);
+  sync::wait_until([&] { return all_satisfied(ivars, n, status, cmp, vals); },
+                   [&] { return describe_set(routine, ivars, n, cmp, vals); });
+}
+template <typename T, typename V>
+size_t wait_any(const char* routine, const T* ivars, size_t n, const int* status, int cmp, V vals) {
+  check_ivars(routine, ivars, n, cmp);
+  if (!any_active(status, n)) return SIZE_MAX;
+  size_t idx = SIZE_MAX;
+  sync::wait_until([&] { return (idx = first_satisfied(ivars, n, status, cmp, vals)) != SIZE_MAX; },
+                   [&] { return describe_set(routine, ivars, n, cmp, vals); });
+  return idx;
+}
+template <typename T, typename V>
+size_t wait_some(const char* routine, const T* ivars, size_t n, size_t* indices, const int* status, int cmp,
+                 V vals) {
+  check_ivars(routine, ivars, n, cmp);
+  if (!any_active(status, n)) return 0;
+  if (!indices) pgas::fail_null(routine, "indices", n * sizeof(size_t));
+  size_t k = 0;
+  sync::wait_until([&] { return (k = collect_satisfied(ivars, n, indices, status, cmp, vals)) > 0; },
+                   [&] { return describe_set(routine, ivars, n, cmp, vals); });
+  return k;
+}
+}  // namespace
+
+extern "C" {
+
+#define TS_DEF_P2P(T, N)                                                                                      \
+  void shmem_##N##_wait_until(T* ivar, int cmp, T cmp_value) {                                                \
+    pgas::wait_until("shmem_" #N "_wait_until", ivar, cmp, cmp_value);                                       \
+  }                                                                                                           \
+  void shmem_##N##_wait(T* ivar, T cmp_value) {                                                               \
+    pgas::wait_until("shmem_" #N "_wait", ivar, SHMEM_CMP_NE, cmp_value);                                    \
+  }                                                                                                           \
+  void shmem_##N##_wait_until_all(T* ivars, size_t n, const int* status, int cmp, T v) {                      \
+    wait_all("shmem_" #N "_wait_until_all", ivars, n, status, cmp, [v](size_t) { return v; });               \
+  }                                                                                                           \
+  size_t shmem_##N##_wait_until_any(T* ivars, size_t n, const int* status, int cmp, T v) {                    \
+    return wait_any("shmem_" #N "_wait_until_any", ivars, n, status, cmp, [v](size_t) { return v; });        \
+  }                                                                                                           \
+  size_t shmem_##N##_wait_until_some(T* ivars, size_t n, size_t* idx, const int* status, int cmp, T v) {      \
+    return wait_some("shmem_" #N "_wait_until_some", ivars, n, idx, status, cmp, [v](size_t) { return v; }); \
+  }                                                                                                           \
+  void shmem_##N##_wait_until_all_vector(T* ivars, size_t n, const int* status, int cmp, T* vs) {             \
+    wait_all("shmem_" #N "_wait_until_all_vector", ivars, n, status, cmp, [vs](size_t i) { return vs[i]; }); \
+  }                                                                                                           \
+  size_t shmem_##N##_wait_until_any_vector(T* ivars, size_t n, const int* status, int cmp, T* vs) {           \
+    return wait_any("shmem_" #N "_wait_until_any_vector", ivars, n, status, cmp,                             \
+                    [vs](size_t i) { return vs[i]; });                                                        \
+  }                                                                                                           \
+  size_t shmem_##N##_wait_until_some_vector(T* ivars, size_t n, size_t* idx, const int* status, int cmp,      \
+                                            T* vs) {                                                          \
+    return wait_some("shmem_" #N "_wait_until_some_vector", ivars, n, idx, status, cmp,                      \
+                     [vs](size_t i) { return vs[i]; });                                                       \
+  }                                                                                                           \
+  int shmem_##N##_test(T* ivar, int cmp, T cmp_value) {                                                       \
+    return pgas::test("shmem_" #N "_test", ivar, cmp, cmp_value);                                            \
+  }                                                                                                           \
+  int shmem_##N##_test_all(T* ivars, size_t n, const int* status, int cmp, T v) {                             \
+    check_ivars("shmem_" #N "_test_all", ivars, n, cmp);                                                      \
+    return all_satisfied(ivars, n, status, cmp, [v](size_t) { return v; });                                  \
+  }                                                                                                           \
+  size_t shmem_##N##_test_any(T* ivars, size_t n, const int* status, int cmp, T v) {                          \
+    check_ivars("shmem_" #N "_test_any", ivars, n, cmp);                                                      \
+    return first_satisfied(ivars, n, status, cmp, [v](size_t) { return v; });                                \
+  }                                                                                                           \
+  size_t shmem_##N##_test_some(T* ivars, size_t n, size_t* idx, const int* status, int cmp, T v) {            \
+    check_ivars("shmem_" #N "_test_some", ivars, n, cmp);                                                     \
+    return collect_satisfied(ivars, n, idx, status, cmp, [v](size_t) { return v; });                         \
+  }                                                                                                           \
+  int shmem_##N##_test_all_vector(T* ivars, size_t n, const int* status, int cmp, T* vs) {                    \
+    check_ivars("shmem_" #N "_test_all_vector", ivars, n, cmp);                                               \
+    return all_satisfied(ivars, n, status, cmp, [vs](size_t i) { return vs[i]; });                           \
+  }                                                                                                           \
+  size_t shmem_##N##_test_any_vector(T* ivars, size_t n, const int* status, int cmp, T* vs) {                 \
+    check_ivars("shmem_" #N "_test_any_vector", ivars, n, cmp);                                               \
+    return first_satisfied(ivars, n, status, cmp, [vs](size_t i) { return vs[i]; });                         \
+  }                                                                                                           \
+  size_t shmem_##N##_test_some_vector(T* ivars, size_t n, size_t* idx, const int* status, int cmp, T* vs) {   \
+    check_ivars("shmem_" #N "_test_some_vector", ivars, n, cmp);                                              \
+    return collect_satisfied(ivars, n, idx, status, cmp, [vs](size_t i) { return vs[i]; });                  \
+  }
+TESSERA_P2P_TYPES(TS_DEF_P2P)
+
+}  // extern "C"

@@ -1,0 +1,229 @@
+// Setup, query, memory management, teams and contexts of the C API.
+#include <cstring>
+#include <mutex>
+
+#include "capi/handles.h"
+#include "pgas/barrier.h"
+#include "pgas/heap.h"
+#include "pgas/order.h"
+#include "pgas/runtime.h"
+#include "pgas/team.h"
+
+using namespace tessera;
+
+struct tessera_team tessera_team_world_handle = {capi::kTeamMagic, nullptr};
+struct tessera_team tessera_team_shared_handle = {capi::kTeamMagic, nullptr};
+struct tessera_ctx tessera_ctx_default_handle = {capi::kCtxMagic, 0, &tessera_team_world_handle};
+
+namespace tessera::capi {
+
+void fail_team(const char* routine, shmem_team_t team) {
+  if (!team) log::fatal("{}: team is SHMEM_TEAM_INVALID", routine);
+  if (team->magic == kDeadMagic) log::fatal("{}: team {} was used after shmem_team_destroy", routine, (void*)team);
+  log::fatal("{}: {} is not a team handle", routine, (void*)team);
+}
+
+void fail_ctx(const char* routine, shmem_ctx_t ctx) {
+  if (!ctx) log::fatal("{}: context is SHMEM_CTX_INVALID", routine);
+  if (ctx->magic == kDeadMagic) log::fatal("{}: context {} was used after shmem_ctx_destroy", routine, (void*)ctx);
+  log::fatal("{}: {} is not a context handle", routine, (void*)ctx);
+}
+
+void fail_team_pe(const char* routine, int pe, const pgas::Team* t) {
+  log::fatal("{}: PE {} is out of range: the context's {} has PEs 0..{}", routine, pe, t->describe(), t->size - 1);
+}
+
+shmem_team_t new_team_handle(pgas::Team* t) {
+  // Never freed (see handles.h): a few bytes per team ever created.
+  auto* h = new tessera_team{kTeamMagic, t};
+  return h;
+}
+
+}  // namespace tessera::capi
+
+namespace {
+void init_or_die(int level) {
+  Status st = pgas::init(level);
+  if (!st.is_ok()) log::fatal("shmem_init: {}", st.message());
+  tessera_team_world_handle.team = pgas::team_world();
+  tessera_team_shared_handle.team = pgas::team_shared();
+}
+void require_init(const char* routine) {
+  if (!pgas::is_initialized()) [[unlikely]] pgas::fail_not_initialized(routine);
+}
+}  // namespace
+
+extern "C" {
+
+void shmem_init(void) { init_or_die(SHMEM_THREAD_MULTIPLE); }
+int shmem_init_thread(int requested, int* provided) {
+  if (requested < SHMEM_THREAD_SINGLE || requested > SHMEM_THREAD_MULTIPLE)
+    log::fatal("shmem_init_thread: thread level {} is not one of SHMEM_THREAD_SINGLE..SHMEM_THREAD_MULTIPLE "
+               "(0..3)", requested);
+  init_or_die(SHMEM_THREAD_MULTIPLE);
+  if (provided) *provided = SHMEM_THREAD_MULTIPLE;
+  return 0;
+}
+void shmem_query_thread(int* provided) {
+  require_init("shmem_query_thread");
+  if (provided) *provided = SHMEM_THREAD_MULTIPLE;
+}
+void shmem_finalize(void) { pgas::finalize(); }
+void shmem_global_exit(int status) { pgas::global_exit(status); }
+int shmem_my_pe(void) { return pgas::is_initialized() ? pgas::rt().my_pe : -1; }
+int shmem_n_pes(void) { return pgas::is_initialized() ? pgas::rt().n_pes : -1; }
+int shmem_pe_accessible(int pe) { return pgas::is_initialized() && pe >= 0 && pe < pgas::rt().n_pes; }
+int shmem_addr_accessible(const void* addr, int pe) {
+  return shmem_pe_accessible(pe) && pgas::is_symmetric(addr, 1);
+}
+void* shmem_ptr(const void* dest, int pe) {
+  require_init("shmem_ptr");
+  if (pe < 0 || pe >= pgas::rt().n_pes || !pgas::is_symmetric(dest, 1)) return nullptr;
+  return pgas::remote("shmem_ptr", dest, 1, pe);
+}
+void shmem_info_get_version(int* major, int* minor) {
+  if (major) *major = SHMEM_MAJOR_VERSION;
+  if (minor) *minor = SHMEM_MINOR_VERSION;
+}
+void shmem_info_get_name(char* name) {
+  if (name) std::strncpy(name, SHMEM_VENDOR_STRING, SHMEM_MAX_NAME_LEN);
+}
+
+void* shmem_malloc(size_t size) { return pgas::sym_malloc(size, "shmem_malloc"); }
+void* shmem_malloc_with_hints(size_t size, long hints) {
+  // Every hint is satisfied by the shared-memory heap: atomics and signals are local instructions.
+  return pgas::sym_malloc(size, "shmem_malloc_with_hints");
+}
+void* shmem_calloc(size_t count, size_t size) { return pgas::sym_calloc(count, size, "shmem_calloc"); }
+void* shmem_align(size_t alignment, size_t size) { return pgas::sym_align(alignment, size, "shmem_align"); }
+void* shmem_realloc(void* ptr, size_t size) { return pgas::sym_realloc(ptr, size, "shmem_realloc"); }
+void shmem_free(void* ptr) { pgas::sym_free(ptr, "shmem_free"); }
+
+int shmem_team_my_pe(shmem_team_t team) {
+  if (team == SHMEM_TEAM_INVALID) return -1;
+  return capi::team_of("shmem_team_my_pe", team)->my_index;
+}
+int shmem_team_n_pes(shmem_team_t team) {
+  if (team == SHMEM_TEAM_INVALID) return -1;
+  return capi::team_of("shmem_team_n_pes", team)->size;
+}
+int shmem_team_get_config(shmem_team_t team, long config_mask, shmem_team_config_t* config) {
+  if (team == SHMEM_TEAM_INVALID) return -1;
+  pgas::Team* t = capi::team_of("shmem_team_get_config", team);
+  if (config && (config_mask & SHMEM_TEAM_NUM_CONTEXTS)) config->num_contexts = t->num_contexts;
+  return 0;
+}
+int shmem_team_translate_pe(shmem_team_t src_team, int src_pe, shmem_team_t dest_team) {
+  if (src_team == SHMEM_TEAM_INVALID || dest_team == SHMEM_TEAM_INVALID) return -1;
+  return pgas::team_translate(capi::team_of("shmem_team_translate_pe", src_team), src_pe,
+                              capi::team_of("shmem_team_translate_pe", dest_team));
+}
+int shmem_team_split_strided(shmem_team_t parent_team, int start, int stride, int size,
+                             const shmem_team_config_t* config, long config_mask, shmem_team_t* new_team) {
+  if (new_team) *new_team = SHMEM_TEAM_INVALID;
+  if (parent_team == SHMEM_TEAM_INVALID) return -1;
+  pgas::Team* parent = capi::team_of("shmem_team_split_strided", parent_team);
+  int nctx = (config && (config_mask & SHMEM_TEAM_NUM_CONTEXTS)) ? config->num_contexts : 0;
+  pgas::Team* t = nullptr;
+  Status st = pgas::team_split_strided(parent, start, stride, size, nctx, config_mask, &t);
+  if (!st.is_ok()) {
+    log::warn("{}", st.message());
+    return -1;
+  }
+  if (t && new_team) *new_team = capi::new_team_handle(t);
+  return 0;
+}
+int shmem_team_split_2d(shmem_team_t parent_team, int xrange, const shmem_team_config_t* xaxis_config,
+                        long xaxis_mask, shmem_team_t* xaxis_team, const shmem_team_config_t* yaxis_config,
+                        long yaxis_mask, shmem_team_t* yaxis_team) {
+  if (xaxis_team) *xaxis_team = SHMEM_TEAM_INVALID;
+  if (yaxis_team) *yaxis_team = SHMEM_TEAM_INVALID;
+  if (parent_team == SHMEM_TEAM_INVALID) return -1;
+  pgas::Team* parent = capi::team_of("shmem_team_split_2d", parent_team);
+  int ncx = (xaxis_config && (xaxis_mask & SHMEM_TEAM_NUM_CONTEXTS)) ? xaxis_config->num_contexts : 0;
+  int ncy = (yaxis_config && (yaxis_mask & SHMEM_TEAM_NUM_CONTEXTS)) ? yaxis_config->num_contexts : 0;
+  pgas::Team *x = nullptr, *y = nullptr;
+  Status st = pgas::team_split_2d(parent, xrange, ncx, xaxis_mask, ncy, yaxis_mask, &x, &y);
+  if (!st.is_ok()) {
+    log::warn("{}", st.message());
+    return -1;
+  }
+  if (xaxis_team) *xaxis_team = capi::new_team_handle(x);
+  if (yaxis_team) *yaxis_team = capi::new_team_handle(y);
+  return 0;
+}
+void shmem_team_destroy(shmem_team_t team) {
+  if (team == SHMEM_TEAM_INVALID) return;
+  pgas::Team* t = capi::team_of("shmem_team_destroy", team);
+  if (t->predefined) log::fatal("shmem_team_destroy: the predefined {} cannot be destroyed", t->describe());
+  pgas::team_destroy(t);
+  team->magic = capi::kDeadMagic;
+  team->team = nullptr;
+}
+void* shmem_team_ptr(shmem_team_t team, const void* dest, int pe) {
+  pgas::Team* t = capi::team_of("shmem_team_ptr", team);
+  if (pe < 0 || pe >= t->size) return nullptr;
+  return shmem_ptr(dest, t->world_pe(pe));
+}
+int shmem_team_sync(shmem_team_t team) {
+  if (team == SHMEM_TEAM_INVALID) return -1;
+  pgas::team_sync(capi::team_of("shmem_team_sync", team));
+  return 0;
+}
+
+int shmem_team_create_ctx(shmem_team_t team, long options, shmem_ctx_t* ctx) {
+  if (ctx) *ctx = SHMEM_CTX_INVALID;
+  if (team == SHMEM_TEAM_INVALID || !ctx) return -1;
+  capi::team_of("shmem_team_create_ctx", team);
+  *ctx = new tessera_ctx{capi::kCtxMagic, options, team};
+  return 0;
+}
+int shmem_ctx_create(long options, shmem_ctx_t* ctx) {
+  require_init("shmem_ctx_create");
+  return shmem_team_create_ctx(SHMEM_TEAM_WORLD, options, ctx);
+}
+void shmem_ctx_destroy(shmem_ctx_t ctx) {
+  if (ctx == SHMEM_CTX_INVALID) return;
+  capi::check_ctx("shmem_ctx_destroy", ctx);
+  if (ctx == SHMEM_CTX_DEFAULT) log::fatal("shmem_ctx_destroy: SHMEM_CTX_DEFAULT cannot be destroyed");
+  pgas::quiet();
+  ctx->magic = capi::kDeadMagic;  // handle kept (see handles.h)
+}
+int shmem_ctx_get_team(shmem_ctx_t ctx, shmem_team_t* team) {
+  if (team) *team = SHMEM_TEAM_INVALID;
+  if (ctx == SHMEM_CTX_INVALID || !team) return -1;
+  capi::check_ctx("shmem_ctx_get_team", ctx);
+  *team = ctx->team;
+  return 0;
+}
+
+void shmem_barrier_all(void) {
+  require_init("shmem_barrier_all");
+  pgas::team_barrier(pgas::team_world());
+}
+void shmem_sync_all(void) {
+  require_init("shmem_sync_all");
+  pgas::team_sync(pgas::team_world());
+}
+
+void shmem_fence(void) { pgas::fence(); }
+void shmem_ctx_fence(shmem_ctx_t ctx) {
+  capi::check_ctx("shmem_ctx_fence", ctx);
+  pgas::fence();
+}
+void shmem_quiet(void) { pgas::quiet(); }
+void shmem_ctx_quiet(shmem_ctx_t ctx) {
+  capi::check_ctx("shmem_ctx_quiet", ctx);
+  pgas::quiet();
+}
+void shmem_pe_quiet(const int* target_pes, size_t npes) {
+  for (size_t i = 0; i < npes; ++i)
+    if (target_pes[i] < 0 || target_pes[i] >= pgas::rt().n_pes) pgas::fail_bad_pe("shmem_pe_quiet", target_pes[i], pgas::rt().n_pes);
+  pgas::quiet();
+}
+void shmem_ctx_pe_quiet(shmem_ctx_t ctx, const int* target_pes, size_t npes) {
+  capi::check_ctx("shmem_ctx_pe_quiet", ctx);
+  shmem_pe_quiet(target_pes, npes);
+}
+
+}  // extern "C"

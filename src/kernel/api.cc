@@ -1,0 +1,80 @@
+// The public C++ API (tessera/kernel.hpp): thin wrappers that turn a Status into tessera::kernel::Error.
+#include <string>
+
+#include "base/status.h"
+#include "kernel/ops/ops.h"
+#include "kernel/ops/scalar.h"
+#include "kernel/runtime/runtime.h"
+#include "tessera/kernel.hpp"
+
+namespace tessera::kernel {
+namespace {
+void throw_if_error(const Status& st) {
+  if (!st.is_ok()) throw Error(st.message());
+}
+}  // namespace
+
+void launch_raw(const LaunchOptions& opts, KernelFn fn, void* arg) { throw_if_error(rt::launch(opts, fn, arg)); }
+
+int default_block_num() {
+  auto r = rt::resolve_block_num(kAutoBlocks, "default_block_num");
+  return r.is_ok() ? r.value() : 1;
+}
+
+const char* dtype_name(DType t) {
+  switch (t) {
+    case DType::kF32: return "f32";
+    case DType::kF16: return "f16";
+    case DType::kBF16: return "bf16";
+  }
+  return "?";
+}
+
+const char* reduce_op_name(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::kSum: return "sum";
+    case ReduceOp::kMean: return "mean";
+    case ReduceOp::kMax: return "max";
+    case ReduceOp::kMin: return "min";
+    case ReduceOp::kProd: return "prod";
+  }
+  return "?";
+}
+
+std::string to_string(const Shape& s) {
+  std::string out = "[";
+  for (int i = 0; i < s.rank && i < kMaxRank; ++i) {
+    if (i) out += ",";
+    out += std::to_string(s.dims[i]);
+  }
+  return out + "]";
+}
+
+float bf16_to_f32(uint16_t h) noexcept { return ops::bf16_bits_to_f32(h); }
+uint16_t f32_to_bf16(float f) noexcept { return ops::f32_to_bf16_bits(f); }
+float f16_to_f32(uint16_t h) noexcept { return ops::f16_bits_to_f32(h); }
+uint16_t f32_to_f16(float f) noexcept { return ops::f32_to_f16_bits(f); }
+
+void reduce(ReduceOp op, ConstTensor x, Tensor y, int axis, const OpOptions& opts) {
+  throw_if_error(ops::reduce(op, x, y, axis, opts));
+}
+void softmax(ConstTensor x, Tensor y, const OpOptions& opts) { throw_if_error(ops::softmax(x, y, false, opts)); }
+void log_softmax(ConstTensor x, Tensor y, const OpOptions& opts) { throw_if_error(ops::softmax(x, y, true, opts)); }
+void layer_norm(ConstTensor x, Tensor y, const NormParams& p, const OpOptions& opts) {
+  throw_if_error(ops::layer_norm(x, y, p, false, opts));
+}
+void rms_norm(ConstTensor x, Tensor y, const NormParams& p, const OpOptions& opts) {
+  throw_if_error(ops::layer_norm(x, y, p, true, opts));
+}
+void batch_norm_stats(ConstTensor x, float* mean, float* var, const OpOptions& opts) {
+  throw_if_error(ops::batch_norm_stats(x, mean, var, opts));
+}
+void batch_norm_train(ConstTensor x, Tensor y, const BatchNormParams& p, float* save_mean, float* save_var,
+                      const OpOptions& opts) {
+  throw_if_error(ops::batch_norm_train(x, y, p, save_mean, save_var, opts));
+}
+void batch_norm_infer(ConstTensor x, Tensor y, const BatchNormParams& p, const OpOptions& opts) {
+  throw_if_error(ops::batch_norm_infer(x, y, p, opts));
+}
+
+}  // namespace tessera::kernel

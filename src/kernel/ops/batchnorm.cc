@@ -1,0 +1,128 @@
+// BatchNorm over x = [N, C, spatial...]: per-channel statistics over N and the spatial axes.
+//
+// A channel's elements are N runs of HW contiguous elements (stride C * HW). Channels are the "rows" of
+// rowwise.h: with S == 1 a block computes sum, then sum((x - mean)^2), then applies, channel by channel,
+// so when a channel (N * HW elements) fits in L2 memory sees one read of x and one write of y. With few
+// channels (C < blocks) a channel is split into segments across blocks and partials meet after grid syncs.
+// Variance: two-pass (no cancellation), biased for normalisation; running_var gets the unbiased one.
+#include <cmath>
+#include <limits>
+
+#include "kernel/ops/ops.h"
+#include "kernel/ops/prims.h"
+#include "kernel/ops/rowwise.h"
+
+namespace tessera::kernel::ops {
+namespace {
+constexpr size_t kMinSeg = 16384;
+constexpr size_t kSmallWork = 32768;
+
+enum class Mode { kStats, kTrain, kInfer };
+
+Status run(const char* name, Mode mode, const ConstTensor& x, const Tensor* y, const BatchNormParams& prm,
+           float* save_mean, float* save_var, const OpOptions& opts) {
+  TS_RETURN_IF_ERROR(check_tensor(name, "x", x));
+  if (x.shape.rank < 2)
+    return invalid_arg("{}: x.shape {} must be [N, C, ...] (rank >= 2)", name, to_string(x.shape));
+  if (y) TS_RETURN_IF_ERROR(check_like(name, "y", x, *y));
+  if (!(prm.eps >= 0.f)) return invalid_arg("{}: eps={} must be >= 0", name, prm.eps);
+  if (mode == Mode::kInfer && (!prm.running_mean || !prm.running_var))
+    return invalid_arg("{}: inference needs running_mean and running_var (got {} and {})", name,
+                       prm.running_mean ? "a pointer" : "null", prm.running_var ? "a pointer" : "null");
+  TS_ASSIGN_OR_RETURN(int blocks, rt::resolve_block_num(opts.block_num, name));
+  const size_t N = static_cast<size_t>(x.shape.dims[0]), C = static_cast<size_t>(x.shape.dims[1]);
+  size_t HW = 1;
+  for (int i = 2; i < x.shape.rank; ++i) HW *= static_cast<size_t>(x.shape.dims[i]);
+  const size_t cnt = N * HW, numel = C * cnt;
+  if (C == 0) return Status::ok();
+  if (cnt == 0) {
+    if (mode == Mode::kInfer) return Status::ok();
+    return invalid_arg("{}: x.shape {} has no elements per channel (statistics of an empty set)", name,
+                       to_string(x.shape));
+  }
+  if (opts.block_num == kAutoBlocks)
+    blocks = static_cast<int>(std::clamp<size_t>(numel / kSmallWork, 1, static_cast<size_t>(blocks)));
+
+  const Prims& p = prims(x.dtype);
+  const size_t es = dtype_size(x.dtype);
+  const char* xb = static_cast<const char*>(x.data);
+  char* yb = y ? static_cast<char*>(y->data) : nullptr;
+  const RowSplit R = plan_rows(C, cnt, blocks, kMinSeg);
+  const double inv_cnt = 1.0 / static_cast<double>(cnt);
+
+  auto body = [&](BlockContext& c) {
+    double* psum = c.workspace_as<double>();
+    double* pdev = psum + R.units;
+    // Calls f(element offset, length) for the contiguous runs of elements [a, e) of channel ch.
+    auto pieces = [&](size_t ch, size_t a, size_t e, auto&& f) {
+      while (a < e) {
+        const size_t n = a / HW, off = a % HW, len = std::min(HW - off, e - a);
+        f((n * C + ch) * HW + off, len);
+        a += len;
+      }
+    };
+    auto total = [&](const double* part, size_t ch) {
+      double s = 0;
+      for (size_t k = 0; k < R.S; ++k) s += part[ch * R.S + k];
+      return s;
+    };
+    auto stat_a = [&](size_t ch, size_t a, size_t e, size_t u) {
+      if (mode == Mode::kInfer) return;
+      double s = 0;
+      pieces(ch, a, e, [&](size_t off, size_t len) { s += p.sum(xb + off * es, len); });
+      psum[u] = s;
+    };
+    auto stat_b = [&](size_t ch, size_t a, size_t e, size_t u) {
+      if (mode == Mode::kInfer) return;
+      const float mean = static_cast<float>(total(psum, ch) * inv_cnt);
+      double s = 0;
+      pieces(ch, a, e, [&](size_t off, size_t len) { s += p.sqdev(xb + off * es, len, mean); });
+      pdev[u] = s;
+    };
+    auto apply = [&](size_t ch, size_t a, size_t e, size_t u) {
+      double mean, var;
+      if (mode == Mode::kInfer) {
+        mean = prm.running_mean[ch];
+        var = prm.running_var[ch];
+      } else {
+        mean = total(psum, ch) * inv_cnt;
+        var = total(pdev, ch) * inv_cnt;
+        if (u % R.S == 0) {  // one unit per channel publishes the statistics
+          if (save_mean) save_mean[ch] = static_cast<float>(mean);
+          if (save_var) save_var[ch] = static_cast<float>(var);
+          if (mode == Mode::kTrain) {
+            const double m = prm.momentum;
+            const double unbiased = cnt > 1 ? var * static_cast<double>(cnt) / static_cast<double>(cnt - 1) : var;
+            if (prm.running_mean) prm.running_mean[ch] = static_cast<float>((1 - m) * prm.running_mean[ch] + m * mean);
+            if (prm.running_var) prm.running_var[ch] = static_cast<float>((1 - m) * prm.running_var[ch] + m * unbiased);
+          }
+        }
+      }
+      if (!yb) return;
+      const double scale = (prm.weight ? prm.weight[ch] : 1.0) / std::sqrt(var + prm.eps);
+      const float beta = prm.bias ? prm.bias[ch] : 0.f;
+      pieces(ch, a, e, [&](size_t off, size_t len) {
+        p.norm(xb + off * es, yb + off * es, len, static_cast<float>(mean), static_cast<float>(scale), nullptr,
+               nullptr, beta);
+      });
+    };
+    run_rowwise(c, R, 3, stat_a, stat_b, apply);
+  };
+  return rt::launch_fn(LaunchOptions{blocks, R.units * 2 * sizeof(double), name}, body);
+}
+}  // namespace
+
+Status batch_norm_stats(const ConstTensor& x, float* mean, float* var, const OpOptions& opts) {
+  return run("batch_norm_stats", Mode::kStats, x, nullptr, BatchNormParams{}, mean, var, opts);
+}
+
+Status batch_norm_train(const ConstTensor& x, const Tensor& y, const BatchNormParams& p, float* save_mean,
+                        float* save_var, const OpOptions& opts) {
+  return run("batch_norm_train", Mode::kTrain, x, &y, p, save_mean, save_var, opts);
+}
+
+Status batch_norm_infer(const ConstTensor& x, const Tensor& y, const BatchNormParams& p, const OpOptions& opts) {
+  return run("batch_norm_infer", Mode::kInfer, x, &y, p, nullptr, nullptr, opts);
+}
+
+}  // namespace tessera::kernel::ops

@@ -1,0 +1,387 @@
+// SIMD primitives (see prims.h), compiled once per Highway target and dispatched at run time.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "kernel/ops/prims.cc"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+
+#include <hwy/highway.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "kernel/ops/exp-inl.h"
+#include "kernel/ops/prims.h"
+#include "kernel/ops/scalar.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace tessera::kernel::ops {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+using BF16 = hwy::bfloat16_t;
+using F16 = hwy::float16_t;
+
+// ---- scalar element access (tails)
+HWY_INLINE float ld(const float* p) { return *p; }
+HWY_INLINE float ld(const BF16* p) { uint16_t h; std::memcpy(&h, p, 2); return bf16_bits_to_f32(h); }
+HWY_INLINE float ld(const F16* p) { uint16_t h; std::memcpy(&h, p, 2); return f16_bits_to_f32(h); }
+HWY_INLINE void st(float* p, float v) { *p = v; }
+HWY_INLINE void st(BF16* p, float v) { uint16_t h = f32_to_bf16_bits(v); std::memcpy(p, &h, 2); }
+HWY_INLINE void st(F16* p, float v) { uint16_t h = f32_to_f16_bits(v); std::memcpy(p, &h, 2); }
+
+// ---- vector access: every type is loaded as and stored from f32 lanes
+template <class D>
+HWY_INLINE hn::Vec<D> LoadF(D d, const float* p) { return hn::LoadU(d, p); }
+template <class D>
+HWY_INLINE hn::Vec<D> LoadF(D d, const BF16* p) { return hn::PromoteTo(d, hn::LoadU(hn::Rebind<BF16, D>(), p)); }
+template <class D>
+HWY_INLINE hn::Vec<D> LoadF(D d, const F16* p) { return hn::PromoteTo(d, hn::LoadU(hn::Rebind<F16, D>(), p)); }
+
+template <class D>
+HWY_INLINE void StoreF(D d, hn::Vec<D> v, float* p) { hn::StoreU(v, d, p); }
+template <class D>
+HWY_INLINE void StoreF(D d, hn::Vec<D> v, F16* p) {
+  const hn::Rebind<F16, D> dh;
+  hn::StoreU(hn::DemoteTo(dh, v), dh, p);
+}
+template <class D>
+HWY_INLINE void StoreF(D d, hn::Vec<D> v, BF16* p) {
+  // Round to nearest even (Highway 1.0's DemoteTo truncates); NaN stays a quiet NaN.
+  const hn::RebindToUnsigned<D> du;
+  const hn::RebindToSigned<D> di;
+  const hn::Rebind<uint16_t, D> du16;
+  const auto u = hn::BitCast(du, v);
+  const auto lsb = hn::And(hn::ShiftRight<16>(u), hn::Set(du, 1u));
+  auto r = hn::ShiftRight<16>(hn::Add(u, hn::Add(hn::Set(du, 0x7fffu), lsb)));
+  const auto qnan = hn::Or(hn::ShiftRight<16>(u), hn::Set(du, 0x40u));
+  r = hn::IfThenElse(hn::RebindMask(du, hn::IsNaN(v)), qnan, r);
+  hn::StoreU(hn::DemoteTo(du16, hn::BitCast(di, r)), du16, reinterpret_cast<uint16_t*>(p));
+}
+
+using DF = hn::ScalableTag<float>;
+
+// ---- contiguous reductions
+template <typename T>
+double Sum(const void* xv, size_t n) {
+  const T* x = static_cast<const T*>(xv);
+  const DF d;
+  const size_t N = hn::Lanes(d);
+  double total = 0.0;
+  for (size_t i = 0; i < n;) {
+    const size_t end = std::min(n, i + kSumRun);
+    auto a0 = hn::Zero(d), a1 = hn::Zero(d), a2 = hn::Zero(d), a3 = hn::Zero(d);
+    for (; i + 4 * N <= end; i += 4 * N) {
+      a0 = hn::Add(a0, LoadF(d, x + i));
+      a1 = hn::Add(a1, LoadF(d, x + i + N));
+      a2 = hn::Add(a2, LoadF(d, x + i + 2 * N));
+      a3 = hn::Add(a3, LoadF(d, x + i + 3 * N));
+    }
+    for (; i + N <= end; i += N) a0 = hn::Add(a0, LoadF(d, x + i));
+    float tail = 0.f;
+    for (; i < end; ++i) tail += ld(x + i);
+    total += static_cast<double>(hn::GetLane(hn::SumOfLanes(d, hn::Add(hn::Add(a0, a1), hn::Add(a2, a3))))) + tail;
+  }
+  return total;
+}
+
+template <typename T>
+double SqDev(const void* xv, size_t n, float shift) {
+  const T* x = static_cast<const T*>(xv);
+  const DF d;
+  const size_t N = hn::Lanes(d);
+  const auto vs = hn::Set(d, shift);
+  double total = 0.0;
+  for (size_t i = 0; i < n;) {
+    const size_t end = std::min(n, i + kSumRun);
+    auto a0 = hn::Zero(d), a1 = hn::Zero(d), a2 = hn::Zero(d), a3 = hn::Zero(d);
+    for (; i + 4 * N <= end; i += 4 * N) {
+      const auto t0 = hn::Sub(LoadF(d, x + i), vs), t1 = hn::Sub(LoadF(d, x + i + N), vs);
+      const auto t2 = hn::Sub(LoadF(d, x + i + 2 * N), vs), t3 = hn::Sub(LoadF(d, x + i + 3 * N), vs);
+      a0 = hn::MulAdd(t0, t0, a0);
+      a1 = hn::MulAdd(t1, t1, a1);
+      a2 = hn::MulAdd(t2, t2, a2);
+      a3 = hn::MulAdd(t3, t3, a3);
+    }
+    for (; i + N <= end; i += N) {
+      const auto t = hn::Sub(LoadF(d, x + i), vs);
+      a0 = hn::MulAdd(t, t, a0);
+    }
+    float tail = 0.f;
+    for (; i < end; ++i) tail += (ld(x + i) - shift) * (ld(x + i) - shift);
+    total += static_cast<double>(hn::GetLane(hn::SumOfLanes(d, hn::Add(hn::Add(a0, a1), hn::Add(a2, a3))))) + tail;
+  }
+  return total;
+}
+
+template <typename T, bool kMax>
+float Extreme(const void* xv, size_t n) {
+  const T* x = static_cast<const T*>(xv);
+  const DF d;
+  const size_t N = hn::Lanes(d);
+  const float init = kMax ? -std::numeric_limits<float>::infinity() : std::numeric_limits<float>::infinity();
+  auto pick = [](auto a, auto b) { return kMax ? hn::Max(a, b) : hn::Min(a, b); };
+  auto m0 = hn::Set(d, init), m1 = m0;
+  auto nan = hn::Zero(d);  // lanes that saw a NaN are all-ones
+  size_t i = 0;
+  for (; i + 2 * N <= n; i += 2 * N) {
+    const auto v0 = LoadF(d, x + i), v1 = LoadF(d, x + i + N);
+    m0 = pick(m0, v0);
+    m1 = pick(m1, v1);
+    nan = hn::Or(nan, hn::VecFromMask(d, hn::Or(hn::IsNaN(v0), hn::IsNaN(v1))));
+  }
+  for (; i + N <= n; i += N) {
+    const auto v = LoadF(d, x + i);
+    m0 = pick(m0, v);
+    nan = hn::Or(nan, hn::VecFromMask(d, hn::IsNaN(v)));
+  }
+  const auto m = pick(m0, m1);
+  float r = hn::GetLane(kMax ? hn::MaxOfLanes(d, m) : hn::MinOfLanes(d, m));
+  bool any_nan = !hn::AllFalse(d, hn::MaskFromVec(nan));
+  for (; i < n; ++i) {
+    const float v = ld(x + i);
+    if (std::isnan(v)) any_nan = true;
+    r = kMax ? std::max(r, v) : std::min(r, v);
+  }
+  return any_nan ? std::numeric_limits<float>::quiet_NaN() : r;
+}
+
+template <typename T>
+double Prod(const void* xv, size_t n) {
+  const T* x = static_cast<const T*>(xv);
+  double p = 1.0;
+  for (size_t i = 0; i < n; ++i) p *= ld(x + i);
+  return p;
+}
+
+// ---- column reductions
+template <typename T>
+void ColSum(const void* xv, size_t rows, size_t cols, size_t ldx, double* acc, float* tmp) {
+  const T* x = static_cast<const T*>(xv);
+  const DF d;
+  const size_t N = hn::Lanes(d);
+  for (size_t j0 = 0; j0 < cols; j0 += kColTile) {
+    const size_t w = std::min(kColTile, cols - j0), wv = w / N * N;
+    for (size_t i0 = 0; i0 < rows; i0 += kColRun) {
+      const size_t i1 = std::min(rows, i0 + kColRun);
+      std::fill(tmp, tmp + w, 0.f);
+      size_t i = i0;
+      // Four rows per sweep: one read-modify-write of tmp per four loads.
+      for (; i + 4 <= i1; i += 4) {
+        const T* r0 = x + i * ldx + j0;
+        const T *r1 = r0 + ldx, *r2 = r1 + ldx, *r3 = r2 + ldx;
+        size_t j = 0;
+        for (; j < wv; j += N) {
+          const auto s = hn::Add(hn::Add(LoadF(d, r0 + j), LoadF(d, r1 + j)), hn::Add(LoadF(d, r2 + j), LoadF(d, r3 + j)));
+          hn::StoreU(hn::Add(hn::LoadU(d, tmp + j), s), d, tmp + j);
+        }
+        for (; j < w; ++j) tmp[j] += (ld(r0 + j) + ld(r1 + j)) + (ld(r2 + j) + ld(r3 + j));
+      }
+      for (; i < i1; ++i) {
+        const T* r0 = x + i * ldx + j0;
+        size_t j = 0;
+        for (; j < wv; j += N) hn::StoreU(hn::Add(hn::LoadU(d, tmp + j), LoadF(d, r0 + j)), d, tmp + j);
+        for (; j < w; ++j) tmp[j] += ld(r0 + j);
+      }
+      for (size_t j = 0; j < w; ++j) acc[j0 + j] += tmp[j];
+    }
+  }
+}
+
+template <typename T, bool kMax>
+void ColExtreme(const void* xv, size_t rows, size_t cols, size_t ldx, float* acc, float* tmp) {
+  const T* x = static_cast<const T*>(xv);
+  const DF d;
+  const size_t N = hn::Lanes(d);
+  auto pick = [](auto a, auto b) { return kMax ? hn::Max(a, b) : hn::Min(a, b); };
+  for (size_t j0 = 0; j0 < cols; j0 += kColTile) {
+    const size_t w = std::min(kColTile, cols - j0), wv = w / N * N;
+    float* a = acc + j0;
+    float* nan = tmp;  // per column: all-ones bits once a NaN was seen
+    std::fill(nan, nan + w, 0.f);
+    for (size_t i = 0; i < rows; ++i) {
+      const T* r = x + i * ldx + j0;
+      size_t j = 0;
+      for (; j < wv; j += N) {
+        const auto v = LoadF(d, r + j);
+        hn::StoreU(pick(hn::LoadU(d, a + j), v), d, a + j);
+        hn::StoreU(hn::Or(hn::LoadU(d, nan + j), hn::VecFromMask(d, hn::IsNaN(v))), d, nan + j);
+      }
+      for (; j < w; ++j) {
+        const float v = ld(r + j);
+        if (std::isnan(v)) nan[j] = std::numeric_limits<float>::quiet_NaN();
+        a[j] = kMax ? std::max(a[j], v) : std::min(a[j], v);
+      }
+    }
+    for (size_t j = 0; j < w; ++j) {
+      uint32_t bits;
+      std::memcpy(&bits, nan + j, 4);
+      if (bits != 0) a[j] = std::numeric_limits<float>::quiet_NaN();
+    }
+  }
+}
+
+template <typename T>
+void ColProd(const void* xv, size_t rows, size_t cols, size_t ldx, double* acc) {
+  const T* x = static_cast<const T*>(xv);
+  for (size_t i = 0; i < rows; ++i)
+    for (size_t j = 0; j < cols; ++j) acc[j] *= ld(x + i * ldx + j);
+}
+
+// ---- softmax pieces
+template <typename T, bool kStore>
+double ExpSumImpl(const T* x, size_t n, float m, float* e) {
+  const DF d;
+  const size_t N = hn::Lanes(d);
+  const auto vm = hn::Set(d, m);
+  double total = 0.0;
+  for (size_t i = 0; i < n;) {
+    const size_t end = std::min(n, i + kSumRun);
+    auto a0 = hn::Zero(d), a1 = hn::Zero(d);
+    for (; i + 2 * N <= end; i += 2 * N) {
+      const auto v0 = ExpNonPositive(d, hn::Sub(LoadF(d, x + i), vm));
+      const auto v1 = ExpNonPositive(d, hn::Sub(LoadF(d, x + i + N), vm));
+      if (kStore) {
+        hn::StoreU(v0, d, e + i);
+        hn::StoreU(v1, d, e + i + N);
+      }
+      a0 = hn::Add(a0, v0);
+      a1 = hn::Add(a1, v1);
+    }
+    for (; i + N <= end; i += N) {
+      const auto v = ExpNonPositive(d, hn::Sub(LoadF(d, x + i), vm));
+      if (kStore) hn::StoreU(v, d, e + i);
+      a0 = hn::Add(a0, v);
+    }
+    float tail = 0.f;
+    for (; i < end; ++i) {
+      const float v = std::exp(ld(x + i) - m);
+      if (kStore) e[i] = v;
+      tail += v;
+    }
+    total += static_cast<double>(hn::GetLane(hn::SumOfLanes(d, hn::Add(a0, a1)))) + tail;
+  }
+  return total;
+}
+
+template <typename T>
+double ExpSum(const void* x, size_t n, float m, float* e) {
+  return e ? ExpSumImpl<T, true>(static_cast<const T*>(x), n, m, e)
+           : ExpSumImpl<T, false>(static_cast<const T*>(x), n, m, nullptr);
+}
+
+template <typename T>
+void ScaleF32(const float* e, void* yv, size_t n, float s) {
+  T* y = static_cast<T*>(yv);
+  const DF d;
+  const size_t N = hn::Lanes(d);
+  const auto vs = hn::Set(d, s);
+  size_t i = 0;
+  for (; i + N <= n; i += N) StoreF(d, hn::Mul(hn::LoadU(d, e + i), vs), y + i);
+  for (; i < n; ++i) st(y + i, e[i] * s);
+}
+
+template <typename T>
+void ExpScale(const void* xv, void* yv, size_t n, float m, float s) {
+  const T* x = static_cast<const T*>(xv);
+  T* y = static_cast<T*>(yv);
+  const DF d;
+  const size_t N = hn::Lanes(d);
+  const auto vm = hn::Set(d, m), vs = hn::Set(d, s);
+  size_t i = 0;
+  for (; i + N <= n; i += N) StoreF(d, hn::Mul(ExpNonPositive(d, hn::Sub(LoadF(d, x + i), vm)), vs), y + i);
+  for (; i < n; ++i) st(y + i, std::exp(ld(x + i) - m) * s);
+}
+
+template <typename T>
+void AddC(const void* xv, void* yv, size_t n, float c) {
+  const T* x = static_cast<const T*>(xv);
+  T* y = static_cast<T*>(yv);
+  const DF d;
+  const size_t N = hn::Lanes(d);
+  const auto vc = hn::Set(d, c);
+  size_t i = 0;
+  for (; i + N <= n; i += N) StoreF(d, hn::Add(LoadF(d, x + i), vc), y + i);
+  for (; i < n; ++i) st(y + i, ld(x + i) + c);
+}
+
+// ---- normalisation: y = (x - shift) * scale * w + b + beta
+template <typename T, bool kW, bool kB>
+void NormImpl(const T* x, T* y, size_t n, float shift, float scale, const float* w, const float* b, float beta) {
+  const DF d;
+  const size_t N = hn::Lanes(d);
+  const auto vsh = hn::Set(d, shift), vsc = hn::Set(d, scale), vbeta = hn::Set(d, beta);
+  size_t i = 0;
+  for (; i + N <= n; i += N) {
+    auto t = hn::Mul(hn::Sub(LoadF(d, x + i), vsh), vsc);
+    if (kW && kB) t = hn::MulAdd(t, hn::LoadU(d, w + i), hn::LoadU(d, b + i));
+    else if (kW) t = hn::Mul(t, hn::LoadU(d, w + i));
+    else if (kB) t = hn::Add(t, hn::LoadU(d, b + i));
+    StoreF(d, hn::Add(t, vbeta), y + i);
+  }
+  for (; i < n; ++i) {
+    float t = (ld(x + i) - shift) * scale;
+    if (kW) t *= w[i];
+    if (kB) t += b[i];
+    st(y + i, t + beta);
+  }
+}
+
+template <typename T>
+void Norm(const void* xv, void* yv, size_t n, float shift, float scale, const float* w, const float* b, float beta) {
+  const T* x = static_cast<const T*>(xv);
+  T* y = static_cast<T*>(yv);
+  if (w && b) NormImpl<T, true, true>(x, y, n, shift, scale, w, b, beta);
+  else if (w) NormImpl<T, true, false>(x, y, n, shift, scale, w, b, beta);
+  else if (b) NormImpl<T, false, true>(x, y, n, shift, scale, w, b, beta);
+  else NormImpl<T, false, false>(x, y, n, shift, scale, w, b, beta);
+}
+
+template <typename T>
+void ToF32(const void* xv, float* y, size_t n) {
+  const T* x = static_cast<const T*>(xv);
+  const DF d;
+  const size_t N = hn::Lanes(d);
+  size_t i = 0;
+  for (; i + N <= n; i += N) hn::StoreU(LoadF(d, x + i), d, y + i);
+  for (; i < n; ++i) y[i] = ld(x + i);
+}
+
+template <typename T>
+void FromF32(const float* x, void* yv, size_t n) {
+  T* y = static_cast<T*>(yv);
+  const DF d;
+  const size_t N = hn::Lanes(d);
+  size_t i = 0;
+  for (; i + N <= n; i += N) StoreF(d, hn::LoadU(d, x + i), y + i);
+  for (; i < n; ++i) st(y + i, x[i]);
+}
+
+template <typename T>
+Prims MakeTable() {
+  return Prims{&Sum<T>,           &SqDev<T>,   &Extreme<T, true>, &Extreme<T, false>, &Prod<T>,
+               &ColSum<T>,        &ColExtreme<T, true>, &ColExtreme<T, false>, &ColProd<T>,
+               &ExpSum<T>,        &ScaleF32<T>, &ExpScale<T>, &AddC<T>, &Norm<T>, &ToF32<T>, &FromF32<T>,
+               hwy::TargetName(HWY_TARGET)};
+}
+
+const Prims* GetTable(int dtype) {
+  static const Prims tables[3] = {MakeTable<float>(), MakeTable<F16>(), MakeTable<BF16>()};
+  return &tables[dtype];
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace tessera::kernel::ops
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace tessera::kernel::ops {
+HWY_EXPORT(GetTable);
+
+const Prims& prims(DType t) {
+  static const Prims* tables[3] = {HWY_DYNAMIC_DISPATCH(GetTable)(0), HWY_DYNAMIC_DISPATCH(GetTable)(1),
+                                   HWY_DYNAMIC_DISPATCH(GetTable)(2)};
+  return *tables[static_cast<int>(t)];
+}
+}  // namespace tessera::kernel::ops
+#endif

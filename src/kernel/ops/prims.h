@@ -1,0 +1,48 @@
+// SIMD primitives the operators are built from: one table per element type, chosen once for the CPU
+// (Highway runtime dispatch: AVX-512, AVX2, SSE4 or scalar). Blocks call them on their slices; the
+// operators (reduce.cc, softmax.cc, norm.cc, batchnorm.cc) only partition work and combine partials.
+//
+// Element pointers are `const void*` of the table's type (float, f16 or bf16 storage). All arithmetic is
+// f32; sums are accumulated in f32 SIMD lanes over short runs (kSumRun elements: at most kSumRun/lanes/4
+// terms per lane) and the runs are added in f64, so the error does not grow with the length of the row:
+// |error| <= ~40 * 2^-24 * sum|x| for any n. Results depend only on the inputs and n (no threads inside).
+#pragma once
+#include <cstddef>
+
+#include "tessera/kernel.hpp"
+
+namespace tessera::kernel::ops {
+
+inline constexpr size_t kSumRun = 2048;  // elements summed in f32 before the partial goes to f64
+inline constexpr size_t kColRun = 64;    // rows summed in f32 per column before the partial goes to f64
+inline constexpr size_t kColTile = 4096; // columns per tile of the column kernels (tmp stays in L1)
+
+struct Prims {
+  // Contiguous reductions of x[0, n).
+  double (*sum)(const void* x, size_t n);
+  double (*sqdev)(const void* x, size_t n, float shift);  // sum of (x - shift)^2
+  float (*max)(const void* x, size_t n);                  // NaN if any x is NaN; -inf when n == 0
+  float (*min)(const void* x, size_t n);                  // NaN if any x is NaN; +inf when n == 0
+  double (*prod)(const void* x, size_t n);                // in f64
+  // Column reductions of the rows x[i * ld + j], i < rows, j < cols, accumulated into acc[j].
+  // tmp: f32 scratch of min(cols, kColTile) elements (col_sum) or 2 * that (col_max/min).
+  void (*col_sum)(const void* x, size_t rows, size_t cols, size_t ld, double* acc, float* tmp);
+  void (*col_max)(const void* x, size_t rows, size_t cols, size_t ld, float* acc, float* tmp);
+  void (*col_min)(const void* x, size_t rows, size_t cols, size_t ld, float* acc, float* tmp);
+  void (*col_prod)(const void* x, size_t rows, size_t cols, size_t ld, double* acc);
+  // Softmax pieces. exp_sum: returns sum of exp(x - m); stores the exponentials into e (f32) if e != null.
+  double (*exp_sum)(const void* x, size_t n, float m, float* e);
+  void (*scale_f32)(const float* e, void* y, size_t n, float s);        // y = e * s
+  void (*exp_scale)(const void* x, void* y, size_t n, float m, float s); // y = exp(x - m) * s
+  void (*add)(const void* x, void* y, size_t n, float c);               // y = x + c
+  // y = (x - shift) * scale * w + b + beta   (w, b: f32 arrays of n, or null for 1 / 0)
+  void (*norm)(const void* x, void* y, size_t n, float shift, float scale, const float* w, const float* b,
+               float beta);
+  void (*to_f32)(const void* x, float* y, size_t n);
+  void (*from_f32)(const float* x, void* y, size_t n);
+  const char* target;  // Highway target name, for tessera-perf
+};
+
+const Prims& prims(DType t);
+
+}  // namespace tessera::kernel::ops

@@ -1,0 +1,267 @@
+// The persistent worker pool behind launch() (see runtime.h for the contract).
+#include <hwloc.h>
+#include <sched.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "base/config.h"
+#include "base/cpu.h"
+#include "base/log.h"
+#include "kernel/runtime/grid.h"
+#include "kernel/runtime/runtime.h"
+#include "kernel/runtime/wait.h"
+
+namespace tessera::kernel::rt {
+namespace {
+
+const config::Var<int64_t> kBlocks{"TESSERA_KERNEL_BLOCKS", 0,
+                                   "Blocks of a kernel launch that asks for the default (0: usable CPUs)"};
+const config::Var<int64_t> kMaxBlocks{"TESSERA_KERNEL_MAX_BLOCKS", 256,
+                                      "Largest block_num a kernel launch may ask for"};
+const config::Var<bool> kPin{"TESSERA_KERNEL_PIN", true,
+                             "Pin kernel worker threads to the CPUs of the process (hwloc), cores first"};
+const config::Var<uint64_t> kScratch{"TESSERA_KERNEL_SCRATCH", 0,
+                                     "Bytes of per-block kernel scratch (0: half the L2 cache, at least 64K)"};
+const config::Var<int64_t> kIdleSpinNs{"TESSERA_KERNEL_IDLE_SPIN_NS", 50000,
+                                       "Nanoseconds an idle kernel worker spins for the next launch before it "
+                                       "sleeps"};
+const config::Var<std::string> kCombine{"TESSERA_KERNEL_COMBINE", "auto",
+                                        "How operators combine per-block partials: auto, flat or tree"};
+
+thread_local BlockContext* tl_block = nullptr;
+
+void* alloc_aligned(size_t bytes) {
+  void* p = std::aligned_alloc(kCacheLine, std::max<size_t>(kCacheLine, (bytes + kCacheLine - 1) & ~(kCacheLine - 1)));
+  if (!p) log::fatal("kernel runtime: cannot allocate {} bytes", bytes);
+  return p;
+}
+
+// PUs of this process's cpuset in placement order: the first PU of every core, then the second, ...
+std::vector<unsigned> placement_order() {
+  std::vector<unsigned> order;
+  hwloc_topology_t topo;
+  if (hwloc_topology_init(&topo) != 0) return order;
+  if (hwloc_topology_load(topo) == 0) {
+    hwloc_bitmap_t allowed = hwloc_bitmap_alloc();
+    if (hwloc_get_cpubind(topo, allowed, HWLOC_CPUBIND_PROCESS) != 0)
+      hwloc_bitmap_copy(allowed, hwloc_topology_get_allowed_cpuset(topo));
+    int ncores = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
+    for (int level = 0; level < 8; ++level) {
+      for (int c = 0; c < std::max(ncores, 1); ++c) {
+        hwloc_obj_t core = ncores > 0 ? hwloc_get_obj_by_type(topo, HWLOC_OBJ_CORE, c) : nullptr;
+        hwloc_cpuset_t set = core ? core->cpuset : allowed;
+        int seen = 0;
+        for (int pu = hwloc_bitmap_first(set); pu >= 0; pu = hwloc_bitmap_next(set, pu)) {
+          if (!hwloc_bitmap_isset(allowed, pu)) continue;
+          if (seen++ == level) order.push_back(static_cast<unsigned>(pu));
+        }
+        if (!core) break;
+      }
+    }
+    hwloc_bitmap_free(allowed);
+  }
+  hwloc_topology_destroy(topo);
+  return order;
+}
+
+void pin_self(unsigned pu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(pu, &set);
+  if (sched_setaffinity(0, sizeof(set), &set) != 0) log::debug("kernel worker: cannot pin to CPU {}", pu);
+}
+
+[[noreturn]] void fail_exception(const char* kernel, int block, const char* what) {
+  log::fatal("kernel '{}' block {}: exception escaped the kernel: {}", kernel, block, what);
+}
+
+void run_block(BlockContext& ctx, KernelFn fn, void* arg) {
+  tl_block = &ctx;
+  try {
+    fn(ctx, arg);
+  } catch (const std::exception& e) {
+    fail_exception(ctx.kernel_name(), ctx.block_idx(), e.what());
+  } catch (...) {
+    fail_exception(ctx.kernel_name(), ctx.block_idx(), "(not a std::exception)");
+  }
+  tl_block = nullptr;
+}
+
+class Pool {
+ public:
+  static Pool& get() {
+    static Pool* p = new Pool();  // never destroyed: workers may still be parked at exit
+    return *p;
+  }
+
+  Status launch(const LaunchOptions& opts, KernelFn fn, void* arg) {
+    if (tl_block)
+      return invalid_arg("launch of kernel '{}' from inside kernel '{}' (block {}): kernels cannot nest",
+                         opts.name ? opts.name : "?", tl_block->kernel_name(), tl_block->block_idx());
+    if (!fn) return invalid_arg("launch of kernel '{}': null kernel function", opts.name ? opts.name : "?");
+    TS_ASSIGN_OR_RETURN(int n, resolve_block_num(opts.block_num, opts.name ? opts.name : "kernel"));
+    const char* name = opts.name ? opts.name : "kernel";
+
+    std::lock_guard<std::mutex> lock(mu_);
+    grow(n - 1);
+    if (opts.workspace_bytes > ws_bytes_) {
+      std::free(ws_);
+      ws_bytes_ = std::max(opts.workspace_bytes, ws_bytes_ * 2);
+      ws_ = alloc_aligned(ws_bytes_);
+    }
+    grid_.reset(n, n <= usable_cpus(), name, sync_counts_.get());
+    fn_ = fn;
+    arg_ = arg;
+    name_ = name;
+    ws_size_ = opts.workspace_bytes;
+    remaining_.store(static_cast<uint32_t>(n - 1), std::memory_order_relaxed);
+    block_num_.store(n, std::memory_order_relaxed);
+    // Publish the launch: workers acquire seq_ and then read the fields above.
+    if (n > 1) store_and_wake(seq_, seq_.load(std::memory_order_relaxed) + 1, idle_sleepers_);
+
+    BlockContext ctx;
+    detail::Grid::bind(ctx, 0, n, scratch0_, scratch_bytes_, ws_, ws_size_, name, &grid_);
+    run_block(ctx, fn, arg);
+
+    // Wait for blocks 1..n-1 (no deadline: a kernel may legitimately run long; stuck syncs time out).
+    for (uint32_t r; (r = remaining_.load(std::memory_order_acquire)) != 0;)
+      wait_while_equal(remaining_, r, done_sleepers_, {.spin = grid_.spin, .deadline = false},
+                       [] { return std::string(); });
+    return Status::ok();
+  }
+
+ private:
+  Pool() {
+    scratch_bytes_ = scratch_bytes();
+    scratch0_ = alloc_aligned(scratch_bytes_);
+    max_ = max_block_num();
+    sync_counts_ = std::make_unique<std::atomic<uint32_t>[]>(static_cast<size_t>(max_));
+    if (kPin.get()) order_ = placement_order();
+  }
+
+  // Ensures `count` workers exist (worker w runs block w + 1).
+  void grow(int count) {
+    while (static_cast<int>(workers_.size()) < count) {
+      int w = static_cast<int>(workers_.size());
+      int pu = order_.empty() ? -1 : static_cast<int>(order_[static_cast<size_t>(w + 1) % order_.size()]);
+      workers_.emplace_back([this, w, pu] { worker_main(w, pu); });
+      workers_.back().detach();
+    }
+  }
+
+  void worker_main(int w, int pu) {
+    if (pu >= 0) pin_self(static_cast<unsigned>(pu));
+    void* scratch = alloc_aligned(scratch_bytes_);
+    std::memset(scratch, 0, scratch_bytes_);  // first touch on this worker's CPU
+    const int my_block = w + 1;
+    const uint64_t idle_spin = static_cast<uint64_t>(std::max<int64_t>(0, kIdleSpinNs.get()));
+    uint32_t seen = seq_.load(std::memory_order_acquire);
+    for (;;) {
+      // Idle: spin briefly (back-to-back launches), then park without deadline.
+      uint32_t s = seq_.load(std::memory_order_acquire);
+      if (s == seen) {
+        const uint64_t end = now_ns() + idle_spin;
+        for (uint32_t i = 0; (s = seq_.load(std::memory_order_acquire)) == seen; ++i) {
+          cpu_relax();
+          if ((i & 63) == 63 && now_ns() >= end) break;
+        }
+        if (s == seen) {
+          idle_sleepers_.fetch_add(1, std::memory_order_seq_cst);
+          while ((s = seq_.load(std::memory_order_seq_cst)) == seen) sync::futex_wait(&seq_, seen, 1'000'000'000);
+          idle_sleepers_.fetch_sub(1, std::memory_order_relaxed);
+        }
+      }
+      seen = s;
+      // A worker outside this launch may read block_num_ while the next launch is being set up; the value
+      // it reads then is discarded by the seq_ re-check.
+      const int n = block_num_.load(std::memory_order_relaxed);
+      if (seq_.load(std::memory_order_acquire) != s || my_block >= n) continue;
+      BlockContext ctx;
+      detail::Grid::bind(ctx, my_block, n, scratch, scratch_bytes_, ws_, ws_size_, name_, &grid_);
+      run_block(ctx, fn_, arg_);
+      if (remaining_.fetch_sub(1, std::memory_order_seq_cst) == 1 &&
+          done_sleepers_.load(std::memory_order_seq_cst) != 0)
+        sync::futex_wake(&remaining_);
+    }
+  }
+
+  std::mutex mu_;
+  std::vector<std::thread> workers_;
+  std::vector<unsigned> order_;
+  int max_ = 256;
+  size_t scratch_bytes_ = 0;
+  void* scratch0_ = nullptr;
+  void* ws_ = nullptr;
+  size_t ws_bytes_ = 0;
+  std::unique_ptr<std::atomic<uint32_t>[]> sync_counts_;
+
+  // The launch in flight (written under mu_ before seq_ is bumped).
+  KernelFn fn_ = nullptr;
+  void* arg_ = nullptr;
+  const char* name_ = "";
+  size_t ws_size_ = 0;
+  detail::Grid grid_;
+  alignas(kCacheLine) std::atomic<int> block_num_{0};
+  alignas(kCacheLine) std::atomic<uint32_t> seq_{0};
+  std::atomic<uint32_t> idle_sleepers_{0};
+  alignas(kCacheLine) std::atomic<uint32_t> remaining_{0};
+  std::atomic<uint32_t> done_sleepers_{0};
+};
+
+}  // namespace
+
+int max_block_num() {
+  static const int v = static_cast<int>(std::clamp<int64_t>(kMaxBlocks.get(), 1, 4096));
+  return v;
+}
+
+size_t scratch_bytes() {
+  static const size_t v = [] {
+    uint64_t s = kScratch.get();
+    if (s == 0) s = std::max<size_t>(l2_cache_bytes() / 2, 64 << 10);
+    return static_cast<size_t>(std::max<uint64_t>(s, 4096));
+  }();
+  return v;
+}
+
+Result<int> resolve_block_num(int requested, const char* what) {
+  int n = requested;
+  if (requested == kAutoBlocks) {
+    int64_t env = kBlocks.get();
+    n = env > 0 ? static_cast<int>(std::min<int64_t>(env, max_block_num())) : usable_cpus();
+  }
+  if (n < 1 || n > max_block_num())
+    return invalid_arg("{}: block_num={} must be in 1..{} (TESSERA_KERNEL_MAX_BLOCKS)", what, requested,
+                       max_block_num());
+  return n;
+}
+
+Combine resolve_combine(Combine c, int block_num) {
+  if (c == Combine::kAuto) {
+    static const Combine env = [] {
+      const std::string& s = kCombine.get();
+      if (s == "flat") return Combine::kFlat;
+      if (s == "tree") return Combine::kTree;
+      if (s != "auto") config::fatal_config(invalid_arg("TESSERA_KERNEL_COMBINE={}: expected auto, flat or tree", s));
+      return Combine::kAuto;
+    }();
+    c = env;
+  }
+  if (c == Combine::kAuto) c = block_num > 8 ? Combine::kTree : Combine::kFlat;
+  return c;
+}
+
+Status launch(const LaunchOptions& opts, KernelFn fn, void* arg) { return Pool::get().launch(opts, fn, arg); }
+
+}  // namespace tessera::kernel::rt
+
+namespace tessera::kernel {
+BlockContext* current_block() noexcept { return rt::tl_block; }
+}  // namespace tessera::kernel

@@ -1,0 +1,254 @@
+#include "pgas/heap.h"
+
+#include <cstring>
+
+#include "base/config.h"
+#include "base/log.h"
+#include "pgas/barrier.h"
+#include "pgas/layout.h"
+#include "pgas/runtime.h"
+
+namespace tessera::pgas {
+
+// ---- Allocator: pure offset bookkeeping (unit-tested without a runtime) ----
+
+void Allocator::reset(size_t capacity) {
+  capacity_ = capacity;
+  free_.clear();
+  used_.clear();
+  free_bytes_ = capacity;
+  if (capacity) free_[0] = capacity;
+}
+
+size_t Allocator::allocate(size_t bytes, size_t align) {
+  if (bytes == 0) bytes = 1;
+  if (align < kCacheLine) align = kCacheLine;
+  if (bytes > capacity_) return kNone;
+  bytes = (bytes + kCacheLine - 1) & ~(kCacheLine - 1);
+  for (auto it = free_.begin(); it != free_.end(); ++it) {
+    size_t start = it->first, size = it->second;
+    size_t aligned = (start + align - 1) & ~(align - 1);
+    if (aligned < start || aligned - start > size || size - (aligned - start) < bytes) continue;
+    free_.erase(it);
+    if (aligned > start) free_[start] = aligned - start;
+    size_t end = aligned + bytes, block_end = start + size;
+    if (block_end > end) free_[end] = block_end - end;
+    used_[aligned] = bytes;
+    free_bytes_ -= bytes;
+    return aligned;
+  }
+  return kNone;
+}
+
+size_t Allocator::release(size_t offset) {
+  auto u = used_.find(offset);
+  if (u == used_.end()) return 0;
+  size_t size = u->second;
+  used_.erase(u);
+  free_bytes_ += size;
+  auto [it, ok] = free_.emplace(offset, size);
+  // Coalesce with the next and previous free blocks.
+  auto next = std::next(it);
+  if (next != free_.end() && it->first + it->second == next->first) {
+    it->second += next->second;
+    free_.erase(next);
+  }
+  if (it != free_.begin()) {
+    auto prev = std::prev(it);
+    if (prev->first + prev->second == it->first) {
+      prev->second += it->second;
+      free_.erase(it);
+    }
+  }
+  return size;
+}
+
+size_t Allocator::block_size(size_t offset) const {
+  auto u = used_.find(offset);
+  return u == used_.end() ? 0 : u->second;
+}
+
+bool Allocator::resize_in_place(size_t offset, size_t new_bytes) {
+  auto u = used_.find(offset);
+  if (u == used_.end()) return false;
+  if (new_bytes == 0) new_bytes = 1;
+  new_bytes = (new_bytes + kCacheLine - 1) & ~(kCacheLine - 1);
+  size_t old = u->second;
+  if (new_bytes <= old) {
+    if (new_bytes < old) {
+      u->second = new_bytes;
+      free_bytes_ += old - new_bytes;
+      // Give the tail back (merging with a following free block).
+      size_t tail = offset + new_bytes, tail_size = old - new_bytes;
+      auto next = free_.find(offset + old);
+      if (next != free_.end()) {
+        tail_size += next->second;
+        free_.erase(next);
+      }
+      free_[tail] = tail_size;
+    }
+    return true;
+  }
+  auto next = free_.find(offset + old);
+  if (next == free_.end() || old + next->second < new_bytes) return false;
+  size_t grow = new_bytes - old, rest = next->second - grow;
+  free_.erase(next);
+  if (rest) free_[offset + new_bytes] = rest;
+  u->second = new_bytes;
+  free_bytes_ -= grow;
+  return true;
+}
+
+size_t Allocator::largest_free() const {
+  size_t m = 0;
+  for (auto& [o, s] : free_) m = std::max(m, s);
+  return m;
+}
+
+// ---- The PE's symmetric heap ----
+
+namespace {
+const config::Var<bool> kCheckAlloc{
+    "TESSERA_CHECK_ALLOC", false,
+    "Check at every symmetric allocation that all PEs asked for the same size (also on with SHMEM_DEBUG)"};
+const config::Var<bool> kShmemDebug{"SHMEM_DEBUG", false,
+                                    "OpenSHMEM: print diagnostics (allocation failures, size checks)"};
+
+std::mutex g_mu;
+Allocator g_alloc;
+uint64_t g_seq = 0;
+
+char* user_base() { return rt().my_base + kReservedBytes; }
+
+void* to_ptr(size_t off) { return off == Allocator::kNone ? nullptr : user_base() + off; }
+
+bool checking() { return kCheckAlloc.get() || kShmemDebug.get(); }
+
+// All PEs asked for the same thing? Each PE publishes {size, seq}; every PE compares with PE 0's.
+void check_same_size(const char* routine, size_t bytes) {
+  Runtime& r = rt();
+  if (r.n_pes == 1) return;
+  Reserved* mine = reserved_of(r.my_base);
+  mine->alloc_check[0].store(bytes, std::memory_order_relaxed);
+  mine->alloc_check[1].store(++g_seq, std::memory_order_release);
+  barrier_all_internal();
+  Reserved* root = reserved_of(r.bases[0]);
+  uint64_t root_size = root->alloc_check[0].load(std::memory_order_acquire);
+  if (root_size != bytes)
+    log::fatal("{}: this PE asked for {} bytes but PE 0 asked for {} (symmetric allocations must be the same "
+               "size on every PE)",
+               routine, bytes, root_size);
+  barrier_all_internal();
+}
+
+void report_failure(const char* routine, size_t bytes) {
+  if (kShmemDebug.get() || log::level() >= log::Level::kInfo)
+    log::write_line(log::Level::kWarn,
+                    fmt::format("{}: cannot allocate {} bytes: symmetric heap has {} free in all, largest free "
+                                "block {} (heap size {}; raise SHMEM_SYMMETRIC_SIZE)",
+                                routine, bytes, g_alloc.bytes_free(), g_alloc.largest_free(),
+                                config::format_size(rt().heap_size)));
+}
+}  // namespace
+
+void heap_init() {
+  std::lock_guard lk(g_mu);
+  g_alloc.reset(rt().heap_size);
+  g_seq = 0;
+}
+void heap_fini() {
+  std::lock_guard lk(g_mu);
+  g_alloc.reset(0);
+}
+size_t heap_bytes_free() {
+  std::lock_guard lk(g_mu);
+  return g_alloc.bytes_free();
+}
+
+void* sym_alloc_nobarrier(size_t bytes, size_t align) {
+  std::lock_guard lk(g_mu);
+  return to_ptr(g_alloc.allocate(bytes, align));
+}
+void sym_free_nobarrier(void* ptr) {
+  if (!ptr) return;
+  std::lock_guard lk(g_mu);
+  g_alloc.release(static_cast<size_t>(static_cast<char*>(ptr) - user_base()));
+}
+
+void* sym_align(size_t alignment, size_t bytes, const char* routine) {
+  if (!is_initialized()) fail_not_initialized(routine);
+  if (alignment == 0 || (alignment & (alignment - 1)) != 0) {
+    log::warn("{}: alignment {} is not a power of two; returning null", routine, alignment);
+    barrier_all_internal();
+    return nullptr;
+  }
+  if (checking()) check_same_size(routine, bytes);
+  void* p = nullptr;
+  if (bytes > 0) {
+    std::lock_guard lk(g_mu);
+    p = to_ptr(g_alloc.allocate(bytes, alignment));
+    if (!p) report_failure(routine, bytes);
+  }
+  barrier_all_internal();
+  return p;
+}
+
+void* sym_malloc(size_t bytes, const char* routine) { return sym_align(kCacheLine, bytes, routine); }
+
+void* sym_calloc(size_t count, size_t size, const char* routine) {
+  size_t bytes;
+  if (__builtin_mul_overflow(count, size, &bytes)) {
+    log::warn("{}: {} elements of {} bytes overflow size_t (limit {}); returning null", routine, count, size,
+              SIZE_MAX);
+    barrier_all_internal();
+    return nullptr;
+  }
+  void* p = sym_align(kCacheLine, bytes, routine);
+  if (p) std::memset(p, 0, bytes);
+  return p;
+}
+
+void* sym_realloc(void* ptr, size_t bytes, const char* routine) {
+  if (!ptr) return sym_malloc(bytes, routine);
+  if (bytes == 0) {
+    sym_free(ptr, routine);
+    return nullptr;
+  }
+  if (!is_initialized()) fail_not_initialized(routine);
+  size_t off = static_cast<size_t>(static_cast<char*>(ptr) - user_base());
+  if (checking()) check_same_size(routine, bytes);
+  void* result = nullptr;
+  {
+    std::lock_guard lk(g_mu);
+    size_t old = g_alloc.block_size(off);
+    if (old == 0) log::fatal("{}: {} is not a block returned by shmem_malloc", routine, ptr);
+    if (g_alloc.resize_in_place(off, bytes)) {
+      result = ptr;
+    } else {
+      size_t n = g_alloc.allocate(bytes, kCacheLine);
+      if (n == Allocator::kNone) {
+        report_failure(routine, bytes);
+      } else {
+        std::memmove(user_base() + n, ptr, std::min(old, bytes));
+        g_alloc.release(off);
+        result = user_base() + n;
+      }
+    }
+  }
+  barrier_all_internal();
+  return result;
+}
+
+void sym_free(void* ptr, const char* routine) {
+  if (!is_initialized()) fail_not_initialized(routine);
+  // Quiet + barrier first: no PE may still be writing into the block.
+  barrier_all_internal();
+  if (!ptr) return;
+  size_t off = static_cast<size_t>(static_cast<char*>(ptr) - user_base());
+  std::lock_guard lk(g_mu);
+  if (static_cast<char*>(ptr) < user_base() || g_alloc.release(off) == 0)
+    log::fatal("{}: {} is not a block returned by shmem_malloc (heap {}..{})", routine, ptr,
+               static_cast<void*>(user_base()), static_cast<void*>(user_base() + rt().heap_size));
+}
+
+}  // namespace tessera::pgas

@@ -1,0 +1,38 @@
+// Layout of the reserved area at the start of every PE's symmetric segment.
+//
+// The area is symmetric like the rest of the heap (same offset on every PE), so internal synchronisation
+// objects are addressed exactly like user objects: the team barrier of slot s lives in the reserved area
+// of the team's first PE, and every member reaches it through the mapping of that PE's segment.
+// The user heap starts at kReservedBytes.
+#pragma once
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "base/cpu.h"
+
+namespace tessera::pgas {
+
+inline constexpr int kMaxTeams = 64;          // teams alive at once on a PE (incl. world and shared)
+inline constexpr size_t kReservedBytes = 64 * 1024;
+
+// Synchronisation state of one team slot; used in the segment of the team's first PE.
+struct TeamSync {
+  alignas(kCacheLine) std::atomic<uint64_t> arrive;        // barrier arrivals (monotonic)
+  alignas(kCacheLine) std::atomic<uint64_t> gen;           // barriers completed (monotonic)
+  alignas(kCacheLine) std::atomic<uint64_t> split_mask[2]; // slot agreement during splits (parity)
+  alignas(kCacheLine) std::atomic<uint64_t> pe_epoch;      // (own segment) last barrier this PE entered
+};
+
+struct Reserved {
+  static constexpr uint64_t kMagic = 0x54455353'48454150ull;  // "TESSHEAP"
+  uint64_t magic;
+  uint64_t heap_size;
+  alignas(kCacheLine) std::atomic<uint64_t> alloc_check[2];  // {size, sequence} of the last allocation
+  TeamSync teams[kMaxTeams];
+};
+static_assert(sizeof(Reserved) <= kReservedBytes, "reserved area too small");
+
+inline Reserved* reserved_of(char* base) { return reinterpret_cast<Reserved*>(base); }
+
+}  // namespace tessera::pgas

@@ -1,0 +1,98 @@
+#include "pgas/rma.h"
+
+#include <immintrin.h>
+
+#include "base/config.h"
+
+namespace tessera::pgas {
+
+size_t g_large_copy_min = ~size_t{0};
+
+// Non-temporal copy: streaming stores bypass the cache, so a large put neither evicts the sender's working
+// set nor reads the destination lines first (write-allocate). memcpy of glibc switches to streaming stores
+// only above ~3/4 of the last-level cache; our own threshold is measured (docs/design.md).
+__attribute__((target("avx2"))) void copy_large(void* dst, const void* src, size_t n) {
+  char* d = static_cast<char*>(dst);
+  const char* s = static_cast<const char*>(src);
+  // Align the destination to 32 bytes with an ordinary copy of the head.
+  size_t head = (32 - (reinterpret_cast<uintptr_t>(d) & 31)) & 31;
+  if (head) {
+    std::memcpy(d, s, head);
+    d += head;
+    s += head;
+    n -= head;
+  }
+  size_t blocks = n / 128;
+  for (size_t i = 0; i < blocks; ++i) {
+    __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s));
+    __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + 32));
+    __m256i c = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + 64));
+    __m256i e = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + 96));
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(d), a);
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(d + 32), b);
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(d + 64), c);
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(d + 96), e);
+    s += 128;
+    d += 128;
+  }
+  n -= blocks * 128;
+  if (n) std::memcpy(d, s, n);
+  _mm_sfence();
+}
+
+namespace {
+// Checks that the strided range [p, p + ((n-1)*stride + 1)*elem) is symmetric on `pe`; returns its base there.
+char* strided_remote(const char* routine, const void* p, ptrdiff_t stride, size_t nelems, size_t elem,
+                     size_t run, int pe) {
+  if (stride < 1) log::fatal("{}: stride {} must be at least 1", routine, stride);
+  size_t span;
+  if (__builtin_mul_overflow(nelems - 1, static_cast<size_t>(stride), &span) ||
+      __builtin_add_overflow(span, run, &span) || __builtin_mul_overflow(span, elem, &span))
+    log::fatal("{}: {} elements at stride {} overflow the address space", routine, nelems, stride);
+  return remote(routine, p, span, pe);
+}
+void check_local(const char* routine, const void* p, ptrdiff_t stride, const char* what) {
+  if (!p) fail_null(routine, what, 1);
+  if (stride < 1) log::fatal("{}: {} stride {} must be at least 1", routine, what, stride);
+}
+}  // namespace
+
+void ibput_bytes(const char* routine, void* dest, const void* src, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
+                 size_t nblocks, size_t elem, int pe) {
+  if (nblocks == 0 || bsize == 0) {
+    remote(routine, dest, 0, pe);
+    return;
+  }
+  check_local(routine, src, sst, "source");
+  char* d = strided_remote(routine, dest, dst, nblocks, elem, bsize, pe);
+  const char* s = static_cast<const char*>(src);
+  size_t run = bsize * elem;
+  for (size_t i = 0; i < nblocks; ++i)
+    std::memcpy(d + i * static_cast<size_t>(dst) * elem, s + i * static_cast<size_t>(sst) * elem, run);
+  sync::notify(pe);
+}
+
+void ibget_bytes(const char* routine, void* dest, const void* src, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
+                 size_t nblocks, size_t elem, int pe) {
+  if (nblocks == 0 || bsize == 0) {
+    remote(routine, src, 0, pe);
+    return;
+  }
+  check_local(routine, dest, dst, "destination");
+  const char* s = strided_remote(routine, src, sst, nblocks, elem, bsize, pe);
+  char* d = static_cast<char*>(dest);
+  size_t run = bsize * elem;
+  for (size_t i = 0; i < nblocks; ++i)
+    std::memcpy(d + i * static_cast<size_t>(dst) * elem, s + i * static_cast<size_t>(sst) * elem, run);
+}
+
+void iput_bytes(const char* routine, void* dest, const void* src, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,
+                size_t elem, int pe) {
+  ibput_bytes(routine, dest, src, dst, sst, 1, nelems, elem, pe);
+}
+void iget_bytes(const char* routine, void* dest, const void* src, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,
+                size_t elem, int pe) {
+  ibget_bytes(routine, dest, src, dst, sst, 1, nelems, elem, pe);
+}
+
+}  // namespace tessera::pgas

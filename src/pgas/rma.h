@@ -1,0 +1,71 @@
+// One-sided put and get on symmetric memory.
+//
+// On a peer of this host a put is a copy into the peer's mapping of the destination (no message, no
+// syscall), a get a copy out of it. Blocking and non-blocking (nbi) forms behave the same here: the copy
+// is done when the call returns; remote visibility ordering follows order.h (fence/quiet).
+// After a put, waiters on the target PE that went to sleep are woken (sync::notify: one relaxed load when
+// nobody sleeps).
+// Arguments: dest (put) or source (get) must be symmetric; the local buffer may be any memory; a null
+// pointer with a non-zero size, a PE out of range or an address outside symmetric memory ends the job with
+// a message naming the routine, the value and the limit. Thread-safe.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "pgas/copy.h"
+#include "pgas/runtime.h"
+
+namespace tessera::pgas {
+
+inline void put_bytes(const char* routine, void* dest, const void* src, size_t bytes, int pe) {
+  char* d = remote(routine, dest, bytes, pe);
+  if (bytes == 0) return;
+  if (!src) [[unlikely]] fail_null(routine, "source", bytes);
+  copy_bytes(d, src, bytes);
+  sync::notify(pe);
+}
+
+inline void get_bytes(const char* routine, void* dest, const void* src, size_t bytes, int pe) {
+  const char* s = remote(routine, src, bytes, pe);
+  if (bytes == 0) return;
+  if (!dest) [[unlikely]] fail_null(routine, "destination", bytes);
+  copy_bytes(dest, s, bytes);
+}
+
+// Single element: one store / load of T.
+template <typename T>
+inline void p(const char* routine, T* dest, T value, int pe) {
+  T* d = reinterpret_cast<T*>(remote(routine, dest, sizeof(T), pe));
+  std::memcpy(d, &value, sizeof(T));
+  sync::notify(pe);
+}
+template <typename T>
+inline T g(const char* routine, const T* src, int pe) {
+  const T* s = reinterpret_cast<const T*>(remote(routine, src, sizeof(T), pe));
+  T v;
+  std::memcpy(&v, s, sizeof(T));
+  return v;
+}
+
+// Strided: element i goes from src[i*sst] to dest[i*dst] (strides in elements of `elem` bytes).
+void iput_bytes(const char* routine, void* dest, const void* src, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,
+                size_t elem, int pe);
+void iget_bytes(const char* routine, void* dest, const void* src, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,
+                size_t elem, int pe);
+// Blocked strided (1.6 ibput/ibget): `nblocks` blocks of `bsize` elements.
+void ibput_bytes(const char* routine, void* dest, const void* src, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
+                 size_t nblocks, size_t elem, int pe);
+void ibget_bytes(const char* routine, void* dest, const void* src, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
+                 size_t nblocks, size_t elem, int pe);
+
+// Byte count of `nelems` elements of `elem` bytes, or a fatal error naming the overflow.
+inline size_t checked_bytes(const char* routine, size_t nelems, size_t elem) {
+  size_t b;
+  if (__builtin_mul_overflow(nelems, elem, &b)) [[unlikely]] {
+    log::fatal("{}: {} elements of {} bytes overflow the address space (limit {} bytes)", routine, nelems, elem,
+               SIZE_MAX);
+  }
+  return b;
+}
+
+}  // namespace tessera::pgas

@@ -1,0 +1,300 @@
+#include "pgas/runtime.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+#include "base/config.h"
+#include "bootstrap/bootstrap.h"
+#include "pgas/barrier.h"
+#include "pgas/copy.h"
+#include "pgas/data_segment.h"
+#include "pgas/heap.h"
+#include "pgas/layout.h"
+#include "pgas/order.h"
+#include "pgas/team.h"
+#include "transport/shm/segment.h"
+
+namespace tessera::pgas {
+namespace {
+const config::Var<uint64_t> kSymSize{
+    "TESSERA_SYMMETRIC_SIZE", uint64_t{2} << 30,
+    "Bytes of symmetric heap per PE (K/M/G suffixes). Backed lazily: only touched pages cost memory",
+    {"SHMEM_SYMMETRIC_SIZE"}};
+const config::Var<int64_t> kLogLevel{"TESSERA_LOG", 1, "Log level: 0 errors, 1 warnings, 2 info, 3 debug"};
+const config::Var<bool> kShmemInfo{"SHMEM_INFO", false,
+                                   "OpenSHMEM: PE 0 prints the library's environment variables at start"};
+const config::Var<bool> kShmemVersion{"SHMEM_VERSION", false,
+                                      "OpenSHMEM: PE 0 prints the library and specification versions at start"};
+const config::Var<uint64_t> kStreamMin{
+    "TESSERA_COPY_STREAMING_MIN", uint64_t{0},
+    "Transfers of at least this many bytes use streaming (non-temporal) stores; 0 picks the measured default"};
+
+Runtime g_rt;
+std::mutex g_init_mu;
+const bootstrap::Backend* g_boot = nullptr;
+JobControl* g_private_control = nullptr;
+
+constexpr size_t kMaxHeap = size_t{1} << 46;  // 64 TiB: beyond any mapping we could make
+
+void abort_hook(int code) {
+  Runtime& r = g_rt;
+  if (!r.control) return;
+  uint32_t expected = 0;
+  if (r.control->abort.compare_exchange_strong(expected, static_cast<uint32_t>(r.my_pe + 1))) {
+    r.control->exit_kind.store(JobControl::kExitFatal);
+    r.control->exit_code.store(code);
+  }
+  sync::notify_all();
+}
+
+Status fail_init(Status st) {
+  log::fatal("shmem_init: {}", st.message());
+}
+
+// Job of one PE: private memory, no control segment from a launcher.
+Status init_single(Runtime& r) {
+  TS_ASSIGN_OR_RETURN(void* p, transport::shm::map_private(r.seg_size));
+  r.bases.assign(1, static_cast<char*>(p));
+  size_t bytes = JobControl::bytes_for(1);
+  g_private_control = static_cast<JobControl*>(std::aligned_alloc(kCacheLine, (bytes + 63) & ~size_t{63}));
+  std::memset(static_cast<void*>(g_private_control), 0, bytes);
+  g_private_control->magic = JobControl::kMagic;
+  g_private_control->n_pes = 1;
+  r.control = g_private_control;
+  return Status::ok();
+}
+
+struct SegmentRecord {
+  uint64_t seg_size;
+  uint64_t data_size;
+  char host[64];
+};
+
+Status init_job(Runtime& r, const bootstrap::JobInfo& info) {
+  namespace shm = transport::shm;
+  // Control segment, made by the launcher.
+  size_t ctl_bytes = JobControl::bytes_for(r.n_pes);
+  TS_ASSIGN_OR_RETURN(void* ctl, shm::open_map(info.control_name, ctl_bytes));
+  r.control = static_cast<JobControl*>(ctl);
+  if (r.control->magic != JobControl::kMagic || static_cast<int>(r.control->n_pes) != r.n_pes)
+    return make_status(Code::kInternal, "control segment {} does not describe a job of {} PEs",
+                       info.control_name, r.n_pes);
+
+  // My heap segment, and my data segment when globals are symmetric.
+  std::string my_name = shm::segment_name(r.job_id, std::to_string(r.my_pe));
+  TS_ASSIGN_OR_RETURN(void* mine, shm::create(my_name, r.seg_size));
+  DataSegment data;
+  if (symmetric_data_enabled()) {
+    data = find_data_segment();
+    if (data.size) TS_RETURN_IF_ERROR(share_data_segment(data, shm::segment_name(r.job_id, "data-" + std::to_string(r.my_pe))));
+  }
+
+  SegmentRecord rec{};
+  rec.seg_size = r.seg_size;
+  rec.data_size = data.size;
+  gethostname(rec.host, sizeof rec.host - 1);
+  std::vector<SegmentRecord> all(static_cast<size_t>(r.n_pes));
+  TS_RETURN_IF_ERROR(g_boot->allgather(&rec, all.data(), sizeof rec));
+  for (int pe = 0; pe < r.n_pes; ++pe) {
+    if (all[pe].seg_size != rec.seg_size)
+      return invalid_arg("symmetric heap size differs: PE {} has {} bytes, PE {} has {} (set SHMEM_SYMMETRIC_SIZE "
+                         "alike on every PE)", pe, all[pe].seg_size, r.my_pe, rec.seg_size);
+    if (std::strncmp(all[pe].host, rec.host, sizeof rec.host) != 0)
+      return make_status(Code::kUnsupported, "PE {} runs on host {}, PE {} on {}: this build reaches peers "
+                         "through shared memory only", pe, all[pe].host, r.my_pe, rec.host);
+  }
+  r.bases.assign(static_cast<size_t>(r.n_pes), nullptr);
+  r.bases[static_cast<size_t>(r.my_pe)] = static_cast<char*>(mine);
+  bool share_data = data.size != 0;
+  for (int pe = 0; pe < r.n_pes; ++pe) share_data = share_data && all[pe].data_size == data.size;
+  if (share_data) {
+    r.data_base = data.base;
+    r.data_size = data.size;
+    r.data_bases.assign(static_cast<size_t>(r.n_pes), nullptr);
+    r.data_bases[static_cast<size_t>(r.my_pe)] = data.base;
+  }
+  for (int pe = 0; pe < r.n_pes; ++pe) {
+    if (pe == r.my_pe) continue;
+    TS_ASSIGN_OR_RETURN(void* p, shm::open_map(shm::segment_name(r.job_id, std::to_string(pe)), r.seg_size));
+    r.bases[static_cast<size_t>(pe)] = static_cast<char*>(p);
+    if (share_data) {
+      TS_ASSIGN_OR_RETURN(void* d, shm::open_map(shm::segment_name(r.job_id, "data-" + std::to_string(pe)), data.size));
+      r.data_bases[static_cast<size_t>(pe)] = static_cast<char*>(d);
+    }
+  }
+  // Everyone has mapped everything: remove the names so nothing can outlive the job.
+  TS_RETURN_IF_ERROR(g_boot->barrier());
+  (void)shm::unlink(my_name);
+  if (data.size) (void)shm::unlink(shm::segment_name(r.job_id, "data-" + std::to_string(r.my_pe)));
+  if (r.my_pe == 0) (void)shm::unlink(info.control_name);
+  return Status::ok();
+}
+
+void print_info(const Runtime& r) {
+  if (r.my_pe != 0) return;
+  if (kShmemVersion.get())
+    fmt::print(stdout, "Tessera {}: OpenSHMEM {}.{}\n", TESSERA_VERSION_STRING, 1, 5);
+  if (kShmemInfo.get()) {
+    fmt::print(stdout, "Tessera {} (OpenSHMEM 1.5), {} PEs; environment:\n", TESSERA_VERSION_STRING, r.n_pes);
+    for (const config::VarInfo* v : config::all())
+      fmt::print(stdout, "  {:<28} = {:<12} {}\n", v->name, v->current(), v->help);
+  }
+  std::fflush(stdout);
+}
+}  // namespace
+
+Runtime& rt() { return g_rt; }
+
+Status init(int thread_level) {
+  std::lock_guard lk(g_init_mu);
+  Runtime& r = g_rt;
+  if (r.init_count++ > 0) return Status::ok();
+  log::set_level(static_cast<log::Level>(std::clamp<int64_t>(kLogLevel.get(), 0, 3)));
+  TS_RETURN_IF_ERROR(config::check_unknown());
+  g_boot = &bootstrap::select();
+  bootstrap::JobInfo info;
+  TS_RETURN_IF_ERROR(g_boot->init(&info));
+  r.my_pe = info.rank;
+  r.n_pes = info.size;
+  r.job_id = info.job_id;
+  r.thread_level = thread_level;
+  log::set_pe(r.my_pe);
+
+  uint64_t want = kSymSize.get();
+  if (want > kMaxHeap)
+    return invalid_arg("SHMEM_SYMMETRIC_SIZE={}: larger than the limit of {}", config::format_size(want),
+                       config::format_size(kMaxHeap));
+  size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  r.heap_size = (static_cast<size_t>(want) + page - 1) & ~(page - 1);
+  r.seg_size = kReservedBytes + r.heap_size;
+  uint64_t smin = kStreamMin.get();
+  g_large_copy_min = smin ? smin : size_t{8} << 20;
+
+  if (info.size == 1 && info.control_name.empty()) {
+    TS_RETURN_IF_ERROR(init_single(r));
+  } else {
+    TS_RETURN_IF_ERROR(init_job(r, info));
+  }
+  r.my_base = r.bases[static_cast<size_t>(r.my_pe)];
+  Reserved* res = reserved_of(r.my_base);
+  res->magic = Reserved::kMagic;
+  res->heap_size = r.heap_size;
+
+  sync::WaitContext wc;
+  wc.abort_word = &r.control->abort;
+  wc.exit_code = &r.control->exit_code;
+  wc.pe_words = r.control->pe_words();
+  wc.my_pe = r.my_pe;
+  wc.n_pes = r.n_pes;
+  sync::set_wait_context(wc);
+  log::set_abort_hook(abort_hook);
+  r.control->state(r.my_pe)->store(JobControl::kInitialized);
+
+  heap_init();
+  teams_init();
+  r.initialized.store(true);
+  print_info(r);
+  barrier_all_internal();
+  return Status::ok();
+}
+
+void finalize() {
+  std::lock_guard lk(g_init_mu);
+  Runtime& r = g_rt;
+  if (r.init_count == 0 || --r.init_count > 0) return;
+  barrier_all_internal();
+  r.control->state(r.my_pe)->store(JobControl::kFinalized);
+  teams_fini();
+  heap_fini();
+  r.initialized.store(false);
+  for (size_t pe = 0; pe < r.bases.size(); ++pe) transport::shm::unmap(r.bases[pe], r.seg_size);
+  for (size_t pe = 0; pe < r.data_bases.size(); ++pe)
+    if (static_cast<int>(pe) != r.my_pe) transport::shm::unmap(r.data_bases[pe], r.data_size);
+  r.bases.clear();
+  r.data_bases.clear();
+  r.my_base = nullptr;
+  // The data segment stays mapped: it holds the program's own globals.
+  r.data_base = nullptr;
+  r.data_size = 0;
+  sync::set_wait_context(sync::WaitContext{});
+  log::set_abort_hook(nullptr);
+  if (g_private_control) {
+    std::free(g_private_control);
+    g_private_control = nullptr;
+  } else if (r.control) {
+    transport::shm::unmap(r.control, JobControl::bytes_for(r.n_pes));
+  }
+  r.control = nullptr;
+  r.n_pes = 0;
+  if (g_boot) g_boot->finalize();
+}
+
+void global_exit(int code) {
+  Runtime& r = g_rt;
+  std::fflush(nullptr);
+  if (r.control) {
+    uint32_t expected = 0;
+    if (r.control->abort.compare_exchange_strong(expected, static_cast<uint32_t>(r.my_pe + 1))) {
+      r.control->exit_code.store(code);
+      r.control->exit_kind.store(JobControl::kExitGlobal);
+    }
+    sync::notify_all();
+  }
+  std::_Exit(code);
+}
+
+void fail_not_initialized(const char* routine) {
+  log::fatal("{}: called before shmem_init (or after shmem_finalize)", routine);
+}
+void fail_bad_pe(const char* routine, int pe, int n_pes) {
+  if (!g_rt.initialized.load()) fail_not_initialized(routine);
+  log::fatal("{}: PE {} is out of range: the job has {} PEs (0..{})", routine, pe, n_pes, n_pes - 1);
+}
+void fail_bad_addr(const char* routine, const void* addr, size_t bytes) {
+  Runtime& r = g_rt;
+  if (!r.initialized.load()) fail_not_initialized(routine);
+  std::string data = r.data_size ? fmt::format(" or the data segment [{}, {})", static_cast<void*>(r.data_base),
+                                               static_cast<void*>(r.data_base + r.data_size))
+                                 : std::string();
+  log::fatal("{}: address {} ({} bytes) is outside the symmetric heap [{}, {}){}", routine, addr, bytes,
+             static_cast<void*>(r.my_base + kReservedBytes), static_cast<void*>(r.my_base + r.seg_size), data);
+}
+void fail_null(const char* routine, const char* what, size_t bytes) {
+  log::fatal("{}: {} is a null pointer with a size of {} bytes", routine, what, bytes);
+}
+
+char* remote_slow(const char* routine, const void* sym, size_t bytes, int pe) {
+  Runtime& r = g_rt;
+  size_t off = static_cast<size_t>(static_cast<const char*>(sym) - r.data_base);
+  if (r.data_size && off < r.data_size && bytes <= r.data_size - off)
+    return r.data_bases[static_cast<size_t>(pe)] + off;
+  // A zero-byte transfer may name the end of the heap.
+  size_t hoff = static_cast<size_t>(static_cast<const char*>(sym) - r.my_base);
+  if (bytes == 0 && hoff == r.seg_size) return r.bases[static_cast<size_t>(pe)] + hoff;
+  fail_bad_addr(routine, sym, bytes);
+}
+
+bool is_symmetric(const void* p, size_t bytes) {
+  Runtime& r = g_rt;
+  size_t off = static_cast<size_t>(static_cast<const char*>(p) - r.my_base);
+  if (off < r.seg_size && bytes <= r.seg_size - off) return true;
+  size_t doff = static_cast<size_t>(static_cast<const char*>(p) - r.data_base);
+  return r.data_size && doff < r.data_size && bytes <= r.data_size - doff;
+}
+
+void fail_misaligned(const char* routine, const void* addr, size_t align) {
+  log::fatal("{}: address {} is not aligned to {} bytes, as an atomic operation requires", routine, addr, align);
+}
+
+const char* cmp_name(int cmp) {
+  static const char* names[] = {"==", "!=", ">", ">=", "<", "<="};
+  return static_cast<unsigned>(cmp) < 6 ? names[cmp] : "?";
+}
+void fail_bad_cmp(const char* routine, int cmp) {
+  log::fatal("{}: comparison {} is not one of SHMEM_CMP_EQ..SHMEM_CMP_LE (0..5)", routine, cmp);
+}
+
+}  // namespace tessera::pgas

@@ -1,0 +1,103 @@
+// The PGAS runtime of one PE: who we are, where every PE's symmetric memory is mapped, the job's control
+// segment. One instance per process, created by init() and destroyed by finalize().
+//
+// Addressing: every PE on the host maps every peer's heap segment at init, so the address of symmetric
+// object `sym` on PE `pe` is bases[pe] + (sym - bases[my_pe]). The program's global and static variables
+// are symmetric too (OpenSHMEM): their pages are moved into a shared segment at init (see data_segment.h)
+// and translated the same way. remote() checks the PE and the address and ends the job with a message
+// naming the value and the limit when either is out of range.
+//
+// Thread safety: after init, every accessor here is safe from any thread (read-only state).
+#pragma once
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/log.h"
+#include "base/status.h"
+#include "sync/wait.h"
+
+namespace tessera::pgas {
+
+// Job-wide control segment (created by tessera-run, mapped by every PE and the launcher):
+//   header | PeWaitWords[n_pes] | PeState[n_pes]
+struct JobControl {
+  static constexpr uint64_t kMagic = 0x54455353'43544c31ull;  // "TESSCTL1"
+  uint64_t magic;
+  uint32_t n_pes;
+  uint32_t pad0;
+  alignas(kCacheLine) std::atomic<uint32_t> abort;  // 0, or failed PE + 1
+  std::atomic<uint32_t> exit_kind;                  // why: kExitFatal or kExitGlobal
+  std::atomic<int32_t> exit_code;                   // status the job ends with
+  char pad1[kCacheLine - 12];
+
+  enum ExitKind : uint32_t { kExitNone = 0, kExitFatal = 1, kExitGlobal = 2 };
+
+  enum State : uint32_t { kNotStarted = 0, kInitialized = 1, kFinalized = 2 };
+  static size_t bytes_for(int n) {
+    return sizeof(JobControl) + (sizeof(sync::PeWaitWords) + kCacheLine) * static_cast<size_t>(n);
+  }
+  sync::PeWaitWords* pe_words() { return reinterpret_cast<sync::PeWaitWords*>(this + 1); }
+  std::atomic<uint32_t>* state(int pe) {
+    char* base = reinterpret_cast<char*>(pe_words() + n_pes);
+    return reinterpret_cast<std::atomic<uint32_t>*>(base + static_cast<size_t>(pe) * kCacheLine);
+  }
+};
+
+struct Runtime {
+  int my_pe = 0;
+  int n_pes = 0;                        // 0 until init
+  size_t seg_size = 0;                  // bytes of every PE's heap segment, reserved area included
+  size_t heap_size = 0;                 // bytes usable by shmem_malloc (seg_size - reserved)
+  std::vector<char*> bases;             // bases[pe]: local mapping of pe's heap segment
+  char* my_base = nullptr;
+  // Symmetric data segment (globals/statics of the executable), or null when not shared.
+  char* data_base = nullptr;
+  size_t data_size = 0;
+  std::vector<char*> data_bases;
+  JobControl* control = nullptr;
+  std::string job_id;
+  int thread_level = 0;
+  std::atomic<bool> initialized{false};
+  int init_count = 0;
+};
+
+// The process's runtime; valid between init() and finalize().
+Runtime& rt();
+inline bool is_initialized() { return rt().initialized.load(std::memory_order_relaxed); }
+
+// Collective over all PEs of the job. A second init counts a reference and does nothing else.
+Status init(int requested_thread_level = 0);
+void finalize();
+
+// Ends every PE of the job (sets the abort word, wakes waiters) and exits this process with `code`.
+[[noreturn]] void global_exit(int code);
+
+[[noreturn]] void fail_not_initialized(const char* routine);
+[[noreturn]] void fail_bad_pe(const char* routine, int pe, int n_pes);
+[[noreturn]] void fail_bad_addr(const char* routine, const void* addr, size_t bytes);
+[[noreturn]] void fail_null(const char* routine, const char* what, size_t bytes);
+
+// Cold path of remote(): the symmetric data segment, else a fatal error.
+char* remote_slow(const char* routine, const void* sym, size_t bytes, int pe);
+
+// Symmetric address -> address of the same object on `pe` (local mapping). Checked.
+inline char* remote(const char* routine, const void* sym, size_t bytes, int pe) {
+  Runtime& r = rt();
+  if (static_cast<unsigned>(pe) >= static_cast<unsigned>(r.n_pes)) [[unlikely]]
+    fail_bad_pe(routine, pe, r.n_pes);
+  size_t off = static_cast<size_t>(static_cast<const char*>(sym) - r.my_base);
+  if (off >= r.seg_size || bytes > r.seg_size - off) [[unlikely]]
+    return remote_slow(routine, sym, bytes, pe);
+  return r.bases[static_cast<size_t>(pe)] + off;
+}
+
+// True if [p, p+bytes) is symmetric memory of this PE (heap or data segment).
+bool is_symmetric(const void* p, size_t bytes = 1);
+inline size_t heap_offset(const void* sym) {
+  return static_cast<size_t>(static_cast<const char*>(sym) - rt().my_base);
+}
+
+}  // namespace tessera::pgas

@@ -1,0 +1,215 @@
+#include "pgas/team.h"
+
+#include <bit>
+#include <mutex>
+#include <vector>
+
+#include "pgas/barrier.h"
+#include "pgas/order.h"
+#include "sync/wait.h"
+
+namespace tessera::pgas {
+namespace {
+Team g_world, g_shared;
+std::mutex g_mu;
+uint64_t g_used_slots = 0;  // slots of the live teams this PE belongs to
+
+Team* make_team(int start, int stride, int size, int slot) {
+  Team* t = new Team;
+  t->start = start;
+  t->stride = size > 1 ? stride : 1;
+  t->size = size;
+  t->my_index = t->index_of(rt().my_pe);
+  t->slot = slot;
+  return t;
+}
+
+// Reads the quiescent counters of the team's slot at its first PE: called before any member can arrive.
+void capture_bases(Team* t) {
+  TeamSync* s = t->root_sync();
+  t->arrive_base = s->arrive.load(std::memory_order_acquire);
+  t->gen_base = s->gen.load(std::memory_order_acquire);
+  t->epoch = 0;
+  t->sync_on(t->my_index)->pe_epoch.store(0, std::memory_order_relaxed);
+}
+
+// Agrees on `want` free slots among the parent's members: returns the lowest free ones (-1 if none).
+void agree_slots(Team* parent, int want, int* slots) {
+  TeamSync* root = parent->root_sync();
+  uint64_t k = parent->split_count++;
+  int w = static_cast<int>(k & 1);
+  uint64_t mine;
+  {
+    std::lock_guard lk(g_mu);
+    mine = g_used_slots;
+  }
+  root->split_mask[w].fetch_or(mine, std::memory_order_acq_rel);
+  team_sync(parent);
+  uint64_t used = root->split_mask[w].load(std::memory_order_acquire);
+  for (int i = 0; i < want; ++i) {
+    uint64_t free = ~used;
+    if (free == 0) {
+      slots[i] = -1;
+      continue;
+    }
+    slots[i] = std::countr_zero(free);
+    used |= uint64_t{1} << slots[i];
+  }
+  // The other parity word is next used by split k+1, which no member can reach before the sync below;
+  // every member read it (split k-1) before the sync above.
+  if (parent->my_index == 0) root->split_mask[w ^ 1].store(0, std::memory_order_release);
+}
+
+void take_slot(int slot) {
+  std::lock_guard lk(g_mu);
+  g_used_slots |= uint64_t{1} << slot;
+}
+}  // namespace
+
+std::string Team::describe() const {
+  if (this == &g_world) return fmt::format("world team ({} PEs)", size);
+  if (this == &g_shared) return fmt::format("shared team ({} PEs)", size);
+  return fmt::format("team of {} PEs (world PEs {}, {}, ...; stride {})", size, start, start + stride, stride);
+}
+
+Team* team_world() { return &g_world; }
+Team* team_shared() { return &g_shared; }
+
+void teams_init() {
+  Runtime& r = rt();
+  g_used_slots = 0b11;
+  for (Team* t : {&g_world, &g_shared}) {
+    *t = Team{};
+    t->start = 0;
+    t->stride = 1;
+    t->size = r.n_pes;
+    t->my_index = r.my_pe;
+    t->slot = t == &g_world ? 0 : 1;
+    t->predefined = true;
+  }
+  // Fresh segments are zero: the bases are 0 and no capture is needed.
+}
+
+void teams_fini() { g_used_slots = 0; }
+
+void team_sync(Team* t) {
+  if (t->size == 1) return;
+  TeamSync* s = t->root_sync();
+  const uint64_t epoch = ++t->epoch;
+  t->sync_on(t->my_index)->pe_epoch.store(epoch, std::memory_order_relaxed);
+  uint64_t ticket = s->arrive.fetch_add(1, std::memory_order_acq_rel) + 1 - t->arrive_base;
+  if (ticket == epoch * static_cast<uint64_t>(t->size)) {
+    // Last to arrive: open the barrier and wake members that sleep.
+    s->gen.store(t->gen_base + epoch, std::memory_order_release);
+    for (int i = 0; i < t->size; ++i)
+      if (i != t->my_index) sync::notify(t->world_pe(i));
+    return;
+  }
+  sync::wait_until(
+      [&] { return s->gen.load(std::memory_order_acquire) - t->gen_base >= epoch; },
+      [&] {
+        std::string missing;
+        int n_missing = 0;
+        for (int i = 0; i < t->size; ++i) {
+          uint64_t e = t->sync_on(i)->pe_epoch.load(std::memory_order_relaxed);
+          if (e < epoch) {
+            if (n_missing++ < 16) missing += fmt::format("{}PE {} (at barrier {})", missing.empty() ? "" : ", ",
+                                                         t->world_pe(i), e);
+          }
+        }
+        return fmt::format("barrier {} on the {}; {} of {} PEs have not arrived: {}", epoch, t->describe(),
+                           n_missing, t->size, missing);
+      });
+}
+
+void team_barrier(Team* t) {
+  quiet();
+  team_sync(t);
+}
+
+void barrier_all_internal() { team_barrier(&g_world); }
+
+Status team_split_strided(Team* parent, int start, int stride, int size, int num_contexts, long config_mask,
+                          Team** out) {
+  *out = nullptr;
+  if (start < 0 || start >= parent->size || size < 1 || (size > 1 && stride < 1) ||
+      static_cast<int64_t>(start) + static_cast<int64_t>(stride) * (size - 1) >= parent->size) {
+    // Every member sees the same arguments, so every member returns here: no sync is owed.
+    return invalid_arg("shmem_team_split_strided: start {}, stride {}, size {} do not fit the parent {} "
+                       "(PE numbers 0..{})",
+                       start, stride, size, parent->describe(), parent->size - 1);
+  }
+  int slot;
+  agree_slots(parent, 1, &slot);
+  Team* t = nullptr;
+  Status st;
+  if (slot < 0) {
+    st = make_status(Code::kOutOfMemory, "shmem_team_split_strided: all {} team slots are in use on some PE of "
+                     "the parent {}; destroy teams that are no longer needed", kMaxTeams, parent->describe());
+  } else {
+    int ws = parent->world_pe(start);
+    t = make_team(ws, parent->stride * stride, size, slot);
+    if (t->my_index < 0) {
+      delete t;
+      t = nullptr;
+    } else {
+      t->num_contexts = num_contexts;
+      t->config_mask = config_mask;
+      capture_bases(t);
+      take_slot(slot);
+    }
+  }
+  team_sync(parent);
+  *out = t;
+  return st;
+}
+
+Status team_split_2d(Team* parent, int xrange, int ncx, long mx, int ncy, long my, Team** xteam, Team** yteam) {
+  *xteam = *yteam = nullptr;
+  if (xrange < 1)
+    return invalid_arg("shmem_team_split_2d: xrange {} must be at least 1 (parent {})", xrange,
+                       parent->describe());
+  if (xrange > parent->size) xrange = parent->size;
+  int slots[2];
+  agree_slots(parent, 2, slots);
+  Status st;
+  if (slots[0] < 0 || slots[1] < 0) {
+    st = make_status(Code::kOutOfMemory, "shmem_team_split_2d: fewer than 2 of {} team slots are free on the "
+                     "parent {}", kMaxTeams, parent->describe());
+  } else {
+    int i = parent->my_index, n = parent->size;
+    int x = i % xrange, y = i / xrange;
+    Team* xt = make_team(parent->world_pe(y * xrange), parent->stride, std::min(xrange, n - y * xrange), slots[0]);
+    Team* yt = make_team(parent->world_pe(x), parent->stride * xrange, (n - x + xrange - 1) / xrange, slots[1]);
+    xt->num_contexts = ncx;
+    xt->config_mask = mx;
+    yt->num_contexts = ncy;
+    yt->config_mask = my;
+    capture_bases(xt);
+    capture_bases(yt);
+    take_slot(slots[0]);
+    take_slot(slots[1]);
+    *xteam = xt;
+    *yteam = yt;
+  }
+  team_sync(parent);
+  return st;
+}
+
+void team_destroy(Team* t) {
+  if (!t || t->predefined) return;
+  // Everyone must be done with the slot before it can be reused: after this sync nobody arrives again.
+  team_sync(t);
+  {
+    std::lock_guard lk(g_mu);
+    g_used_slots &= ~(uint64_t{1} << t->slot);
+  }
+  delete t;
+}
+
+int team_translate(const Team* src, int src_pe, const Team* dst) {
+  if (!src || !dst || src_pe < 0 || src_pe >= src->size) return -1;
+  return dst->index_of(src->world_pe(src_pe));
+}
+
+}  // namespace tessera::pgas

@@ -1,0 +1,71 @@
+// Teams: ordered subsets of the job's PEs, always of the form {start + i*stride : 0 <= i < size} in world
+// numbering (every split of a strided team is strided again).
+//
+// Each team owns a sync slot (layout.h): its barrier counters live in the reserved area of the team's
+// first PE. A slot index is agreed by all parent members during the split (they OR their in-use masks on
+// the parent's first PE), so two live teams that share a member never share a slot.
+//
+// Collective calls (split, sync, destroy) must be made by all members in the same order, as the
+// specification says; a team object is used by one thread at a time for collectives.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+#include "base/status.h"
+#include "pgas/layout.h"
+#include "pgas/runtime.h"
+
+namespace tessera::pgas {
+
+struct Team {
+  int start = 0, stride = 1, size = 1;  // world PEs of the team
+  int my_index = 0;                     // this PE's number in the team
+  int slot = 0;                         // sync slot (layout.h)
+  int num_contexts = 0;                 // from shmem_team_config_t
+  long config_mask = 0;
+  bool predefined = false;              // world and shared cannot be destroyed
+  // Barrier bookkeeping: counters at the root are monotonic; these bases were read at creation.
+  uint64_t arrive_base = 0, gen_base = 0, epoch = 0;
+  uint64_t split_count = 0;
+  void* coll_state = nullptr;           // owned by the collective layer (spec collectives, comms)
+
+  int world_pe(int i) const { return start + i * stride; }
+  // Team number of world PE `pe`, or -1 when not a member.
+  int index_of(int pe) const {
+    int d = pe - start;
+    if (d < 0 || (stride ? d % stride : d) != 0) return -1;
+    int i = stride ? d / stride : 0;
+    return i < size ? i : -1;
+  }
+  TeamSync* root_sync() const { return &reserved_of(rt().bases[static_cast<size_t>(world_pe(0))])->teams[slot]; }
+  TeamSync* sync_on(int index) const {
+    return &reserved_of(rt().bases[static_cast<size_t>(world_pe(index))])->teams[slot];
+  }
+  std::string describe() const;
+};
+
+Team* team_world();
+Team* team_shared();
+
+void teams_init();
+void teams_fini();
+
+// Barrier without memory ordering of puts (shmem_team_sync / shmem_sync_all).
+void team_sync(Team* team);
+// Quiet, then team_sync (shmem_barrier_all on the world team).
+void team_barrier(Team* team);
+
+// Splits: collective over the parent. *out is null for PEs outside the new team. Errors (bad arguments,
+// no free slot) are returned on every parent member alike.
+Status team_split_strided(Team* parent, int start, int stride, int size, int num_contexts, long config_mask,
+                          Team** out);
+Status team_split_2d(Team* parent, int xrange, int num_contexts_x, long mask_x, int num_contexts_y,
+                     long mask_y, Team** xteam, Team** yteam);
+// Collective over the team's members; the world and shared teams are not destroyed.
+void team_destroy(Team* team);
+
+// PE number of src_pe of `src` in `dst`, or -1.
+int team_translate(const Team* src, int src_pe, const Team* dst);
+
+}  // namespace tessera::pgas

@@ -1,0 +1,74 @@
+#include "sync/wait.h"
+
+#include <sched.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <ctime>
+
+#include "base/config.h"
+#include "base/log.h"
+
+namespace tessera::sync {
+namespace {
+const config::Var<double> kTimeout{
+    "TESSERA_TIMEOUT", 300.0,
+    "Seconds any blocking wait (barrier, wait_until, collective) may take before the job is ended with a "
+    "message saying what was awaited"};
+const config::Var<int64_t> kSpinNs{"TESSERA_WAIT_SPIN_NS", 20000,
+                                   "Nanoseconds a waiter spins before it starts yielding the CPU"};
+const config::Var<int64_t> kYieldNs{"TESSERA_WAIT_YIELD_NS", 200000,
+                                    "Nanoseconds a waiter yields the CPU before it sleeps on a futex"};
+
+WaitContext g_ctx;
+std::atomic<uint32_t> g_private_abort{0};
+}  // namespace
+
+void set_wait_context(const WaitContext& ctx) { g_ctx = ctx; }
+const WaitContext& wait_context() { return g_ctx; }
+
+uint64_t spin_ns() {
+  static const uint64_t v = static_cast<uint64_t>(std::max<int64_t>(0, kSpinNs.get()));
+  return v;
+}
+uint64_t yield_ns() {
+  static const uint64_t v = static_cast<uint64_t>(std::max<int64_t>(0, kYieldNs.get()));
+  return v;
+}
+uint64_t timeout_ns() {
+  static const uint64_t v = [] {
+    double t = kTimeout.get();
+    if (t <= 0) config::fatal_config(invalid_arg("TESSERA_TIMEOUT={}: must be a positive number of seconds", t));
+    return static_cast<uint64_t>(t * 1e9);
+  }();
+  return v;
+}
+
+void notify_all() {
+  if (!g_ctx.pe_words) return;
+  for (int p = 0; p < g_ctx.n_pes; ++p) {
+    g_ctx.pe_words[p].doorbell.fetch_add(1);
+    futex_wake(&g_ctx.pe_words[p].doorbell);
+  }
+}
+
+void sched_yield_wrapper() { sched_yield(); }
+
+void sleep_ns(uint64_t ns) {
+  timespec ts{static_cast<time_t>(ns / 1000000000ull), static_cast<long>(ns % 1000000000ull)};
+  nanosleep(&ts, nullptr);
+}
+
+void exit_for_abort(uint32_t abort_value) {
+  // The launcher (or the failing PE) already printed why; say briefly why this PE stops.
+  if (log::level() >= log::Level::kInfo)
+    log::write_line(log::Level::kInfo, fmt::format("ending: PE {} ended the job", abort_value - 1));
+  int code = g_ctx.exit_code ? g_ctx.exit_code->load() : 1;
+  std::_Exit(code);
+}
+
+void deadline_expired(const std::string& what, double seconds) {
+  log::fatal("timed out after {:.1f} s (TESSERA_TIMEOUT={}) waiting for {}", seconds, kTimeout.get(), what);
+}
+
+}  // namespace tessera::sync

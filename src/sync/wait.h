@@ -1,0 +1,121 @@
+// The wait policy: spin briefly, then yield, then sleep on a futex, always under a deadline.
+//
+// Tessera's machines often run more PEs than cores (4 PEs on 2 cores in tests), where pure spinning
+// starves the PE that would satisfy the wait. A waiter therefore
+//   1. spins with `pause` for TESSERA_WAIT_SPIN_NS (short: the fast case when the peer is running),
+//   2. yields the CPU for TESSERA_WAIT_YIELD_NS,
+//   3. parks on its PE's doorbell futex in growing slices (50 µs .. 4 ms), re-checking the condition after
+//      every slice, so a missed wake-up costs at most one slice, never correctness.
+// Writers that may satisfy a remote wait (put, atomic, signal) call notify(pe) after their stores: it reads
+// the target's sleeper count (a relaxed load of a line that is rarely written) and rings the doorbell only
+// when somebody sleeps. No syscall on the hot path.
+//
+// Every wait has a deadline (TESSERA_TIMEOUT seconds). On expiry the waiter's describe() text (what it
+// waited for: address, value seen, value wanted) is printed with the PE number and the job is ended.
+// While waiting, the job-abort word is watched: when another PE failed, the waiter exits at once with
+// status 1 (the launcher has already said which PE failed).
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+#include "base/cpu.h"
+#include "sync/futex.h"
+
+namespace tessera::sync {
+
+// Per-PE words that live in the job's control segment (or in private memory for a job of one PE).
+struct alignas(kCacheLine) PeWaitWords {
+  std::atomic<uint32_t> doorbell{0};   // bumped (and futex-woken) by writers when sleepers > 0
+  std::atomic<uint32_t> sleepers{0};   // threads of this PE parked on doorbell
+  char pad[kCacheLine - 8];
+};
+
+struct WaitContext {
+  std::atomic<uint32_t>* abort_word = nullptr;  // nonzero: the job is ending (value: failed PE + 1)
+  std::atomic<int32_t>* exit_code = nullptr;    // status to exit with when the job is ending
+  PeWaitWords* pe_words = nullptr;              // one per PE of the job
+  int my_pe = 0;
+  int n_pes = 1;
+};
+
+// Installed by the PGAS layer at init; before that, waits use private words.
+void set_wait_context(const WaitContext& ctx);
+const WaitContext& wait_context();
+
+// Tunables (from the environment, parsed once).
+uint64_t spin_ns();
+uint64_t yield_ns();
+uint64_t timeout_ns();
+
+// Wakes sleepers of `pe` if there are any. Call after the stores that a waiter on `pe` may be watching.
+inline void notify(int pe) {
+  PeWaitWords* w = wait_context().pe_words;
+  if (w && w[pe].sleepers.load(std::memory_order_relaxed) != 0) {
+    w[pe].doorbell.fetch_add(1, std::memory_order_release);
+    futex_wake(&w[pe].doorbell);
+  }
+}
+// Rings every PE's doorbell (job abort, global events).
+void notify_all();
+
+void sched_yield_wrapper();
+void sleep_ns(uint64_t ns);
+
+// Abort handling used by the wait loop.
+[[noreturn]] void exit_for_abort(uint32_t abort_value);
+[[noreturn]] void deadline_expired(const std::string& what, double seconds);
+
+// Blocks until done() is true. describe() builds the text printed when the deadline expires.
+template <typename Done, typename Describe>
+void wait_until(Done&& done, Describe&& describe) {
+  if (done()) return;
+  const WaitContext& ctx = wait_context();
+  const uint64_t start = now_ns();
+  const uint64_t spin_end = start + spin_ns();
+  // Phase 1: spin.
+  for (uint32_t i = 0;; ++i) {
+    cpu_relax();
+    if (done()) return;
+    if ((i & 63) == 63 && now_ns() >= spin_end) break;
+  }
+  // Phase 2: yield.
+  const uint64_t yield_end = spin_end + yield_ns();
+  const uint64_t deadline = start + timeout_ns();
+  for (;;) {
+    __builtin_ia32_pause();
+    sched_yield_wrapper();
+    if (done()) return;
+    if (ctx.abort_word) {
+      uint32_t a = ctx.abort_word->load(std::memory_order_relaxed);
+      if (a) exit_for_abort(a);
+    }
+    if (now_ns() >= yield_end) break;
+  }
+  // Phase 3: park on the doorbell in growing slices.
+  PeWaitWords* me = ctx.pe_words ? &ctx.pe_words[ctx.my_pe] : nullptr;
+  uint64_t slice = 50'000;
+  if (me) me->sleepers.fetch_add(1, std::memory_order_seq_cst);
+  for (;;) {
+    uint32_t bell = me ? me->doorbell.load(std::memory_order_acquire) : 0;
+    if (done()) break;
+    if (ctx.abort_word) {
+      uint32_t a = ctx.abort_word->load(std::memory_order_relaxed);
+      if (a) {
+        if (me) me->sleepers.fetch_sub(1);
+        exit_for_abort(a);
+      }
+    }
+    uint64_t now = now_ns();
+    if (now >= deadline) {
+      if (me) me->sleepers.fetch_sub(1);
+      deadline_expired(describe(), static_cast<double>(now - start) / 1e9);
+    }
+    if (me) futex_wait(&me->doorbell, bell, slice);
+    else sleep_ns(slice);
+    if (slice < 4'000'000) slice *= 2;
+  }
+  if (me) me->sleepers.fetch_sub(1, std::memory_order_relaxed);
+}
+
+}  // namespace tessera::sync

@@ -1,0 +1,28 @@
+// POSIX shared-memory segments: the symmetric heaps and the job control segment.
+//
+// Names are "/tessera-<job id>-<what>" where the job id is random (unpredictable), objects are created with
+// O_EXCL and mode 0600 (private to the job's user), and mappings use MAP_NORESERVE so a large heap costs
+// nothing until touched. Every object is unlinked as soon as all PEs have mapped it; tessera-run removes
+// any leftover of its job whatever happened (see tools/run).
+#pragma once
+#include <cstddef>
+#include <string>
+
+#include "base/status.h"
+
+namespace tessera::transport::shm {
+
+std::string segment_name(const std::string& job_id, const std::string& what);
+// Directory prefix of every object of a job in /dev/shm (for cleanup).
+std::string segment_prefix(const std::string& job_id);
+
+// Creates (exclusively) and maps a segment of `bytes`.
+Result<void*> create(const std::string& name, size_t bytes);
+// Maps an existing segment; its size must be `bytes`.
+Result<void*> open_map(const std::string& name, size_t bytes);
+Status unlink(const std::string& name);
+void unmap(void* addr, size_t bytes);
+// Anonymous private mapping (a job of one PE).
+Result<void*> map_private(size_t bytes);
+
+}  // namespace tessera::transport::shm

@@ -1,0 +1,369 @@
+#include "job.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "base/cpu.h"
+#include "bootstrap/protocol.h"
+#include "server.h"
+#include "transport/shm/segment.h"
+
+namespace tessera::run {
+namespace {
+
+constexpr double kGraceSeconds = 2.0;  // SIGTERM -> SIGKILL
+
+std::string signal_name(int sig) {
+  const char* abbrev = sigabbrev_np(sig);
+  return abbrev ? std::string("SIG") + abbrev : std::to_string(sig);
+}
+
+int exit_status_of(int status) {
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return 1;
+}
+
+void write_all(int fd, const std::string& s) {
+  size_t off = 0;
+  while (off < s.size()) {
+    ssize_t w = ::write(fd, s.data() + off, s.size() - off);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return;
+    off += static_cast<size_t>(w);
+  }
+}
+
+// Removes every shared-memory object of the job that is still named (after a crash during init).
+void remove_job_segments(const std::string& job_id) {
+  std::string prefix = transport::shm::segment_prefix(job_id);
+  DIR* d = ::opendir("/dev/shm");
+  if (!d) return;
+  while (dirent* e = ::readdir(d)) {
+    if (std::strncmp(e->d_name, prefix.c_str(), prefix.size()) == 0)
+      (void)transport::shm::unlink(std::string("/") + e->d_name);
+  }
+  ::closedir(d);
+}
+
+class Job {
+ public:
+  explicit Job(const Options& opt) : opt_(opt), pes_(static_cast<size_t>(opt.n_pes)) {}
+  ~Job() { cleanup(); }
+  int run();
+
+ private:
+  Status setup();
+  Status spawn(int rank, const std::string& sock);
+  void on_signalfd();
+  void on_child_exit(int rank, int status);
+  void on_output(int rank, int fd, bool is_err);
+  void flush_output(int rank, bool is_err, bool all);
+  void end_job(int failed_pe);
+  int running_count() const;
+  void cleanup();
+
+  Options opt_;
+  std::vector<Pe> pes_;
+  std::string job_id_, secret_, ctl_name_;
+  pgas::JobControl* ctl_ = nullptr;
+  size_t ctl_bytes_ = 0;
+  BootstrapServer* server_ = nullptr;
+  int sigfd_ = -1;
+  sigset_t old_mask_{};
+  bool ending_ = false;
+  bool have_failure_ = false;
+  int result_ = 0;
+  uint64_t kill_at_ = 0;   // when to SIGKILL the stragglers (0: not yet)
+  bool cleaned_ = false;
+};
+
+Status Job::setup() {
+  job_id_ = bootstrap::random_hex(16);
+  secret_ = bootstrap::random_hex(bootstrap::kSecretChars);
+  ctl_name_ = transport::shm::segment_name(job_id_, "ctl");
+  ctl_bytes_ = pgas::JobControl::bytes_for(opt_.n_pes);
+  TS_ASSIGN_OR_RETURN(void* p, transport::shm::create(ctl_name_, ctl_bytes_));
+  ctl_ = static_cast<pgas::JobControl*>(p);
+  ctl_->magic = pgas::JobControl::kMagic;
+  ctl_->n_pes = static_cast<uint32_t>(opt_.n_pes);
+
+  sigset_t mask;
+  sigemptyset(&mask);
+  for (int s : {SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGQUIT}) sigaddset(&mask, s);
+  sigprocmask(SIG_BLOCK, &mask, &old_mask_);
+  sigfd_ = ::signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+  if (sigfd_ < 0) return sys_error("signalfd");
+  signal(SIGPIPE, SIG_IGN);
+  return Status::ok();
+}
+
+Status Job::spawn(int rank, const std::string& sock) {
+  Pe& pe = pes_[static_cast<size_t>(rank)];
+  int out[2] = {-1, -1}, err[2] = {-1, -1};
+  if (opt_.tag_output && (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0))
+    return sys_error("pipe");
+  pid_t parent = ::getpid();
+  pid_t pid = ::fork();
+  if (pid < 0) return sys_error("fork");
+  if (pid == 0) {
+    // Child: die with the launcher, restore signals, wire output, exec.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) _exit(127);
+    sigprocmask(SIG_SETMASK, &old_mask_, nullptr);
+    signal(SIGPIPE, SIG_DFL);
+    if (opt_.tag_output) {
+      ::dup2(out[1], STDOUT_FILENO);
+      ::dup2(err[1], STDERR_FILENO);
+    }
+    for (const auto& kv : opt_.env) ::putenv(const_cast<char*>(kv.c_str()));
+    ::setenv("TESSERA_JOB_SOCKET", sock.c_str(), 1);
+    ::setenv("TESSERA_JOB_SECRET", secret_.c_str(), 1);
+    ::setenv("TESSERA_JOB_RANK", std::to_string(rank).c_str(), 1);
+    ::setenv("TESSERA_JOB_SIZE", std::to_string(opt_.n_pes).c_str(), 1);
+    ::setenv("TESSERA_JOB_ID", job_id_.c_str(), 1);
+    ::setenv("TESSERA_JOB_CONTROL", ctl_name_.c_str(), 1);
+    std::vector<char*> argv;
+    for (const auto& a : opt_.argv) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    ::execvp(argv[0], argv.data());
+    std::string msg = fmt::format("tessera-run: cannot start {}: {}\n", opt_.argv[0], std::strerror(errno));
+    write_all(STDERR_FILENO, msg);
+    _exit(127);
+  }
+  pe.pid = pid;
+  pe.running = true;
+  if (opt_.tag_output) {
+    ::close(out[1]);
+    ::close(err[1]);
+    pe.out_fd = out[0];
+    pe.err_fd = err[0];
+  }
+  return Status::ok();
+}
+
+int Job::running_count() const {
+  int n = 0;
+  for (auto& p : pes_) n += p.running;
+  return n;
+}
+
+void Job::end_job(int failed_pe) {
+  if (ending_) return;
+  ending_ = true;
+  if (ctl_) {
+    uint32_t expected = 0;
+    if (ctl_->abort.compare_exchange_strong(expected, static_cast<uint32_t>(failed_pe + 1))) {
+      ctl_->exit_kind.store(pgas::JobControl::kExitFatal);
+      ctl_->exit_code.store(1);
+    }
+    for (int p = 0; p < opt_.n_pes; ++p) {
+      ctl_->pe_words()[p].doorbell.fetch_add(1);
+      sync::futex_wake(&ctl_->pe_words()[p].doorbell);
+    }
+  }
+  for (auto& p : pes_)
+    if (p.running) ::kill(p.pid, SIGTERM);
+  kill_at_ = now_ns() + static_cast<uint64_t>(kGraceSeconds * 1e9);
+}
+
+void Job::on_child_exit(int rank, int status) {
+  Pe& pe = pes_[static_cast<size_t>(rank)];
+  pe.running = false;
+  pe.status = status;
+  bool global_exit = ctl_ && ctl_->exit_kind.load() == pgas::JobControl::kExitGlobal &&
+                     ctl_->abort.load() == static_cast<uint32_t>(rank + 1);
+  if (global_exit) {
+    int code = ctl_->exit_code.load();
+    if (!have_failure_) {
+      have_failure_ = true;
+      result_ = code;
+      std::fprintf(stderr, "tessera-run: PE %d called shmem_global_exit(%d); ending the job\n", rank, code);
+    }
+    end_job(rank);
+    return;
+  }
+  if (ending_) return;  // ended by us, or after the first failure
+  std::string why;
+  if (WIFSIGNALED(status)) {
+    why = fmt::format("killed by signal {} ({})", WTERMSIG(status), signal_name(WTERMSIG(status)));
+  } else if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
+    why = fmt::format("exited with status {}", WEXITSTATUS(status));
+  } else if (ctl_ && ctl_->state(rank)->load() == pgas::JobControl::kInitialized && running_count() > 0) {
+    why = "exited without calling shmem_finalize";
+  }
+  if (why.empty()) return;
+  have_failure_ = true;
+  result_ = WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 1 : exit_status_of(status);
+  if (running_count() > 0) {
+    std::fprintf(stderr, "tessera-run: PE %d %s; ending the job\n", rank, why.c_str());
+    end_job(rank);
+  } else {
+    std::fprintf(stderr, "tessera-run: PE %d %s\n", rank, why.c_str());
+  }
+}
+
+void Job::on_signalfd() {
+  signalfd_siginfo si;
+  while (::read(sigfd_, &si, sizeof si) == sizeof si) {
+    if (si.ssi_signo == SIGCHLD) continue;  // reaped below
+    if (!have_failure_) {
+      have_failure_ = true;
+      result_ = 128 + static_cast<int>(si.ssi_signo);
+      std::fprintf(stderr, "tessera-run: received %s; ending the job\n", signal_name(static_cast<int>(si.ssi_signo)).c_str());
+    }
+    end_job(-1);
+  }
+  for (;;) {
+    int status;
+    pid_t pid = ::waitpid(-1, &status, WNOHANG);
+    if (pid <= 0) break;
+    for (size_t r = 0; r < pes_.size(); ++r)
+      if (pes_[r].pid == pid && pes_[r].running) on_child_exit(static_cast<int>(r), status);
+  }
+}
+
+void Job::flush_output(int rank, bool is_err, bool all) {
+  Pe& pe = pes_[static_cast<size_t>(rank)];
+  std::string& buf = is_err ? pe.err_buf : pe.out_buf;
+  std::string out;
+  size_t start = 0;
+  for (;;) {
+    size_t nl = buf.find('\n', start);
+    if (nl == std::string::npos) break;
+    out += fmt::format("[PE {}] ", rank) + buf.substr(start, nl - start + 1);
+    start = nl + 1;
+  }
+  buf.erase(0, start);
+  if (all && !buf.empty()) {
+    out += fmt::format("[PE {}] {}\n", rank, buf);
+    buf.clear();
+  }
+  if (!out.empty()) write_all(is_err ? STDERR_FILENO : STDOUT_FILENO, out);
+}
+
+void Job::on_output(int rank, int fd, bool is_err) {
+  Pe& pe = pes_[static_cast<size_t>(rank)];
+  char buf[65536];
+  ssize_t n = ::read(fd, buf, sizeof buf);
+  if (n > 0) {
+    (is_err ? pe.err_buf : pe.out_buf).append(buf, static_cast<size_t>(n));
+    flush_output(rank, is_err, false);
+    return;
+  }
+  if (n < 0 && errno == EINTR) return;
+  flush_output(rank, is_err, true);
+  ::close(fd);
+  (is_err ? pe.err_fd : pe.out_fd) = -1;
+}
+
+int Job::run() {
+  if (Status st = setup(); !st.is_ok()) {
+    std::fprintf(stderr, "tessera-run: %s\n", st.message().c_str());
+    return 1;
+  }
+  BootstrapServer server(opt_.n_pes, secret_);
+  server_ = &server;
+  auto sock = server.listen();
+  if (!sock.is_ok()) {
+    std::fprintf(stderr, "tessera-run: %s\n", sock.status().message().c_str());
+    return 1;
+  }
+  for (int r = 0; r < opt_.n_pes; ++r) {
+    if (Status st = spawn(r, sock.value()); !st.is_ok()) {
+      std::fprintf(stderr, "tessera-run: starting PE %d: %s\n", r, st.message().c_str());
+      have_failure_ = true;
+      result_ = 1;
+      end_job(r);
+      break;
+    }
+  }
+  const uint64_t start = now_ns();
+  const uint64_t deadline = opt_.timeout_s > 0 ? start + static_cast<uint64_t>(opt_.timeout_s * 1e9) : 0;
+  for (;;) {
+    bool outputs_open = false;
+    std::vector<pollfd> fds;
+    std::vector<std::pair<int, int>> who;  // (rank, 0 out / 1 err / -1 server / -2 client)
+    fds.push_back({sigfd_, POLLIN, 0});
+    who.push_back({-1, -3});
+    fds.push_back({server.listen_fd(), POLLIN, 0});
+    who.push_back({-1, -1});
+    for (int fd : server.client_fds()) {
+      fds.push_back({fd, POLLIN, 0});
+      who.push_back({-1, -2});
+    }
+    for (size_t r = 0; r < pes_.size(); ++r) {
+      if (pes_[r].out_fd >= 0) fds.push_back({pes_[r].out_fd, POLLIN, 0}), who.push_back({int(r), 0});
+      if (pes_[r].err_fd >= 0) fds.push_back({pes_[r].err_fd, POLLIN, 0}), who.push_back({int(r), 1});
+      outputs_open = outputs_open || pes_[r].out_fd >= 0 || pes_[r].err_fd >= 0;
+    }
+    if (running_count() == 0 && !outputs_open) break;
+    uint64_t now = now_ns();
+    if (deadline && now >= deadline && !ending_) {
+      if (!have_failure_) {
+        have_failure_ = true;
+        result_ = 124;
+        std::fprintf(stderr, "tessera-run: job timed out after %.0f s (--timeout); ending the job\n", opt_.timeout_s);
+      }
+      end_job(-1);
+    }
+    if (kill_at_ && now >= kill_at_) {
+      for (auto& p : pes_)
+        if (p.running) ::kill(p.pid, SIGKILL);
+      kill_at_ = 0;
+    }
+    int wait_ms = 200;
+    if (running_count() == 0) wait_ms = 50;  // draining output of exited PEs
+    int r = ::poll(fds.data(), fds.size(), wait_ms);
+    if (r < 0 && errno != EINTR) break;
+    for (size_t i = 0; r > 0 && i < fds.size(); ++i) {
+      if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      auto [rank, kind] = who[i];
+      if (kind == -3) on_signalfd();
+      else if (kind == -1) server.on_accept();
+      else if (kind == -2) server.on_readable(fds[i].fd);
+      else on_output(rank, fds[i].fd, kind == 1);
+    }
+    if (running_count() == 0 && outputs_open) {
+      // Children are gone; give pipes a moment to drain, but never wait on grandchildren forever.
+      static uint64_t drain_until = 0;
+      if (!drain_until) drain_until = now_ns() + 2'000'000'000ull;
+      if (now_ns() > drain_until) break;
+    }
+  }
+  server_ = nullptr;
+  return have_failure_ ? result_ : 0;
+}
+
+void Job::cleanup() {
+  if (cleaned_) return;
+  cleaned_ = true;
+  for (auto& p : pes_) {
+    if (p.running) ::kill(p.pid, SIGKILL);
+    if (p.running) ::waitpid(p.pid, nullptr, 0);
+  }
+  if (ctl_) transport::shm::unmap(ctl_, ctl_bytes_);
+  if (!job_id_.empty()) {
+    (void)transport::shm::unlink(ctl_name_);
+    remove_job_segments(job_id_);
+  }
+  if (sigfd_ >= 0) ::close(sigfd_);
+}
+
+}  // namespace
+
+int run_job(const Options& opt) {
+  Job job(opt);
+  return job.run();
+}
+
+}  // namespace tessera::run
