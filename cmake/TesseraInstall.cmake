@@ -1,0 +1,31 @@
+# Install and packaging rules (included at the end of the top-level CMakeLists.txt).
+#
+# `cmake --install <build> --prefix <p>` installs
+#   <p>/include/{shmem.h,shmemx.h,aclshmem.h,tessera/...}   public headers
+#   <p>/lib/libtessera.so*                                    the library (tools find it through $ORIGIN/../lib)
+#   <p>/bin/tessera-run, tessera-cc, tessera-c++, ...         launcher, compiler wrappers, tools
+#   <p>/lib/cmake/Tessera/                                    find_package(Tessera) -> Tessera::tessera
+#   <p>/lib/pkgconfig/tessera.pc                              pkg-config --cflags --libs tessera
+# Everything is relocatable: the CMake package and the .pc file locate the prefix from their own path.
+include(CMakePackageConfigHelpers)
+
+install(TARGETS tessera EXPORT TesseraTargets
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+        FILES_MATCHING PATTERN "*.h" PATTERN "*.hpp")
+
+set(_tessera_cmake_dir ${CMAKE_INSTALL_LIBDIR}/cmake/Tessera)
+install(EXPORT TesseraTargets NAMESPACE Tessera:: DESTINATION ${_tessera_cmake_dir})
+configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/TesseraConfig.cmake.in
+                              ${CMAKE_CURRENT_BINARY_DIR}/TesseraConfig.cmake
+                              INSTALL_DESTINATION ${_tessera_cmake_dir})
+write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/TesseraConfigVersion.cmake
+                                 VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/TesseraConfig.cmake ${CMAKE_CURRENT_BINARY_DIR}/TesseraConfigVersion.cmake
+        DESTINATION ${_tessera_cmake_dir})
+
+file(RELATIVE_PATH TESSERA_PC_PREFIX_REL /p/${CMAKE_INSTALL_LIBDIR}/pkgconfig /p)
+configure_file(${CMAKE_CURRENT_LIST_DIR}/tessera.pc.in ${CMAKE_CURRENT_BINARY_DIR}/tessera.pc @ONLY)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/tessera.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
