@@ -151,18 +151,19 @@ class Pool {
     while (static_cast<int>(workers_.size()) < count) {
       int w = static_cast<int>(workers_.size());
       int pu = order_.empty() ? -1 : static_cast<int>(order_[static_cast<size_t>(w + 1) % order_.size()]);
-      workers_.emplace_back([this, w, pu] { worker_main(w, pu); });
+      // The worker starts from the current sequence number, so it cannot miss the launch that created it.
+      const uint32_t seq = seq_.load(std::memory_order_relaxed);
+      workers_.emplace_back([this, w, pu, seq] { worker_main(w, pu, seq); });
       workers_.back().detach();
     }
   }
 
-  void worker_main(int w, int pu) {
+  void worker_main(int w, int pu, uint32_t seen) {
     if (pu >= 0) pin_self(static_cast<unsigned>(pu));
     void* scratch = alloc_aligned(scratch_bytes_);
     std::memset(scratch, 0, scratch_bytes_);  // first touch on this worker's CPU
     const int my_block = w + 1;
     const uint64_t idle_spin = static_cast<uint64_t>(std::max<int64_t>(0, kIdleSpinNs.get()));
-    uint32_t seen = seq_.load(std::memory_order_acquire);
     for (;;) {
       // Idle: spin briefly (back-to-back launches), then park without deadline.
       uint32_t s = seq_.load(std::memory_order_acquire);

@@ -1,0 +1,138 @@
+// Kernel runtime: launch, block identity, grid sync, scratch/workspace, errors, timeouts.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstdlib>
+#include <set>
+#include <vector>
+
+#include "kernel/runtime/runtime.h"
+#include "tessera/kernel.hpp"
+
+namespace tessera::kernel {
+namespace {
+
+using ::testing::HasSubstr;
+
+class LaunchTest : public ::testing::TestWithParam<int> {};
+
+TEST_P(LaunchTest, EveryBlockRunsOnceWithItsIndex) {
+  const int n = GetParam();
+  std::vector<int> seen(static_cast<size_t>(n), 0);
+  std::vector<int> nums(static_cast<size_t>(n), 0);
+  launch({.block_num = n}, [&](BlockContext& b) {
+    seen[static_cast<size_t>(b.block_idx())] += 1;
+    nums[static_cast<size_t>(b.block_idx())] = b.block_num();
+    EXPECT_EQ(current_block(), &b);
+  });
+  for (int i = 0; i < n; ++i) {
+    EXPECT_EQ(seen[static_cast<size_t>(i)], 1) << "block " << i;
+    EXPECT_EQ(nums[static_cast<size_t>(i)], n);
+  }
+  EXPECT_EQ(current_block(), nullptr);
+}
+
+TEST_P(LaunchTest, SyncMakesEveryBlocksStoresVisible) {
+  const int n = GetParam();
+  constexpr int kRounds = 200;
+  std::vector<int> slot(static_cast<size_t>(n), -1);
+  std::atomic<int> errors{0};
+  launch({.block_num = n}, [&](BlockContext& b) {
+    for (int r = 0; r < kRounds; ++r) {
+      slot[static_cast<size_t>(b.block_idx())] = r * 1000 + b.block_idx();
+      b.sync();
+      for (int k = 0; k < n; ++k)
+        if (slot[static_cast<size_t>(k)] != r * 1000 + k) errors.fetch_add(1);
+      b.sync();
+    }
+  });
+  EXPECT_EQ(errors.load(), 0);
+}
+
+TEST_P(LaunchTest, ScratchIsPrivateAlignedAndWorkspaceShared) {
+  const int n = GetParam();
+  std::vector<void*> scratch(static_cast<size_t>(n));
+  std::vector<void*> ws(static_cast<size_t>(n));
+  launch({.block_num = n, .workspace_bytes = 4096}, [&](BlockContext& b) {
+    scratch[static_cast<size_t>(b.block_idx())] = b.scratch();
+    ws[static_cast<size_t>(b.block_idx())] = b.workspace();
+    EXPECT_GE(b.scratch_bytes(), size_t{64} << 10);
+    EXPECT_GE(b.workspace_bytes(), size_t{4096});
+    b.workspace_as<int>()[b.block_idx()] = b.block_idx();
+    b.sync();
+    for (int k = 0; k < n; ++k) EXPECT_EQ(b.workspace_as<int>()[k], k);
+  });
+  std::set<void*> distinct(scratch.begin(), scratch.end());
+  EXPECT_EQ(distinct.size(), static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(scratch[static_cast<size_t>(i)]) % 64, 0u);
+    EXPECT_EQ(ws[static_cast<size_t>(i)], ws[0]);
+  }
+}
+
+// 1, 2 (= the CI machine's cores), odd, and oversubscribed counts.
+INSTANTIATE_TEST_SUITE_P(Blocks, LaunchTest, ::testing::Values(1, 2, 3, 4, 7, 16));
+
+TEST(Launch, BackToBackLaunchesOfDifferentSizes) {
+  std::atomic<int> total{0};
+  for (int i = 0; i < 300; ++i) {
+    const int n = 1 + i % 5;
+    launch({.block_num = n}, [&](BlockContext& b) { total.fetch_add(1); if (n > 1) b.sync(); });
+  }
+  int expect = 0;
+  for (int i = 0; i < 300; ++i) expect += 1 + i % 5;
+  EXPECT_EQ(total.load(), expect);
+}
+
+TEST(Launch, DefaultBlockNumIsUsableCpus) {
+  EXPECT_GE(default_block_num(), 1);
+  int seen = 0;
+  launch({}, [&](BlockContext& b) { if (b.block_idx() == 0) seen = b.block_num(); });
+  EXPECT_EQ(seen, default_block_num());
+}
+
+TEST(LaunchErrors, ZeroOrTooManyBlocks) {
+  auto noop = [](BlockContext&) {};
+  try {
+    launch({.block_num = 0, .name = "mykernel"}, noop);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("mykernel: block_num=0 must be in 1.."));
+  }
+  EXPECT_THROW(launch({.block_num = -7}, noop), Error);
+  EXPECT_THROW(launch({.block_num = 1 << 20}, noop), Error);
+  EXPECT_THROW(launch_raw({}, nullptr, nullptr), Error);
+}
+
+TEST(LaunchErrors, NestedLaunchIsAnErrorNotADeadlock) {
+  Status inner;
+  launch({.block_num = 2, .name = "outer"}, [&](BlockContext& b) {
+    if (b.block_idx() == 1) inner = rt::launch_fn(LaunchOptions{.block_num = 1, .name = "inner"}, [](BlockContext&) {});
+  });
+  ASSERT_FALSE(inner.is_ok());
+  EXPECT_THAT(inner.message(), HasSubstr("from inside kernel 'outer' (block 1)"));
+}
+
+TEST(LaunchDeathTest, StuckGridSyncEndsWithAMessage) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        setenv("TESSERA_TIMEOUT", "0.3", 1);
+        launch({.block_num = 3, .name = "stuck"}, [](BlockContext& b) {
+          if (b.block_idx() != 2) b.sync();
+        });
+      },
+      "grid sync #1 of kernel 'stuck' \\(3 blocks\\): block\\(s\\) 2 never arrived");
+}
+
+TEST(LaunchDeathTest, ExceptionInKernelEndsWithItsMessage) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(launch({.block_num = 2, .name = "thrower"},
+                      [](BlockContext& b) { if (b.block_idx() == 1) throw std::runtime_error("boom"); }),
+               "kernel 'thrower' block 1: exception escaped the kernel: boom");
+}
+
+}  // namespace
+}  // namespace tessera::kernel
