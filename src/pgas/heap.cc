@@ -175,20 +175,25 @@ void sym_free_nobarrier(void* ptr) {
   g_alloc.release(static_cast<size_t>(static_cast<char*>(ptr) - user_base()));
 }
 
-void* sym_align(size_t alignment, size_t bytes, const char* routine) {
+namespace {
+// Allocation without the closing barrier; `zero` clears the block before any peer may write to it.
+void* align_before_barrier(size_t alignment, size_t bytes, const char* routine) {
   if (!is_initialized()) fail_not_initialized(routine);
   if (alignment == 0 || (alignment & (alignment - 1)) != 0) {
     log::warn("{}: alignment {} is not a power of two; returning null", routine, alignment);
-    barrier_all_internal();
     return nullptr;
   }
   if (checking()) check_same_size(routine, bytes);
-  void* p = nullptr;
-  if (bytes > 0) {
-    std::lock_guard lk(g_mu);
-    p = to_ptr(g_alloc.allocate(bytes, alignment));
-    if (!p) report_failure(routine, bytes);
-  }
+  if (bytes == 0) return nullptr;
+  std::lock_guard lk(g_mu);
+  void* p = to_ptr(g_alloc.allocate(bytes, alignment));
+  if (!p) report_failure(routine, bytes);
+  return p;
+}
+}  // namespace
+
+void* sym_align(size_t alignment, size_t bytes, const char* routine) {
+  void* p = align_before_barrier(alignment, bytes, routine);
   barrier_all_internal();
   return p;
 }
@@ -197,14 +202,15 @@ void* sym_malloc(size_t bytes, const char* routine) { return sym_align(kCacheLin
 
 void* sym_calloc(size_t count, size_t size, const char* routine) {
   size_t bytes;
+  void* p = nullptr;
   if (__builtin_mul_overflow(count, size, &bytes)) {
     log::warn("{}: {} elements of {} bytes overflow size_t (limit {}); returning null", routine, count, size,
               SIZE_MAX);
-    barrier_all_internal();
-    return nullptr;
+  } else {
+    p = align_before_barrier(kCacheLine, bytes, routine);
+    if (p) std::memset(p, 0, bytes);  // before the barrier: peers may write as soon as it opens
   }
-  void* p = sym_align(kCacheLine, bytes, routine);
-  if (p) std::memset(p, 0, bytes);
+  barrier_all_internal();
   return p;
 }
 

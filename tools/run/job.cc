@@ -180,16 +180,17 @@ void Job::on_child_exit(int rank, int status) {
   Pe& pe = pes_[static_cast<size_t>(rank)];
   pe.running = false;
   pe.status = status;
-  bool global_exit = ctl_ && ctl_->exit_kind.load() == pgas::JobControl::kExitGlobal &&
-                     ctl_->abort.load() == static_cast<uint32_t>(rank + 1);
-  if (global_exit) {
+  if (ctl_ && ctl_->exit_kind.load() == pgas::JobControl::kExitGlobal) {
+    // Some PE called shmem_global_exit: every PE ends with its status, which is no failure of theirs.
+    int caller = static_cast<int>(ctl_->abort.load()) - 1;
     int code = ctl_->exit_code.load();
     if (!have_failure_) {
       have_failure_ = true;
       result_ = code;
-      std::fprintf(stderr, "tessera-run: PE %d called shmem_global_exit(%d); ending the job\n", rank, code);
+      if (code != 0 || running_count() > 0)
+        std::fprintf(stderr, "tessera-run: PE %d called shmem_global_exit(%d); ending the job\n", caller, code);
     }
-    end_job(rank);
+    end_job(caller);
     return;
   }
   if (ending_) return;  // ended by us, or after the first failure

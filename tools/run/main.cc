@@ -13,6 +13,8 @@ int main(int argc, char** argv) {
   app.add_option("--timeout", opt.timeout_s, "end the whole job after this many seconds (0: no limit)")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--env", opt.env, "set K=V in every PE's environment (repeatable)")
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
       ->each([](const std::string& kv) {
         if (kv.find('=') == std::string::npos || kv.front() == '=')
           throw CLI::ValidationError("--env", "expected K=V, got '" + kv + "'");

@@ -1,0 +1,118 @@
+#include "pe_main.h"
+
+namespace {
+int me() { return shmem_my_pe(); }
+int npes() { return shmem_n_pes(); }
+
+TEST(Team, WorldAndShared) {
+  EXPECT_EQ(shmem_team_my_pe(SHMEM_TEAM_WORLD), me());
+  EXPECT_EQ(shmem_team_n_pes(SHMEM_TEAM_WORLD), npes());
+  EXPECT_EQ(shmem_team_n_pes(SHMEM_TEAM_SHARED), npes());  // every PE is on this host
+  EXPECT_EQ(shmem_team_translate_pe(SHMEM_TEAM_WORLD, npes() - 1, SHMEM_TEAM_SHARED), npes() - 1);
+  EXPECT_EQ(shmem_team_my_pe(SHMEM_TEAM_INVALID), -1);
+  EXPECT_EQ(shmem_team_translate_pe(SHMEM_TEAM_WORLD, npes(), SHMEM_TEAM_SHARED), -1);
+  shmem_team_config_t cfg{};
+  EXPECT_EQ(shmem_team_get_config(SHMEM_TEAM_WORLD, SHMEM_TEAM_NUM_CONTEXTS, &cfg), 0);
+  EXPECT_EQ(shmem_team_sync(SHMEM_TEAM_WORLD), 0);
+  EXPECT_EQ(shmem_team_sync(SHMEM_TEAM_SHARED), 0);
+}
+
+TEST(Team, SplitStridedEvenAndOdd) {
+  shmem_team_t even, odd;
+  int neven = (npes() + 1) / 2, nodd = npes() / 2;
+  shmem_team_config_t cfg{3};
+  ASSERT_EQ(shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 2, neven, &cfg, SHMEM_TEAM_NUM_CONTEXTS, &even), 0);
+  if (me() % 2 == 0) {
+    ASSERT_NE(even, SHMEM_TEAM_INVALID);
+    EXPECT_EQ(shmem_team_my_pe(even), me() / 2);
+    EXPECT_EQ(shmem_team_n_pes(even), neven);
+    EXPECT_EQ(shmem_team_translate_pe(even, shmem_team_my_pe(even), SHMEM_TEAM_WORLD), me());
+    shmem_team_config_t got{};
+    shmem_team_get_config(even, SHMEM_TEAM_NUM_CONTEXTS, &got);
+    EXPECT_EQ(got.num_contexts, 3);
+    // Barriers on the sub-team count only its members: a counter bumped before each sync.
+    long* c = static_cast<long*>(shmem_ptr(nullptr, 0));
+    (void)c;
+    for (int i = 0; i < 50; ++i) EXPECT_EQ(shmem_team_sync(even), 0);
+  } else {
+    EXPECT_EQ(even, SHMEM_TEAM_INVALID);
+  }
+  if (nodd > 0) {
+    ASSERT_EQ(shmem_team_split_strided(SHMEM_TEAM_WORLD, 1, 2, nodd, nullptr, 0, &odd), 0);
+    EXPECT_EQ(odd != SHMEM_TEAM_INVALID, me() % 2 == 1);
+    if (odd != SHMEM_TEAM_INVALID) {
+      EXPECT_EQ(shmem_team_translate_pe(odd, 0, SHMEM_TEAM_WORLD), 1);
+      if (even != SHMEM_TEAM_INVALID) ADD_FAILURE() << "PE in both teams";
+      shmem_team_destroy(odd);
+    }
+  }
+  if (even != SHMEM_TEAM_INVALID) shmem_team_destroy(even);
+  shmem_barrier_all();
+}
+
+TEST(Team, SplitOfASplitComposesStrides) {
+  shmem_team_t even, quarter;
+  int neven = (npes() + 1) / 2;
+  ASSERT_EQ(shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 2, neven, nullptr, 0, &even), 0);
+  if (even != SHMEM_TEAM_INVALID) {
+    int nq = (neven + 1) / 2;
+    ASSERT_EQ(shmem_team_split_strided(even, 0, 2, nq, nullptr, 0, &quarter), 0);
+    EXPECT_EQ(quarter != SHMEM_TEAM_INVALID, me() % 4 == 0);
+    if (quarter != SHMEM_TEAM_INVALID) {
+      EXPECT_EQ(shmem_team_my_pe(quarter), me() / 4);
+      EXPECT_EQ(shmem_team_translate_pe(quarter, shmem_team_n_pes(quarter) - 1, SHMEM_TEAM_WORLD), 4 * (nq - 1));
+      EXPECT_EQ(shmem_team_translate_pe(SHMEM_TEAM_WORLD, 4 * (nq - 1), even), 2 * (nq - 1));
+      shmem_team_sync(quarter);
+      shmem_team_destroy(quarter);
+    }
+    shmem_team_sync(even);
+    shmem_team_destroy(even);
+  }
+  shmem_barrier_all();
+}
+
+TEST(Team, Split2d) {
+  shmem_team_t x, y;
+  int xr = 2;
+  ASSERT_EQ(shmem_team_split_2d(SHMEM_TEAM_WORLD, xr, nullptr, 0, &x, nullptr, 0, &y), 0);
+  ASSERT_NE(x, SHMEM_TEAM_INVALID);
+  ASSERT_NE(y, SHMEM_TEAM_INVALID);
+  EXPECT_EQ(shmem_team_my_pe(x), me() % xr);
+  EXPECT_EQ(shmem_team_my_pe(y), me() / xr);
+  EXPECT_EQ(shmem_team_n_pes(x), std::min(xr, npes() - (me() / xr) * xr));
+  EXPECT_EQ(shmem_team_n_pes(y), (npes() - me() % xr + xr - 1) / xr);
+  EXPECT_EQ(shmem_team_translate_pe(y, 0, SHMEM_TEAM_WORLD), me() % xr);
+  for (int i = 0; i < 20; ++i) {
+    shmem_team_sync(x);
+    shmem_team_sync(y);
+  }
+  shmem_team_destroy(x);
+  shmem_team_destroy(y);
+  shmem_barrier_all();
+}
+
+TEST(Team, CreateDestroyManyTimesReusesSlots) {
+  // Far more teams than slots over the run: slots must be recycled and barriers stay consistent.
+  for (int round = 0; round < 200; ++round) {
+    shmem_team_t t;
+    int size = 1 + round % npes();
+    ASSERT_EQ(shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 1, size, nullptr, 0, &t), 0);
+    if (t != SHMEM_TEAM_INVALID) {
+      EXPECT_EQ(shmem_team_n_pes(t), size);
+      for (int k = 0; k < 3; ++k) shmem_team_sync(t);
+      shmem_team_destroy(t);
+    }
+  }
+  shmem_barrier_all();
+}
+
+TEST(Team, BadSplitArgumentsFailOnEveryPe) {
+  shmem_team_t t = SHMEM_TEAM_WORLD;
+  EXPECT_NE(shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 1, npes() + 1, nullptr, 0, &t), 0);
+  EXPECT_EQ(t, SHMEM_TEAM_INVALID);
+  EXPECT_NE(shmem_team_split_strided(SHMEM_TEAM_WORLD, -1, 1, 1, nullptr, 0, &t), 0);
+  EXPECT_NE(shmem_team_split_2d(SHMEM_TEAM_WORLD, 0, nullptr, 0, &t, nullptr, 0, &t), 0);
+  shmem_barrier_all();
+}
+
+}  // namespace

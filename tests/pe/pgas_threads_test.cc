@@ -1,0 +1,65 @@
+#include <atomic>
+#include <thread>
+#include <vector>
+
+#include "pe_main.h"
+
+namespace {
+int me() { return shmem_my_pe(); }
+int npes() { return shmem_n_pes(); }
+
+TEST(Threads, InitThreadProvidesMultiple) {
+  int provided = -1;
+  shmem_query_thread(&provided);
+  EXPECT_EQ(provided, SHMEM_THREAD_MULTIPLE);
+}
+
+// Four threads per PE put disjoint slices to every PE and signal; receivers count the arrivals.
+TEST(Threads, ConcurrentPutsAtomicsAndSignals) {
+  const int nthreads = 4, per = 256;
+  size_t slots = static_cast<size_t>(npes()) * nthreads * per;
+  long* data = static_cast<long*>(shmem_calloc(slots, sizeof(long)));
+  uint64_t* arrivals = static_cast<uint64_t*>(shmem_calloc(1, sizeof(uint64_t)));
+  long* counter = static_cast<long*>(shmem_calloc(1, sizeof(long)));
+  std::vector<std::thread> ts;
+  for (int t = 0; t < nthreads; ++t)
+    ts.emplace_back([&, t] {
+      std::vector<long> buf(per);
+      for (int i = 0; i < per; ++i) buf[static_cast<size_t>(i)] = me() * 100000L + t * 1000L + i;
+      for (int pe = 0; pe < npes(); ++pe) {
+        size_t off = (static_cast<size_t>(me()) * nthreads + static_cast<size_t>(t)) * per;
+        shmem_long_put_signal(data + off, buf.data(), per, arrivals, 1, SHMEM_SIGNAL_ADD, pe);
+        shmem_long_atomic_inc(counter, pe);
+      }
+    });
+  for (auto& t : ts) t.join();
+  shmem_signal_wait_until(arrivals, SHMEM_CMP_EQ, static_cast<uint64_t>(npes() * nthreads));
+  size_t wrong = 0;
+  for (int p = 0; p < npes(); ++p)
+    for (int t = 0; t < nthreads; ++t)
+      for (int i = 0; i < per; ++i)
+        wrong += data[(static_cast<size_t>(p) * nthreads + static_cast<size_t>(t)) * per + static_cast<size_t>(i)] !=
+                 p * 100000L + t * 1000L + i;
+  EXPECT_EQ(wrong, 0u);
+  shmem_barrier_all();
+  EXPECT_EQ(*counter, npes() * nthreads);
+  shmem_barrier_all();
+  shmem_free(counter);
+  shmem_free(arrivals);
+  shmem_free(data);
+}
+
+// Allocation from several threads is serialised (each thread's allocation is collective across PEs only
+// if the program orders them; here every thread allocates and frees privately sized blocks in turn).
+TEST(Threads, WaitsInSeveralThreads) {
+  int* flags = static_cast<int*>(shmem_calloc(4, sizeof(int)));
+  std::vector<std::thread> ts;
+  for (int t = 0; t < 4; ++t) ts.emplace_back([&, t] { shmem_int_wait_until(flags + t, SHMEM_CMP_EQ, 1); });
+  for (int t = 0; t < 4; ++t) shmem_int_atomic_set(flags + t, 1, (me() + 1) % npes());
+  for (auto& t : ts) t.join();
+  for (int t = 0; t < 4; ++t) EXPECT_EQ(flags[t], 1);
+  shmem_barrier_all();
+  shmem_free(flags);
+}
+
+}  // namespace
