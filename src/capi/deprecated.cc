@@ -3,9 +3,20 @@
 // its current routine, so argument checks and messages are the same. shmem_pcontrol is accepted and ignored.
 #include <shmem.h>
 
+#include <cstdlib>
+
 extern "C" {
 
-void start_pes(int npes) { shmem_init(); }
+// Programs written for start_pes predate shmem_finalize and never call it: finalize at exit for them
+// (a no-op when the program did call shmem_finalize).
+void start_pes(int npes) {
+  shmem_init();
+  static bool registered = false;
+  if (!registered) {
+    registered = true;
+    std::atexit([] { shmem_finalize(); });
+  }
+}
 int _my_pe(void) { return shmem_my_pe(); }
 int _num_pes(void) { return shmem_n_pes(); }
 void* shmalloc(size_t size) { return shmem_malloc(size); }
