@@ -4,7 +4,7 @@
 // rowwise.h: with S == 1 a block computes sum, then sum((x - mean)^2), then applies, channel by channel,
 // so when a channel (N * HW elements) fits in L2 memory sees one read of x and one write of y. With few
 // channels (C < blocks) a channel is split into segments across blocks and partials meet after grid syncs.
-// Variance: two-pass (no cancellation), biased for normalisation; running_var gets the unbiased one.
+// Variance: corrected two-pass (see norm.cc), biased for normalisation; running_var gets the unbiased one.
 #include <cmath>
 #include <limits>
 
@@ -53,6 +53,7 @@ Status run(const char* name, Mode mode, const ConstTensor& x, const Tensor* y, c
   auto body = [&](BlockContext& c) {
     double* psum = c.workspace_as<double>();
     double* pdev = psum + R.units;
+    double* pcor = pdev + R.units;  // sum(x - m0): corrected two-pass, as in norm.cc
     // Calls f(element offset, length) for the contiguous runs of elements [a, e) of channel ch.
     auto pieces = [&](size_t ch, size_t a, size_t e, auto&& f) {
       while (a < e) {
@@ -75,9 +76,14 @@ Status run(const char* name, Mode mode, const ConstTensor& x, const Tensor* y, c
     auto stat_b = [&](size_t ch, size_t a, size_t e, size_t u) {
       if (mode == Mode::kInfer) return;
       const float mean = static_cast<float>(total(psum, ch) * inv_cnt);
-      double s = 0;
-      pieces(ch, a, e, [&](size_t off, size_t len) { s += p.sqdev(xb + off * es, len, mean); });
+      double s = 0, cor = 0;
+      pieces(ch, a, e, [&](size_t off, size_t len) {
+        double d = 0;
+        s += p.sqdev(xb + off * es, len, mean, &d);
+        cor += d;
+      });
       pdev[u] = s;
+      pcor[u] = cor;
     };
     auto apply = [&](size_t ch, size_t a, size_t e, size_t u) {
       double mean, var;
@@ -85,8 +91,9 @@ Status run(const char* name, Mode mode, const ConstTensor& x, const Tensor* y, c
         mean = prm.running_mean[ch];
         var = prm.running_var[ch];
       } else {
-        mean = total(psum, ch) * inv_cnt;
-        var = total(pdev, ch) * inv_cnt;
+        const double m0 = static_cast<float>(total(psum, ch) * inv_cnt), delta = total(pcor, ch) * inv_cnt;
+        mean = m0 + delta;
+        var = std::max(0.0, total(pdev, ch) * inv_cnt - delta * delta);
         if (u % R.S == 0) {  // one unit per channel publishes the statistics
           if (save_mean) save_mean[ch] = static_cast<float>(mean);
           if (save_var) save_var[ch] = static_cast<float>(var);
@@ -101,14 +108,14 @@ Status run(const char* name, Mode mode, const ConstTensor& x, const Tensor* y, c
       if (!yb) return;
       const double scale = (prm.weight ? prm.weight[ch] : 1.0) / std::sqrt(var + prm.eps);
       const float beta = prm.bias ? prm.bias[ch] : 0.f;
+      const float hi = static_cast<float>(mean), lo = static_cast<float>(mean - hi);
       pieces(ch, a, e, [&](size_t off, size_t len) {
-        p.norm(xb + off * es, yb + off * es, len, static_cast<float>(mean), static_cast<float>(scale), nullptr,
-               nullptr, beta);
+        p.norm(xb + off * es, yb + off * es, len, hi, lo, static_cast<float>(scale), nullptr, nullptr, beta);
       });
     };
     run_rowwise(c, R, 3, stat_a, stat_b, apply);
   };
-  return rt::launch_fn(LaunchOptions{blocks, R.units * 2 * sizeof(double), name}, body);
+  return rt::launch_fn(LaunchOptions{blocks, R.units * 3 * sizeof(double), name}, body);
 }
 }  // namespace
 

@@ -1,7 +1,8 @@
 // LayerNorm and RMSNorm over the last axis (rowwise.h drives the phases).
 //
-//   LayerNorm  a: sum(x)  b: sum((x - mean)^2)  c: y = (x - mean) * rstd * w + b   (two-pass variance:
-//              no cancellation when |mean| >> std)
+//   LayerNorm  a: m0 = sum(x) / n   b: sum((x - m0)^2), sum(x - m0)   c: y = (x - mean) * rstd * w + b
+//              (corrected two-pass: mean = m0 + sum(x - m0) / n, var = sum((x - m0)^2) / n - (mean - m0)^2;
+//              no cancellation when |mean| >> std, and the f32 error of m0 is removed)
 //   RMSNorm    a: sum(x^2)                      c: y = x * rstd * w + b
 // Weight and bias given in x's 16-bit type are widened to f32 once per call (the kernels read f32 vectors).
 #include <cmath>
@@ -53,7 +54,8 @@ Status layer_norm(const ConstTensor& x, const Tensor& y, const NormParams& prm, 
 
   auto body = [&](BlockContext& c) {
     double* psum = c.workspace_as<double>();  // LayerNorm: sum(x); RMSNorm: sum(x^2)
-    double* pdev = psum + R.units;            // LayerNorm: sum((x - mean)^2)
+    double* pdev = psum + R.units;            // LayerNorm: sum((x - m0)^2), m0 = sum(x) / n
+    double* pcor = pdev + R.units;            // LayerNorm: sum(x - m0), corrects m0 (corrected two-pass)
     auto total = [&](const double* part, size_t row) {
       double s = 0;
       for (size_t k = 0; k < R.S; ++k) s += part[row * R.S + k];
@@ -62,21 +64,26 @@ Status layer_norm(const ConstTensor& x, const Tensor& y, const NormParams& prm, 
     auto at = [&](size_t row, size_t i) { return xb + (row * n + i) * es; };
     auto out = [&](size_t row, size_t i) { return yb + (row * n + i) * es; };
     auto stat_a = [&](size_t row, size_t b, size_t e, size_t u) {
-      psum[u] = rms ? p.sqdev(at(row, b), e - b, 0.f) : p.sum(at(row, b), e - b);
+      psum[u] = rms ? p.sqdev(at(row, b), e - b, 0.f, nullptr) : p.sum(at(row, b), e - b);
     };
     auto stat_b = [&](size_t row, size_t b, size_t e, size_t u) {
-      pdev[u] = p.sqdev(at(row, b), e - b, static_cast<float>(total(psum, row) * inv_n));
+      pdev[u] = p.sqdev(at(row, b), e - b, static_cast<float>(total(psum, row) * inv_n), &pcor[u]);
     };
     auto apply = [&](size_t row, size_t b, size_t e, size_t) {
-      const double mean = rms ? 0.0 : total(psum, row) * inv_n;
-      const double var = (rms ? total(psum, row) : total(pdev, row)) * inv_n;
+      double mean = 0, var = total(psum, row) * inv_n;
+      if (!rms) {
+        const double m0 = static_cast<float>(total(psum, row) * inv_n), delta = total(pcor, row) * inv_n;
+        mean = m0 + delta;
+        var = std::max(0.0, total(pdev, row) * inv_n - delta * delta);
+      }
       const float rstd = static_cast<float>(1.0 / std::sqrt(var + eps));
-      p.norm(at(row, b), out(row, b), e - b, static_cast<float>(mean), rstd, w ? w + b : nullptr,
+      const float hi = static_cast<float>(mean);
+      p.norm(at(row, b), out(row, b), e - b, hi, static_cast<float>(mean - hi), rstd, w ? w + b : nullptr,
              bias ? bias + b : nullptr, 0.f);
     };
     run_rowwise(c, R, rms ? 2 : 3, stat_a, stat_b, apply);
   };
-  return rt::launch_fn(LaunchOptions{blocks, R.units * 2 * sizeof(double), name}, body);
+  return rt::launch_fn(LaunchOptions{blocks, R.units * 3 * sizeof(double), name}, body);
 }
 
 }  // namespace tessera::kernel::ops

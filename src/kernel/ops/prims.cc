@@ -85,16 +85,16 @@ double Sum(const void* xv, size_t n) {
   return total;
 }
 
-template <typename T>
-double SqDev(const void* xv, size_t n, float shift) {
-  const T* x = static_cast<const T*>(xv);
+template <typename T, bool kDev>
+double SqDevImpl(const T* x, size_t n, float shift, double* dev) {
   const DF d;
   const size_t N = hn::Lanes(d);
   const auto vs = hn::Set(d, shift);
-  double total = 0.0;
+  double total = 0.0, dtotal = 0.0;
   for (size_t i = 0; i < n;) {
     const size_t end = std::min(n, i + kSumRun);
     auto a0 = hn::Zero(d), a1 = hn::Zero(d), a2 = hn::Zero(d), a3 = hn::Zero(d);
+    auto s0 = hn::Zero(d), s1 = hn::Zero(d);
     for (; i + 4 * N <= end; i += 4 * N) {
       const auto t0 = hn::Sub(LoadF(d, x + i), vs), t1 = hn::Sub(LoadF(d, x + i + N), vs);
       const auto t2 = hn::Sub(LoadF(d, x + i + 2 * N), vs), t3 = hn::Sub(LoadF(d, x + i + 3 * N), vs);
@@ -102,16 +102,33 @@ double SqDev(const void* xv, size_t n, float shift) {
       a1 = hn::MulAdd(t1, t1, a1);
       a2 = hn::MulAdd(t2, t2, a2);
       a3 = hn::MulAdd(t3, t3, a3);
+      if (kDev) {
+        s0 = hn::Add(s0, hn::Add(t0, t1));
+        s1 = hn::Add(s1, hn::Add(t2, t3));
+      }
     }
     for (; i + N <= end; i += N) {
       const auto t = hn::Sub(LoadF(d, x + i), vs);
       a0 = hn::MulAdd(t, t, a0);
+      if (kDev) s0 = hn::Add(s0, t);
     }
-    float tail = 0.f;
-    for (; i < end; ++i) tail += (ld(x + i) - shift) * (ld(x + i) - shift);
+    float tail = 0.f, dtail = 0.f;
+    for (; i < end; ++i) {
+      const float t = ld(x + i) - shift;
+      tail += t * t;
+      dtail += t;
+    }
     total += static_cast<double>(hn::GetLane(hn::SumOfLanes(d, hn::Add(hn::Add(a0, a1), hn::Add(a2, a3))))) + tail;
+    if (kDev) dtotal += static_cast<double>(hn::GetLane(hn::SumOfLanes(d, hn::Add(s0, s1)))) + dtail;
   }
+  if (kDev) *dev = dtotal;
   return total;
+}
+
+template <typename T>
+double SqDev(const void* x, size_t n, float shift, double* dev) {
+  return dev ? SqDevImpl<T, true>(static_cast<const T*>(x), n, shift, dev)
+             : SqDevImpl<T, false>(static_cast<const T*>(x), n, shift, nullptr);
 }
 
 template <typename T, bool kMax>
@@ -305,22 +322,23 @@ void AddC(const void* xv, void* yv, size_t n, float c) {
   for (; i < n; ++i) st(y + i, ld(x + i) + c);
 }
 
-// ---- normalisation: y = (x - shift) * scale * w + b + beta
+// ---- normalisation: y = ((x - shift) - lo) * scale * w + b + beta
 template <typename T, bool kW, bool kB>
-void NormImpl(const T* x, T* y, size_t n, float shift, float scale, const float* w, const float* b, float beta) {
+void NormImpl(const T* x, T* y, size_t n, float shift, float lo, float scale, const float* w, const float* b,
+              float beta) {
   const DF d;
   const size_t N = hn::Lanes(d);
-  const auto vsh = hn::Set(d, shift), vsc = hn::Set(d, scale), vbeta = hn::Set(d, beta);
+  const auto vsh = hn::Set(d, shift), vlo = hn::Set(d, lo), vsc = hn::Set(d, scale), vbeta = hn::Set(d, beta);
   size_t i = 0;
   for (; i + N <= n; i += N) {
-    auto t = hn::Mul(hn::Sub(LoadF(d, x + i), vsh), vsc);
+    auto t = hn::Mul(hn::Sub(hn::Sub(LoadF(d, x + i), vsh), vlo), vsc);
     if (kW && kB) t = hn::MulAdd(t, hn::LoadU(d, w + i), hn::LoadU(d, b + i));
     else if (kW) t = hn::Mul(t, hn::LoadU(d, w + i));
     else if (kB) t = hn::Add(t, hn::LoadU(d, b + i));
     StoreF(d, hn::Add(t, vbeta), y + i);
   }
   for (; i < n; ++i) {
-    float t = (ld(x + i) - shift) * scale;
+    float t = ((ld(x + i) - shift) - lo) * scale;
     if (kW) t *= w[i];
     if (kB) t += b[i];
     st(y + i, t + beta);
@@ -328,13 +346,14 @@ void NormImpl(const T* x, T* y, size_t n, float shift, float scale, const float*
 }
 
 template <typename T>
-void Norm(const void* xv, void* yv, size_t n, float shift, float scale, const float* w, const float* b, float beta) {
+void Norm(const void* xv, void* yv, size_t n, float shift, float lo, float scale, const float* w, const float* b,
+          float beta) {
   const T* x = static_cast<const T*>(xv);
   T* y = static_cast<T*>(yv);
-  if (w && b) NormImpl<T, true, true>(x, y, n, shift, scale, w, b, beta);
-  else if (w) NormImpl<T, true, false>(x, y, n, shift, scale, w, b, beta);
-  else if (b) NormImpl<T, false, true>(x, y, n, shift, scale, w, b, beta);
-  else NormImpl<T, false, false>(x, y, n, shift, scale, w, b, beta);
+  if (w && b) NormImpl<T, true, true>(x, y, n, shift, lo, scale, w, b, beta);
+  else if (w) NormImpl<T, true, false>(x, y, n, shift, lo, scale, w, b, beta);
+  else if (b) NormImpl<T, false, true>(x, y, n, shift, lo, scale, w, b, beta);
+  else NormImpl<T, false, false>(x, y, n, shift, lo, scale, w, b, beta);
 }
 
 template <typename T>

@@ -20,7 +20,9 @@ inline constexpr size_t kColTile = 4096; // columns per tile of the column kerne
 struct Prims {
   // Contiguous reductions of x[0, n).
   double (*sum)(const void* x, size_t n);
-  double (*sqdev)(const void* x, size_t n, float shift);  // sum of (x - shift)^2
+  // sum of (x - shift)^2; also stores sum of (x - shift) into *dev if dev != null (the correction term of
+  // the corrected two-pass variance: mean = shift + dev / n, var = sq / n - (dev / n)^2).
+  double (*sqdev)(const void* x, size_t n, float shift, double* dev);
   float (*max)(const void* x, size_t n);                  // NaN if any x is NaN; -inf when n == 0
   float (*min)(const void* x, size_t n);                  // NaN if any x is NaN; +inf when n == 0
   double (*prod)(const void* x, size_t n);                // in f64
@@ -35,9 +37,11 @@ struct Prims {
   void (*scale_f32)(const float* e, void* y, size_t n, float s);        // y = e * s
   void (*exp_scale)(const void* x, void* y, size_t n, float m, float s); // y = exp(x - m) * s
   void (*add)(const void* x, void* y, size_t n, float c);               // y = x + c
-  // y = (x - shift) * scale * w + b + beta   (w, b: f32 arrays of n, or null for 1 / 0)
-  void (*norm)(const void* x, void* y, size_t n, float shift, float scale, const float* w, const float* b,
-               float beta);
+  // y = ((x - shift) - shift_lo) * scale * w + b + beta   (w, b: f32 arrays of n, or null for 1 / 0).
+  // shift + shift_lo carries a mean to ~48 bits: x - shift is exact for x near the mean, so a large common
+  // offset (|mean| >> std) costs no accuracy.
+  void (*norm)(const void* x, void* y, size_t n, float shift, float shift_lo, float scale, const float* w,
+               const float* b, float beta);
   void (*to_f32)(const void* x, float* y, size_t n);
   void (*from_f32)(const float* x, void* y, size_t n);
   const char* target;  // Highway target name, for tessera-perf

@@ -1,0 +1,126 @@
+// Softmax / LogSoftmax against a double-precision reference.
+//
+// Tolerances (docs/kernel.md): softmax |got - want| <= 4 u_out |want| + 2e-6 |want| + tiny (f16: 2^-24);
+// log_softmax |got - want| <= 2 u_out |want| + 4e-6 (|x| + |max| + log(sum)) — the f32 error of x - m - lse.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <tuple>
+
+#include "kernel_test_util.h"
+#include "tessera/kernel.hpp"
+
+namespace tessera::kernel {
+namespace {
+
+using testing::Buf;
+using ::testing::HasSubstr;
+
+void check(DType dt, Shape shape, bool log, int blocks, double lo = -5, double hi = 5, bool in_place = false) {
+  SCOPED_TRACE(::testing::Message() << (log ? "log_softmax " : "softmax ") << dtype_name(dt) << " "
+                                    << to_string(shape) << " blocks " << blocks << (in_place ? " in place" : ""));
+  Buf x(dt, shape);
+  x.fill_uniform(11, lo, hi);
+  Buf y = x;
+  Buf x0 = x;
+  if (log) log_softmax(x.ct(), in_place ? x.t() : y.t(), {.block_num = blocks});
+  else softmax(x.ct(), in_place ? x.t() : y.t(), {.block_num = blocks});
+  const Buf& out = in_place ? x : y;
+  const size_t n = shape.rank == 0 ? 1 : static_cast<size_t>(shape.dims[shape.rank - 1]);
+  const size_t rows = n ? x0.size() / n : 0;
+  const double u = testing::unit_roundoff(dt);
+  const double tiny = dt == DType::kF16 ? 0x1p-24 : 1e-30;  // f16 subnormal spacing
+  for (size_t r = 0; r < rows; ++r) {
+    double m = -INFINITY, s = 0;
+    for (size_t i = 0; i < n; ++i) m = std::max(m, x0.get(r * n + i));
+    for (size_t i = 0; i < n; ++i) s += std::exp(x0.get(r * n + i) - m);
+    const double lse = m + std::log(s);
+    for (size_t i = 0; i < n; ++i) {
+      const double xi = x0.get(r * n + i), got = out.get(r * n + i);
+      if (log) {
+        const double want = xi - lse;
+        ASSERT_NEAR(got, want, 2 * u * std::fabs(want) + 4e-6 * (std::fabs(xi) + std::fabs(m) + std::log(s)))
+            << "row " << r << " col " << i;
+      } else {
+        const double want = std::exp(xi - lse);
+        ASSERT_NEAR(got, want, (4 * u + 2e-6) * want + tiny) << "row " << r << " col " << i;
+      }
+    }
+  }
+}
+
+class SoftmaxTest : public ::testing::TestWithParam<std::tuple<DType, int>> {};
+
+TEST_P(SoftmaxTest, MatchesReference) {
+  auto [dt, blocks] = GetParam();
+  for (bool log : {false, true}) {
+    for (Shape s : {Shape{}, Shape{1}, Shape{1, 1}, Shape{3, 7}, Shape{65, 1000}, Shape{2, 3, 33}, Shape{5, 0}, Shape{0, 5}})
+      check(dt, s, log, blocks);
+    check(dt, Shape{2, 40001}, log, blocks);          // fewer rows than blocks: rows split, partials combined
+    check(dt, Shape{3, 300000}, log, blocks, -3, 3);  // rows longer than the scratch
+    check(dt, Shape{9, 513}, log, blocks, -80, 80);   // wide range: exp underflows for most entries
+    check(dt, Shape{17, 100}, log, blocks, -5, 5, /*in_place=*/true);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Types, SoftmaxTest,
+                         ::testing::Combine(::testing::Values(DType::kF32, DType::kF16, DType::kBF16),
+                                            ::testing::Values(1, 2, 3)),
+                         [](const auto& info) {
+                           return std::string(dtype_name(std::get<0>(info.param))) + "_b" +
+                                  std::to_string(std::get<1>(info.param));
+                         });
+
+TEST(Softmax, LargeLogitsAreStableAndNonFiniteRowsBecomeNaN) {
+  Buf x(DType::kF32, Shape{4, 3});
+  const double inf = INFINITY, nan = NAN;
+  const double v[] = {1000, 1001, 999, /*NaN*/ 1, nan, 2, /*+inf*/ 1, inf, 0, /*-inf only*/ -inf, -inf, -inf};
+  for (size_t i = 0; i < 12; ++i) x.set(i, v[i]);
+  Buf y(DType::kF32, Shape{4, 3});
+  softmax(x.ct(), y.t());
+  const double s = std::exp(-1.0) + 1 + std::exp(-2.0);
+  EXPECT_NEAR(y.get(0), std::exp(-1.0) / s, 1e-6);
+  EXPECT_NEAR(y.get(1), 1 / s, 1e-6);
+  for (size_t i = 3; i < 12; ++i) EXPECT_TRUE(std::isnan(y.get(i))) << i;
+
+  Buf z(DType::kF32, Shape{1, 3});
+  z.set(0, -inf);
+  z.set(1, 0);
+  z.set(2, 0);
+  Buf w(DType::kF32, Shape{1, 3});
+  softmax(z.ct(), w.t());
+  EXPECT_EQ(w.get(0), 0);
+  EXPECT_NEAR(w.get(1), 0.5, 1e-7);
+  log_softmax(z.ct(), w.t());
+  EXPECT_EQ(w.get(0), -inf);
+  EXPECT_NEAR(w.get(1), -std::log(2.0), 1e-7);
+}
+
+TEST(Softmax, IdenticalRunToRun) {
+  Buf x(DType::kBF16, Shape{3, 50000});
+  x.fill_uniform(5, -4, 4);
+  Buf a(DType::kBF16, x.shape), b(DType::kBF16, x.shape);
+  softmax(x.ct(), a.t(), {.block_num = 4});
+  softmax(x.ct(), b.t(), {.block_num = 4});
+  EXPECT_EQ(a.bytes, b.bytes);
+}
+
+TEST(SoftmaxErrors, BadInputs) {
+  Buf x(DType::kF32, Shape{4, 6});
+  Buf y(DType::kF32, Shape{4, 5});
+  try {
+    softmax(x.ct(), y.t());
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("softmax: y.shape [4,5] differs from x.shape [4,6]"));
+  }
+  EXPECT_THROW(log_softmax(ConstTensor{nullptr, DType::kF32, Shape{2}}, y.t()), Error);
+  Buf yh(DType::kF16, Shape{4, 6});
+  EXPECT_THROW(softmax(x.ct(), yh.t()), Error);
+  EXPECT_THROW(softmax(x.ct(), x.t(), {.block_num = 0}), Error);
+}
+
+}  // namespace
+}  // namespace tessera::kernel
