@@ -1,0 +1,5 @@
+# Programs driven by tests/scripts/{bad_input,pe_death}_test.sh: they are expected to fail, in known ways.
+add_executable(pe_bad_input ${CMAKE_CURRENT_SOURCE_DIR}/pe/bad_input.cc)
+target_link_libraries(pe_bad_input PRIVATE tessera_internal)
+add_executable(pe_barrier_loop ${CMAKE_CURRENT_SOURCE_DIR}/pe/barrier_loop.c)
+target_link_libraries(pe_barrier_loop PRIVATE tessera)

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Bad input gets one clear message naming the value and the limit, and the job ends non-zero.
+set -u
+build=${1:?build dir}
+run="$build/bin/tessera-run"
+prog="$build/bin/pe_bad_input"
+fails=0 passes=0
+shm_before=$(ls /dev/shm | grep -c '^tessera-' || true)
+
+# expect <case> <npes> <expected exit: nonzero|N> <regex> [env K=V...]
+expect() {
+  local name=$1 n=$2 want=$3 re=$4; shift 4
+  local envs=() e
+  for e in "$@"; do envs+=(--env "$e"); done
+  out=$(timeout 60 "$run" -n "$n" --timeout 30 "${envs[@]}" "$prog" "$name" 2>&1 </dev/null)
+  rc=$?
+  local ok=1
+  if [ "$want" = nonzero ]; then [ $rc -ne 0 ] || ok=0; else [ $rc -eq "$want" ] || ok=0; fi
+  echo "$out" | grep -Eq -- "$re" || ok=0
+  if [ $ok = 1 ]; then passes=$((passes+1)); echo "ok   $name"
+  else fails=$((fails+1)); echo "FAIL $name (exit $rc, wanted $want, pattern '$re')"; echo "$out" | sed 's/^/     | /'; fi
+}
+
+expect pe_too_big          2 nonzero "shmem_long_put: PE 2 is out of range: the job has 2 PEs \(0\.\.1\)"
+expect pe_negative         2 nonzero "shmem_long_get: PE -1 is out of range"
+expect dest_not_symmetric  2 nonzero "shmem_long_put: address 0x[0-9a-f]+ \(8 bytes\) is outside the symmetric heap"
+expect source_not_symmetric 2 nonzero "shmem_long_get: address .* \(32 bytes\) is outside the symmetric heap"
+expect past_heap_end       1 nonzero "shmem_putmem: address .* bytes\) is outside the symmetric heap"
+expect null_source         2 nonzero "shmem_putmem: source is a null pointer with a size of 8 bytes"
+expect count_overflow      2 nonzero "shmem_long_put: [0-9]+ elements of 8 bytes overflow the address space"
+expect bad_cmp             1 nonzero "comparison 99 is not one of SHMEM_CMP_EQ"
+expect wait_not_symmetric  1 nonzero "shmem_long_wait_until: address .* is outside the symmetric heap"
+expect misaligned_atomic   2 nonzero "shmem_long_atomic_add: address .* is not aligned to 8 bytes"
+expect free_not_heap       2 nonzero "shmem_free: 0x[0-9a-f]+ is not a block returned by shmem_malloc"
+expect bad_signal_op       2 nonzero "signal operation 7 is neither SHMEM_SIGNAL_SET"
+expect zero_stride         2 nonzero "stride 0 must be at least 1"
+expect ctx_after_destroy   2 nonzero "context 0x[0-9a-f]+ was used after shmem_ctx_destroy"
+expect invalid_team        2 nonzero "team is SHMEM_TEAM_INVALID"
+expect before_init         1 nonzero "called before shmem_init"
+expect alloc_size_mismatch 2 nonzero "this PE asked for 256 bytes but PE 0 asked for 128" TESSERA_CHECK_ALLOC=1
+expect heap_exhausted      2 3       "cannot allocate 17592186044416 bytes: symmetric heap has .* free" SHMEM_DEBUG=1
+expect wait_timeout        2 nonzero "PE [01]: timed out after 1\.[0-9] s \(TESSERA_TIMEOUT=1\) waiting for shmem_long_wait_until: .* == 42, value seen 0" TESSERA_TIMEOUT=1
+expect bad_size_suffix     1 nonzero "environment: SHMEM_SYMMETRIC_SIZE=\"12Q\": unknown size suffix" SHMEM_SYMMETRIC_SIZE=12Q
+expect size_over_limit     1 nonzero "SHMEM_SYMMETRIC_SIZE=100 TiB: larger than the limit of 64 TiB" SHMEM_SYMMETRIC_SIZE=100T
+expect bad_timeout         1 nonzero "TESSERA_TIMEOUT=\"soon\": expected a number" TESSERA_TIMEOUT=soon
+expect unknown_variable    1 nonzero "unknown variable TESSERA_TIMEOUTT" TESSERA_TIMEOUTT=5
+expect no_finalize         3 nonzero "tessera-run: PE 2 exited without calling shmem_finalize; ending the job"
+expect global_exit         3 7       "tessera-run: PE 0 called shmem_global_exit\(7\); ending the job"
+expect wrong_secret        2 0       "refused a bootstrap connection that did not present the job's secret"
+
+# The launcher's own arguments.
+out=$("$run" -n 2 --env NOEQUALS "$prog" x 2>&1); rc=$?
+if [ $rc -ne 0 ] && echo "$out" | grep -q "expected K=V, got 'NOEQUALS'"; then passes=$((passes+1)); echo "ok   launcher_bad_env"
+else fails=$((fails+1)); echo "FAIL launcher_bad_env: $out"; fi
+out=$("$run" -n 0 "$prog" x 2>&1); rc=$?
+if [ $rc -ne 0 ] && echo "$out" | grep -q "0 not in range"; then passes=$((passes+1)); echo "ok   launcher_zero_pes"
+else fails=$((fails+1)); echo "FAIL launcher_zero_pes: $out"; fi
+out=$("$run" -n 1 /nonexistent/program 2>&1); rc=$?
+if [ $rc -eq 127 ] && echo "$out" | grep -q "cannot start /nonexistent/program: No such file"; then passes=$((passes+1)); echo "ok   launcher_missing_program"
+else fails=$((fails+1)); echo "FAIL launcher_missing_program (exit $rc): $out"; fi
+
+shm_after=$(ls /dev/shm | grep -c '^tessera-' || true)
+if [ "$shm_after" -gt "$shm_before" ]; then fails=$((fails+1)); echo "FAIL shared-memory objects left behind: $(ls /dev/shm | grep '^tessera-')"; fi
+echo "$passes passed, $fails failed"
+[ $fails -eq 0 ]
