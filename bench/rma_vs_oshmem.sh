@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Tessera vs Open MPI's OSHMEM, side by side in one run, on the same benchmark source (bench/rma/rma_bench.c).
+#   bench/rma_vs_oshmem.sh [build-dir] [max-size]
+# Prints both tables and the ratios the foundation issue targets.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+build=${1:-$here/../build}
+max=${2:-64M}
+bash "$here/../scripts/install-deps.sh" bench
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+oshcc -O2 -o "$tmp/rma_oshmem" "$here/rma/rma_bench.c" "$here/rma/rma_bench_main.c"
+
+echo "== Open MPI OSHMEM (oshrun -np 2) =="
+SHMEM_SYMMETRIC_SIZE=512M oshrun --oversubscribe --mca osc ^rdma -np 2 "$tmp/rma_oshmem" -e "$max" -f 4 --json \
+  > "$tmp/oshmem.json" 2> "$tmp/oshmem.err" || { cat "$tmp/oshmem.err"; exit 1; }
+echo "== Tessera (tessera-run -n 2 tessera-perf rma) =="
+SHMEM_SYMMETRIC_SIZE=512M "$build/bin/tessera-run" -n 2 "$build/bin/tessera-perf" rma -e "$max" -f 4 --json \
+  > "$tmp/tessera.json"
+
+python3 - "$tmp/tessera.json" "$tmp/oshmem.json" <<'PY'
+import json, sys
+t, o = (json.load(open(p)) for p in sys.argv[1:3])
+rows_t = {r["size"]: r for r in t["rma"]}
+rows_o = {r["size"]: r for r in o["rma"]}
+cols = [("put_lat_us", "put+quiet us", False), ("pingpong_us", "ping-pong us", False),
+        ("put_bw_GBps", "put bw GB/s", True), ("get_lat_us", "get us", False)]
+print(f"{'size':>10} " + " ".join(f"{name:>28}" for _, name, _ in cols) + f" {'memcpy GB/s':>12}")
+print(f"{'':>10} " + " ".join(f"{'tessera / oshmem (ratio)':>28}" for _ in cols))
+for size in sorted(rows_t):
+    if size not in rows_o: continue
+    a, b = rows_t[size], rows_o[size]
+    cells = []
+    for key, _, higher in cols:
+        r = a[key] / b[key] if b[key] else float("nan")
+        cells.append(f"{a[key]:9.3f} / {b[key]:9.3f} ({r:5.2f}x)")
+    print(f"{size:>10} " + " ".join(f"{c:>28}" for c in cells) + f" {a['memcpy_GBps']:12.2f}")
+print(f"fetch-add us: tessera {t['fadd_lat_us']:.4f} / oshmem {o['fadd_lat_us']:.4f} "
+      f"({t['fadd_lat_us'] / o['fadd_lat_us']:.2f}x)")
+
+def target(name, ok, detail):
+    print(f"  [{'met ' if ok else 'MISS'}] {name}: {detail}")
+print("Targets (issue 2):")
+s8, m1, m64 = rows_t.get(8), rows_t.get(1 << 20), rows_t.get(64 << 20)
+o8, om1, om64 = rows_o.get(8), rows_o.get(1 << 20), rows_o.get(64 << 20)
+if s8 and o8:
+    target("8 B put+quiet no slower than OSHMEM", s8["put_lat_us"] <= o8["put_lat_us"],
+           f"{s8['put_lat_us']:.3f} vs {o8['put_lat_us']:.3f} us ({s8['put_lat_us']/o8['put_lat_us']:.2f}x)")
+    target("8 B ping-pong at most 0.5x OSHMEM", s8["pingpong_us"] <= 0.5 * o8["pingpong_us"],
+           f"{s8['pingpong_us']:.3f} vs {o8['pingpong_us']:.3f} us ({s8['pingpong_us']/o8['pingpong_us']:.2f}x)")
+for sz, a, b in ((1 << 20, m1, om1), (64 << 20, m64, om64)):
+    if a and b:
+        target(f"{sz >> 20} MiB put bandwidth at least 1.2x OSHMEM", a["put_bw_GBps"] >= 1.2 * b["put_bw_GBps"],
+               f"{a['put_bw_GBps']:.2f} vs {b['put_bw_GBps']:.2f} GB/s ({a['put_bw_GBps']/b['put_bw_GBps']:.2f}x)")
+if m64:
+    target("64 MiB put bandwidth at least 0.9x memcpy", m64["put_bw_GBps"] >= 0.9 * m64["memcpy_GBps"],
+           f"{m64['put_bw_GBps']:.2f} vs memcpy {m64['memcpy_GBps']:.2f} GB/s ({m64['put_bw_GBps']/m64['memcpy_GBps']:.2f}x)")
+PY
