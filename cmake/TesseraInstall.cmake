@@ -20,7 +20,7 @@ set(_tessera_cmake_dir ${CMAKE_INSTALL_LIBDIR}/cmake/Tessera)
 install(EXPORT TesseraTargets NAMESPACE Tessera:: DESTINATION ${_tessera_cmake_dir})
 configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/TesseraConfig.cmake.in
                               ${CMAKE_CURRENT_BINARY_DIR}/TesseraConfig.cmake
-                              INSTALL_DESTINATION ${_tessera_cmake_dir})
+                              INSTALL_DESTINATION ${_tessera_cmake_dir} PATH_VARS CMAKE_INSTALL_BINDIR)
 write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/TesseraConfigVersion.cmake
                                  VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/TesseraConfig.cmake ${CMAKE_CURRENT_BINARY_DIR}/TesseraConfigVersion.cmake

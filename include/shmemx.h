@@ -1,0 +1,53 @@
+/* Tessera's OpenSHMEM extensions (shmemx_*), in the place other implementations keep theirs.
+ *
+ * - shmemx_wtime(): wall-clock seconds (monotonic clock), as in SOS and OSSS.
+ * - shmemx_ names other implementations used for features that OpenSHMEM 1.6 standardised, mapped to the
+ *   1.6 routines Tessera provides in shmem.h: signal_add/signal_set, pe_quiet, team_ptr, ibput/ibget (mem
+ *   forms) and the sum scans. Programs written against those shmemx_ names build unchanged. */
+#ifndef TESSERA_SHMEMX_H
+#define TESSERA_SHMEMX_H
+
+#include <shmem.h>
+#include <time.h>
+
+static inline double shmemx_wtime(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+#define shmemx_signal_add shmem_signal_add
+#define shmemx_ctx_signal_add shmem_ctx_signal_add
+#define shmemx_signal_set shmem_signal_set
+#define shmemx_ctx_signal_set shmem_ctx_signal_set
+#define shmemx_pe_quiet shmem_pe_quiet
+#define shmemx_ctx_pe_quiet shmem_ctx_pe_quiet
+#define shmemx_team_ptr shmem_team_ptr
+
+/* Scans: shmemx_<TYPENAME>_sum_inscan / _exscan for the common types. */
+#define shmemx_int_sum_inscan shmem_int_sum_inscan
+#define shmemx_int_sum_exscan shmem_int_sum_exscan
+#define shmemx_long_sum_inscan shmem_long_sum_inscan
+#define shmemx_long_sum_exscan shmem_long_sum_exscan
+#define shmemx_longlong_sum_inscan shmem_longlong_sum_inscan
+#define shmemx_longlong_sum_exscan shmem_longlong_sum_exscan
+#define shmemx_uint_sum_inscan shmem_uint_sum_inscan
+#define shmemx_uint_sum_exscan shmem_uint_sum_exscan
+#define shmemx_ulong_sum_inscan shmem_ulong_sum_inscan
+#define shmemx_ulong_sum_exscan shmem_ulong_sum_exscan
+#define shmemx_int32_sum_inscan shmem_int32_sum_inscan
+#define shmemx_int32_sum_exscan shmem_int32_sum_exscan
+#define shmemx_int64_sum_inscan shmem_int64_sum_inscan
+#define shmemx_int64_sum_exscan shmem_int64_sum_exscan
+#define shmemx_uint32_sum_inscan shmem_uint32_sum_inscan
+#define shmemx_uint32_sum_exscan shmem_uint32_sum_exscan
+#define shmemx_uint64_sum_inscan shmem_uint64_sum_inscan
+#define shmemx_uint64_sum_exscan shmem_uint64_sum_exscan
+#define shmemx_size_sum_inscan shmem_size_sum_inscan
+#define shmemx_size_sum_exscan shmem_size_sum_exscan
+#define shmemx_float_sum_inscan shmem_float_sum_inscan
+#define shmemx_float_sum_exscan shmem_float_sum_exscan
+#define shmemx_double_sum_inscan shmem_double_sum_inscan
+#define shmemx_double_sum_exscan shmem_double_sum_exscan
+
+#endif /* TESSERA_SHMEMX_H */
