@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# make demo: Tessera's main job on local PEs. ring_pass (put-with-signal around a ring, verified), the
+# one-sided benchmark, then the collective sweep and the operator benchmark when they are built.
+set -euo pipefail
+build=${1:-build}
+n=${2:-4}
+run="$build/bin/tessera-run"
+perf="$build/bin/tessera-perf"
+export SHMEM_SYMMETRIC_SIZE=${SHMEM_SYMMETRIC_SIZE:-1G}
+
+echo "== ring_pass on $n PEs =="
+"$run" -n "$n" "$build/bin/ring_pass" 2000 4096
+
+echo
+echo "== tessera-perf rma on $n PEs (PE 0 -> PE 1; $n PEs share $(nproc) cores) =="
+"$run" -n "$n" "$perf" rma -b 8 -e 64M -f 4
+
+if "$perf" --help | grep -q '^  allreduce '; then
+  echo
+  echo "== tessera-perf allreduce on $n PEs (float32 sum; out-of-place and in-place, checked) =="
+  "$run" -n "$n" "$perf" allreduce -b 8 -e 64M -f 4 -c 1
+fi
+if "$perf" --help | grep -q '^  ops '; then
+  echo
+  echo "== tessera-perf ops (reduction operators on one PE, 2 blocks) =="
+  "$perf" ops --quick
+fi
