@@ -211,4 +211,45 @@ void batch_norm_train(ConstTensor x, Tensor y, const BatchNormParams& p, float* 
 // Inference: normalises with p.running_mean / p.running_var.
 void batch_norm_infer(ConstTensor x, Tensor y, const BatchNormParams& p, const OpOptions& opts = {});
 
+// ---------------------------------------------------------------------------------------------------------
+// Kernel-initiated communication (needs an initialised OpenSHMEM job: shmem_init or tessera::init).
+
+// Block-cooperative put: called by every block of a kernel with the same arguments; block b copies its
+// share (contiguous, 64-byte aligned cuts) of [src, src + bytes) to the symmetric `dest` on PE `pe`
+// (shmem_putmem_signal), adding the size of its share to the symmetric signal `sig` on `pe`
+// (SHMEM_SIGNAL_ADD). The target knows the whole transfer has arrived when `sig` has grown by `bytes`
+// (shmem_signal_wait_until(sig, SHMEM_CMP_GE, old + bytes)), whatever block count the sender used.
+// sig may be null: then completion is by shmem_quiet() in each block (before it returns from the call).
+void coop_put(BlockContext& b, void* dest, const void* src, size_t bytes, uint64_t* sig, int pe);
+
+// Softmax / LogSoftmax over a last dimension sharded across the PEs of the job (the vocabulary-parallel
+// pattern): PE p holds columns [c_p, c_p + n_p) of every row, x = [rows, n_p] (n_p may differ between PEs and
+// may be 0). In one kernel launch per PE, blocks compute their rows' local max, put it to every PE's
+// exchange buffer with put-with-signal, wait for the peers' partials, and do the same for the sum of
+// exponentials: no collective call. Every PE gets bit-identical row statistics (partials are combined in PE
+// order). lse (optional, f32 [rows]) receives the log-sum-exp of each full row.
+// Collective: every PE creates the object with the same max_rows and calls run() with the same rows, in the
+// same order. The destructor frees the symmetric buffers (collective, shmem_free).
+class ShardedSoftmax {
+ public:
+  explicit ShardedSoftmax(int64_t max_rows);
+  ~ShardedSoftmax();
+  ShardedSoftmax(const ShardedSoftmax&) = delete;
+  ShardedSoftmax& operator=(const ShardedSoftmax&) = delete;
+
+  void softmax(ConstTensor x, Tensor y, float* lse = nullptr, const OpOptions& opts = {});
+  void log_softmax(ConstTensor x, Tensor y, float* lse = nullptr, const OpOptions& opts = {});
+  int64_t max_rows() const { return max_rows_; }
+
+ private:
+  void run(ConstTensor x, Tensor y, float* lse, bool log, const OpOptions& opts);
+  int64_t max_rows_ = 0;
+  int n_pes_ = 1;
+  int my_pe_ = 0;
+  uint64_t received_ = 0;       // rows received per signal so far (sum of rows * n_pes over calls; same on every PE)
+  float* part_max_ = nullptr;   // symmetric [n_pes][max_rows]: slot p holds PE p's partial max per row
+  double* part_sum_ = nullptr;  // symmetric [n_pes][max_rows]
+  uint64_t* sig_ = nullptr;     // symmetric [2]: rows received (max, sum), cumulative over calls
+};
+
 }  // namespace tessera::kernel

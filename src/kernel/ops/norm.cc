@@ -81,7 +81,7 @@ Status layer_norm(const ConstTensor& x, const Tensor& y, const NormParams& prm, 
       p.norm(at(row, b), out(row, b), e - b, hi, static_cast<float>(mean - hi), rstd, w ? w + b : nullptr,
              bias ? bias + b : nullptr, 0.f);
     };
-    run_rowwise(c, R, rms ? 2 : 3, stat_a, stat_b, apply);
+    run_rowwise(c, R, rms ? 2 : 3, stat_a, stat_b, apply, n * es <= (256u << 10) ? xb : nullptr, n * es);
   };
   return rt::launch_fn(LaunchOptions{blocks, R.units * 3 * sizeof(double), name}, body);
 }

@@ -29,13 +29,23 @@ inline RowSplit plan_rows(size_t rows, size_t n, int blocks, size_t min_seg) {
   return r;
 }
 
+// Asks the L2 to fetch [p, p + bytes) (the next row, while this one is computed from L1: overlaps the
+// compute-heavy phases with the memory stream instead of alternating between them).
+inline void prefetch_l2(const void* p, size_t bytes) {
+  const char* c = static_cast<const char*>(p);
+  for (size_t i = 0; i < bytes; i += 64) __builtin_prefetch(c + i, 0, 2);
+}
+
+// row_bytes/base: when set (S == 1 only), row u + 1 is prefetched into L2 before phases b and c of row u.
 template <typename A, typename B, typename C>
-void run_rowwise(BlockContext& ctx, const RowSplit& R, int phases, A&& a, B&& b, C&& c) {
+void run_rowwise(BlockContext& ctx, const RowSplit& R, int phases, A&& a, B&& b, C&& c, const char* base = nullptr,
+                 size_t row_bytes = 0) {
   auto [u0, u1] = split(R.units, ctx.block_num(), ctx.block_idx());
   auto range = [&](size_t u) { return split(R.n, static_cast<int>(R.S), static_cast<int>(u % R.S)); };
   if (R.S == 1) {
     for (size_t u = u0; u < u1; ++u) {
       a(u, size_t{0}, R.n, u);
+      if (base && u + 1 < u1) prefetch_l2(base + (u + 1) * row_bytes, row_bytes);
       if (phases > 2) b(u, size_t{0}, R.n, u);
       c(u, size_t{0}, R.n, u);
     }

@@ -75,7 +75,8 @@ Status softmax(const ConstTensor& x, const Tensor& y, bool log, const OpOptions&
           if (log) p.add(xb + at(row, b), yb + at(row, b), len, static_cast<float>(-(m + std::log(s))));
           else if (keep_exp) p.scale_f32(e, yb + at(row, b), len, static_cast<float>(1.0 / s));
           else p.exp_scale(xb + at(row, b), yb + at(row, b), len, static_cast<float>(m), static_cast<float>(1.0 / s));
-        });
+        },
+        n * es <= (256u << 10) ? xb : nullptr, n * es);
   };
   return rt::launch_fn(LaunchOptions{blocks, ws, name}, body);
 }

@@ -1,0 +1,130 @@
+#!/usr/bin/python3
+"""Tessera kernel operators vs PyTorch 1.13 CPU operators, measured side by side in one run.
+
+Runs `tessera-perf ops --json` (which also measures this machine's read and copy bandwidth in the same
+process), then the same operators, shapes and dtypes with torch on 2 threads (preallocated outputs where
+torch has an out= form), and prints, per row: both times, the speedup, and each side's fraction of the
+bandwidth bound measured by tessera-perf a few seconds earlier.
+
+  bench/ops_vs_torch.py [--perf build/bin/tessera-perf] [--mib 256] [--iters 5] [--blocks 2] [--dtypes f32,bf16]
+
+Needs Debian's python3-torch (/usr/bin/python3); torch starts with 1 thread here, so we set 2 explicitly.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import torch
+
+
+def best_of(fn, iters):
+    fn()  # warm-up
+    times = []
+    for _ in range(iters):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    times.sort()
+    return times[0], times[len(times) // 2]
+
+
+def parse_shape(s):
+    return [int(v) for v in s.strip("[]").split(",") if v]
+
+
+def torch_case(op, dtype, shape):
+    """Returns a zero-argument callable running `op` with torch, or None when torch lacks it for dtype."""
+    x = (torch.rand(shape, dtype=torch.float32) * 4 - 2).to(dtype)
+    eps = 1e-5
+    if op == "sum_all":
+        return lambda: torch.sum(x)
+    if op == "sum_rows":
+        y = torch.empty(shape[0], dtype=dtype)
+        return lambda: torch.sum(x, dim=1, out=y)
+    if op == "sum_cols":
+        y = torch.empty(shape[1], dtype=dtype)
+        return lambda: torch.sum(x, dim=0, out=y)
+    if op == "max_rows":
+        y = torch.empty(shape[0], dtype=dtype)
+        return lambda: torch.amax(x, dim=1, out=y)
+    if op == "softmax":
+        y = torch.empty_like(x)
+        return lambda: torch.ops.aten._softmax.out(x, -1, False, out=y)
+    if op == "log_softmax":
+        y = torch.empty_like(x)
+        return lambda: torch.ops.aten._log_softmax.out(x, -1, False, out=y)
+    if op == "layer_norm":
+        w = torch.full((shape[-1],), 1.1, dtype=dtype)
+        b = torch.full((shape[-1],), 0.1, dtype=dtype)
+        return lambda: torch.nn.functional.layer_norm(x, (shape[-1],), w, b, eps)
+    if op == "rms_norm":  # torch 1.13 has no fused RMSNorm: the usual composite
+        w = torch.full((shape[-1],), 1.1, dtype=dtype)
+        return lambda: x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * w
+    if op == "batch_norm_train":
+        c = shape[1]
+        rm, rv = torch.zeros(c), torch.ones(c)
+        w, b = torch.ones(c), torch.zeros(c)
+        return lambda: torch.nn.functional.batch_norm(x, rm, rv, w, b, training=True, momentum=0.1, eps=eps)
+    raise ValueError(op)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    here = os.path.dirname(os.path.abspath(__file__))
+    ap.add_argument("--perf", default=os.path.join(here, "..", "build", "bin", "tessera-perf"))
+    ap.add_argument("--mib", type=float, default=256)
+    ap.add_argument("--iters", type=int, default=5)
+    ap.add_argument("--blocks", type=int, default=2)
+    ap.add_argument("--threads", type=int, default=2, help="torch threads (default 2, the blocks of the CPU)")
+    ap.add_argument("--dtypes", default="f32,bf16")
+    ap.add_argument("--only", default="")
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads)
+
+    with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
+        jpath = f.name
+    cmd = [args.perf, "ops", "--mib", str(args.mib), "--iters", str(args.iters), "--blocks", str(args.blocks),
+           "--dtypes", args.dtypes, "--json", jpath]
+    if args.only:
+        cmd += ["--only", args.only]
+    print("# running:", " ".join(cmd), flush=True)
+    perf_out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    print("\n".join("#   " + l for l in perf_out.splitlines() if l.startswith("  launch") or l.startswith("  grid")
+                    or "bandwidth" in l))
+    rows = [json.loads(l) for l in open(jpath)]
+    os.unlink(jpath)
+    bw = next(r for r in rows if r["kind"] == "bandwidth")
+
+    tdt = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16}
+    print(f"# torch {torch.__version__}, {torch.get_num_threads()} threads; tessera {args.blocks} blocks; "
+          f"read {bw['read_gbs']:.1f} GB/s, copy {bw['copy_gbs']:.1f} GB/s (tessera-perf, same run)")
+    hdr = f"{'op':<17}{'dtype':<6}{'shape':<18}{'tessera ms':>11}{'torch ms':>10}{'speedup':>9}" \
+          f"{'bound':>7}{'tessera':>9}{'torch':>7}"
+    print(hdr)
+    for r in rows:
+        if r["kind"] != "op":
+            continue
+        shape = parse_shape(r["shape"])
+        try:
+            fn = torch_case(r["op"], tdt[r["dtype"]], shape)
+            tbest, _ = best_of(fn, args.iters)
+        except RuntimeError as e:  # e.g. "not implemented for 'Half'"
+            tbest = None
+        bound_s = r["bytes"] / (r["bound_gbs"] * 1e9)
+        ours = bound_s / r["best_s"]
+        if tbest is None:
+            print(f"{r['op']:<17}{r['dtype']:<6}{r['shape']:<18}{r['best_s']*1e3:>11.2f}{'n/a':>10}{'':>9}"
+                  f"{r['bound']:>7}{ours:>9.2f}{'n/a':>7}")
+            continue
+        print(f"{r['op']:<17}{r['dtype']:<6}{r['shape']:<18}{r['best_s']*1e3:>11.2f}{tbest*1e3:>10.2f}"
+              f"{tbest/r['best_s']:>8.2f}x{r['bound']:>7}{ours:>9.2f}{bound_s/tbest:>7.2f}", flush=True)
+    print("# bound: read = input bytes / read bandwidth; copy = (input + output bytes) / copy bandwidth (counted "
+          "read + write). tessera/torch columns: fraction of that bound reached (best of --iters).")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
