@@ -1,7 +1,7 @@
 # Install and packaging rules (included at the end of the top-level CMakeLists.txt).
 #
 # `cmake --install <build> --prefix <p>` installs
-#   <p>/include/{shmem.h,shmemx.h,aclshmem.h,tessera/...}   public headers
+#   <p>/include/{shmem.h,shmemx.h,aclshmem.h,mpp/,tessera/}   public headers
 #   <p>/lib/libtessera.so*                                    the library (tools find it through $ORIGIN/../lib)
 #   <p>/bin/tessera-run, tessera-cc, tessera-c++, ...         launcher, compiler wrappers, tools
 #   <p>/lib/cmake/Tessera/                                    find_package(Tessera) -> Tessera::tessera
@@ -15,6 +15,8 @@ install(TARGETS tessera EXPORT TesseraTargets
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
         FILES_MATCHING PATTERN "*.h" PATTERN "*.hpp")
+# <mpp/shmem.h> and <mpp/shmemx.h>: the SGI header directory the specification still requires.
+install(DIRECTORY ${CMAKE_CURRENT_LIST_DIR}/compat/mpp DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 
 set(_tessera_cmake_dir ${CMAKE_INSTALL_LIBDIR}/cmake/Tessera)
 install(EXPORT TesseraTargets NAMESPACE Tessera:: DESTINATION ${_tessera_cmake_dir})

@@ -134,6 +134,10 @@ void shmem_set_cache_line_inv(void* dest);
 void shmem_udcflush(void);
 void shmem_udcflush_line(void* dest);
 
+/* ---- Deprecated: untyped (long) point-to-point waits; in C11 the generic names below take precedence ---- */
+void shmem_wait_until(long* ivar, int cmp, long cmp_value);
+void shmem_wait(long* ivar, long cmp_value);
+
 /* ---- Deprecated: atomic names before 1.4 ---- */
 #define TESSERA_OLD_AMO_STD_TYPES(X) X(int, int) X(long, long) X(long long, longlong)
 #define TESSERA_OLD_AMO_EXT_TYPES(X) TESSERA_OLD_AMO_STD_TYPES(X) X(float, float) X(double, double)

@@ -34,6 +34,9 @@ void shmem_udcflush_line(void* dest) {}
 
 void shmem_pcontrol(int level, ...) {}
 
+void shmem_wait_until(long* ivar, int cmp, long cmp_value) { shmem_long_wait_until(ivar, cmp, cmp_value); }
+void shmem_wait(long* ivar, long cmp_value) { shmem_long_wait(ivar, cmp_value); }
+
 #define TS_DEF_OLD_AMO_STD(T, N)                                                                              \
   T shmem_##N##_cswap(T* dest, T cond, T value, int pe) {                                                     \
     return shmem_##N##_atomic_compare_swap(dest, cond, value, pe);                                            \

@@ -12,7 +12,7 @@ fail=0
 die() { echo "FAIL: $*"; exit 1; }
 
 cmake --install "$build" --prefix "$prefix" > "$work/install.log" 2>&1 || { cat "$work/install.log"; die "cmake --install"; }
-for f in include/shmem.h include/shmemx.h include/tessera/shmem_extra.h include/tessera/shmem_generic.h \
+for f in include/shmem.h include/shmemx.h include/mpp/shmem.h include/aclshmem.h include/tessera/shmem_extra.h include/tessera/shmem_generic.h \
          bin/tessera-run bin/tessera-cc bin/tessera-c++ lib/cmake/Tessera/TesseraConfig.cmake \
          lib/pkgconfig/tessera.pc; do
   [ -e "$prefix/$f" ] || [ -e "$(echo "$prefix"/lib*/"${f#lib/}")" ] || die "$f was not installed"

@@ -16,6 +16,11 @@ int main() {
     errors++;
   }
   shmem_free(z);
+  // Deprecated untyped long waits (C and C++ callers).
+  static long flag = 0;
+  shmem_long_atomic_set(&flag, 1L, (me + 1) % npes);
+  shmem_wait_until(&flag, SHMEM_CMP_EQ, 1);
+  shmem_wait(&flag, 0);
   shmem_finalize();
   return errors != 0;
 }

@@ -1,6 +1,6 @@
 /* A program in the style of OpenSHMEM 1.0 / Cray SHMEM: start_pes, _my_pe, shmalloc, the old atomic names
  * and generics (shmem_finc, shmem_swap), the cache no-ops and active-set collectives. */
-#include <shmem.h>
+#include <mpp/shmem.h> /* the SGI header location */
 #include "check.h"
 
 static long pSync[_SHMEM_COLLECT_SYNC_SIZE];
@@ -23,6 +23,7 @@ int main(void) {
   int* all = (int*)shmalloc((size_t)npes * sizeof(int));
   *src = me * 3;
   shmem_barrier_all();
+  shmem_sync(0, 0, npes, pSync); /* deprecated active-set sync through the C11 shmem_sync name */
   shmem_fcollect32(all, src, 1, 0, 0, npes, pSync);
   for (int i = 0; i < npes; i++) CHECK(all[i] == i * 3, "fcollect32 all[%d] = %d", i, all[i]);
   shmem_barrier_all();
