@@ -1,0 +1,101 @@
+/* Tessera collective communication library: C API in the style of NCCL/HCCL.
+ *
+ * A communicator is an ordered group of PEs of this host (all PEs, a team, or a split of another
+ * communicator). User buffers are ordinary memory; data moves through per-communicator shared staging
+ * buffers (TESSERA_BUFFSIZE bytes per PE) read directly by the peers.
+ *
+ * Semantics
+ * - Collective calls are blocking: when a call returns, the receive buffer holds the result and the send
+ *   buffer may be reused. Every member must make the same collective calls, in the same order, with the
+ *   same count, type, op and root; a mismatch ends the job with a message naming the collective, the
+ *   ranks and their values (TESSERA_CHECK=1 also compares a hash of replicated results).
+ * - Counts follow NCCL: allreduce/broadcast/reduce take `count` elements in and out; reduce-scatter takes
+ *   recvcount*nranks in and gives recvcount out; allgather takes sendcount in, gives sendcount*nranks out;
+ *   alltoall moves `count` elements to and from every rank. In place: sendbuff == recvbuff (allgather:
+ *   sendbuff == recvbuff + rank*sendcount; reduce-scatter: recvbuff == sendbuff + rank*recvcount).
+ * - float16/bfloat16 are reduced in float32 and rounded once; integers wrap; avg is sum / nranks
+ *   (integer types: truncating division).
+ * - Send/recv: blocking unless inside tesseraGroupStart/End, where all queued operations progress together.
+ *   Messages between a pair are delivered in order; the receive count must equal the send count.
+ * - A hung collective ends the job after TESSERA_TIMEOUT seconds with every member's flight recorder.
+ * - Thread safety: a communicator is used by one thread at a time; different communicators may be used
+ *   concurrently. Groups are per thread.
+ * Errors: functions return tesseraSuccess or a code; tesseraGetLastError() gives the message.
+ */
+#ifndef TESSERA_COLL_H
+#define TESSERA_COLL_H
+#include <stddef.h>
+
+#include <shmem.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tesseraComm* tesseraComm_t;
+
+typedef enum {
+  tesseraSuccess = 0,
+  tesseraInvalidArgument = 1,
+  tesseraUnsupported = 2,
+  tesseraSystemError = 3,
+  tesseraInternalError = 4
+} tesseraResult_t;
+
+typedef enum {
+  tesseraInt8 = 0, tesseraUint8 = 1, tesseraInt32 = 2, tesseraUint32 = 3, tesseraInt64 = 4, tesseraUint64 = 5,
+  tesseraFloat16 = 6, tesseraBfloat16 = 7, tesseraFloat32 = 8, tesseraFloat64 = 9, tesseraNumTypes = 10
+} tesseraDataType_t;
+
+typedef enum { tesseraSum = 0, tesseraProd = 1, tesseraMin = 2, tesseraMax = 3, tesseraAvg = 4, tesseraNumOps = 5 } tesseraRedOp_t;
+
+#define TESSERA_SPLIT_NOCOLOR (-1)
+
+/* Communicators (collective over the members; Split is collective over the parent). */
+tesseraResult_t tesseraCommInitAll(tesseraComm_t* comm);
+tesseraResult_t tesseraCommInitTeam(shmem_team_t team, tesseraComm_t* comm);
+tesseraResult_t tesseraCommSplit(tesseraComm_t comm, int color, int key, tesseraComm_t* newcomm);
+tesseraResult_t tesseraCommDestroy(tesseraComm_t comm);
+tesseraResult_t tesseraCommCount(const tesseraComm_t comm, int* count);
+tesseraResult_t tesseraCommUserRank(const tesseraComm_t comm, int* rank);
+
+/* Collectives. */
+tesseraResult_t tesseraAllReduce(const void* sendbuff, void* recvbuff, size_t count, tesseraDataType_t datatype,
+                                 tesseraRedOp_t op, tesseraComm_t comm);
+tesseraResult_t tesseraReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
+                                     tesseraDataType_t datatype, tesseraRedOp_t op, tesseraComm_t comm);
+tesseraResult_t tesseraReduceScatterV(const void* sendbuff, void* recvbuff, const size_t* recvcounts,
+                                      tesseraDataType_t datatype, tesseraRedOp_t op, tesseraComm_t comm);
+tesseraResult_t tesseraAllGather(const void* sendbuff, void* recvbuff, size_t sendcount, tesseraDataType_t datatype,
+                                 tesseraComm_t comm);
+tesseraResult_t tesseraAllGatherV(const void* sendbuff, size_t sendcount, void* recvbuff, const size_t* recvcounts,
+                                  const size_t* displs, tesseraDataType_t datatype, tesseraComm_t comm);
+tesseraResult_t tesseraBroadcast(const void* sendbuff, void* recvbuff, size_t count, tesseraDataType_t datatype,
+                                 int root, tesseraComm_t comm);
+tesseraResult_t tesseraReduce(const void* sendbuff, void* recvbuff, size_t count, tesseraDataType_t datatype,
+                              tesseraRedOp_t op, int root, tesseraComm_t comm);
+tesseraResult_t tesseraGather(const void* sendbuff, void* recvbuff, size_t sendcount, tesseraDataType_t datatype,
+                              int root, tesseraComm_t comm);
+tesseraResult_t tesseraScatter(const void* sendbuff, void* recvbuff, size_t recvcount, tesseraDataType_t datatype,
+                               int root, tesseraComm_t comm);
+tesseraResult_t tesseraAllToAll(const void* sendbuff, void* recvbuff, size_t count, tesseraDataType_t datatype,
+                                tesseraComm_t comm);
+tesseraResult_t tesseraAllToAllV(const void* sendbuff, const size_t* sendcounts, const size_t* sdispls,
+                                 void* recvbuff, const size_t* recvcounts, const size_t* rdispls,
+                                 tesseraDataType_t datatype, tesseraComm_t comm);
+tesseraResult_t tesseraBarrier(tesseraComm_t comm);
+
+/* Point to point. */
+tesseraResult_t tesseraSend(const void* sendbuff, size_t count, tesseraDataType_t datatype, int peer, tesseraComm_t comm);
+tesseraResult_t tesseraRecv(void* recvbuff, size_t count, tesseraDataType_t datatype, int peer, tesseraComm_t comm);
+tesseraResult_t tesseraGroupStart(void);
+tesseraResult_t tesseraGroupEnd(void);
+
+const char* tesseraGetErrorString(tesseraResult_t result);
+/* Message of the last error of this thread ("" if none). */
+const char* tesseraGetLastError(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TESSERA_COLL_H */

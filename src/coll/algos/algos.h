@@ -1,0 +1,33 @@
+// The run() functions of every algorithm (records in registry.cc). Each returns the number of steps it
+// used; the contract of a run() is in engine.h (steps, slots) and algo.h (Args).
+#pragma once
+#include <cstdint>
+
+#include "coll/algo.h"
+
+namespace tessera::coll::algos {
+uint64_t allreduce_oneshot(Exec&, const Args&);
+uint64_t allreduce_direct(Exec&, const Args&);
+uint64_t allreduce_ring(Exec&, const Args&);
+uint64_t allreduce_rhd(Exec&, const Args&);
+uint64_t allreduce_dbtree(Exec&, const Args&);
+uint64_t reduce_scatter_direct(Exec&, const Args&);
+uint64_t reduce_scatter_ring(Exec&, const Args&);
+uint64_t reduce_scatterv_direct(Exec&, const Args&);
+uint64_t allgather_direct(Exec&, const Args&);
+uint64_t allgather_ring(Exec&, const Args&);
+uint64_t allgather_bruck(Exec&, const Args&);
+uint64_t allgatherv_direct(Exec&, const Args&);
+uint64_t broadcast_direct(Exec&, const Args&);
+uint64_t broadcast_chain(Exec&, const Args&);
+uint64_t reduce_oneshot(Exec&, const Args&);
+uint64_t reduce_direct(Exec&, const Args&);
+uint64_t gather_direct(Exec&, const Args&);
+uint64_t scatter_direct(Exec&, const Args&);
+uint64_t alltoall_direct(Exec&, const Args&);
+uint64_t alltoall_pairwise(Exec&, const Args&);
+uint64_t alltoall_bruck(Exec&, const Args&);
+uint64_t alltoallv_direct(Exec&, const Args&);
+uint64_t barrier_flat(Exec&, const Args&);
+uint64_t barrier_dissemination(Exec&, const Args&);
+}  // namespace tessera::coll::algos

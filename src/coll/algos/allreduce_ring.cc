@@ -1,0 +1,186 @@
+// Allreduce by ring (reduce-scatter then allgather, 2(n-1) steps per chunk) and by recursive
+// halving-doubling (Rabenseifner, with the non-power-of-two fold). Both combine partial results, so the
+// order of additions depends on the position of an element: not canonical.
+#include "coll/algos/algos.h"
+#include "coll/algos/common.h"
+
+namespace tessera::coll::algos {
+
+// Ring, pipelined: a chunk is n blocks of at most one slot each; 2n-1 steps per chunk.
+uint64_t allreduce_ring(Exec& ex, const Args& a) {
+  const int n = ex.size(), r = ex.rank();
+  const int left = patterns::ring_left(r, n);
+  const size_t es = esize(a), al = align_elems(es);
+  const size_t per = chunk_elems(ex.slot_bytes(), es) * static_cast<size_t>(n);
+  const size_t nc = nchunks(a.count, per);
+  const uint64_t spc = 2 * static_cast<uint64_t>(n) - 1;  // steps per chunk
+  const Op pop = partial_op(a.op);
+  if (n == 1) {
+    const void* s[1] = {a.send};
+    reduce(a.recv, s, 1, a.count, a.dtype, a.op, divisor(a, 1));
+    return 0;
+  }
+  for (size_t k = 0; k < nc; ++k) {
+    const size_t c0 = k * per, cnt = std::min(per, a.count - c0);
+    const uint64_t b = k * spc;
+    auto blk = [&](int j) { return patterns::slice(cnt, n, j, al); };
+    // prologue: publish my own block for my right neighbour
+    ex.step(b);
+    Range mine = blk(r);
+    copy(ex.out(b), cptr(a.send, c0 + mine.begin, es), mine.size() * es);
+    ex.publish(b);
+    // n-1 steps: add my contribution to the partial my left neighbour published, publish the sum
+    for (int s = 0; s < n - 1; ++s) {
+      ex.step(b + s);
+      Range bj = blk(patterns::ring_rs_block(r, s, n));
+      const void* src[2] = {ex.in(left, b + s), cptr(a.send, c0 + bj.begin, es)};
+      char* o = ex.out(b + s + 1);
+      bool last = s == n - 2;
+      reduce(o, src, 2, bj.size(), a.dtype, last ? a.op : pop, last ? divisor(a, n) : 0);
+      ex.publish(b + s + 1);
+      if (last) copy(mptr(a.recv, c0 + bj.begin, es), o, bj.size() * es);
+    }
+    // n-1 steps: take the final block from my left neighbour, pass it on
+    for (int s = 0; s < n - 1; ++s) {
+      const uint64_t t = b + n - 1 + s;
+      ex.step(t);
+      Range bj = blk(patterns::ring_ag_block(r, s, n));
+      const char* in = ex.in(left, t);
+      copy(mptr(a.recv, c0 + bj.begin, es), in, bj.size() * es);
+      if (s < n - 2) {
+        copy(ex.out(t + 1), in, bj.size() * es);
+        ex.publish(t + 1);
+      }
+    }
+  }
+  return nc * spc;
+}
+
+// Recursive halving-doubling over chunks of one slot; the result is built in the output buffer.
+// Steps per chunk: fold, log2(p2) halvings, log2(p2) doublings, unfold.
+uint64_t allreduce_rhd(Exec& ex, const Args& a) {
+  const int n = ex.size(), r = ex.rank();
+  const patterns::Rhd p = patterns::rhd_plan(n);
+  const int v = patterns::rhd_vrank(p, r);
+  const size_t es = esize(a), al = align_elems(es);
+  const size_t per = chunk_elems(ex.slot_bytes(), es);
+  const size_t nc = nchunks(a.count, per);
+  const uint64_t spc = 2 * static_cast<uint64_t>(p.levels) + 2;
+  const Op pop = partial_op(a.op);
+  if (n == 1) {
+    const void* s[1] = {a.send};
+    reduce(a.recv, s, 1, a.count, a.dtype, a.op, divisor(a, 1));
+    return 0;
+  }
+  for (size_t k = 0; k < nc; ++k) {
+    const size_t c0 = k * per, cnt = std::min(per, a.count - c0);
+    const uint64_t b = k * spc;
+    char* work = mptr(a.recv, c0, es);
+    copy(work, cptr(a.send, c0, es), cnt * es);
+    // Element range of blocks [lo, hi) of the p2 blocks of this chunk.
+    auto elems = [&](int lo, int hi) {
+      return Range{patterns::slice(cnt, p.p2, lo, al).begin, patterns::slice(cnt, p.p2, hi - 1, al).end};
+    };
+    // fold: an even rank among the first 2*extra hands its chunk to the odd one above it
+    ex.step(b);
+    if (r < 2 * p.extra && (r & 1) == 0) {
+      copy(ex.out(b), work, cnt * es);
+      ex.publish(b);
+    } else if (r < 2 * p.extra) {
+      const void* src[2] = {ex.in(r - 1, b), work};
+      reduce(work, src, 2, cnt, a.dtype, p.levels == 0 ? a.op : pop, p.levels == 0 ? divisor(a, n) : 0);
+    }
+    // halving: keep half of my range, reduce it with my partner's copy of that half
+    for (int l = 0; l < p.levels; ++l) {
+      const uint64_t t = b + 1 + l;
+      ex.step(t);
+      if (v < 0) continue;
+      const int pv = patterns::rhd_partner(p, v, l), pr = patterns::rhd_real(p, pv);
+      int lo, hi;
+      patterns::rhd_range(p, pv, l + 1, &lo, &hi);
+      Range give = elems(lo, hi);
+      copy(ex.out(t) + give.begin * es, work + give.begin * es, give.size() * es);
+      ex.publish(t);
+      patterns::rhd_range(p, v, l + 1, &lo, &hi);
+      Range keep = elems(lo, hi);
+      const char* theirs = ex.in(pr, t) + keep.begin * es;
+      char* w = work + keep.begin * es;
+      const void* src[2] = {pr < r ? static_cast<const void*>(theirs) : w, pr < r ? static_cast<const void*>(w) : theirs};
+      bool last = l == p.levels - 1;
+      reduce(w, src, 2, keep.size(), a.dtype, last ? a.op : pop, last ? divisor(a, n) : 0);
+    }
+    // doubling: exchange the reduced ranges back
+    for (int l = p.levels - 1; l >= 0; --l) {
+      const uint64_t t = b + 1 + p.levels + (p.levels - 1 - l);
+      ex.step(t);
+      if (v < 0) continue;
+      const int pv = patterns::rhd_partner(p, v, l), pr = patterns::rhd_real(p, pv);
+      int lo, hi;
+      patterns::rhd_range(p, v, l + 1, &lo, &hi);
+      Range have = elems(lo, hi);
+      copy(ex.out(t) + have.begin * es, work + have.begin * es, have.size() * es);
+      ex.publish(t);
+      patterns::rhd_range(p, pv, l + 1, &lo, &hi);
+      Range get = elems(lo, hi);
+      copy(work + get.begin * es, ex.in(pr, t) + get.begin * es, get.size() * es);
+    }
+    // unfold: the odd rank hands the result back to its folded-out partner
+    const uint64_t t = b + spc - 1;
+    ex.step(t);
+    if (r < 2 * p.extra && (r & 1)) {
+      copy(ex.out(t), work, cnt * es);
+      ex.publish(t);
+    } else if (r < 2 * p.extra) {
+      copy(work, ex.in(r + 1, t), cnt * es);
+    }
+  }
+  return nc * spc;
+}
+
+// Double binary tree: half of each chunk is reduced up tree 0 and broadcast down it, the other half uses
+// tree 1 (mirrored ranks), so every member does the work of an interior node in about one tree. Each
+// tree's phase has its own step (up 0, up 1, down 0, down 1): a phase of one tree only waits within that
+// tree, so the two trees cannot wait on each other.
+uint64_t allreduce_dbtree(Exec& ex, const Args& a) {
+  const int n = ex.size(), r = ex.rank();
+  const size_t es = esize(a), al = align_elems(es);
+  const size_t per = chunk_elems(ex.slot_bytes(), es);
+  const size_t nc = nchunks(a.count, per);
+  const Op pop = partial_op(a.op);
+  patterns::TreeNode node[2] = {patterns::dtree(n, 0, r), patterns::dtree(n, 1, r)};
+  for (size_t k = 0; k < nc; ++k) {
+    const size_t c0 = k * per, cnt = std::min(per, a.count - c0);
+    const uint64_t b = 4 * k;
+    // up: reduce my half-chunk with my children's partials; the root's result goes to the output
+    for (int h = 0; h < 2; ++h) {
+      const uint64_t u = b + h;
+      ex.step(u);
+      Range R = patterns::slice(cnt, 2, h, al);
+      Srcs s;
+      s.add(cptr(a.send, c0 + R.begin, es));
+      for (int c : node[h].child)
+        if (c >= 0) s.add(ex.in(c, u) + R.begin * es);
+      if (node[h].parent < 0) {
+        reduce(mptr(a.recv, c0 + R.begin, es), s.p, s.n, R.size(), a.dtype, a.op, divisor(a, n));
+      } else {
+        reduce(ex.out(u) + R.begin * es, s.p, s.n, R.size(), a.dtype, pop, 0);
+        ex.publish(u);
+      }
+    }
+    // down: take the result from my parent (roots already have it), pass it to my children
+    for (int h = 0; h < 2; ++h) {
+      const uint64_t d = b + 2 + h;
+      ex.step(d);
+      Range R = patterns::slice(cnt, 2, h, al);
+      char* dst = mptr(a.recv, c0 + R.begin, es);
+      if (node[h].parent >= 0) copy(dst, ex.in(node[h].parent, d) + R.begin * es, R.size() * es);
+      if (node[h].child[0] >= 0 || node[h].child[1] >= 0) {
+        copy(ex.out(d) + R.begin * es, dst, R.size() * es);
+        ex.publish(d);
+      }
+    }
+  }
+  return 4 * nc;
+}
+
+}  // namespace tessera::coll::algos

@@ -1,0 +1,41 @@
+// Helpers shared by the algorithm implementations (algos/*.cc). Internal.
+#pragma once
+#include <algorithm>
+#include <cstring>
+
+#include "coll/algo.h"
+#include "coll/engine.h"
+#include "coll/patterns/patterns.h"
+#include "coll/reduce/reduce.h"
+
+namespace tessera::coll::algos {
+
+using patterns::Range;
+
+inline size_t esize(const Args& a) { return dtype_size(a.dtype); }
+inline const char* cptr(const void* p, size_t elems, size_t es) { return static_cast<const char*>(p) + elems * es; }
+inline char* mptr(void* p, size_t elems, size_t es) { return static_cast<char*>(p) + elems * es; }
+
+// Slices start on 64-byte boundaries so that two members never write the same cache line.
+inline size_t align_elems(size_t es) { return 64 / es ? 64 / es : 1; }
+
+// Elements of one chunk that fit in `bytes` of staging, a multiple of the slice alignment (at least one unit).
+inline size_t chunk_elems(size_t bytes, size_t es) {
+  size_t al = align_elems(es);
+  size_t e = bytes / es / al * al;
+  return e ? e : al;
+}
+inline size_t nchunks(size_t count, size_t per) { return count ? (count + per - 1) / per : 0; }
+
+// Partial results of kAvg are sums; the division happens once, where the last input is folded in.
+inline Op partial_op(Op op) { return op == Op::kAvg ? Op::kSum : op; }
+inline int divisor(const Args& a, int n) { return a.op == Op::kAvg ? n : 0; }
+
+// n pointers without allocating (the communicator keeps the array).
+struct Srcs {
+  const void* p[64];
+  int n = 0;
+  void add(const void* x) { p[n++] = x; }
+};
+
+}  // namespace tessera::coll::algos

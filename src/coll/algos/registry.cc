@@ -1,0 +1,149 @@
+// The algorithm table: one record per algorithm with its alpha-beta-gamma cost (see select/model.h).
+// Costs count, per member: steps (alpha), bytes copied (beta) and reduction input bytes (gamma). B is the
+// per-rank payload (Shape::bytes), S a staging slot, n the members.
+#include <cmath>
+#include <cstring>
+
+#include "coll/algos/algos.h"
+
+namespace tessera::coll {
+namespace {
+using M = ModelParams;
+double B(const Shape& s) { return static_cast<double>(s.bytes); }
+double N(const Shape& s) { return s.n; }
+double S(const Shape& s) { return static_cast<double>(s.slot_bytes); }
+double L(const Shape& s) { int k = 0; while ((1 << k) < s.n) ++k; return k; }
+double CH(const Shape& s, double slot) { return s.bytes ? std::ceil(B(s) / slot) : 0; }
+bool any(const Shape&) { return true; }
+bool small_n(const Shape& s) { return s.n <= 64; }
+bool fits_slot(const Shape& s) { return s.n <= 64 && s.bytes <= s.slot_bytes; }
+
+const Algorithm kAlgorithms[] = {
+    // ---- allreduce
+    {Kind::kAllreduce, 0, "oneshot",
+     "every member publishes its whole input and reduces all n inputs itself; 1 step (small messages)", true,
+     fits_slot, [](const Shape& s, const M& m) { return (s.bytes ? alpha_of(s, m) : 0) + B(s) * m.beta + N(s) * B(s) * m.gamma; },
+     algos::allreduce_oneshot},
+    {Kind::kAllreduce, 1, "direct",
+     "reduce-scatter + allgather by direct reads: each member reduces 1/n of every chunk from all members' "
+     "staging, then copies the other slices; 2 steps per chunk", true, small_n,
+     [](const Shape& s, const M& m) { return 2 * CH(s, S(s)) * alpha_of(s, m) + 2 * B(s) * m.beta + B(s) * m.gamma; },
+     algos::allreduce_direct},
+    {Kind::kAllreduce, 2, "ring",
+     "ring reduce-scatter + allgather, chunked and pipelined; 2(n-1)+1 steps per chunk of n slots", false, any,
+     [](const Shape& s, const M& m) {
+       return (2 * N(s) - 1) * CH(s, N(s) * S(s)) * alpha_of(s, m) + 2 * (N(s) - 1) / N(s) * B(s) * (2 * m.beta + m.gamma);
+     },
+     algos::allreduce_ring},
+    {Kind::kAllreduce, 3, "rabenseifner",
+     "recursive halving (reduce-scatter) + doubling (allgather), non-powers of two folded; 2log2(n)+2 steps "
+     "per chunk", false, any,
+     [](const Shape& s, const M& m) {
+       return (2 * L(s) + 2) * CH(s, S(s)) * alpha_of(s, m) + B(s) * (4 * m.beta + 2 * m.gamma);
+     },
+     algos::allreduce_rhd},
+    {Kind::kAllreduce, 4, "dbtree",
+     "double binary tree: each half of a chunk is reduced up one tree and broadcast down it; 4 steps per "
+     "chunk, log2(n) deep", false, any,
+     [](const Shape& s, const M& m) {
+       return 4 * L(s) * CH(s, S(s)) * alpha_of(s, m) + B(s) * (3 * m.beta + 3 * m.gamma);
+     },
+     algos::allreduce_dbtree},
+    // ---- reduce_scatter
+    {Kind::kReduceScatter, 0, "direct",
+     "each member reduces its block from every member's staging; 1 step per chunk", true, small_n,
+     [](const Shape& s, const M& m) {
+       return CH(s, S(s) / N(s)) * alpha_of(s, m) + (N(s) - 1) * B(s) * m.beta + N(s) * B(s) * m.gamma;
+     },
+     algos::reduce_scatter_direct},
+    {Kind::kReduceScatter, 1, "ring", "ring reduce-scatter, n steps per chunk", false, any,
+     [](const Shape& s, const M& m) {
+       return N(s) * CH(s, S(s)) * alpha_of(s, m) + (N(s) - 1) * B(s) * (m.beta + 2 * m.gamma);
+     },
+     algos::reduce_scatter_ring},
+    {Kind::kReduceScatterv, 0, "direct", "reduce_scatter with per-member counts, direct reads", true, small_n,
+     [](const Shape& s, const M& m) { return alpha_of(s, m) + N(s) * B(s) * (m.beta + m.gamma); },
+     algos::reduce_scatterv_direct},
+    // ---- allgather
+    {Kind::kAllgather, 0, "direct", "every member copies every member's piece from its staging; 1 step per chunk",
+     true, any,
+     [](const Shape& s, const M& m) { return CH(s, S(s)) * alpha_of(s, m) + N(s) * B(s) * m.beta; },
+     algos::allgather_direct},
+    {Kind::kAllgather, 1, "ring", "ring allgather, n-1 steps per chunk", true, any,
+     [](const Shape& s, const M& m) {
+       return (N(s) - 1) * CH(s, S(s)) * alpha_of(s, m) + 2 * (N(s) - 1) * B(s) * m.beta;
+     },
+     algos::allgather_ring},
+    {Kind::kAllgather, 2, "bruck", "Bruck allgather: ceil(log2 n) steps per chunk, doubling the pieces held",
+     true, any,
+     [](const Shape& s, const M& m) {
+       return L(s) * CH(s, S(s) / N(s)) * alpha_of(s, m) + 3 * N(s) * B(s) * m.beta;
+     },
+     algos::allgather_bruck},
+    {Kind::kAllgatherv, 0, "direct", "allgather with per-member counts, direct reads", true, any,
+     [](const Shape& s, const M& m) { return alpha_of(s, m) + N(s) * B(s) * m.beta; }, algos::allgatherv_direct},
+    // ---- broadcast
+    {Kind::kBroadcast, 0, "direct", "the root publishes each chunk, every member copies it; 1 step per chunk",
+     true, any, [](const Shape& s, const M& m) { return CH(s, S(s)) * alpha_of(s, m) + 2 * B(s) * m.beta; },
+     algos::broadcast_direct},
+    {Kind::kBroadcast, 1, "chain", "pipelined chain from the root: each member copies from its predecessor",
+     true, any,
+     [](const Shape& s, const M& m) { return (CH(s, S(s)) + N(s) - 2) * alpha_of(s, m) + 3 * B(s) * m.beta; },
+     algos::broadcast_chain},
+    // ---- reduce
+    {Kind::kReduce, 0, "oneshot", "every member publishes its input, the root reduces all; 1 step", true,
+     fits_slot, [](const Shape& s, const M& m) { return (s.bytes ? alpha_of(s, m) : 0) + B(s) * m.beta + N(s) * B(s) * m.gamma; },
+     algos::reduce_oneshot},
+    {Kind::kReduce, 1, "direct",
+     "each member reduces 1/n of every chunk, the root gathers the slices; 2 steps per chunk", true, small_n,
+     [](const Shape& s, const M& m) { return 2 * CH(s, S(s)) * alpha_of(s, m) + 2 * B(s) * m.beta + B(s) * m.gamma; },
+     algos::reduce_direct},
+    // ---- gather, scatter
+    {Kind::kGather, 0, "direct", "every member publishes its piece, the root copies them; 1 step per chunk",
+     true, any, [](const Shape& s, const M& m) { return CH(s, S(s)) * alpha_of(s, m) + N(s) * B(s) * m.beta; },
+     algos::gather_direct},
+    {Kind::kScatter, 0, "direct", "the root publishes one piece per member, each copies its own", true, any,
+     [](const Shape& s, const M& m) { return CH(s, S(s) / N(s)) * alpha_of(s, m) + N(s) * B(s) * m.beta; },
+     algos::scatter_direct},
+    // ---- alltoall
+    {Kind::kAlltoall, 0, "direct",
+     "every member publishes its n pieces, each reads its own from everyone (pairwise order); 1 step per "
+     "chunk", true, any,
+     [](const Shape& s, const M& m) { return CH(s, S(s) / N(s)) * alpha_of(s, m) + 2 * N(s) * B(s) * m.beta; },
+     algos::alltoall_direct},
+    {Kind::kAlltoall, 1, "pairwise", "n-1 steps per chunk; at step j serve member r+j, take from r-j", true, any,
+     [](const Shape& s, const M& m) {
+       return (N(s) - 1) * CH(s, S(s)) * alpha_of(s, m) + 2 * N(s) * B(s) * m.beta;
+     },
+     algos::alltoall_pairwise},
+    {Kind::kAlltoall, 2, "bruck", "Bruck: ceil(log2 n) steps per chunk, pieces forwarded along distance bits",
+     true, any,
+     [](const Shape& s, const M& m) {
+       return L(s) * CH(s, S(s) / N(s)) * alpha_of(s, m) + (2 + L(s)) * N(s) * B(s) * m.beta;
+     },
+     algos::alltoall_bruck},
+    {Kind::kAlltoallv, 0, "direct", "count matrix exchange, then direct reads of every member's pieces", true,
+     any, [](const Shape& s, const M& m) { return 2 * alpha_of(s, m) + 2 * N(s) * B(s) * m.beta; },
+     algos::alltoallv_direct},
+    // ---- barrier
+    {Kind::kBarrier, 0, "flat", "publish a flag, read every member's flag; 1 step", true, any,
+     [](const Shape& s, const M& m) { return alpha_of(s, m) * (1 + (N(s) - 2) / 4); }, algos::barrier_flat},
+    {Kind::kBarrier, 1, "dissemination", "ceil(log2 n) steps, one partner each", true, any,
+     [](const Shape& s, const M& m) { return alpha_of(s, m) * L(s); }, algos::barrier_dissemination},
+};
+}  // namespace
+
+std::span<const Algorithm> algorithms() { return kAlgorithms; }
+
+const Algorithm* find_algorithm(Kind k, uint8_t id) {
+  for (const Algorithm& a : kAlgorithms)
+    if (a.kind == k && a.id == id) return &a;
+  return nullptr;
+}
+const Algorithm* find_algorithm(Kind k, const char* name) {
+  for (const Algorithm& a : kAlgorithms)
+    if (a.kind == k && std::strcmp(a.name, name) == 0) return &a;
+  return nullptr;
+}
+
+}  // namespace tessera::coll

@@ -1,0 +1,145 @@
+// Rooted collectives: broadcast (direct, chain), reduce (direct, one-shot), gather and scatter (direct).
+#include "coll/algos/algos.h"
+#include "coll/algos/common.h"
+
+namespace tessera::coll::algos {
+
+// Broadcast, direct: the root publishes a chunk, every member copies it from the root's slot.
+uint64_t broadcast_direct(Exec& ex, const Args& a) {
+  const int r = ex.rank();
+  const size_t es = esize(a);
+  const size_t per = chunk_elems(ex.slot_bytes(), es);
+  const size_t nc = ex.size() == 1 ? 0 : nchunks(a.count, per);
+  if (r == a.root) copy(a.recv, a.send, a.count * es);
+  for (size_t k = 0; k < nc; ++k) {
+    const size_t c0 = k * per, cnt = std::min(per, a.count - c0);
+    ex.step(k);
+    if (r == a.root) {
+      copy(ex.out(k), cptr(a.send, c0, es), cnt * es);
+      ex.publish(k);
+    } else {
+      copy(mptr(a.recv, c0, es), ex.in(a.root, k), cnt * es);
+    }
+  }
+  return nc;
+}
+
+// Broadcast, chain: member root+i copies from member root+i-1 and republishes, pipelined over chunks.
+uint64_t broadcast_chain(Exec& ex, const Args& a) {
+  const int n = ex.size(), r = ex.rank();
+  const int pos = patterns::mod(r - a.root, n);
+  const size_t es = esize(a);
+  const size_t per = chunk_elems(ex.slot_bytes(), es);
+  const size_t nc = n == 1 ? 0 : nchunks(a.count, per);
+  if (r == a.root) copy(a.recv, a.send, a.count * es);
+  for (size_t k = 0; k < nc; ++k) {
+    const size_t c0 = k * per, cnt = std::min(per, a.count - c0);
+    ex.step(k);
+    const char* src = pos == 0 ? cptr(a.send, c0, es) : ex.in(patterns::mod(r - 1, n), k);
+    if (pos != 0) copy(mptr(a.recv, c0, es), src, cnt * es);
+    if (pos != n - 1) {
+      copy(ex.out(k), src, cnt * es);
+      ex.publish(k);
+    }
+  }
+  return nc;
+}
+
+// Reduce, one-shot: every member publishes its input, the root reduces all of them (1 step).
+uint64_t reduce_oneshot(Exec& ex, const Args& a) {
+  const int n = ex.size(), r = ex.rank();
+  const size_t bytes = a.count * esize(a);
+  if (a.count == 0) return 0;
+  ex.step(0);
+  if (r != a.root) {
+    copy(ex.out(0), a.send, bytes);
+    ex.publish(0);
+    return 1;
+  }
+  Srcs s;
+  for (int m = 0; m < n; ++m) s.add(m == r ? a.send : ex.in(m, 0));
+  reduce(a.recv, s.p, n, a.count, a.dtype, a.op, divisor(a, n));
+  return 1;
+}
+
+// Reduce, direct: as allreduce_direct, but only the root gathers the reduced slices (2 steps per chunk).
+uint64_t reduce_direct(Exec& ex, const Args& a) {
+  const int n = ex.size(), r = ex.rank();
+  const size_t es = esize(a), al = align_elems(es);
+  const size_t per = chunk_elems(ex.slot_bytes(), es);
+  const size_t nc = nchunks(a.count, per);
+  for (size_t k = 0; k < nc; ++k) {
+    const size_t c0 = k * per, cnt = std::min(per, a.count - c0);
+    const uint64_t t = 2 * k;
+    ex.step(t);
+    char* o = ex.out(t);
+    for (int m = 0; m < n; ++m) {
+      if (m == r) continue;
+      Range s = patterns::slice(cnt, n, m, al);
+      copy(o + s.begin * es, cptr(a.send, c0 + s.begin, es), s.size() * es);
+    }
+    ex.publish(t);
+    Range my = patterns::slice(cnt, n, r, al);
+    Srcs s;
+    for (int m = 0; m < n; ++m) s.add(m == r ? cptr(a.send, c0 + my.begin, es) : ex.in(m, t) + my.begin * es);
+    if (r == a.root) {
+      reduce(mptr(a.recv, c0 + my.begin, es), s.p, n, my.size(), a.dtype, a.op, divisor(a, n));
+    } else {
+      reduce(ex.out(t + 1) + my.begin * es, s.p, n, my.size(), a.dtype, a.op, divisor(a, n));
+      ex.publish(t + 1);
+    }
+    ex.step(t + 1);
+    if (r != a.root) continue;
+    for (int m = 0; m < n; ++m) {
+      if (m == r) continue;
+      Range sm = patterns::slice(cnt, n, m, al);
+      copy(mptr(a.recv, c0 + sm.begin, es), ex.in(m, t + 1) + sm.begin * es, sm.size() * es);
+    }
+  }
+  return 2 * nc;
+}
+
+// Gather, direct: every member publishes its piece, the root copies all of them into place.
+uint64_t gather_direct(Exec& ex, const Args& a) {
+  const int n = ex.size(), r = ex.rank();
+  const size_t es = esize(a);
+  const size_t per = chunk_elems(ex.slot_bytes(), es);
+  const size_t nc = n == 1 ? 0 : nchunks(a.count, per);
+  if (r == a.root) copy(mptr(a.recv, r * a.count, es), a.send, a.count * es);
+  for (size_t k = 0; k < nc; ++k) {
+    const size_t c0 = k * per, cnt = std::min(per, a.count - c0);
+    ex.step(k);
+    if (r != a.root) {
+      copy(ex.out(k), cptr(a.send, c0, es), cnt * es);
+      ex.publish(k);
+      continue;
+    }
+    for (int m = 0; m < n; ++m)
+      if (m != r) copy(mptr(a.recv, m * a.count + c0, es), ex.in(m, k), cnt * es);
+  }
+  return nc;
+}
+
+// Scatter, direct: the root publishes one piece per member, each member copies its own.
+uint64_t scatter_direct(Exec& ex, const Args& a) {
+  const int n = ex.size(), r = ex.rank();
+  const size_t es = esize(a);
+  const size_t per = chunk_elems(ex.slot_bytes() / static_cast<size_t>(n), es);
+  const size_t nc = n == 1 ? 0 : nchunks(a.count, per);
+  if (r == a.root) copy(a.recv, cptr(a.send, r * a.count, es), a.count * es);
+  for (size_t k = 0; k < nc; ++k) {
+    const size_t c0 = k * per, cnt = std::min(per, a.count - c0);
+    ex.step(k);
+    if (r == a.root) {
+      char* o = ex.out(k);
+      for (int m = 0; m < n; ++m)
+        if (m != r) copy(o + static_cast<size_t>(m) * per * es, cptr(a.send, m * a.count + c0, es), cnt * es);
+      ex.publish(k);
+    } else {
+      copy(mptr(a.recv, c0, es), ex.in(a.root, k) + static_cast<size_t>(r) * per * es, cnt * es);
+    }
+  }
+  return nc;
+}
+
+}  // namespace tessera::coll::algos

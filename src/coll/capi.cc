@@ -1,0 +1,199 @@
+// The C API of coll.h: argument checks and Status -> tesseraResult_t, the message kept per thread.
+#include <tessera/coll.h>
+
+#include <string>
+
+#include "capi/handles.h"  // only the layout of shmem_team_t (see docs/coll.md, layering)
+#include "coll/comm.h"
+#include "coll/dispatch.h"
+#include "coll/p2p.h"
+#include "pgas/team.h"
+
+using namespace tessera;
+using namespace tessera::coll;
+
+struct tesseraComm {
+  uint64_t magic;
+  Communicator* c;
+};
+
+namespace {
+constexpr uint64_t kCommMagic = 0x7e55c0aa'11c0ffeeull;
+constexpr uint64_t kDeadMagic = 0xdeadc0aa'deadbeefull;
+thread_local std::string t_error;
+
+tesseraResult_t to_result(const Status& st) {
+  if (st.is_ok()) return tesseraSuccess;
+  t_error = st.message();
+  switch (st.code()) {
+    case Code::kInvalidArgument: return tesseraInvalidArgument;
+    case Code::kUnsupported: return tesseraUnsupported;
+    case Code::kSystem:
+    case Code::kOutOfMemory: return tesseraSystemError;
+    default: return tesseraInternalError;
+  }
+}
+
+tesseraResult_t bad_comm(const char* routine, tesseraComm_t comm) {
+  if (!comm) return to_result(invalid_arg("{}: communicator is null", routine));
+  if (comm->magic == kDeadMagic) return to_result(invalid_arg("{}: communicator {} was used after tesseraCommDestroy", routine, (void*)comm));
+  return to_result(invalid_arg("{}: {} is not a communicator", routine, (void*)comm));
+}
+
+#define TS_COMM(routine, comm)                                           \
+  if (!(comm) || (comm)->magic != kCommMagic) return bad_comm(routine, comm)
+
+tesseraResult_t make_comm(Result<Communicator*> r, tesseraComm_t* out) {
+  if (!r.is_ok()) return to_result(r.status());
+  *out = r.value() ? new tesseraComm{kCommMagic, r.value()} : nullptr;
+  return tesseraSuccess;
+}
+
+tesseraResult_t run(tesseraComm_t comm, Kind kind, const Args& a) { return to_result(dispatch(*comm->c, kind, a)); }
+
+Args args(const void* s, void* r, size_t count, tesseraDataType_t t, tesseraRedOp_t op = tesseraSum, int root = 0) {
+  Args a;
+  a.send = s;
+  a.recv = r;
+  a.count = count;
+  a.dtype = static_cast<DType>(t);
+  a.op = static_cast<Op>(op);
+  a.root = root;
+  return a;
+}
+}  // namespace
+
+extern "C" {
+
+tesseraResult_t tesseraCommInitAll(tesseraComm_t* comm) {
+  if (!comm) return to_result(invalid_arg("tesseraCommInitAll: comm is null"));
+  if (!pgas::is_initialized()) return to_result(invalid_arg("tesseraCommInitAll: call shmem_init first"));
+  return make_comm(comm_create_team(pgas::team_world()), comm);
+}
+
+tesseraResult_t tesseraCommInitTeam(shmem_team_t team, tesseraComm_t* comm) {
+  if (!comm) return to_result(invalid_arg("tesseraCommInitTeam: comm is null"));
+  if (!team || team->magic != capi::kTeamMagic || !team->team) return to_result(invalid_arg("tesseraCommInitTeam: not a valid team"));
+  return make_comm(comm_create_team(team->team), comm);
+}
+
+tesseraResult_t tesseraCommSplit(tesseraComm_t comm, int color, int key, tesseraComm_t* newcomm) {
+  TS_COMM("tesseraCommSplit", comm);
+  if (!newcomm) return to_result(invalid_arg("tesseraCommSplit: newcomm is null"));
+  return make_comm(comm_split(comm->c, color, key), newcomm);
+}
+
+tesseraResult_t tesseraCommDestroy(tesseraComm_t comm) {
+  if (!comm) return tesseraSuccess;
+  TS_COMM("tesseraCommDestroy", comm);
+  comm_destroy(comm->c);
+  comm->magic = kDeadMagic;  // the handle itself is kept (a few bytes) so that late use is diagnosed
+  comm->c = nullptr;
+  return tesseraSuccess;
+}
+
+tesseraResult_t tesseraCommCount(const tesseraComm_t comm, int* count) {
+  TS_COMM("tesseraCommCount", comm);
+  if (!count) return to_result(invalid_arg("tesseraCommCount: count is null"));
+  *count = comm->c->size;
+  return tesseraSuccess;
+}
+tesseraResult_t tesseraCommUserRank(const tesseraComm_t comm, int* rank) {
+  TS_COMM("tesseraCommUserRank", comm);
+  if (!rank) return to_result(invalid_arg("tesseraCommUserRank: rank is null"));
+  *rank = comm->c->rank;
+  return tesseraSuccess;
+}
+
+tesseraResult_t tesseraAllReduce(const void* s, void* r, size_t count, tesseraDataType_t t, tesseraRedOp_t op, tesseraComm_t comm) {
+  TS_COMM("tesseraAllReduce", comm);
+  return run(comm, Kind::kAllreduce, args(s, r, count, t, op));
+}
+tesseraResult_t tesseraReduceScatter(const void* s, void* r, size_t count, tesseraDataType_t t, tesseraRedOp_t op, tesseraComm_t comm) {
+  TS_COMM("tesseraReduceScatter", comm);
+  return run(comm, Kind::kReduceScatter, args(s, r, count, t, op));
+}
+tesseraResult_t tesseraReduceScatterV(const void* s, void* r, const size_t* rcounts, tesseraDataType_t t, tesseraRedOp_t op,
+                                      tesseraComm_t comm) {
+  TS_COMM("tesseraReduceScatterV", comm);
+  Args a = args(s, r, rcounts ? rcounts[comm->c->rank] : 0, t, op);
+  a.rcounts = rcounts;
+  return run(comm, Kind::kReduceScatterv, a);
+}
+tesseraResult_t tesseraAllGather(const void* s, void* r, size_t count, tesseraDataType_t t, tesseraComm_t comm) {
+  TS_COMM("tesseraAllGather", comm);
+  return run(comm, Kind::kAllgather, args(s, r, count, t));
+}
+tesseraResult_t tesseraAllGatherV(const void* s, size_t count, void* r, const size_t* rcounts, const size_t* displs,
+                                  tesseraDataType_t t, tesseraComm_t comm) {
+  TS_COMM("tesseraAllGatherV", comm);
+  Args a = args(s, r, count, t);
+  a.rcounts = rcounts;
+  a.rdispls = displs;
+  return run(comm, Kind::kAllgatherv, a);
+}
+tesseraResult_t tesseraBroadcast(const void* s, void* r, size_t count, tesseraDataType_t t, int root, tesseraComm_t comm) {
+  TS_COMM("tesseraBroadcast", comm);
+  return run(comm, Kind::kBroadcast, args(s, r, count, t, tesseraSum, root));
+}
+tesseraResult_t tesseraReduce(const void* s, void* r, size_t count, tesseraDataType_t t, tesseraRedOp_t op, int root,
+                              tesseraComm_t comm) {
+  TS_COMM("tesseraReduce", comm);
+  return run(comm, Kind::kReduce, args(s, r, count, t, op, root));
+}
+tesseraResult_t tesseraGather(const void* s, void* r, size_t count, tesseraDataType_t t, int root, tesseraComm_t comm) {
+  TS_COMM("tesseraGather", comm);
+  return run(comm, Kind::kGather, args(s, r, count, t, tesseraSum, root));
+}
+tesseraResult_t tesseraScatter(const void* s, void* r, size_t count, tesseraDataType_t t, int root, tesseraComm_t comm) {
+  TS_COMM("tesseraScatter", comm);
+  return run(comm, Kind::kScatter, args(s, r, count, t, tesseraSum, root));
+}
+tesseraResult_t tesseraAllToAll(const void* s, void* r, size_t count, tesseraDataType_t t, tesseraComm_t comm) {
+  TS_COMM("tesseraAllToAll", comm);
+  return run(comm, Kind::kAlltoall, args(s, r, count, t));
+}
+tesseraResult_t tesseraAllToAllV(const void* s, const size_t* scounts, const size_t* sdispls, void* r, const size_t* rcounts,
+                                 const size_t* rdispls, tesseraDataType_t t, tesseraComm_t comm) {
+  TS_COMM("tesseraAllToAllV", comm);
+  Args a = args(s, r, 0, t);
+  a.scounts = scounts;
+  a.sdispls = sdispls;
+  a.rcounts = rcounts;
+  a.rdispls = rdispls;
+  return run(comm, Kind::kAlltoallv, a);
+}
+tesseraResult_t tesseraBarrier(tesseraComm_t comm) {
+  TS_COMM("tesseraBarrier", comm);
+  return run(comm, Kind::kBarrier, Args{});
+}
+
+tesseraResult_t tesseraSend(const void* buf, size_t count, tesseraDataType_t t, int peer, tesseraComm_t comm) {
+  TS_COMM("tesseraSend", comm);
+  if (!valid(static_cast<DType>(t))) return to_result(invalid_arg("tesseraSend: datatype {} is not valid", static_cast<int>(t)));
+  return to_result(p2p_send(*comm->c, buf, count * dtype_size(static_cast<DType>(t)), peer));
+}
+tesseraResult_t tesseraRecv(void* buf, size_t count, tesseraDataType_t t, int peer, tesseraComm_t comm) {
+  TS_COMM("tesseraRecv", comm);
+  if (!valid(static_cast<DType>(t))) return to_result(invalid_arg("tesseraRecv: datatype {} is not valid", static_cast<int>(t)));
+  return to_result(p2p_recv(*comm->c, buf, count * dtype_size(static_cast<DType>(t)), peer));
+}
+tesseraResult_t tesseraGroupStart(void) {
+  group_start();
+  return tesseraSuccess;
+}
+tesseraResult_t tesseraGroupEnd(void) { return to_result(group_end()); }
+
+const char* tesseraGetErrorString(tesseraResult_t r) {
+  switch (r) {
+    case tesseraSuccess: return "success";
+    case tesseraInvalidArgument: return "invalid argument";
+    case tesseraUnsupported: return "unsupported";
+    case tesseraSystemError: return "system error";
+    case tesseraInternalError: return "internal error";
+  }
+  return "unknown result code";
+}
+const char* tesseraGetLastError(void) { return t_error.c_str(); }
+
+}  // extern "C"

@@ -1,0 +1,181 @@
+#include "coll/comm.h"
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <tuple>
+
+#include "base/config.h"
+#include "base/cpu.h"
+#include "base/log.h"
+#include "coll/dispatch.h"
+#include "pgas/runtime.h"
+#include "pgas/team.h"
+#include "transport/shm/segment.h"
+
+namespace tessera::coll {
+namespace {
+const config::Var<uint64_t> kBuffSize{
+    "TESSERA_BUFFSIZE", uint64_t{4} << 20,
+    "Bytes of collective staging memory per PE and communicator (split into 4 pipelined slots); larger "
+    "slots mean fewer steps for large messages"};
+const config::Var<uint64_t> kP2pSize{"TESSERA_P2P_BUFFSIZE", uint64_t{256} << 10,
+                                     "Bytes of send/recv staging per PE, peer and communicator"};
+
+constexpr size_t kPage = 4096;
+size_t round_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
+
+uint64_t mix(uint64_t h, uint64_t v) {
+  h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+  h *= 0xff51afd7ed558ccdull;
+  return h ^ (h >> 33);
+}
+
+std::mutex g_mu;
+std::map<std::tuple<int, int, int>, uint64_t> g_team_counts;  // comms created over each team shape
+
+size_t ctrl_bytes(int n) { return round_up(sizeof(Ctrl) + 2 * static_cast<size_t>(n) * sizeof(Line), kPage); }
+
+// Creates the segments of a communicator whose members are `world` (in rank order). `sync` is a barrier
+// over (at least) every member; it is called exactly twice on every member.
+template <typename Sync>
+Result<Communicator*> build(std::vector<int> world, int rank, uint64_t uid, Sync&& sync) {
+  auto c = std::make_unique<Communicator>();
+  c->rank = rank;
+  c->size = static_cast<int>(world.size());
+  c->world = std::move(world);
+  c->uid = uid;
+  const int n = c->size;
+  size_t buff = std::max<size_t>(kBuffSize.get(), kSlots * kPage);
+  c->slot_bytes = round_up(buff / kSlots, kPage);
+  c->p2p_bytes = round_up(std::max<size_t>(kP2pSize.get(), 2 * kPage), 2 * kPage);
+  const size_t cb = ctrl_bytes(n);
+  c->seg_bytes = cb + kSlots * c->slot_bytes + static_cast<size_t>(n) * c->p2p_bytes;
+  c->name = fmt::format("communicator {:04x} ({} ranks, PEs {}{})", uid & 0xffff, n, c->world[0],
+                        n > 1 ? fmt::format("..{}", c->world[n - 1]) : "");
+  c->seg.assign(static_cast<size_t>(n), nullptr);
+  const pgas::Runtime& r = pgas::rt();
+  std::string my_name;
+  if (n == 1) {
+    TS_ASSIGN_OR_RETURN(void* p, transport::shm::map_private(c->seg_bytes));
+    c->seg[0] = static_cast<char*>(p);
+    c->private_seg = true;
+  } else {
+    my_name = transport::shm::segment_name(r.job_id, fmt::format("coll{:016x}-{}", uid, c->world[rank]));
+    TS_ASSIGN_OR_RETURN(void* p, transport::shm::create(my_name, c->seg_bytes));
+    c->seg[rank] = static_cast<char*>(p);
+  }
+  Ctrl* mine = reinterpret_cast<Ctrl*>(c->seg[rank]);
+  if (rank == 0) {
+    mine->model = load_model();
+    mine->model_ready.v.store(1, std::memory_order_release);
+  }
+  sync();
+  Status st;
+  for (int m = 0; m < n && st.is_ok(); ++m) {
+    if (m == rank) continue;
+    auto p = transport::shm::open_map(
+        transport::shm::segment_name(r.job_id, fmt::format("coll{:016x}-{}", uid, c->world[m])), c->seg_bytes);
+    if (!p.is_ok()) st = p.status();
+    else c->seg[m] = static_cast<char*>(p.value());
+  }
+  sync();
+  if (!my_name.empty()) (void)transport::shm::unlink(my_name);
+  if (!st.is_ok()) {
+    for (char* s : c->seg)
+      if (s) transport::shm::unmap(s, c->seg_bytes);
+    return st;
+  }
+  for (int m = 0; m < n; ++m) {
+    char* s = c->seg[m];
+    c->ctrl.push_back(reinterpret_cast<Ctrl*>(s));
+    c->staging.push_back(s + cb);
+    c->p2p.push_back(s + cb + kSlots * c->slot_bytes);
+  }
+  c->model = c->ctrl[0]->model;
+  c->oversubscribed = r.n_pes > usable_cpus();
+  c->p2p_sent.assign(static_cast<size_t>(n), 0);
+  c->p2p_taken.assign(static_cast<size_t>(n), 0);
+  c->checked.assign((static_cast<size_t>(n) + 63) / 64, 0);
+  c->tag = 1;
+  return c.release();
+}
+}  // namespace
+
+Line* Communicator::sent(int m, int peer) const {
+  return reinterpret_cast<Line*>(reinterpret_cast<char*>(ctrl[m]) + sizeof(Ctrl)) + peer;
+}
+Line* Communicator::taken(int m, int peer) const {
+  return reinterpret_cast<Line*>(reinterpret_cast<char*>(ctrl[m]) + sizeof(Ctrl)) + size + peer;
+}
+char* Communicator::scratch_bytes(size_t n) {
+  if (scratch.size() < n) scratch.resize(std::max(n, scratch.size() * 2));
+  return scratch.data();
+}
+
+Result<Communicator*> comm_create_team(pgas::Team* team) {
+  if (!pgas::is_initialized()) return invalid_arg("communicator creation: call shmem_init first");
+  if (!team) return invalid_arg("communicator creation: the team is null");
+  if (team->my_index < 0) return invalid_arg("communicator creation: this PE is not a member of the {}", team->describe());
+  uint64_t count;
+  {
+    std::lock_guard lk(g_mu);
+    count = g_team_counts[{team->start, team->stride, team->size}]++;
+  }
+  uint64_t uid = mix(mix(mix(mix(0x7e55e7a, static_cast<uint64_t>(team->start)), static_cast<uint64_t>(team->stride)),
+                         static_cast<uint64_t>(team->size)), count);
+  std::vector<int> world;
+  for (int i = 0; i < team->size; ++i) world.push_back(team->world_pe(i));
+  return build(std::move(world), team->my_index, uid, [team] { pgas::team_sync(team); });
+}
+
+Result<Communicator*> comm_split(Communicator* parent, int color, int key) {
+  // Everyone learns everyone's (color, key) through the parent.
+  struct Entry {
+    int64_t color, key;
+  };
+  std::vector<Entry> all(static_cast<size_t>(parent->size));
+  Entry mine{color, key};
+  Args a;
+  a.send = &mine;
+  a.recv = all.data();
+  a.count = sizeof(Entry);
+  a.dtype = DType::kUint8;
+  TS_RETURN_IF_ERROR(dispatch(*parent, Kind::kAllgather, a));
+  uint64_t uid = mix(mix(parent->uid, ++parent->split_count), static_cast<uint64_t>(color));
+  auto parent_sync = [parent] { (void)dispatch(*parent, Kind::kBarrier, Args{}); };
+  if (color < 0) {
+    parent_sync();
+    parent_sync();
+    return static_cast<Communicator*>(nullptr);
+  }
+  std::vector<int> order;
+  for (int i = 0; i < parent->size; ++i)
+    if (all[i].color == color) order.push_back(i);
+  std::stable_sort(order.begin(), order.end(), [&](int x, int y) { return all[x].key < all[y].key; });
+  std::vector<int> world;
+  int rank = -1;
+  for (size_t i = 0; i < order.size(); ++i) {
+    world.push_back(parent->world[order[i]]);
+    if (order[i] == parent->rank) rank = static_cast<int>(i);
+  }
+  return build(std::move(world), rank, uid, parent_sync);
+}
+
+void comm_abandon(Communicator* c) {
+  if (!c) return;
+  for (char* s : c->seg)
+    if (s) transport::shm::unmap(s, c->seg_bytes);
+  delete c;
+}
+
+void comm_destroy(Communicator* c) {
+  if (!c) return;
+  // Nobody may still read this member's segment.
+  if (pgas::is_initialized()) (void)dispatch(*c, Kind::kBarrier, Args{});
+  for (char* s : c->seg)
+    if (s) transport::shm::unmap(s, c->seg_bytes);
+  delete c;
+}
+
+}  // namespace tessera::coll

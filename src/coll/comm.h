@@ -1,0 +1,128 @@
+// Communicator: an ordered group of PEs of this host with its own shared staging memory.
+//
+// Memory (per member, one POSIX shared-memory segment mapped by every member of the communicator):
+//   Ctrl (flags, call records, flight recorder; ~10 KiB + 128 B per member)
+//   staging: kSlots slots of TESSERA_BUFFSIZE / kSlots bytes (the collective data path)
+//   p2p: one TESSERA_P2P_BUFFSIZE channel per peer (send/recv)
+// So a communicator of n PEs costs each PE BUFFSIZE + n * P2P_BUFFSIZE + ~12 KiB of shared memory (touched
+// lazily), plus the mappings of its peers' segments (address space only).
+//
+// Data path ("tags"): every call of a collective runs a fixed sequence of steps; all members number the
+// steps of the communicator's life alike (tag = global step number). A step writes a member's own slot
+// (tag % kSlots) and reads peers' slots of the same tag. Two monotonic counters per member order this:
+//   ready = highest tag whose slot this member has written (release store after the data)
+//   done  = highest tag this member has finished reading (it will never read slots of that tag again)
+// A member writes the slot of tag t only after every member's done >= t - kSlots (the previous user of the
+// slot is finished), so up to kSlots steps are in flight and no slot is reused while being read.
+// Every wait goes through sync::wait_until (spin, yield, futex, deadline); on expiry the flight recorder of
+// every member is printed.
+//
+// Thread safety: a communicator is used by one thread at a time (like an NCCL communicator); distinct
+// communicators may be used from distinct threads. Collective calls must be made by all members in the
+// same order (the consistency check catches mismatches).
+#pragma once
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "coll/select/model.h"
+#include "coll/types.h"
+
+namespace tessera::pgas { struct Team; }
+
+namespace tessera::coll {
+
+struct Algorithm;
+
+inline constexpr int kSlots = 4;
+inline constexpr int kRecords = 64;  // flight recorder / call records kept per member
+
+// One call as every member describes it (the consistency check compares these).
+struct CallDesc {
+  Kind kind = Kind::kBarrier;
+  DType dtype = DType::kUint8;
+  Op op = Op::kSum;
+  uint8_t algo = 0;
+  int32_t root = -1;
+  uint64_t count = 0;
+  uint64_t pack() const;  // kind | dtype | op | algo | root
+  static CallDesc unpack(uint64_t w, uint64_t count);
+};
+
+// Flight-recorder entry (written by its member only; read by any member when a deadline expires).
+struct alignas(64) Record {
+  std::atomic<uint64_t> seq;      // call number (1-based); 0: unused
+  std::atomic<uint64_t> desc;     // CallDesc::pack()
+  std::atomic<uint64_t> count;
+  std::atomic<uint64_t> tag_base; // first tag of the call
+  std::atomic<uint64_t> tags;     // number of tags the call uses
+  std::atomic<uint64_t> start_ns;
+  std::atomic<uint64_t> end_ns;   // 0 while running
+  std::atomic<uint64_t> hash;     // TESSERA_CHECK=1: hash of the result
+};
+
+struct alignas(64) Hot {
+  std::atomic<uint64_t> ready;  // see above
+  std::atomic<uint64_t> seq;    // current call number
+  std::atomic<uint64_t> desc;   // current call's CallDesc::pack()
+  std::atomic<uint64_t> count;
+};
+struct alignas(64) Line {
+  std::atomic<uint64_t> v;
+};
+
+struct Ctrl {
+  Hot hot;
+  Line done;
+  Line model_ready;                  // rank 0: 1 once `model` is written
+  ModelParams model;                 // rank 0's cost-model parameters (others copy them)
+  Record rec[kRecords];
+  // Followed by p2p counters: Line sent[n] (bytes made available to peer q), Line taken[n] (bytes of
+  // peer q's channel consumed by me).
+};
+
+struct Communicator {
+  int rank = 0, size = 1;
+  std::vector<int> world;            // world PE of each rank
+  std::vector<Ctrl*> ctrl;           // every member's control block (local mappings)
+  std::vector<char*> staging;        // every member's staging area
+  std::vector<char*> p2p;            // every member's p2p channels (n channels each)
+  size_t slot_bytes = 0, p2p_bytes = 0;
+  uint64_t tag = 0;                  // next tag
+  uint64_t seq = 0;                  // calls made
+  ModelParams model;
+  bool oversubscribed = false;       // more members than CPUs: waiters yield instead of spinning
+  uint64_t uid = 0;
+  uint64_t split_count = 0;
+  // Segment bookkeeping.
+  std::vector<char*> seg;            // mapping of each member's segment
+  size_t seg_bytes = 0;
+  bool private_seg = false;
+  std::vector<char> scratch;         // private work buffer (grows, never shrinks)
+  std::vector<uint64_t> p2p_sent, p2p_taken;  // local mirrors of my sent[peer] / taken[peer]
+  std::vector<size_t> offsets;       // per-member offsets of v collectives (reused)
+  // Selection cache: the last (kind, bytes) and its algorithm.
+  Kind last_kind = Kind::kSendRecv;
+  size_t last_bytes = ~size_t{0};
+  const Algorithm* last_algo = nullptr;
+  std::vector<uint64_t> checked;     // bitmask: peers whose call record was checked this call
+  std::string name;                  // for messages: "communicator 3f2a (4 ranks)"
+
+  // P2P counters in member m's segment.
+  Line* sent(int m, int peer) const;
+  Line* taken(int m, int peer) const;
+  char* slot(int m, uint64_t t) const { return staging[m] + (t % kSlots) * slot_bytes; }
+  char* scratch_bytes(size_t n);
+};
+
+// Creation and destruction: collective over the members (and, for split, over the parent).
+Result<Communicator*> comm_create_team(pgas::Team* team);
+Result<Communicator*> comm_split(Communicator* parent, int color, int key);
+void comm_destroy(Communicator* c);
+// Tests only: frees a communicator whose members are out of step (after a mismatch), without a barrier.
+void comm_abandon(Communicator* c);
+
+}  // namespace tessera::coll

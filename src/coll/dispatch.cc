@@ -1,0 +1,142 @@
+#include "coll/dispatch.h"
+
+#include <cstring>
+
+#include "base/log.h"
+#include "coll/engine.h"
+#include "coll/select/select.h"
+
+namespace tessera::coll {
+namespace {
+
+bool rooted(Kind k) {
+  return k == Kind::kBroadcast || k == Kind::kReduce || k == Kind::kGather || k == Kind::kScatter;
+}
+bool reducing(Kind k) {
+  return k == Kind::kAllreduce || k == Kind::kReduce || k == Kind::kReduceScatter || k == Kind::kReduceScatterv;
+}
+bool replicated(Kind k) {
+  return k == Kind::kAllreduce || k == Kind::kAllgather || k == Kind::kAllgatherv || k == Kind::kBroadcast;
+}
+
+uint64_t hash_bytes(const void* p, size_t n) {
+  const unsigned char* b = static_cast<const unsigned char*>(p);
+  uint64_t h = 0xcbf29ce484222325ull ^ n;
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    std::memcpy(&w, b + i, 8);
+    h = (h ^ w) * 0x100000001b3ull;
+    h ^= h >> 29;
+  }
+  for (; i < n; ++i) h = (h ^ b[i]) * 0x100000001b3ull;
+  return h;
+}
+
+Status check_args(const Communicator& c, Kind kind, const Args& a, size_t* total) {
+  const char* name = kind_name(kind);
+  if (!valid(a.dtype)) return invalid_arg("{}: datatype {} is not one of the 10 supported types", name, static_cast<int>(a.dtype));
+  if (reducing(kind) && !valid(a.op)) return invalid_arg("{}: reduction op {} is not sum/prod/min/max/avg", name, static_cast<int>(a.op));
+  if (rooted(kind) && (a.root < 0 || a.root >= c.size))
+    return invalid_arg("{}: root {} is out of range: the communicator has {} ranks (0..{})", name, a.root, c.size, c.size - 1);
+  const size_t es = dtype_size(a.dtype), n = static_cast<size_t>(c.size);
+  size_t elems = a.count, tmp;
+  if (kind == Kind::kAllgatherv || kind == Kind::kReduceScatterv || kind == Kind::kAlltoallv) {
+    const size_t* counts = kind == Kind::kAlltoallv ? a.scounts : a.rcounts;
+    if (!a.rcounts || (kind == Kind::kAlltoallv && (!a.scounts || !a.sdispls || !a.rdispls)) ||
+        (kind == Kind::kAllgatherv && !a.rdispls))
+      return invalid_arg("{}: the count/displacement arrays must not be null", name);
+    elems = 0;
+    for (size_t m = 0; m < n; ++m) elems += counts[m];
+    if (kind == Kind::kAllgatherv && a.count != a.rcounts[c.rank])
+      return invalid_arg("allgatherv: rank {} contributes {} elements but recvcounts[{}] is {}", c.rank, a.count, c.rank, a.rcounts[c.rank]);
+  }
+  if (__builtin_mul_overflow(elems, es * n, &tmp))
+    return invalid_arg("{}: {} elements of {} bytes on {} ranks overflow the address space", name, elems, es, n);
+  *total = elems;
+  if (elems == 0 || kind == Kind::kBarrier) return Status::ok();
+  const bool is_root = c.rank == a.root;
+  bool need_send = true, need_recv = true;
+  if (kind == Kind::kBroadcast) need_send = is_root;
+  if (kind == Kind::kReduce || kind == Kind::kGather) need_recv = is_root;
+  if (kind == Kind::kScatter) need_send = is_root;
+  if (kind == Kind::kAllgatherv || kind == Kind::kAlltoallv) need_send = kind == Kind::kAllgatherv ? a.count > 0 : true;
+  if (need_send && !a.send) return invalid_arg("{}: send buffer is null with a count of {}", name, a.count);
+  if (need_recv && !a.recv) return invalid_arg("{}: receive buffer is null with a count of {}", name, a.count);
+  return Status::ok();
+}
+
+}  // namespace
+
+Shape make_shape(const Communicator& c, Kind kind, size_t bytes) {
+  Shape s;
+  s.kind = kind;
+  s.n = c.size;
+  s.bytes = bytes;
+  s.slot_bytes = c.slot_bytes;
+  s.oversubscribed = c.oversubscribed;
+  return s;
+}
+
+Status dispatch(Communicator& c, Kind kind, const Args& a, const Algorithm* force) {
+  size_t total = 0;
+  TS_RETURN_IF_ERROR(check_args(c, kind, a, &total));
+  const size_t es = dtype_size(a.dtype);
+  // Selection sees the per-rank payload; v variants use the average.
+  size_t per_rank = (kind == Kind::kAllgatherv || kind == Kind::kReduceScatterv || kind == Kind::kAlltoallv)
+                        ? total / static_cast<size_t>(c.size) : a.count;
+  if (kind == Kind::kAlltoallv) per_rank = 0;  // counts are per member; use the cheap path's shape
+  Shape s = make_shape(c, kind, per_rank * es);
+  s.dtype = a.dtype;
+  s.op = a.op;
+  // One-entry cache: the same call again skips the cost evaluation.
+  const Algorithm* algo;
+  if (force && deterministic_mode() && !force->canonical) force = nullptr;  // order beats the request
+  if (force) {
+    if (force->kind != kind || !force->supports(s))
+      return make_status(Code::kUnsupported, "{}: algorithm {} does not support {} bytes on {} ranks", kind_name(kind),
+                         force->name, s.bytes, c.size);
+    algo = force;
+  } else if (c.last_kind == kind && c.last_bytes == s.bytes && c.last_algo) {
+    algo = c.last_algo;
+  } else {
+    algo = select(s, c.model, deterministic_mode()).algo;
+    if (!algo) return make_status(Code::kUnsupported, "{}: no algorithm supports {} bytes on {} ranks", kind_name(kind), s.bytes, c.size);
+    c.last_kind = kind;
+    c.last_bytes = s.bytes;
+    c.last_algo = algo;
+  }
+  CallDesc d;
+  d.kind = kind;
+  d.dtype = a.dtype;
+  d.op = reducing(kind) ? a.op : Op::kSum;
+  d.algo = algo->id;
+  d.root = rooted(kind) ? a.root : -1;
+  d.count = kind == Kind::kAlltoallv ? 0 : total;  // alltoallv counts differ per rank (checked in the algorithm)
+  Exec ex(c, d);
+  uint64_t steps = algo->run(ex, a);
+  uint64_t h = 0;
+  if (check_level() >= 1 && replicated(kind) && c.size > 1) {
+    // Thorough check: every member publishes a hash of its result and compares everyone's.
+    size_t bytes = (kind == Kind::kAllgather ? total * static_cast<size_t>(c.size) : total) * es;
+    if (kind == Kind::kAllgatherv) bytes = total * es;  // assumes a packed layout
+    h = hash_bytes(a.recv, bytes);
+    ex.step(steps);
+    std::memcpy(ex.out(steps), &h, sizeof h);
+    ex.publish(steps);
+    for (int m = 0; m < c.size; ++m) {
+      uint64_t theirs;
+      std::memcpy(&theirs, ex.in(m, steps), sizeof theirs);
+      if (theirs != h)
+        log::fatal("TESSERA_CHECK=1: {} call #{} on {} ({} elements of {}): the result on rank {} (PE {}) differs "
+                   "from the result on rank {} (PE {}) (hash {:016x} vs {:016x})",
+                   kind_name(kind), c.seq, c.name, total, dtype_name(a.dtype), c.rank, c.world[c.rank], m,
+                   c.world[m], h, theirs);
+    }
+    ++steps;
+  }
+  ex.end(steps, h);
+  return Status::ok();
+}
+
+}  // namespace tessera::coll

@@ -1,0 +1,18 @@
+// The front door of every collective: checks arguments, selects the algorithm, runs it under an Exec, runs
+// the thorough check when asked, and closes the call. Errors in arguments are returned (nothing has been
+// published, so the other members are unaffected... until they wait for this one: the caller must not
+// continue with a communicator after an error it does not handle). Consistency mismatches end the job.
+#pragma once
+#include "base/status.h"
+#include "coll/algo.h"
+#include "coll/comm.h"
+
+namespace tessera::coll {
+
+// `force` (tests, tessera-perf --algo) runs that algorithm if it supports the shape.
+Status dispatch(Communicator& c, Kind kind, const Args& a, const Algorithm* force = nullptr);
+
+// Shape of a call as selection sees it (for tessera-info too).
+Shape make_shape(const Communicator& c, Kind kind, size_t bytes);
+
+}  // namespace tessera::coll

@@ -1,0 +1,233 @@
+#include "coll/engine.h"
+
+#include <stdexcept>
+
+#include "base/cpu.h"
+#include "base/log.h"
+#include "sync/wait.h"
+
+namespace tessera::coll {
+
+uint64_t CallDesc::pack() const {
+  return static_cast<uint64_t>(kind) | static_cast<uint64_t>(dtype) << 8 | static_cast<uint64_t>(op) << 16 |
+         static_cast<uint64_t>(algo) << 24 | static_cast<uint64_t>(static_cast<uint32_t>(root)) << 32;
+}
+CallDesc CallDesc::unpack(uint64_t w, uint64_t count) {
+  CallDesc d;
+  d.kind = static_cast<Kind>(w & 0xff);
+  d.dtype = static_cast<DType>((w >> 8) & 0xff);
+  d.op = static_cast<Op>((w >> 16) & 0xff);
+  d.algo = static_cast<uint8_t>((w >> 24) & 0xff);
+  d.root = static_cast<int32_t>(static_cast<uint32_t>(w >> 32));
+  d.count = count;
+  return d;
+}
+
+namespace {
+void notify_members(const Communicator& c) {
+  for (int m = 0; m < c.size; ++m)
+    if (m != c.rank) sync::notify(c.world[m]);
+}
+
+std::string call_text(const CallDesc& d) {
+  const Algorithm* a = find_algorithm(d.kind, d.algo);
+  std::string s = fmt::format("{} count {} {}", kind_name(d.kind), d.count, dtype_name(d.dtype));
+  if (d.kind == Kind::kAllreduce || d.kind == Kind::kReduce || d.kind == Kind::kReduceScatter ||
+      d.kind == Kind::kReduceScatterv)
+    s += fmt::format(" {}", op_name(d.op));
+  if (d.root >= 0) s += fmt::format(" root {}", d.root);
+  if (a) s += fmt::format(" ({})", a->name);
+  return s;
+}
+
+bool g_mismatch_throws = false;
+
+[[noreturn]] void mismatch(const Communicator& c, uint64_t seq, int me, const CallDesc& mine, int other,
+                           const CallDesc& theirs) {
+  std::string what;
+  auto add = [&](const char* field, const std::string& a, const std::string& b) {
+    if (a != b) what += fmt::format("{}{} {} vs {}", what.empty() ? "" : "; ", field, a, b);
+  };
+  add("collective", kind_name(mine.kind), kind_name(theirs.kind));
+  add("count", std::to_string(mine.count), std::to_string(theirs.count));
+  add("type", dtype_name(mine.dtype), dtype_name(theirs.dtype));
+  add("op", op_name(mine.op), op_name(theirs.op));
+  add("root", std::to_string(mine.root), std::to_string(theirs.root));
+  if (what.empty()) {
+    const Algorithm* a = find_algorithm(mine.kind, mine.algo);
+    const Algorithm* b = find_algorithm(theirs.kind, theirs.algo);
+    add("algorithm", a ? a->name : "?", b ? b->name : "?");
+    what += " (set TESSERA_ALGO alike on every PE)";
+  }
+  std::string msg = fmt::format("collective mismatch on {}, call #{}: rank {} (PE {}) called {} but rank {} (PE {}) called {} "
+             "[{}]. Every member must make the same collective calls in the same order.",
+             c.name, seq, me, c.world[me], call_text(mine), other, c.world[other], call_text(theirs), what);
+  if (g_mismatch_throws) throw std::runtime_error(msg);
+  log::fatal("{}", msg);
+}
+}  // namespace
+
+Exec::Exec(Communicator& c, const CallDesc& d) : c_(c), desc_(d) {
+  seq_ = ++c.seq;
+  base_ = c.tag;
+  free_upto_ = 0;
+  Ctrl* me = c.ctrl[c.rank];
+  rec_ = &me->rec[seq_ % kRecords];
+  rec_->seq.store(0, std::memory_order_relaxed);
+  rec_->desc.store(d.pack(), std::memory_order_relaxed);
+  rec_->count.store(d.count, std::memory_order_relaxed);
+  rec_->tag_base.store(base_, std::memory_order_relaxed);
+  rec_->tags.store(0, std::memory_order_relaxed);
+  rec_->start_ns.store(now_ns(), std::memory_order_relaxed);
+  rec_->end_ns.store(0, std::memory_order_relaxed);
+  rec_->hash.store(0, std::memory_order_relaxed);
+  rec_->seq.store(seq_, std::memory_order_release);
+  me->hot.desc.store(d.pack(), std::memory_order_relaxed);
+  me->hot.count.store(d.count, std::memory_order_relaxed);
+  me->hot.seq.store(seq_, std::memory_order_release);
+  std::fill(c.checked.begin(), c.checked.end(), 0);
+}
+
+void Exec::step(uint64_t t) {
+  if (t == 0) return;
+  auto& done = c_.ctrl[c_.rank]->done.v;
+  uint64_t v = base_ + t - 1;
+  if (done.load(std::memory_order_relaxed) < v) {
+    done.store(v, std::memory_order_release);
+    notify_members(c_);
+  }
+}
+
+void Exec::wait_free(uint64_t t) {
+  uint64_t tg = base_ + t;
+  if (tg <= kSlots) return;
+  uint64_t need = tg - kSlots;
+  if (need <= free_upto_) return;
+  for (int m = 0; m < c_.size; ++m) {
+    if (m == c_.rank) continue;
+    auto& done = c_.ctrl[m]->done.v;
+    coll_wait(
+        c_, [&] { return done.load(std::memory_order_acquire) >= need; },
+        [&] {
+          return flight_recorder(c_, fmt::format("rank {} (PE {}) to release staging slot of step {} of call #{} "
+                                                 "({} finished steps, needs {})",
+                                                 m, c_.world[m], t, seq_, done.load(), need));
+        });
+  }
+  free_upto_ = need;
+}
+
+char* Exec::out(uint64_t t) {
+  wait_free(t);
+  return c_.slot(c_.rank, base_ + t);
+}
+
+void Exec::publish(uint64_t t) {
+  c_.ctrl[c_.rank]->hot.ready.store(base_ + t, std::memory_order_release);
+  notify_members(c_);
+}
+
+void Exec::check_peer(int m) {
+  const Ctrl* p = c_.ctrl[m];
+  uint64_t s1 = p->hot.seq.load(std::memory_order_acquire);
+  uint64_t w = p->hot.desc.load(std::memory_order_relaxed);
+  uint64_t cnt = p->hot.count.load(std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_acquire);
+  uint64_t s2 = p->hot.seq.load(std::memory_order_relaxed);
+  if (s1 != seq_ || s2 != seq_) {
+    const Record& r = p->rec[seq_ % kRecords];
+    if (r.seq.load(std::memory_order_acquire) != seq_) return;  // overwritten: cannot check (not reachable)
+    w = r.desc.load(std::memory_order_relaxed);
+    cnt = r.count.load(std::memory_order_relaxed);
+  }
+  CallDesc theirs = CallDesc::unpack(w, cnt);
+  if (w != desc_.pack() || cnt != desc_.count) mismatch(c_, seq_, c_.rank, desc_, m, theirs);
+}
+
+const char* Exec::in(int m, uint64_t t) {
+  const uint64_t tg = base_ + t;
+  if (m != c_.rank) {
+    const Ctrl* p = c_.ctrl[m];
+    uint64_t& word = c_.checked[static_cast<size_t>(m) / 64];
+    const uint64_t bit = uint64_t{1} << (m % 64);
+    coll_wait(
+        c_,
+        [&] {
+          if (!(word & bit)) {
+            if (p->hot.seq.load(std::memory_order_acquire) < seq_) return false;
+            check_peer(m);
+            word |= bit;
+          }
+          return p->hot.ready.load(std::memory_order_acquire) >= tg;
+        },
+        [&] {
+          return flight_recorder(c_, fmt::format("rank {} (PE {}) to publish step {} of call #{} ({})", m,
+                                                 c_.world[m], t, seq_, call_text(desc_)));
+        });
+  }
+  return c_.slot(m, tg);
+}
+
+void Exec::wait_done(int m, uint64_t t) {
+  const uint64_t tg = base_ + t;
+  auto& done = c_.ctrl[m]->done.v;
+  coll_wait(
+      c_, [&] { return done.load(std::memory_order_acquire) >= tg; },
+      [&] {
+        return flight_recorder(c_, fmt::format("rank {} (PE {}) to finish step {} of call #{}", m, c_.world[m], t,
+                                               seq_));
+      });
+}
+
+void Exec::end(uint64_t nsteps, uint64_t result_hash) {
+  step(nsteps);
+  // A member that waited for nobody in this call (a root that only publishes) still compares its call
+  // with its right neighbour's, once the neighbour has started it.
+  const int nb = c_.rank + 1 == c_.size ? 0 : c_.rank + 1;
+  if (nb != c_.rank && !(c_.checked[static_cast<size_t>(nb) / 64] & (uint64_t{1} << (nb % 64)))) {
+    const Ctrl* p = c_.ctrl[nb];
+    coll_wait(
+        c_, [&] { return p->hot.seq.load(std::memory_order_acquire) >= seq_; },
+        [&] {
+          return flight_recorder(c_, fmt::format("rank {} (PE {}) to start call #{} ({})", nb, c_.world[nb], seq_,
+                                                 call_text(desc_)));
+        });
+    check_peer(nb);
+  }
+  c_.tag = base_ + nsteps;
+  rec_->tags.store(nsteps, std::memory_order_relaxed);
+  rec_->hash.store(result_hash, std::memory_order_relaxed);
+  rec_->end_ns.store(now_ns(), std::memory_order_release);
+}
+
+void set_mismatch_throws(bool on) { g_mismatch_throws = on; }
+
+std::string flight_recorder(const Communicator& c, const std::string& waiting_for) {
+  std::string s = fmt::format("{} on {}.\nFlight recorder (last collectives of every member, newest first):",
+                              waiting_for, c.name);
+  const uint64_t now = now_ns();
+  for (int m = 0; m < c.size; ++m) {
+    const Ctrl* p = c.ctrl[m];
+    uint64_t cur = p->hot.seq.load();
+    uint64_t ready = p->hot.ready.load(), done = p->done.v.load();
+    s += fmt::format("\n  rank {} (PE {}): {} calls started", m, c.world[m], cur);
+    for (int k = 0; k < 4 && cur >= 1 + static_cast<uint64_t>(k); ++k) {
+      const Record& r = p->rec[(cur - k) % kRecords];
+      if (r.seq.load() != cur - k) break;
+      CallDesc d = CallDesc::unpack(r.desc.load(), r.count.load());
+      uint64_t base = r.tag_base.load(), end = r.end_ns.load(), start = r.start_ns.load();
+      std::string state;
+      if (end) {
+        state = fmt::format("done in {:.1f} us", static_cast<double>(end - start) / 1e3);
+      } else {
+        state = fmt::format("RUNNING for {:.3f} s: finished {} steps, published {}",
+                            static_cast<double>(now - start) / 1e9, done >= base ? done - base + 1 : 0,
+                            ready >= base ? ready - base + 1 : 0);
+      }
+      s += fmt::format("\n      #{} {}: {}", cur - k, call_text(d), state);
+    }
+  }
+  return s;
+}
+
+}  // namespace tessera::coll

@@ -1,0 +1,69 @@
+// Exec: one collective call on a communicator, as a sequence of steps (see comm.h for tags and slots).
+//
+//   Exec ex(comm, desc);          // opens the call: records it, publishes its description
+//   ex.step(t);                   // steps < t are finished: this member reads no slot of them again
+//   char* o = ex.out(t);          // my slot of step t, once every member has released its previous use
+//   ... write o ...; ex.publish(t);
+//   const char* i = ex.in(m, t);  // member m's slot of step t, once m has published it
+//   ex.end(nsteps);               // closes the call: every member must pass the same nsteps
+//
+// in() also runs the cheap consistency check: the first time a call waits for member m, m's description
+// of the same call (its n-th collective on this communicator) must equal ours, else the job ends with a
+// message naming the collective, both ranks and the differing values. Waits print every member's flight
+// recorder when TESSERA_TIMEOUT expires. Not thread-safe (one call at a time per communicator).
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "coll/algo.h"
+#include "coll/comm.h"
+
+namespace tessera::coll {
+
+class Exec {
+ public:
+  Exec(Communicator& c, const CallDesc& d);
+  Exec(const Exec&) = delete;
+  Exec& operator=(const Exec&) = delete;
+
+  Communicator& comm() { return c_; }
+  int rank() const { return c_.rank; }
+  int size() const { return c_.size; }
+  size_t slot_bytes() const { return c_.slot_bytes; }
+  uint64_t tag(uint64_t step) const { return base_ + step; }
+
+  void step(uint64_t t);
+  char* out(uint64_t t);
+  void publish(uint64_t t);
+  const char* in(int m, uint64_t t);
+  void end(uint64_t nsteps, uint64_t result_hash = 0);
+
+  // Blocks until every member's done >= tag(t) (all finished step t); used by barrier-like endings.
+  void wait_done(int m, uint64_t t);
+
+ private:
+  void wait_free(uint64_t t);
+  void check_peer(int m);
+
+  Communicator& c_;
+  CallDesc desc_;
+  uint64_t base_;
+  uint64_t seq_;
+  uint64_t free_upto_;  // every member's done >= free_upto_ (cached)
+  Record* rec_;
+};
+
+// The text printed when a wait expires: what this member waited for and every member's flight recorder.
+std::string flight_recorder(const Communicator& c, const std::string& waiting_for);
+
+// Tests only: a consistency mismatch throws std::runtime_error (with the message) instead of ending the
+// job. The communicator is unusable afterwards (see comm_abandon).
+void set_mismatch_throws(bool on);
+
+// Waits with the layer's policy: sync::wait_until, and when oversubscribed the predicate yields the CPU.
+template <typename Done, typename Describe>
+void coll_wait(const Communicator& c, Done&& done, Describe&& describe);
+
+}  // namespace tessera::coll
+
+#include "coll/engine-inl.h"

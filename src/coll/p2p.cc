@@ -1,0 +1,163 @@
+#include "coll/p2p.h"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "base/log.h"
+#include "coll/engine.h"
+#include "coll/reduce/reduce.h"
+
+namespace tessera::coll {
+namespace {
+constexpr uint64_t kHeader = 64;
+constexpr uint64_t kMagic = 0x7e55e7a2b2b00000ull;
+uint64_t up64(uint64_t v) { return (v + 63) & ~uint64_t{63}; }
+
+struct P2pOp {
+  Communicator* c;
+  bool send;
+  int peer;
+  char* buf;
+  uint64_t bytes;
+  uint64_t moved = 0;     // payload bytes copied
+  bool header = false;    // header written / read
+  bool done = false;
+};
+
+thread_local int t_depth = 0;
+thread_local std::vector<P2pOp> t_ops;
+
+// One attempt to move data; returns true when something moved.
+bool progress_send(P2pOp& o) {
+  Communicator& c = *o.c;
+  const uint64_t P = c.p2p_bytes;
+  uint64_t& sent = c.p2p_sent[o.peer];
+  const uint64_t taken = c.taken(o.peer, c.rank)->v.load(std::memory_order_acquire);
+  char* ring = c.p2p[c.rank] + static_cast<size_t>(o.peer) * P;
+  bool moved = false;
+  if (!o.header) {
+    if (P - (sent - taken) < kHeader) return false;
+    uint64_t h[2] = {kMagic, o.bytes};
+    std::memcpy(ring + sent % P, h, sizeof h);
+    sent += kHeader;
+    o.header = moved = true;
+  }
+  while (o.moved < o.bytes) {
+    uint64_t space = P - (sent - taken);
+    uint64_t n = std::min({o.bytes - o.moved, space, P - sent % P});
+    if (n == 0) break;
+    copy(ring + sent % P, o.buf + o.moved, n);
+    sent += n;
+    o.moved += n;
+    moved = true;
+  }
+  if (o.moved == o.bytes) {
+    sent = up64(sent);
+    o.done = true;
+  }
+  if (moved) {
+    c.sent(c.rank, o.peer)->v.store(sent, std::memory_order_release);
+    sync::notify(c.world[o.peer]);
+  }
+  return moved;
+}
+
+bool progress_recv(P2pOp& o) {
+  Communicator& c = *o.c;
+  const uint64_t P = c.p2p_bytes;
+  uint64_t& taken = c.p2p_taken[o.peer];
+  const uint64_t sent = c.sent(o.peer, c.rank)->v.load(std::memory_order_acquire);
+  const char* ring = c.p2p[o.peer] + static_cast<size_t>(c.rank) * P;
+  bool moved = false;
+  if (!o.header) {
+    if (sent - taken < kHeader) return false;
+    uint64_t h[2];
+    std::memcpy(h, ring + taken % P, sizeof h);
+    if (h[0] != kMagic)
+      log::fatal("recv from rank {} (PE {}) on {}: corrupt message header", o.peer, c.world[o.peer], c.name);
+    if (h[1] != o.bytes)
+      log::fatal("recv on {}: rank {} (PE {}) expects {} bytes from rank {} (PE {}), which sent {} bytes", c.name,
+                 c.rank, c.world[c.rank], o.bytes, o.peer, c.world[o.peer], h[1]);
+    taken += kHeader;
+    o.header = moved = true;
+  }
+  while (o.moved < o.bytes) {
+    uint64_t n = std::min({o.bytes - o.moved, sent - taken, P - taken % P});
+    if (n == 0) break;
+    copy(o.buf + o.moved, ring + taken % P, n);
+    taken += n;
+    o.moved += n;
+    moved = true;
+  }
+  if (o.moved == o.bytes) {
+    taken = up64(taken);
+    o.done = true;
+  }
+  if (moved) {
+    c.taken(c.rank, o.peer)->v.store(taken, std::memory_order_release);
+    sync::notify(c.world[o.peer]);
+  }
+  return moved;
+}
+
+// Runs every op to completion; an op waits for earlier ops of the same (communicator, peer, direction).
+void run_all(std::vector<P2pOp>& ops) {
+  auto blocked = [&](size_t i) {
+    for (size_t j = 0; j < i; ++j)
+      if (!ops[j].done && ops[j].c == ops[i].c && ops[j].peer == ops[i].peer && ops[j].send == ops[i].send)
+        return true;
+    return false;
+  };
+  auto pass = [&] {
+    bool all = true;
+    for (size_t i = 0; i < ops.size(); ++i) {
+      if (ops[i].done) continue;
+      if (!blocked(i)) ops[i].send ? progress_send(ops[i]) : progress_recv(ops[i]);
+      all = all && ops[i].done;
+    }
+    return all;
+  };
+  if (pass() || ops.empty()) return;
+  coll_wait(*ops[0].c, pass, [&] {
+    std::string s = "send/recv group to complete:";
+    for (const P2pOp& o : ops) {
+      if (o.done) continue;
+      s += fmt::format(" [{} {} bytes {} rank {} (PE {}) on {}: {} moved]", o.send ? "send" : "recv", o.bytes,
+                       o.send ? "to" : "from", o.peer, o.c->world[o.peer], o.c->name, o.moved);
+    }
+    return s;
+  });
+}
+
+Status enqueue(Communicator& c, bool send, const void* buf, size_t bytes, int peer) {
+  if (peer < 0 || peer >= c.size)
+    return invalid_arg("{}: peer {} is out of range: the communicator has {} ranks", send ? "send" : "recv", peer, c.size);
+  if (bytes && !buf) return invalid_arg("{}: buffer is null with {} bytes", send ? "send" : "recv", bytes);
+  P2pOp o{&c, send, peer, static_cast<char*>(const_cast<void*>(buf)), bytes};
+  if (t_depth > 0) {
+    t_ops.push_back(o);
+    return Status::ok();
+  }
+  std::vector<P2pOp> one{o};
+  run_all(one);
+  return Status::ok();
+}
+}  // namespace
+
+Status p2p_send(Communicator& c, const void* buf, size_t bytes, int peer) { return enqueue(c, true, buf, bytes, peer); }
+Status p2p_recv(Communicator& c, void* buf, size_t bytes, int peer) { return enqueue(c, false, buf, bytes, peer); }
+
+void group_start() { ++t_depth; }
+int group_depth() { return t_depth; }
+
+Status group_end() {
+  if (t_depth == 0) return invalid_arg("group_end without a matching group_start");
+  if (--t_depth > 0) return Status::ok();
+  std::vector<P2pOp> ops;
+  ops.swap(t_ops);
+  run_all(ops);
+  return Status::ok();
+}
+
+}  // namespace tessera::coll

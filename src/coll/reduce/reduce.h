@@ -1,0 +1,29 @@
+// Element-wise reduction and copy kernels of the collective layer.
+//
+// reduce() is the only place where collective arithmetic happens, so its order is the library's order:
+//   dst[i] = ((srcs[0][i] op srcs[1][i]) op srcs[2][i]) ...   (left fold in source order)
+// float16/bfloat16 are widened to float32 and accumulated across all sources in one pass, rounded once
+// (round to nearest even); integers wrap around (two's complement); kAvg folds as a sum and, when
+// `divide` > 0, divides the folded value by `divide` once before rounding (integers: truncating division).
+// Element-wise IEEE operations in a fixed order give bitwise identical results whatever the SIMD width or
+// the split of the range into pieces, which the deterministic mode relies on.
+//
+// dst may be the same address as any source (in-place), never a partial overlap. Thread-safe (no state
+// besides the kernel table chosen once from the CPU's features: AVX2+F16C or baseline x86-64).
+#pragma once
+#include <cstddef>
+
+#include "coll/types.h"
+
+namespace tessera::coll {
+
+void reduce(void* dst, const void* const* srcs, int nsrc, size_t count, DType t, Op op, int divide = 0);
+
+// Name of the kernel table in use ("avx2" or "baseline"), for tessera-info.
+const char* reduce_isa();
+
+// Copy for staging: memcpy for small sizes, streaming stores (no read-for-ownership of dst) when `stream`
+// and the size is large, since the destination will not be read by this core again soon.
+void copy(void* dst, const void* src, size_t bytes, bool stream = false);
+
+}  // namespace tessera::coll

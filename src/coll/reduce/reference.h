@@ -1,0 +1,98 @@
+// Scalar reference of reduce() for tests and `tessera-perf -c`: element access by type through double,
+// and the expected result of a collective reduction of exactly representable inputs, written independently
+// of the kernels (plain scalar code, same documented arithmetic). Header-only, no state.
+#pragma once
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "coll/types.h"
+
+namespace tessera::coll::ref {
+
+inline float bf16_to_float(uint16_t b) {
+  uint32_t u = static_cast<uint32_t>(b) << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+inline uint16_t float_to_bf16(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x40u);
+  return static_cast<uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+inline float f16_to_float(uint16_t h) {
+  _Float16 x;
+  std::memcpy(&x, &h, 2);
+  return static_cast<float>(x);
+}
+inline uint16_t float_to_f16(float f) {
+  _Float16 x = static_cast<_Float16>(f);
+  uint16_t h;
+  std::memcpy(&h, &x, 2);
+  return h;
+}
+
+inline double load(const void* p, size_t i, DType t) {
+  switch (t) {
+    case DType::kInt8: return static_cast<const int8_t*>(p)[i];
+    case DType::kUint8: return static_cast<const uint8_t*>(p)[i];
+    case DType::kInt32: return static_cast<const int32_t*>(p)[i];
+    case DType::kUint32: return static_cast<const uint32_t*>(p)[i];
+    case DType::kInt64: return static_cast<double>(static_cast<const int64_t*>(p)[i]);
+    case DType::kUint64: return static_cast<double>(static_cast<const uint64_t*>(p)[i]);
+    case DType::kFloat16: return f16_to_float(static_cast<const uint16_t*>(p)[i]);
+    case DType::kBFloat16: return bf16_to_float(static_cast<const uint16_t*>(p)[i]);
+    case DType::kFloat32: return static_cast<const float*>(p)[i];
+    case DType::kFloat64: return static_cast<const double*>(p)[i];
+  }
+  return 0;
+}
+
+inline void store(void* p, size_t i, DType t, double v) {
+  switch (t) {
+    case DType::kInt8: static_cast<int8_t*>(p)[i] = static_cast<int8_t>(v); break;
+    case DType::kUint8: static_cast<uint8_t*>(p)[i] = static_cast<uint8_t>(v); break;
+    case DType::kInt32: static_cast<int32_t*>(p)[i] = static_cast<int32_t>(v); break;
+    case DType::kUint32: static_cast<uint32_t*>(p)[i] = static_cast<uint32_t>(v); break;
+    case DType::kInt64: static_cast<int64_t*>(p)[i] = static_cast<int64_t>(v); break;
+    case DType::kUint64: static_cast<uint64_t*>(p)[i] = static_cast<uint64_t>(v); break;
+    case DType::kFloat16: static_cast<uint16_t*>(p)[i] = float_to_f16(static_cast<float>(v)); break;
+    case DType::kBFloat16: static_cast<uint16_t*>(p)[i] = float_to_bf16(static_cast<float>(v)); break;
+    case DType::kFloat32: static_cast<float*>(p)[i] = static_cast<float>(v); break;
+    case DType::kFloat64: static_cast<double*>(p)[i] = v; break;
+  }
+}
+
+// Inputs whose reductions are exact in every type for up to 8 members: small integers (signed types get
+// negative values), products of 1s and 2s.
+inline double input_value(int rank, size_t i, DType t, Op op, unsigned seed = 0) {
+  const unsigned h = static_cast<unsigned>(rank) * 7u + static_cast<unsigned>(i % 100003) * 13u + seed;
+  if (op == Op::kProd) return 1 + (h % 2);
+  const bool is_signed = t == DType::kInt8 || t == DType::kInt32 || t == DType::kInt64 || is_float(t);
+  return is_signed ? static_cast<double>(h % 7) - 3 : static_cast<double>(h % 7);
+}
+
+// Expected result of reducing input_value(0..n-1, i) (exact for these inputs), stored as type t at dst[0].
+inline void expected(void* dst, size_t i, DType t, Op op, int n, unsigned seed = 0) {
+  double acc = input_value(0, i, t, op, seed);
+  for (int r = 1; r < n; ++r) {
+    double v = input_value(r, i, t, op, seed);
+    switch (op) {
+      case Op::kSum: case Op::kAvg: acc += v; break;
+      case Op::kProd: acc *= v; break;
+      case Op::kMin: acc = std::min(acc, v); break;
+      case Op::kMax: acc = std::max(acc, v); break;
+    }
+  }
+  if (op == Op::kAvg) {
+    if (t == DType::kFloat64) acc = acc / n;
+    else if (is_float(t)) acc = static_cast<double>(static_cast<float>(acc) / static_cast<float>(n));
+    else acc = std::trunc(acc / n);
+  }
+  store(dst, 0, t, acc);
+}
+
+}  // namespace tessera::coll::ref

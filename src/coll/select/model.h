@@ -1,0 +1,26 @@
+// The alpha-beta-gamma cost model of the collective layer.
+//   alpha: seconds per synchronisation step (publish a flag, a peer sees it) -- per step of an algorithm
+//   beta:  seconds per byte copied through shared memory (read + write)
+//   gamma: seconds per byte of one reduction input (read, combine)
+// Parameters come from, in order: TESSERA_COLL_MODEL=<file> ("alpha=... beta=... gamma=..." in seconds),
+// a per-host cache (~/.cache/tessera/coll-model-<host>.txt, or $XDG_CACHE_HOME), or a quick measurement
+// (about 20 ms) that is then written to the cache. Rank 0 of a communicator decides and publishes its
+// parameters in shared memory so every member selects the same algorithm.
+#pragma once
+#include <string>
+
+namespace tessera::coll {
+
+struct ModelParams {
+  double alpha = 0.4e-6;
+  double beta = 1.0 / 8e9;
+  double gamma = 1.0 / 10e9;
+  double oversub_alpha = 4e-6;  // alpha when members outnumber CPUs (a wait may need a context switch)
+  char source[48] = "default";  // "file", "cache", "measured", "default"
+};
+
+// Rank 0's parameters (loaded or measured); cached per process.
+ModelParams load_model();
+std::string describe(const ModelParams& m);
+
+}  // namespace tessera::coll

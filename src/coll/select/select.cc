@@ -1,0 +1,97 @@
+#include "coll/select/select.h"
+
+#include <mutex>
+
+#include "base/config.h"
+#include "base/log.h"
+
+namespace tessera::coll {
+namespace {
+const config::Var<std::string> kAlgo{
+    "TESSERA_ALGO", "",
+    "Algorithm per collective, overriding the cost model: 'allreduce=ring,allgather=bruck' (names: "
+    "tessera-info --coll <collective>)"};
+const config::Var<bool> kDeterministic{
+    "TESSERA_DETERMINISTIC", false,
+    "Reduce every element in rank order in one pass (bitwise identical results on every rank, every run, "
+    "whatever the algorithm or chunk size): only canonical algorithms are used"};
+const config::Var<int64_t> kCheck{
+    "TESSERA_CHECK", 0,
+    "Collective consistency check: 0 compares each call's kind/count/type/op/root across ranks (cheap, "
+    "always on); 1 also compares a hash of replicated results (allreduce, allgather, broadcast)"};
+
+const Algorithm* g_override[kNumKinds] = {};
+
+void parse_overrides() {
+  const std::string& spec = kAlgo.get();
+  size_t pos = 0;
+  while (pos < spec.size()) {
+    size_t end = spec.find(',', pos);
+    if (end == std::string::npos) end = spec.size();
+    std::string item = spec.substr(pos, end - pos);
+    pos = end + 1;
+    if (item.empty()) continue;
+    size_t eq = item.find('=');
+    auto kind = eq == std::string::npos ? std::nullopt : parse_kind(item.substr(0, eq));
+    if (!kind)
+      log::fatal("TESSERA_ALGO={}: '{}' is not <collective>=<algorithm> with a known collective (allreduce, "
+                 "reduce_scatter, allgather, broadcast, reduce, gather, scatter, alltoall, barrier, ...)",
+                 spec, item);
+    std::string name = item.substr(eq + 1);
+    const Algorithm* a = find_algorithm(*kind, name.c_str());
+    if (!a) {
+      std::string names;
+      for (const Algorithm& x : algorithms())
+        if (x.kind == *kind) names += std::string(names.empty() ? "" : ", ") + x.name;
+      log::fatal("TESSERA_ALGO={}: {} has no algorithm '{}' (it has: {})", spec, kind_name(*kind), name, names);
+    }
+    g_override[static_cast<int>(*kind)] = a;
+  }
+}
+std::once_flag g_once;
+}  // namespace
+
+bool deterministic_mode() { return kDeterministic.get(); }
+int check_level() { return static_cast<int>(kCheck.get()); }
+
+const Algorithm* override_for(Kind k) {
+  std::call_once(g_once, parse_overrides);
+  return g_override[static_cast<int>(k)];
+}
+
+std::vector<Candidate> candidates(const Shape& s, const ModelParams& m, bool deterministic) {
+  std::vector<Candidate> out;
+  for (const Algorithm& a : algorithms()) {
+    if (a.kind != s.kind) continue;
+    out.push_back({&a, a.cost(s, m), a.supports(s), !deterministic || a.canonical});
+  }
+  return out;
+}
+
+Choice select(const Shape& s, const ModelParams& m, bool deterministic) {
+  Choice c;
+  double best = 0;
+  for (const Algorithm& a : algorithms()) {
+    if (a.kind != s.kind || !a.supports(s) || (deterministic && !a.canonical)) continue;
+    double cost = a.cost(s, m);
+    if (!c.algo || cost < best) {
+      c.algo = &a;
+      best = cost;
+    }
+  }
+  c.why = "lowest modelled cost";
+  if (const Algorithm* o = override_for(s.kind)) {
+    if (!o->supports(s)) {
+      c.why = fmt::format("TESSERA_ALGO asks for {} which does not support this size; lowest modelled cost", o->name);
+    } else if (deterministic && !o->canonical) {
+      c.why = fmt::format("TESSERA_ALGO asks for {} but TESSERA_DETERMINISTIC=1 needs a canonical-order "
+                          "algorithm; lowest modelled cost", o->name);
+    } else {
+      c.algo = o;
+      c.why = "TESSERA_ALGO";
+    }
+  }
+  return c;
+}
+
+}  // namespace tessera::coll

@@ -1,0 +1,32 @@
+// Algorithm selection: filter the table by supports() (and, in deterministic mode, by canonical order),
+// take the lowest cost, then apply the TESSERA_ALGO override ("allreduce=ring,allgather=bruck").
+// Pure function of (shape, model, environment), so every member of a communicator picks the same record.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "coll/algo.h"
+
+namespace tessera::coll {
+
+struct Candidate {
+  const Algorithm* algo;
+  double cost;      // seconds (model estimate)
+  bool supported;   // supports(shape)
+  bool allowed;     // not excluded by deterministic mode
+};
+
+struct Choice {
+  const Algorithm* algo = nullptr;
+  std::string why;  // "lowest cost", "TESSERA_ALGO", ...
+};
+
+std::vector<Candidate> candidates(const Shape& s, const ModelParams& m, bool deterministic);
+Choice select(const Shape& s, const ModelParams& m, bool deterministic);
+
+bool deterministic_mode();          // TESSERA_DETERMINISTIC
+int check_level();                  // TESSERA_CHECK (0 cheap, 1 thorough)
+// The override for a collective, or null.
+const Algorithm* override_for(Kind k);
+
+}  // namespace tessera::coll

@@ -1,0 +1,464 @@
+// Every collective x every algorithm x counts {0, 1, odd, chunked} x in-place, checked against a reference;
+// the full type x op matrix of allreduce; v variants; barrier; send/recv groups; split; and one test per
+// mismatch the consistency check must catch. Runs at 1, 2, 3, 4, 7 and 8 PEs (coll_algos.cmake).
+#include <shmem.h>
+
+#include <cstring>
+#include <stdexcept>
+
+#include <tessera/coll.hpp>
+
+#include "coll/engine.h"
+#include "coll_common.h"
+#include "pe_main.h"
+
+namespace coll_test {
+namespace {
+
+const size_t kCounts[] = {0, 1, 13, 1000, 37003};
+struct TypeOp {
+  DType t;
+  Op op;
+};
+const TypeOp kReps[] = {{DType::kFloat32, Op::kSum}, {DType::kBFloat16, Op::kAvg}, {DType::kInt8, Op::kMax},
+                        {DType::kFloat16, Op::kProd}, {DType::kInt64, Op::kMin}, {DType::kUint32, Op::kSum}};
+
+testing::Environment* const kEnv = testing::AddGlobalTestEnvironment(new WorldEnv);
+
+std::string trace(const Algorithm* a, size_t count, bool inplace, DType t, Op op) {
+  return std::string(a ? a->name : "auto") + " count " + std::to_string(count) + (inplace ? " in-place " : " ") +
+         dtype_name(t) + " " + op_name(op);
+}
+
+// allreduce / reduce / reduce_scatter against the reference, for one (algorithm, count, type, op).
+void check_reduction(Kind kind, const Algorithm* algo, size_t count, bool inplace, DType t, Op op, int root = 0) {
+  Communicator& c = world();
+  const int n = c.size, r = c.rank;
+  const size_t es = dtype_size(t);
+  const size_t in_elems = kind == Kind::kReduceScatter ? count * n : count;
+  Buf send(t, in_elems), recv(t, in_elems), expect(t, count);
+  for (size_t i = 0; i < in_elems; ++i) send.set(i, ref::input_value(r, i, t, op));
+  const size_t off = kind == Kind::kReduceScatter ? static_cast<size_t>(r) * count : 0;
+  for (size_t i = 0; i < count; ++i) ref::expected(expect.at(i), off + i, t, op, n);
+  Args a;
+  a.count = count;
+  a.dtype = t;
+  a.op = op;
+  a.root = root;
+  if (inplace) {
+    recv.b = send.b;
+    a.send = recv.data();
+    a.recv = kind == Kind::kReduceScatter ? recv.at(0) : recv.data();
+  } else {
+    a.send = send.data();
+    a.recv = recv.data();
+  }
+  // reduce_scatter in place (NCCL): the output is the rank's block of the input buffer.
+  if (inplace && kind == Kind::kReduceScatter) a.recv = recv.at(off);
+  SCOPED_TRACE(trace(algo, count, inplace, t, op));
+  run(c, kind, a, algo);
+  if (kind == Kind::kReduce && r != root) return;
+  const char* got = static_cast<const char*>(a.recv);
+  EXPECT_EQ(count_wrong(got, expect.at(0), count, es), 0u);
+  if (!inplace) EXPECT_EQ(std::memcmp(send.data(), recv.data(), 0), 0);
+}
+
+TEST(Allreduce, EveryAlgorithmCountInPlaceAndType) {
+  for (const Algorithm* a : algos_of(Kind::kAllreduce))
+    for (size_t count : kCounts)
+      for (bool ip : {false, true})
+        for (const TypeOp& to : kReps) {
+          if (a->supports(make_shape(world(), Kind::kAllreduce, count * dtype_size(to.t))))
+            check_reduction(Kind::kAllreduce, a, count, ip, to.t, to.op);
+        }
+}
+
+TEST(Allreduce, FullTypeOpMatrix) {
+  const int n = world().size;
+  for (int t = 0; t < kNumDTypes; ++t)
+    for (int op = 0; op < kNumOps; ++op) {
+      check_reduction(Kind::kAllreduce, nullptr, 77, false, static_cast<DType>(t), static_cast<Op>(op));
+      if (n == 3 || n == 8)
+        for (const Algorithm* a : algos_of(Kind::kAllreduce))
+          if (a->supports(make_shape(world(), Kind::kAllreduce, 5001 * dtype_size(static_cast<DType>(t)))))
+            check_reduction(Kind::kAllreduce, a, 5001, true, static_cast<DType>(t), static_cast<Op>(op));
+    }
+}
+
+TEST(ReduceScatter, EveryAlgorithm) {
+  for (const Algorithm* a : algos_of(Kind::kReduceScatter))
+    for (size_t count : kCounts)
+      for (bool ip : {false, true})
+        for (const TypeOp& to : kReps) check_reduction(Kind::kReduceScatter, a, count, ip, to.t, to.op);
+}
+
+TEST(Reduce, EveryAlgorithmAndRoot) {
+  const int n = world().size;
+  for (const Algorithm* a : algos_of(Kind::kReduce))
+    for (size_t count : kCounts)
+      for (int root : {0, n - 1})
+        for (const TypeOp& to : kReps)
+          if (a->supports(make_shape(world(), Kind::kReduce, count * dtype_size(to.t))))
+            check_reduction(Kind::kReduce, a, count, root == 0, to.t, to.op, root);
+}
+
+// Data movement: element value identifies (source rank, position).
+double val(int rank, size_t i) { return static_cast<double>((rank * 37 + i * 11) % 113); }
+
+TEST(Allgather, EveryAlgorithm) {
+  Communicator& c = world();
+  const int n = c.size, r = c.rank;
+  for (const Algorithm* a : algos_of(Kind::kAllgather))
+    for (size_t count : kCounts)
+      for (bool ip : {false, true})
+        for (DType t : {DType::kFloat32, DType::kUint8, DType::kFloat64}) {
+          SCOPED_TRACE(trace(a, count, ip, t, Op::kSum));
+          Buf send(t, count), recv(t, count * n), expect(t, count * n);
+          for (size_t i = 0; i < count; ++i) send.set(i, val(r, i));
+          for (int m = 0; m < n; ++m)
+            for (size_t i = 0; i < count; ++i) expect.set(m * count + i, val(m, i));
+          Args x;
+          x.count = count;
+          x.dtype = t;
+          x.recv = recv.data();
+          if (ip) std::memcpy(recv.at(r * count), send.data(), count * dtype_size(t));
+          x.send = ip ? static_cast<const void*>(recv.at(r * count)) : send.data();
+          run(c, Kind::kAllgather, x, a);
+          EXPECT_EQ(count_wrong(recv.at(0), expect.at(0), count * n, dtype_size(t)), 0u);
+        }
+}
+
+TEST(Broadcast, EveryAlgorithmAndRoot) {
+  Communicator& c = world();
+  const int n = c.size, r = c.rank;
+  for (const Algorithm* a : algos_of(Kind::kBroadcast))
+    for (size_t count : kCounts)
+      for (int root : {0, n / 2, n - 1})
+        for (bool ip : {false, true}) {
+          SCOPED_TRACE(trace(a, count, ip, DType::kInt32, Op::kSum) + " root " + std::to_string(root));
+          Buf send(DType::kInt32, count), recv(DType::kInt32, count), expect(DType::kInt32, count);
+          for (size_t i = 0; i < count; ++i) {
+            send.set(i, val(r, i));
+            expect.set(i, val(root, i));
+          }
+          if (ip) recv.b = send.b;
+          Args x;
+          x.count = count;
+          x.dtype = DType::kInt32;
+          x.root = root;
+          x.send = ip ? recv.data() : send.data();
+          x.recv = recv.data();
+          run(c, Kind::kBroadcast, x, a);
+          EXPECT_EQ(count_wrong(recv.at(0), expect.at(0), count, 4), 0u);
+        }
+}
+
+TEST(GatherScatter, EveryRoot) {
+  Communicator& c = world();
+  const int n = c.size, r = c.rank;
+  for (size_t count : kCounts)
+    for (int root : {0, n - 1}) {
+      SCOPED_TRACE("count " + std::to_string(count) + " root " + std::to_string(root));
+      Buf mine(DType::kUint64, count), all(DType::kUint64, count * n), expect(DType::kUint64, count * n);
+      for (size_t i = 0; i < count; ++i) mine.set(i, val(r, i));
+      for (int m = 0; m < n; ++m)
+        for (size_t i = 0; i < count; ++i) expect.set(m * count + i, val(m, i));
+      Args g;
+      g.count = count;
+      g.dtype = DType::kUint64;
+      g.root = root;
+      g.send = mine.data();
+      g.recv = all.data();
+      run(c, Kind::kGather, g);
+      if (r == root) EXPECT_EQ(count_wrong(all.at(0), expect.at(0), count * n, 8), 0u);
+      // scatter the gathered data back from the root
+      Buf back(DType::kUint64, count);
+      Args s = g;
+      s.send = r == root ? all.data() : nullptr;
+      s.recv = back.data();
+      run(c, Kind::kScatter, s);
+      EXPECT_EQ(count_wrong(back.at(0), mine.at(0), count, 8), 0u);
+    }
+}
+
+TEST(Alltoall, EveryAlgorithm) {
+  Communicator& c = world();
+  const int n = c.size, r = c.rank;
+  for (const Algorithm* a : algos_of(Kind::kAlltoall))
+    for (size_t count : kCounts)
+      for (bool ip : {false, true}) {
+        SCOPED_TRACE(trace(a, count, ip, DType::kFloat32, Op::kSum));
+        Buf send(DType::kFloat32, count * n), recv(DType::kFloat32, count * n), expect(DType::kFloat32, count * n);
+        // element i of my block for member m: val(r, m*count+i); I receive val(m, r*count+i) from m
+        for (int m = 0; m < n; ++m)
+          for (size_t i = 0; i < count; ++i) {
+            send.set(m * count + i, val(r, m * count + i));
+            expect.set(m * count + i, val(m, r * count + i));
+          }
+        if (ip) recv.b = send.b;
+        Args x;
+        x.count = count;
+        x.dtype = DType::kFloat32;
+        x.send = ip ? recv.data() : send.data();
+        x.recv = recv.data();
+        run(c, Kind::kAlltoall, x, a);
+        EXPECT_EQ(count_wrong(recv.at(0), expect.at(0), count * n, 4), 0u);
+      }
+}
+
+TEST(VVariants, AllgathervAlltoallvReduceScatterv) {
+  Communicator& c = world();
+  const int n = c.size, r = c.rank;
+  for (size_t scale : {size_t{0}, size_t{1}, size_t{5000}}) {
+    SCOPED_TRACE("scale " + std::to_string(scale));
+    auto cnt = [&](int m) { return scale * static_cast<size_t>(m % 3) + static_cast<size_t>(m); };  // uneven, some 0
+    // allgatherv with gaps between blocks
+    std::vector<size_t> counts(n), displs(n);
+    size_t total = 0;
+    for (int m = 0; m < n; ++m) {
+      counts[m] = cnt(m);
+      displs[m] = total + 1;
+      total += counts[m] + 1;
+    }
+    Buf mine(DType::kInt32, counts[r]), all(DType::kInt32, total), expect(DType::kInt32, total);
+    for (size_t i = 0; i < counts[r]; ++i) mine.set(i, val(r, i));
+    for (int m = 0; m < n; ++m)
+      for (size_t i = 0; i < counts[m]; ++i) expect.set(displs[m] + i, val(m, i));
+    Args g;
+    g.dtype = DType::kInt32;
+    g.count = counts[r];
+    g.send = mine.data();
+    g.recv = all.data();
+    g.rcounts = counts.data();
+    g.rdispls = displs.data();
+    run(c, Kind::kAllgatherv, g);
+    EXPECT_EQ(count_wrong(all.at(0), expect.at(0), total, 4), 0u);
+
+    // alltoallv: I send cnt(r+m) elements to m
+    std::vector<size_t> sc(n), sd(n), rc(n), rd(n);
+    size_t st = 0, rt = 0;
+    for (int m = 0; m < n; ++m) {
+      sc[m] = cnt(r + m);
+      sd[m] = st;
+      st += sc[m];
+      rc[m] = cnt(m + r);
+      rd[m] = rt;
+      rt += rc[m];
+    }
+    Buf s(DType::kInt32, st), d(DType::kInt32, rt), e(DType::kInt32, rt);
+    for (int m = 0; m < n; ++m)
+      for (size_t i = 0; i < sc[m]; ++i) s.set(sd[m] + i, val(r, 1000 * m + i));
+    for (int m = 0; m < n; ++m)
+      for (size_t i = 0; i < rc[m]; ++i) e.set(rd[m] + i, val(m, 1000 * r + i));
+    Args v;
+    v.dtype = DType::kInt32;
+    v.send = s.data();
+    v.recv = d.data();
+    v.scounts = sc.data();
+    v.sdispls = sd.data();
+    v.rcounts = rc.data();
+    v.rdispls = rd.data();
+    run(c, Kind::kAlltoallv, v);
+    EXPECT_EQ(count_wrong(d.at(0), e.at(0), rt, 4), 0u);
+
+    // reduce_scatterv: member m gets counts[m] elements
+    size_t in = 0;
+    for (int m = 0; m < n; ++m) in += counts[m];
+    size_t off = 0;
+    for (int m = 0; m < r; ++m) off += counts[m];
+    Buf rs_in(DType::kFloat32, in), rs_out(DType::kFloat32, counts[r]), rs_exp(DType::kFloat32, counts[r]);
+    for (size_t i = 0; i < in; ++i) rs_in.set(i, ref::input_value(r, i, DType::kFloat32, Op::kSum));
+    for (size_t i = 0; i < counts[r]; ++i) ref::expected(rs_exp.at(i), off + i, DType::kFloat32, Op::kSum, n);
+    Args x;
+    x.dtype = DType::kFloat32;
+    x.op = Op::kSum;
+    x.count = counts[r];
+    x.send = rs_in.data();
+    x.recv = rs_out.data();
+    x.rcounts = counts.data();
+    run(c, Kind::kReduceScatterv, x);
+    EXPECT_EQ(count_wrong(rs_out.at(0), rs_exp.at(0), counts[r], 4), 0u);
+  }
+}
+
+TEST(Barrier, EveryAlgorithmOrdersRounds) {
+  Communicator& c = world();
+  const int n = c.size;
+  int* counter = static_cast<int*>(shmem_calloc(1, sizeof(int)));
+  for (const Algorithm* a : algos_of(Kind::kBarrier)) {
+    SCOPED_TRACE(a->name);
+    for (int round = 1; round <= 20; ++round) {
+      shmem_int_atomic_inc(counter, 0);
+      run(c, Kind::kBarrier, Args{}, a);
+      // everyone has incremented before anyone passed the barrier, and nobody increments again before
+      // everyone has passed the second one
+      EXPECT_EQ(shmem_int_atomic_fetch(counter, 0), round * n);
+      run(c, Kind::kBarrier, Args{}, a);
+    }
+    run(c, Kind::kBarrier, Args{}, a);
+    if (c.rank == 0) shmem_int_atomic_set(counter, 0, 0);
+    run(c, Kind::kBarrier, Args{}, a);
+  }
+  shmem_free(counter);
+}
+
+TEST(SendRecv, GroupRingExchangeWrapsAndKeepsOrder) {
+  tessera::coll::Comm comm = tessera::coll::Comm::world();
+  const int n = comm.size(), r = comm.rank();
+  const int right = (r + 1) % n, left = (r + n - 1) % n;
+  for (size_t count : {size_t{0}, size_t{3}, size_t{5000}, size_t{20000}}) {
+    SCOPED_TRACE("count " + std::to_string(count));
+    std::vector<int> a(count), b(count), ra(count, -1), rb(count, -1);
+    for (size_t i = 0; i < count; ++i) {
+      a[i] = static_cast<int>(r * 100000 + i);
+      b[i] = -static_cast<int>(r * 100000 + i);
+    }
+    {
+      tessera::coll::Group g;  // both sides send first: only a group completes this for large messages
+      comm.send(a.data(), count, tessera::coll::DataType::kInt32, right);
+      comm.send(b.data(), count, tessera::coll::DataType::kInt32, right);
+      comm.recv(ra.data(), count, tessera::coll::DataType::kInt32, left);
+      comm.recv(rb.data(), count, tessera::coll::DataType::kInt32, left);
+    }
+    for (size_t i = 0; i < count; ++i) {
+      ASSERT_EQ(ra[i], static_cast<int>(left * 100000 + i));
+      ASSERT_EQ(rb[i], -static_cast<int>(left * 100000 + i));
+    }
+  }
+  // To myself, inside a group.
+  std::vector<double> x(3000, 1.5), y(3000, 0);
+  {
+    tessera::coll::Group g;
+    comm.send(x.data(), x.size(), tessera::coll::DataType::kFloat64, r);
+    comm.recv(y.data(), y.size(), tessera::coll::DataType::kFloat64, r);
+  }
+  EXPECT_EQ(x, y);
+}
+
+TEST(Split, ColorsAndKeys) {
+  tessera::coll::Comm comm = tessera::coll::Comm::world();
+  const int n = comm.size(), r = comm.rank();
+  // Two colors; within a color, reverse order by key.
+  tessera::coll::Comm sub = comm.split(r % 2, -r);
+  ASSERT_TRUE(sub);
+  int members = (n - r % 2 + 1) / 2;
+  EXPECT_EQ(sub.size(), members);
+  int expect_rank = 0;
+  for (int q = r + 2; q < n; q += 2) ++expect_rank;  // higher ranks of my color come first
+  EXPECT_EQ(sub.rank(), expect_rank);
+  std::vector<int64_t> v{r, 1};
+  sub.allreduce(v, tessera::coll::RedOp::kSum);
+  int64_t sum = 0;
+  for (int q = r % 2; q < n; q += 2) sum += q;
+  EXPECT_EQ(v[0], sum);
+  EXPECT_EQ(v[1], members);
+  // No color: no communicator.
+  tessera::coll::Comm none = comm.split(r == 0 ? TESSERA_SPLIT_NOCOLOR : 1, 0);
+  EXPECT_EQ(static_cast<bool>(none), r != 0);
+  if (none) EXPECT_EQ(none.size(), n - 1);
+}
+
+TEST(Api, ErrorsNameTheValueAndTheLimit) {
+  tessera::coll::Comm comm = tessera::coll::Comm::world();
+  float x = 1;
+  try {
+    comm.broadcast(&x, &x, 1, tessera::coll::DataType::kFloat32, comm.size());
+    FAIL() << "no error for a root out of range";
+  } catch (const tessera::coll::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("root " + std::to_string(comm.size())), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(tesseraAllReduce(nullptr, &x, 1, tesseraFloat32, tesseraSum, comm.handle()), tesseraInvalidArgument);
+  EXPECT_NE(std::string(tesseraGetLastError()).find("send buffer is null"), std::string::npos);
+  EXPECT_EQ(tesseraAllReduce(&x, &x, 1, static_cast<tesseraDataType_t>(42), tesseraSum, comm.handle()),
+            tesseraInvalidArgument);
+  EXPECT_EQ(tesseraAllReduce(&x, &x, 1, tesseraFloat32, tesseraSum, nullptr), tesseraInvalidArgument);
+}
+
+// ---- Consistency check: each kind of mismatch ends with a message naming collective, ranks and values.
+// Test mode turns the fatal error into an exception; the communicator is then abandoned.
+std::string mismatch_message(void (*call)(Communicator& c)) {
+  auto cr = comm_create_team(tessera::pgas::team_world());
+  EXPECT_TRUE(cr.is_ok());
+  Communicator* c = cr.value();
+  set_mismatch_throws(true);
+  std::string msg;
+  try {
+    call(*c);
+  } catch (const std::runtime_error& e) {
+    msg = e.what();
+  }
+  set_mismatch_throws(false);
+  shmem_barrier_all();
+  comm_abandon(c);
+  shmem_barrier_all();
+  return msg;
+}
+
+void allreduce_count(Communicator& c, size_t count, DType t, Op op) {
+  std::vector<double> buf(1000, 1.0);
+  Args a;
+  a.send = a.recv = buf.data();
+  a.count = count;
+  a.dtype = t;
+  a.op = op;
+  (void)dispatch(c, Kind::kAllreduce, a);
+}
+
+TEST(Consistency, DifferentCount) {
+  if (world().size < 2) GTEST_SKIP();
+  std::string m = mismatch_message([](Communicator& c) { allreduce_count(c, c.rank == 1 ? 20 : 10, DType::kFloat32, Op::kSum); });
+  if (world().rank <= 1) {
+    EXPECT_NE(m.find("collective mismatch"), std::string::npos) << m;
+    EXPECT_TRUE(m.find("count 10 vs 20") != std::string::npos || m.find("count 20 vs 10") != std::string::npos) << m;
+  }
+}
+TEST(Consistency, DifferentTypeAndOp) {
+  if (world().size < 2) GTEST_SKIP();
+  std::string m = mismatch_message([](Communicator& c) {
+    allreduce_count(c, 16, c.rank == 1 ? DType::kFloat64 : DType::kFloat32, c.rank == 1 ? Op::kMax : Op::kSum);
+  });
+  if (world().rank <= 1) {
+    EXPECT_NE(m.find("type "), std::string::npos) << m;
+    EXPECT_NE(m.find("op "), std::string::npos) << m;
+  }
+}
+TEST(Consistency, DifferentCollectiveOrSkippedCall) {
+  if (world().size < 2) GTEST_SKIP();
+  // Rank 1 skips the allreduce and goes on to the barrier.
+  std::string m = mismatch_message([](Communicator& c) {
+    if (c.rank != 1) allreduce_count(c, 16, DType::kFloat32, Op::kSum);
+    (void)dispatch(c, Kind::kBarrier, Args{});
+  });
+  if (world().rank <= 1) {
+    EXPECT_NE(m.find("allreduce"), std::string::npos) << m;
+    EXPECT_NE(m.find("barrier"), std::string::npos) << m;
+    EXPECT_NE(m.find("rank 1 (PE 1)"), std::string::npos) << m;
+  }
+}
+TEST(Consistency, DifferentRoot) {
+  if (world().size < 2) GTEST_SKIP();
+  std::string m = mismatch_message([](Communicator& c) {
+    std::vector<float> buf(64, 1.0f);
+    Args a;
+    a.send = a.recv = buf.data();
+    a.count = 64;
+    a.root = c.rank == 0 ? 0 : 1;
+    (void)dispatch(c, Kind::kBroadcast, a);
+  });
+  // Whoever detects it names both roots.
+  if (!m.empty()) {
+    EXPECT_TRUE(m.find("root 0 vs 1") != std::string::npos || m.find("root 1 vs 0") != std::string::npos) << m;
+  }
+  int found = !m.empty();
+  int any = 0;
+  static int sym_found;
+  sym_found = 0;
+  shmem_barrier_all();
+  shmem_int_atomic_add(&sym_found, found, 0);
+  shmem_barrier_all();
+  if (world().rank == 0) any = shmem_int_atomic_fetch(&sym_found, 0);
+  if (world().rank == 0) EXPECT_GE(any, 1) << "nobody detected the root mismatch";
+}
+
+}  // namespace
+}  // namespace coll_test

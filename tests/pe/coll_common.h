@@ -1,0 +1,68 @@
+// Shared helpers of the collective PE tests: a world communicator, algorithm lists, typed buffers.
+#pragma once
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "coll/algo.h"
+#include "coll/comm.h"
+#include "coll/dispatch.h"
+#include "coll/reduce/reference.h"
+#include "pgas/team.h"
+
+namespace coll_test {
+using namespace tessera::coll;
+
+inline Communicator*& world_slot() {
+  static Communicator* c = nullptr;
+  return c;
+}
+inline Communicator& world() {
+  Communicator*& c = world_slot();
+  if (!c) {
+    auto r = comm_create_team(tessera::pgas::team_world());
+    if (!r.is_ok()) ADD_FAILURE() << r.status().message();
+    c = r.value();
+  }
+  return *c;
+}
+// Destroys the world communicator inside RUN_ALL_TESTS (before shmem_finalize).
+struct WorldEnv : testing::Environment {
+  void TearDown() override {
+    comm_destroy(world_slot());
+    world_slot() = nullptr;
+  }
+};
+
+inline std::vector<const Algorithm*> algos_of(Kind k) {
+  std::vector<const Algorithm*> v;
+  for (const Algorithm& a : algorithms())
+    if (a.kind == k) v.push_back(&a);
+  return v;
+}
+
+inline void run(Communicator& c, Kind k, const Args& a, const Algorithm* algo = nullptr) {
+  tessera::Status st = dispatch(c, k, a, algo);
+  ASSERT_TRUE(st.is_ok()) << st.message();
+}
+
+// A buffer of `count` elements of type t.
+struct Buf {
+  DType t;
+  std::vector<char> b;
+  Buf(DType type, size_t count) : t(type), b(std::max<size_t>(count, 1) * dtype_size(type), 0) {}
+  void* data() { return b.data(); }
+  char* at(size_t i) { return b.data() + i * dtype_size(t); }
+  void set(size_t i, double v) { ref::store(b.data(), i, t, v); }
+  double get(size_t i) const { return ref::load(b.data(), i, t); }
+};
+
+// Number of elements whose bytes differ from `expect` at [0, count).
+inline size_t count_wrong(const char* got, const char* expect, size_t count, size_t es) {
+  size_t w = 0;
+  for (size_t i = 0; i < count; ++i) w += std::memcmp(got + i * es, expect + i * es, es) != 0;
+  return w;
+}
+
+}  // namespace coll_test
