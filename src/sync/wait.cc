@@ -20,12 +20,12 @@ const config::Var<int64_t> kSpinNs{"TESSERA_WAIT_SPIN_NS", 20000,
 const config::Var<int64_t> kYieldNs{"TESSERA_WAIT_YIELD_NS", 200000,
                                     "Nanoseconds a waiter yields the CPU before it sleeps on a futex"};
 
-WaitContext g_ctx;
 std::atomic<uint32_t> g_private_abort{0};
 }  // namespace
 
-void set_wait_context(const WaitContext& ctx) { g_ctx = ctx; }
-const WaitContext& wait_context() { return g_ctx; }
+WaitContext g_wait_context;
+
+void set_wait_context(const WaitContext& ctx) { g_wait_context = ctx; }
 
 uint64_t spin_ns() {
   static const uint64_t v = static_cast<uint64_t>(std::max<int64_t>(0, kSpinNs.get()));
@@ -45,10 +45,10 @@ uint64_t timeout_ns() {
 }
 
 void notify_all() {
-  if (!g_ctx.pe_words) return;
-  for (int p = 0; p < g_ctx.n_pes; ++p) {
-    g_ctx.pe_words[p].doorbell.fetch_add(1);
-    futex_wake(&g_ctx.pe_words[p].doorbell);
+  if (!g_wait_context.pe_words) return;
+  for (int p = 0; p < g_wait_context.n_pes; ++p) {
+    g_wait_context.pe_words[p].doorbell.fetch_add(1);
+    futex_wake(&g_wait_context.pe_words[p].doorbell);
   }
 }
 
@@ -63,7 +63,7 @@ void exit_for_abort(uint32_t abort_value) {
   // The launcher (or the failing PE) already printed why; say briefly why this PE stops.
   if (log::level() >= log::Level::kInfo)
     log::write_line(log::Level::kInfo, fmt::format("ending: PE {} ended the job", abort_value - 1));
-  int code = g_ctx.exit_code ? g_ctx.exit_code->load() : 1;
+  int code = g_wait_context.exit_code ? g_wait_context.exit_code->load() : 1;
   std::_Exit(code);
 }
 

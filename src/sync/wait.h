@@ -41,7 +41,8 @@ struct WaitContext {
 
 // Installed by the PGAS layer at init; before that, waits use private words.
 void set_wait_context(const WaitContext& ctx);
-const WaitContext& wait_context();
+extern WaitContext g_wait_context;
+inline const WaitContext& wait_context() { return g_wait_context; }
 
 // Tunables (from the environment, parsed once).
 uint64_t spin_ns();
