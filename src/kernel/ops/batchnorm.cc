@@ -49,6 +49,7 @@ Status run(const char* name, Mode mode, const ConstTensor& x, const Tensor* y, c
   char* yb = y ? static_cast<char*>(y->data) : nullptr;
   const RowSplit R = plan_rows(C, cnt, blocks, kMinSeg);
   const double inv_cnt = 1.0 / static_cast<double>(cnt);
+  const bool stream = stream_output(numel * es);
 
   auto body = [&](BlockContext& c) {
     double* psum = c.workspace_as<double>();
@@ -110,7 +111,7 @@ Status run(const char* name, Mode mode, const ConstTensor& x, const Tensor* y, c
       const float beta = prm.bias ? prm.bias[ch] : 0.f;
       const float hi = static_cast<float>(mean), lo = static_cast<float>(mean - hi);
       pieces(ch, a, e, [&](size_t off, size_t len) {
-        p.norm(xb + off * es, yb + off * es, len, hi, lo, static_cast<float>(scale), nullptr, nullptr, beta);
+        p.norm(xb + off * es, yb + off * es, len, hi, lo, static_cast<float>(scale), nullptr, nullptr, beta, stream);
       });
     };
     run_rowwise(c, R, 3, stat_a, stat_b, apply);

@@ -51,6 +51,7 @@ Status layer_norm(const ConstTensor& x, const Tensor& y, const NormParams& prm, 
   char* yb = static_cast<char*>(y.data);
   const RowSplit R = plan_rows(numel / n, n, blocks, kMinSeg);
   const double eps = prm.eps, inv_n = 1.0 / static_cast<double>(n);
+  const bool stream = stream_output(numel * es);
 
   auto body = [&](BlockContext& c) {
     double* psum = c.workspace_as<double>();  // LayerNorm: sum(x); RMSNorm: sum(x^2)
@@ -79,7 +80,7 @@ Status layer_norm(const ConstTensor& x, const Tensor& y, const NormParams& prm, 
       const float rstd = static_cast<float>(1.0 / std::sqrt(var + eps));
       const float hi = static_cast<float>(mean);
       p.norm(at(row, b), out(row, b), e - b, hi, static_cast<float>(mean - hi), rstd, w ? w + b : nullptr,
-             bias ? bias + b : nullptr, 0.f);
+             bias ? bias + b : nullptr, 0.f, stream);
     };
     run_rowwise(c, R, rms ? 2 : 3, stat_a, stat_b, apply, n * es <= (256u << 10) ? xb : nullptr, n * es);
   };

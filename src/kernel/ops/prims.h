@@ -32,21 +32,27 @@ struct Prims {
   void (*col_max)(const void* x, size_t rows, size_t cols, size_t ld, float* acc, float* tmp);
   void (*col_min)(const void* x, size_t rows, size_t cols, size_t ld, float* acc, float* tmp);
   void (*col_prod)(const void* x, size_t rows, size_t cols, size_t ld, double* acc);
+  // Outputs: functions writing y take `stream`: true writes y with non-temporal stores (no read-for-ownership
+  // of y, no eviction of the input from cache; for outputs much larger than the LLC), followed by a store
+  // fence. false: ordinary stores (y stays in cache for whoever reads it next).
   // Softmax pieces. exp_sum: returns sum of exp(x - m); stores the exponentials into e (f32) if e != null.
   double (*exp_sum)(const void* x, size_t n, float m, float* e);
-  void (*scale_f32)(const float* e, void* y, size_t n, float s);        // y = e * s
-  void (*exp_scale)(const void* x, void* y, size_t n, float m, float s); // y = exp(x - m) * s
-  void (*add)(const void* x, void* y, size_t n, float c);               // y = x + c
+  void (*scale_f32)(const float* e, void* y, size_t n, float s, bool stream);        // y = e * s
+  void (*exp_scale)(const void* x, void* y, size_t n, float m, float s, bool stream); // y = exp(x - m) * s
+  void (*add)(const void* x, void* y, size_t n, float c, bool stream);               // y = x + c
   // y = ((x - shift) - shift_lo) * scale * w + b + beta   (w, b: f32 arrays of n, or null for 1 / 0).
   // shift + shift_lo carries a mean to ~48 bits: x - shift is exact for x near the mean, so a large common
   // offset (|mean| >> std) costs no accuracy.
   void (*norm)(const void* x, void* y, size_t n, float shift, float shift_lo, float scale, const float* w,
-               const float* b, float beta);
+               const float* b, float beta, bool stream);
   void (*to_f32)(const void* x, float* y, size_t n);
   void (*from_f32)(const float* x, void* y, size_t n);
   const char* target;  // Highway target name, for tessera-perf
 };
 
 const Prims& prims(DType t);
+
+// Whether an operator writing `bytes` of output should stream it (non-temporal stores): above the LLC size.
+bool stream_output(size_t bytes);
 
 }  // namespace tessera::kernel::ops

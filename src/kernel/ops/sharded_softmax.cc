@@ -73,6 +73,7 @@ void ShardedSoftmax::run(ConstTensor x, Tensor y, float* lse, bool log, const Op
   double* psum = part_sum_;
   uint64_t* sig = sig_;
   const int npes = n_pes_, me = my_pe_;
+  const bool stream = ops::stream_output(R * n * es);
 
   auto body = [&](BlockContext& c) {
     double* lsum = c.workspace_as<double>();  // [rows] this PE's partials (contiguous per block: put source)
@@ -118,9 +119,9 @@ void ShardedSoftmax::run(ConstTensor x, Tensor y, float* lse, bool log, const Op
         const float nan = std::numeric_limits<float>::quiet_NaN();
         for (size_t i = 0; i < n; ++i) p.from_f32(&nan, out + i * es, 1);
       } else if (log) {
-        p.add(row(r), out, n, static_cast<float>(-l));
+        p.add(row(r), out, n, static_cast<float>(-l), stream);
       } else {
-        p.exp_scale(row(r), out, n, m, static_cast<float>(1.0 / s));
+        p.exp_scale(row(r), out, n, m, static_cast<float>(1.0 / s), stream);
       }
     }
   };

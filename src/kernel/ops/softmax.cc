@@ -40,6 +40,7 @@ Status softmax(const ConstTensor& x, const Tensor& y, bool log, const OpOptions&
   const RowSplit R = plan_rows(numel / n, n, blocks, kMinSeg);
   const bool keep_exp = !log && R.S == 1 && n * sizeof(float) <= rt::scratch_bytes();
   const size_t ws = R.units * 2 * sizeof(double);
+  const bool stream = stream_output(numel * es);
 
   auto body = [&](BlockContext& c) {
     double* pmax = c.workspace_as<double>();
@@ -72,9 +73,9 @@ Status softmax(const ConstTensor& x, const Tensor& y, bool log, const OpOptions&
             return;
           }
           const double s = row_sum(row);
-          if (log) p.add(xb + at(row, b), yb + at(row, b), len, static_cast<float>(-(m + std::log(s))));
-          else if (keep_exp) p.scale_f32(e, yb + at(row, b), len, static_cast<float>(1.0 / s));
-          else p.exp_scale(xb + at(row, b), yb + at(row, b), len, static_cast<float>(m), static_cast<float>(1.0 / s));
+          if (log) p.add(xb + at(row, b), yb + at(row, b), len, static_cast<float>(-(m + std::log(s))), stream);
+          else if (keep_exp) p.scale_f32(e, yb + at(row, b), len, static_cast<float>(1.0 / s), stream);
+          else p.exp_scale(xb + at(row, b), yb + at(row, b), len, static_cast<float>(m), static_cast<float>(1.0 / s), stream);
         },
         n * es <= (256u << 10) ? xb : nullptr, n * es);
   };

@@ -25,8 +25,10 @@ const config::Var<int64_t> kBlocks{"TESSERA_KERNEL_BLOCKS", 0,
                                    "Blocks of a kernel launch that asks for the default (0: usable CPUs)"};
 const config::Var<int64_t> kMaxBlocks{"TESSERA_KERNEL_MAX_BLOCKS", 256,
                                       "Largest block_num a kernel launch may ask for"};
-const config::Var<bool> kPin{"TESSERA_KERNEL_PIN", true,
-                             "Pin kernel worker threads to the CPUs of the process (hwloc), cores first"};
+const config::Var<std::string> kPin{
+    "TESSERA_KERNEL_PIN", "auto",
+    "Pin kernel worker threads to CPUs (hwloc, cores first): on, off, or auto (pin unless the job's PEs times "
+    "the default block count outnumber this process's CPUs, where pinning would stack threads on one CPU)"};
 const config::Var<uint64_t> kScratch{"TESSERA_KERNEL_SCRATCH", 0,
                                      "Bytes of per-block kernel scratch (0: half the L2 cache, at least 64K)"};
 const config::Var<int64_t> kIdleSpinNs{"TESSERA_KERNEL_IDLE_SPIN_NS", 50000,
@@ -143,14 +145,23 @@ class Pool {
     scratch0_ = alloc_aligned(scratch_bytes_);
     max_ = max_block_num();
     sync_counts_ = std::make_unique<std::atomic<uint32_t>[]>(static_cast<size_t>(max_));
-    if (kPin.get()) order_ = placement_order();
+    order_ = placement_order();
+    const std::string& mode = kPin.get();
+    if (mode != "auto" && mode != "on" && mode != "off")
+      config::fatal_config(invalid_arg("TESSERA_KERNEL_PIN={}: expected auto, on or off", mode));
+    // PEs of a job usually share the host: PE p's workers start after PE p-1's, so they do not collide.
+    const sync::WaitContext& wc = sync::wait_context();
+    const int npes = std::max(1, wc.n_pes), per_pe = std::max(1, resolve_block_num(kAutoBlocks, "pin").is_ok()
+                                                                    ? resolve_block_num(kAutoBlocks, "pin").value() : 1);
+    pin_base_ = wc.my_pe * per_pe;
+    if (mode == "off" || (mode == "auto" && static_cast<size_t>(npes * per_pe) > order_.size())) order_.clear();
   }
 
   // Ensures `count` workers exist (worker w runs block w + 1).
   void grow(int count) {
     while (static_cast<int>(workers_.size()) < count) {
       int w = static_cast<int>(workers_.size());
-      int pu = order_.empty() ? -1 : static_cast<int>(order_[static_cast<size_t>(w + 1) % order_.size()]);
+      int pu = order_.empty() ? -1 : static_cast<int>(order_[static_cast<size_t>(pin_base_ + w + 1) % order_.size()]);
       // The worker starts from the current sequence number, so it cannot miss the launch that created it.
       const uint32_t seq = seq_.load(std::memory_order_relaxed);
       workers_.emplace_back([this, w, pu, seq] { worker_main(w, pu, seq); });
@@ -195,7 +206,8 @@ class Pool {
 
   std::mutex mu_;
   std::vector<std::thread> workers_;
-  std::vector<unsigned> order_;
+  std::vector<unsigned> order_;  // PUs to pin workers to; empty: no pinning
+  int pin_base_ = 0;             // this PE's first slot in order_
   int max_ = 256;
   size_t scratch_bytes_ = 0;
   void* scratch0_ = nullptr;
