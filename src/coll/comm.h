@@ -92,6 +92,7 @@ struct Communicator {
   std::vector<char*> p2p;            // every member's p2p channels (n channels each)
   size_t slot_bytes = 0, p2p_bytes = 0;
   uint64_t tag = 0;                  // next tag
+  uint64_t free_upto = 0;            // every member's done >= free_upto (cached; done only grows)
   uint64_t seq = 0;                  // calls made
   ModelParams model;
   bool oversubscribed = false;       // more members than CPUs: waiters yield instead of spinning

@@ -24,6 +24,8 @@ CallDesc CallDesc::unpack(uint64_t w, uint64_t count) {
 }
 
 namespace {
+// Callers store their flag with seq_cst (an xchg on x86): the store must be visible before notify() reads
+// the peers' sleeper counts, or a peer that just went to sleep would be missed (store-load reordering).
 void notify_members(const Communicator& c) {
   for (int m = 0; m < c.size; ++m)
     if (m != c.rank) sync::notify(c.world[m]);
@@ -70,7 +72,6 @@ bool g_mismatch_throws = false;
 Exec::Exec(Communicator& c, const CallDesc& d) : c_(c), desc_(d) {
   seq_ = ++c.seq;
   base_ = c.tag;
-  free_upto_ = 0;
   Ctrl* me = c.ctrl[c.rank];
   rec_ = &me->rec[seq_ % kRecords];
   rec_->seq.store(0, std::memory_order_relaxed);
@@ -93,7 +94,7 @@ void Exec::step(uint64_t t) {
   auto& done = c_.ctrl[c_.rank]->done.v;
   uint64_t v = base_ + t - 1;
   if (done.load(std::memory_order_relaxed) < v) {
-    done.store(v, std::memory_order_release);
+    done.store(v, std::memory_order_seq_cst);
     notify_members(c_);
   }
 }
@@ -102,7 +103,7 @@ void Exec::wait_free(uint64_t t) {
   uint64_t tg = base_ + t;
   if (tg <= kSlots) return;
   uint64_t need = tg - kSlots;
-  if (need <= free_upto_) return;
+  if (need <= c_.free_upto) return;
   for (int m = 0; m < c_.size; ++m) {
     if (m == c_.rank) continue;
     auto& done = c_.ctrl[m]->done.v;
@@ -114,7 +115,7 @@ void Exec::wait_free(uint64_t t) {
                                                  m, c_.world[m], t, seq_, done.load(), need));
         });
   }
-  free_upto_ = need;
+  c_.free_upto = need;
 }
 
 char* Exec::out(uint64_t t) {
@@ -123,7 +124,7 @@ char* Exec::out(uint64_t t) {
 }
 
 void Exec::publish(uint64_t t) {
-  c_.ctrl[c_.rank]->hot.ready.store(base_ + t, std::memory_order_release);
+  c_.ctrl[c_.rank]->hot.ready.store(base_ + t, std::memory_order_seq_cst);
   notify_members(c_);
 }
 

@@ -49,7 +49,6 @@ class Exec {
   CallDesc desc_;
   uint64_t base_;
   uint64_t seq_;
-  uint64_t free_upto_;  // every member's done >= free_upto_ (cached)
   Record* rec_;
 };
 

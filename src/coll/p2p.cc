@@ -57,7 +57,7 @@ bool progress_send(P2pOp& o) {
     o.done = true;
   }
   if (moved) {
-    c.sent(c.rank, o.peer)->v.store(sent, std::memory_order_release);
+    c.sent(c.rank, o.peer)->v.store(sent, std::memory_order_seq_cst);  // before notify reads sleepers
     sync::notify(c.world[o.peer]);
   }
   return moved;
@@ -95,7 +95,7 @@ bool progress_recv(P2pOp& o) {
     o.done = true;
   }
   if (moved) {
-    c.taken(c.rank, o.peer)->v.store(taken, std::memory_order_release);
+    c.taken(c.rank, o.peer)->v.store(taken, std::memory_order_seq_cst);  // before notify reads sleepers
     sync::notify(c.world[o.peer]);
   }
   return moved;

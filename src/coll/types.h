@@ -17,9 +17,8 @@ inline constexpr int kNumOps = 5;
 
 // Every collective the layer runs (the flight recorder and the consistency check name them).
 enum class Kind : uint8_t { kAllreduce, kReduceScatter, kAllgather, kBroadcast, kReduce, kGather, kScatter,
-                            kAlltoall, kAlltoallv, kAllgatherv, kReduceScatterv, kGatherv, kScatterv, kBarrier,
-                            kSendRecv };
-inline constexpr int kNumKinds = 15;
+                            kAlltoall, kAlltoallv, kAllgatherv, kReduceScatterv, kBarrier, kSendRecv };
+inline constexpr int kNumKinds = 13;
 
 size_t dtype_size(DType t);
 const char* dtype_name(DType t);   // "float32", ...

@@ -21,7 +21,7 @@ uint64_t allgather_direct(Exec& ex, const Args& a) {
     for (int j = 0; j < n; ++j) {
       const int m = patterns::mod(r + j, n);  // start with my own piece, then the next members
       const void* src = m == r ? cptr(a.send, c0, es) : ex.in(m, k);
-      copy(mptr(a.recv, m * a.count + c0, es), src, cnt * es);
+      copy(mptr(a.recv, m * a.count + c0, es), src, cnt * es, stream_out(a.count * es * n));
     }
   }
   return nc;

@@ -33,6 +33,7 @@ uint64_t allreduce_direct(Exec& ex, const Args& a) {
   const size_t es = esize(a), al = align_elems(es);
   const size_t per = chunk_elems(ex.slot_bytes(), es);
   const size_t nc = nchunks(a.count, per);
+  const bool st = stream_out(a.count * es);
   for (size_t k = 0; k < nc; ++k) {
     const size_t c0 = k * per, cnt = std::min(per, a.count - c0);
     const uint64_t t = 2 * k;
@@ -52,13 +53,13 @@ uint64_t allreduce_direct(Exec& ex, const Args& a) {
     char* res = ex.out(t + 1) + my.begin * es;
     reduce(res, s.p, n, my.size(), a.dtype, a.op, divisor(a, n));
     ex.publish(t + 1);
-    copy(mptr(a.recv, c0 + my.begin, es), res, my.size() * es);
+    copy(mptr(a.recv, c0 + my.begin, es), res, my.size() * es, st);
     ex.step(t + 1);
     // gather the other reduced slices
     for (int m = 0; m < n; ++m) {
       if (m == r) continue;
       Range sm = patterns::slice(cnt, n, m, al);
-      copy(mptr(a.recv, c0 + sm.begin, es), ex.in(m, t + 1) + sm.begin * es, sm.size() * es);
+      copy(mptr(a.recv, c0 + sm.begin, es), ex.in(m, t + 1) + sm.begin * es, sm.size() * es, st);
     }
   }
   return 2 * nc;

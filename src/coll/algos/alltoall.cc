@@ -22,7 +22,8 @@ uint64_t alltoall_direct(Exec& ex, const Args& a) {
     // take mine from everyone, starting with myself, then in pairwise order
     for (int j = 0; j < n; ++j) {
       const int m = patterns::pairwise_from(r, j, n);
-      copy(mptr(a.recv, m * a.count + c0, es), ex.in(m, k) + static_cast<size_t>(r) * per * es, cnt * es);
+      copy(mptr(a.recv, m * a.count + c0, es), ex.in(m, k) + static_cast<size_t>(r) * per * es, cnt * es,
+           stream_out(a.count * es * n));
     }
   }
   return nc;

@@ -31,6 +31,11 @@ inline size_t nchunks(size_t count, size_t per) { return count ? (count + per - 
 inline Op partial_op(Op op) { return op == Op::kAvg ? Op::kSum : op; }
 inline int divisor(const Args& a, int n) { return a.op == Op::kAvg ? n : 0; }
 
+// Output writes of large messages use streaming stores (the result would not stay in cache anyway, and
+// they avoid reading the destination before writing it).
+inline constexpr size_t kStreamBytes = size_t{8} << 20;
+inline bool stream_out(size_t total_bytes) { return total_bytes >= kStreamBytes; }
+
 // n pointers without allocating (the communicator keeps the array).
 struct Srcs {
   const void* p[64];

@@ -18,7 +18,7 @@ uint64_t broadcast_direct(Exec& ex, const Args& a) {
       copy(ex.out(k), cptr(a.send, c0, es), cnt * es);
       ex.publish(k);
     } else {
-      copy(mptr(a.recv, c0, es), ex.in(a.root, k), cnt * es);
+      copy(mptr(a.recv, c0, es), ex.in(a.root, k), cnt * es, stream_out(a.count * es));
     }
   }
   return nc;

@@ -57,7 +57,7 @@ const char* reduce_isa() { return table() == reduce_table_base() ? "baseline" : 
 void copy(void* dst, const void* src, size_t bytes, bool stream) {
   if (dst == src || bytes == 0) return;
   static const bool avx2 = has_avx2();
-  if (stream && avx2 && bytes >= (size_t{256} << 10))
+  if (stream && avx2 && bytes >= (size_t{64} << 10))
     stream_copy(static_cast<char*>(dst), static_cast<const char*>(src), bytes);
   else
     std::memcpy(dst, src, bytes);

@@ -1,0 +1,116 @@
+// tessera-info: what the library would do, without running a job.
+//   tessera-info --coll allreduce --bytes 1M --ranks 8    the algorithm table, each cost and the choice
+//   tessera-info --coll all --bytes 64M --ranks 4          every collective
+//   tessera-info --env                                     every TESSERA_* variable: value and help
+//   tessera-info --model                                   the cost-model parameters in force
+// Selection is the library's own (same table, same model, same TESSERA_ALGO / TESSERA_DETERMINISTIC), so the
+// choice printed is the one a job on this host makes.
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "base/config.h"
+#include "base/cpu.h"
+#include "coll/algo.h"
+#include "coll/reduce/reduce.h"
+#include "coll/select/select.h"
+
+using namespace tessera;
+using namespace tessera::coll;
+
+namespace {
+[[noreturn]] void usage(const std::string& err) {
+  if (!err.empty()) std::fprintf(stderr, "tessera-info: %s\n", err.c_str());
+  std::fprintf(stderr,
+               "usage: tessera-info --coll <collective|all> [--bytes N] [--ranks N] [--buffsize N] [--oversubscribed]\n"
+               "       tessera-info --env | --model\n"
+               "  collectives: allreduce reduce_scatter allgather broadcast reduce gather scatter alltoall\n"
+               "  alltoallv allgatherv reduce_scatterv barrier; sizes take K/M/G suffixes\n");
+  std::exit(2);
+}
+
+void print_env() {
+  std::printf("%-28s %-14s %s\n", "variable", "value", "meaning");
+  for (const config::VarInfo* v : config::all()) {
+    std::string name = v->name;
+    for (const auto& a : v->aliases) name += " (" + a + ")";
+    std::printf("%-28s %-14s %s\n", name.c_str(), v->current().c_str(), v->help.c_str());
+  }
+}
+
+void print_coll(Kind k, size_t bytes, int ranks, size_t slot, bool oversub, const ModelParams& m) {
+  Shape s;
+  s.kind = k;
+  s.n = ranks;
+  s.bytes = bytes;
+  s.slot_bytes = slot;
+  s.oversubscribed = oversub;
+  const bool det = deterministic_mode();
+  Choice c = select(s, m, det);
+  std::printf("%s, %zu bytes per rank, %d ranks, staging slot %zu bytes%s%s\n", kind_name(k), bytes, ranks, slot,
+              oversub ? ", oversubscribed" : "", det ? ", TESSERA_DETERMINISTIC=1" : "");
+  std::printf("  %-14s %12s  %-9s %s\n", "algorithm", "cost (us)", "", "description");
+  for (const Candidate& cand : candidates(s, m, det)) {
+    std::string note = !cand.supported ? "n/a" : !cand.allowed ? "excluded" : cand.algo == c.algo ? "<- chosen" : "";
+    std::printf("  %-14s %12.2f  %-9s %s\n", cand.algo->name, cand.cost * 1e6, note.c_str(), cand.algo->description);
+  }
+  std::printf("  choice: %s (%s)\n\n", c.algo ? c.algo->name : "none", c.why.c_str());
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string coll;
+  size_t bytes = 1 << 20, buffsize = 0;
+  int ranks = 0;
+  bool env = false, model = false, oversub = false, oversub_set = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto val = [&]() -> const char* {
+      if (i + 1 >= argc) usage(a + " needs a value");
+      return argv[++i];
+    };
+    auto size = [&](const char* v) {
+      auto r = config::parse_size(a, v);
+      if (!r.is_ok()) usage(r.status().message());
+      return static_cast<size_t>(r.value());
+    };
+    if (a == "--coll") coll = val();
+    else if (a == "--bytes") bytes = size(val());
+    else if (a == "--ranks") ranks = std::atoi(val());
+    else if (a == "--buffsize") buffsize = size(val());
+    else if (a == "--oversubscribed") oversub = oversub_set = true;
+    else if (a == "--env") env = true;
+    else if (a == "--model") model = true;
+    else if (a == "-h" || a == "--help") usage("");
+    else usage("unknown option " + a);
+  }
+  if (env) {
+    print_env();
+    return 0;
+  }
+  ModelParams m = load_model();
+  if (model || coll.empty()) {
+    std::printf("cost model: %s\nreduction kernels: %s\n", describe(m).c_str(), reduce_isa());
+    if (coll.empty()) return model ? 0 : (usage(""), 2);
+  }
+  if (ranks <= 0) ranks = 8;
+  if (!oversub_set) oversub = ranks > usable_cpus();
+  if (!buffsize) {
+    // The communicator's slot: TESSERA_BUFFSIZE / 4, rounded to pages (see comm.cc).
+    for (const config::VarInfo* v : config::all())
+      if (v->name == "TESSERA_BUFFSIZE") buffsize = config::parse_size(v->name, v->current()).value();
+    if (!buffsize) buffsize = 4 << 20;
+  }
+  size_t slot = (buffsize / 4 + 4095) / 4096 * 4096;
+  if (coll == "all") {
+    for (int k = 0; k < kNumKinds; ++k)
+      if (static_cast<Kind>(k) != Kind::kSendRecv) print_coll(static_cast<Kind>(k), bytes, ranks, slot, oversub, m);
+    return 0;
+  }
+  auto k = parse_kind(coll);
+  if (!k || *k == Kind::kSendRecv) usage("unknown collective " + coll);
+  print_coll(*k, bytes, ranks, slot, oversub, m);
+  return 0;
+}
