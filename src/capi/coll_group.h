@@ -34,10 +34,9 @@
 
 namespace tessera::capi::coll {
 
-// Per-slot scratch of the spec collectives: the tail of the reserved area (see docs/openshmem.md).
-inline constexpr size_t kCollScratchBytes = 64;
-inline constexpr size_t kCollScratchOffset = pgas::kReservedBytes - pgas::kMaxTeams * kCollScratchBytes;
-static_assert(sizeof(pgas::Reserved) <= kCollScratchOffset, "collective scratch overlaps the reserved area");
+// Per-slot scratch of the spec collectives: Reserved::coll_scratch (pgas/layout.h).
+using pgas::kCollScratchBytes;
+inline constexpr size_t kCollScratchOffset = offsetof(pgas::Reserved, coll_scratch);
 
 class Group {
  public:

@@ -38,6 +38,7 @@ inline void check_ctx(const char* routine, shmem_ctx_t c) {
 }
 
 shmem_team_t new_team_handle(pgas::Team* t);
+shmem_ctx_t new_ctx_handle(long options, shmem_team_t team);
 
 }  // namespace tessera::capi
 

@@ -111,8 +111,11 @@ namespace {
 const config::Var<bool> kCheckAlloc{
     "TESSERA_CHECK_ALLOC", false,
     "Check at every symmetric allocation that all PEs asked for the same size (also on with SHMEM_DEBUG)"};
-const config::Var<bool> kShmemDebug{"SHMEM_DEBUG", false,
-                                    "OpenSHMEM: print diagnostics (allocation failures, size checks)"};
+// OpenSHMEM: any value (even empty) turns these on; SMA_ names are the older spellings.
+const config::Var<std::string> kShmemDebug{"SHMEM_DEBUG", "",
+                                           "OpenSHMEM: when set (any value), print diagnostics (allocation "
+                                           "failures) and check that all PEs allocate the same sizes",
+                                           {"SMA_DEBUG"}};
 
 std::mutex g_mu;
 Allocator g_alloc;
@@ -122,7 +125,7 @@ char* user_base() { return rt().my_base + kReservedBytes; }
 
 void* to_ptr(size_t off) { return off == Allocator::kNone ? nullptr : user_base() + off; }
 
-bool checking() { return kCheckAlloc.get() || kShmemDebug.get(); }
+bool checking() { return kCheckAlloc.get() || kShmemDebug.is_set(); }
 
 // All PEs asked for the same thing? Each PE publishes {size, seq}; every PE compares with PE 0's.
 void check_same_size(const char* routine, size_t bytes) {
@@ -142,7 +145,7 @@ void check_same_size(const char* routine, size_t bytes) {
 }
 
 void report_failure(const char* routine, size_t bytes) {
-  if (kShmemDebug.get() || log::level() >= log::Level::kInfo)
+  if (kShmemDebug.is_set() || log::level() >= log::Level::kInfo)
     log::write_line(log::Level::kWarn,
                     fmt::format("{}: cannot allocate {} bytes: symmetric heap has {} free in all, largest free "
                                 "block {} (heap size {}; raise SHMEM_SYMMETRIC_SIZE)",

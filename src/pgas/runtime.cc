@@ -22,12 +22,17 @@ namespace {
 const config::Var<uint64_t> kSymSize{
     "TESSERA_SYMMETRIC_SIZE", uint64_t{2} << 30,
     "Bytes of symmetric heap per PE (K/M/G suffixes). Backed lazily: only touched pages cost memory",
-    {"SHMEM_SYMMETRIC_SIZE"}};
+    {"SHMEM_SYMMETRIC_SIZE", "SMA_SYMMETRIC_SIZE"}};
 const config::Var<int64_t> kLogLevel{"TESSERA_LOG", 1, "Log level: 0 errors, 1 warnings, 2 info, 3 debug"};
-const config::Var<bool> kShmemInfo{"SHMEM_INFO", false,
-                                   "OpenSHMEM: PE 0 prints the library's environment variables at start"};
-const config::Var<bool> kShmemVersion{"SHMEM_VERSION", false,
-                                      "OpenSHMEM: PE 0 prints the library and specification versions at start"};
+// OpenSHMEM: any value (even empty) turns these on; SMA_ names are the older spellings.
+const config::Var<std::string> kShmemInfo{"SHMEM_INFO", "",
+                                          "OpenSHMEM: when set (any value), PE 0 prints the library's environment "
+                                          "variables at start",
+                                          {"SMA_INFO"}};
+const config::Var<std::string> kShmemVersion{"SHMEM_VERSION", "",
+                                             "OpenSHMEM: when set (any value), PE 0 prints the library and "
+                                             "specification versions at start",
+                                             {"SMA_VERSION"}};
 const config::Var<uint64_t> kStreamMin{
     "TESSERA_COPY_STREAMING_MIN", uint64_t{0},
     "Transfers of at least this many bytes use streaming (non-temporal) stores; 0: a quarter of the last-level "
@@ -136,12 +141,15 @@ Status init_job(Runtime& r, const bootstrap::JobInfo& info) {
 
 void print_info(const Runtime& r) {
   if (r.my_pe != 0) return;
-  if (kShmemVersion.get())
+  if (kShmemVersion.is_set())
     fmt::print(stdout, "Tessera {}: OpenSHMEM {}.{}\n", TESSERA_VERSION_STRING, 1, 5);
-  if (kShmemInfo.get()) {
+  if (kShmemInfo.is_set()) {
     fmt::print(stdout, "Tessera {} (OpenSHMEM 1.5), {} PEs; environment:\n", TESSERA_VERSION_STRING, r.n_pes);
-    for (const config::VarInfo* v : config::all())
-      fmt::print(stdout, "  {:<28} = {:<12} {}\n", v->name, v->current(), v->help);
+    for (const config::VarInfo* v : config::all()) {
+      std::string names = v->name;
+      for (const auto& a : v->aliases) names += ", " + a;
+      fmt::print(stdout, "  {:<28} = {:<12} {}\n", names, v->current(), v->help);
+    }
   }
   std::fflush(stdout);
 }
