@@ -12,6 +12,8 @@
 #include <limits>
 
 #include "kernel/ops/exp-inl.h"
+#include "kernel/ops/simd-inl.h"
+#include "kernel/ops/softmax-inl.h"
 #include "kernel/ops/prims.h"
 #include "kernel/ops/scalar.h"
 
@@ -19,85 +21,6 @@ HWY_BEFORE_NAMESPACE();
 namespace tessera::kernel::ops {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
-
-using BF16 = hwy::bfloat16_t;
-using F16 = hwy::float16_t;
-
-// ---- scalar element access (tails)
-HWY_INLINE float ld(const float* p) { return *p; }
-HWY_INLINE float ld(const BF16* p) { uint16_t h; std::memcpy(&h, p, 2); return bf16_bits_to_f32(h); }
-HWY_INLINE float ld(const F16* p) { uint16_t h; std::memcpy(&h, p, 2); return f16_bits_to_f32(h); }
-HWY_INLINE void st(float* p, float v) { *p = v; }
-HWY_INLINE void st(BF16* p, float v) { uint16_t h = f32_to_bf16_bits(v); std::memcpy(p, &h, 2); }
-HWY_INLINE void st(F16* p, float v) { uint16_t h = f32_to_f16_bits(v); std::memcpy(p, &h, 2); }
-
-// ---- vector access: every type is loaded as and stored from f32 lanes
-template <class D>
-HWY_INLINE hn::Vec<D> LoadF(D d, const float* p) { return hn::LoadU(d, p); }
-template <class D>
-HWY_INLINE hn::Vec<D> LoadF(D d, const BF16* p) { return hn::PromoteTo(d, hn::LoadU(hn::Rebind<BF16, D>(), p)); }
-template <class D>
-HWY_INLINE hn::Vec<D> LoadF(D d, const F16* p) { return hn::PromoteTo(d, hn::LoadU(hn::Rebind<F16, D>(), p)); }
-
-template <class D>
-HWY_INLINE void StoreF(D d, hn::Vec<D> v, float* p) { hn::StoreU(v, d, p); }
-template <class D>
-HWY_INLINE void StoreF(D d, hn::Vec<D> v, F16* p) {
-  const hn::Rebind<F16, D> dh;
-  hn::StoreU(hn::DemoteTo(dh, v), dh, p);
-}
-template <class D>
-HWY_INLINE void StoreF(D d, hn::Vec<D> v, BF16* p) {
-  // Round to nearest even (Highway 1.0's DemoteTo truncates); NaN stays a quiet NaN.
-  const hn::RebindToUnsigned<D> du;
-  const hn::RebindToSigned<D> di;
-  const hn::Rebind<uint16_t, D> du16;
-  const auto u = hn::BitCast(du, v);
-  const auto lsb = hn::And(hn::ShiftRight<16>(u), hn::Set(du, 1u));
-  auto r = hn::ShiftRight<16>(hn::Add(u, hn::Add(hn::Set(du, 0x7fffu), lsb)));
-  const auto qnan = hn::Or(hn::ShiftRight<16>(u), hn::Set(du, 0x40u));
-  r = hn::IfThenElse(hn::RebindMask(du, hn::IsNaN(v)), qnan, r);
-  hn::StoreU(hn::DemoteTo(du16, hn::BitCast(di, r)), du16, reinterpret_cast<uint16_t*>(p));
-}
-
-using DF = hn::ScalableTag<float>;
-
-// Non-temporal variants of StoreF: p must be aligned to the stored vector's size.
-template <class D>
-HWY_INLINE void StreamF(D d, hn::Vec<D> v, float* p) { hn::Stream(v, d, p); }
-template <class D>
-HWY_INLINE void StreamF(D d, hn::Vec<D> v, F16* p) {
-  const hn::Rebind<F16, D> dh;
-  const hn::RebindToUnsigned<decltype(dh)> du;
-  hn::Stream(hn::BitCast(du, hn::DemoteTo(dh, v)), du, reinterpret_cast<uint16_t*>(p));
-}
-template <class D>
-HWY_INLINE void StreamF(D d, hn::Vec<D> v, BF16* p) {
-  const hn::RebindToUnsigned<D> du;
-  const hn::RebindToSigned<D> di;
-  const hn::Rebind<uint16_t, D> du16;
-  const auto u = hn::BitCast(du, v);
-  const auto lsb = hn::And(hn::ShiftRight<16>(u), hn::Set(du, 1u));
-  auto r = hn::ShiftRight<16>(hn::Add(u, hn::Add(hn::Set(du, 0x7fffu), lsb)));
-  r = hn::IfThenElse(hn::RebindMask(du, hn::IsNaN(v)), hn::Or(hn::ShiftRight<16>(u), hn::Set(du, 0x40u)), r);
-  hn::Stream(hn::DemoteTo(du16, hn::BitCast(di, r)), du16, reinterpret_cast<uint16_t*>(p));
-}
-
-// y[i] = f(i) for i < n: vec(i) gives lanes [i, i + N), one(i) a single element (ends, alignment prologue).
-template <bool kStream, typename T, class Vec, class One>
-HWY_INLINE void MapOut(T* y, size_t n, Vec&& vec, One&& one) {
-  const DF d;
-  const size_t N = hn::Lanes(d);
-  size_t i = 0;
-  if (kStream)
-    for (; i < n && reinterpret_cast<uintptr_t>(y + i) % (N * sizeof(T)) != 0; ++i) st(y + i, one(i));
-  for (; i + N <= n; i += N) {
-    if (kStream) StreamF(d, vec(i), y + i);
-    else StoreF(d, vec(i), y + i);
-  }
-  for (; i < n; ++i) st(y + i, one(i));
-  if (kStream) hwy::FlushStream();
-}
 
 // ---- contiguous reductions
 template <typename T>
@@ -289,86 +212,6 @@ void ColProd(const void* xv, size_t rows, size_t cols, size_t ldx, double* acc) 
   const T* x = static_cast<const T*>(xv);
   for (size_t i = 0; i < rows; ++i)
     for (size_t j = 0; j < cols; ++j) acc[j] *= ld(x + i * ldx + j);
-}
-
-// ---- softmax pieces
-template <typename T, bool kStore>
-double ExpSumImpl(const T* x, size_t n, float m, float* e) {
-  const DF d;
-  const size_t N = hn::Lanes(d);
-  const auto vm = hn::Set(d, m);
-  double total = 0.0;
-  for (size_t i = 0; i < n;) {
-    const size_t end = std::min(n, i + kSumRun);
-    auto a0 = hn::Zero(d), a1 = hn::Zero(d);
-    for (; i + 2 * N <= end; i += 2 * N) {
-      const auto v0 = ExpNonPositive(d, hn::Sub(LoadF(d, x + i), vm));
-      const auto v1 = ExpNonPositive(d, hn::Sub(LoadF(d, x + i + N), vm));
-      if (kStore) {
-        hn::StoreU(v0, d, e + i);
-        hn::StoreU(v1, d, e + i + N);
-      }
-      a0 = hn::Add(a0, v0);
-      a1 = hn::Add(a1, v1);
-    }
-    for (; i + N <= end; i += N) {
-      const auto v = ExpNonPositive(d, hn::Sub(LoadF(d, x + i), vm));
-      if (kStore) hn::StoreU(v, d, e + i);
-      a0 = hn::Add(a0, v);
-    }
-    float tail = 0.f;
-    for (; i < end; ++i) {
-      const float v = std::exp(ld(x + i) - m);
-      if (kStore) e[i] = v;
-      tail += v;
-    }
-    total += static_cast<double>(hn::GetLane(hn::SumOfLanes(d, hn::Add(a0, a1)))) + tail;
-  }
-  return total;
-}
-
-template <typename T>
-double ExpSum(const void* x, size_t n, float m, float* e) {
-  return e ? ExpSumImpl<T, true>(static_cast<const T*>(x), n, m, e)
-           : ExpSumImpl<T, false>(static_cast<const T*>(x), n, m, nullptr);
-}
-
-template <typename T, bool kS>
-void ScaleF32Impl(const float* e, T* y, size_t n, float s) {
-  const DF d;
-  const auto vs = hn::Set(d, s);
-  MapOut<kS>(y, n, [&](size_t i) { return hn::Mul(hn::LoadU(d, e + i), vs); }, [&](size_t i) { return e[i] * s; });
-}
-template <typename T>
-void ScaleF32(const float* e, void* y, size_t n, float s, bool stream) {
-  if (stream) ScaleF32Impl<T, true>(e, static_cast<T*>(y), n, s);
-  else ScaleF32Impl<T, false>(e, static_cast<T*>(y), n, s);
-}
-
-template <typename T, bool kS>
-void ExpScaleImpl(const T* x, T* y, size_t n, float m, float s) {
-  const DF d;
-  const auto vm = hn::Set(d, m), vs = hn::Set(d, s);
-  MapOut<kS>(
-      y, n, [&](size_t i) { return hn::Mul(ExpNonPositive(d, hn::Sub(LoadF(d, x + i), vm)), vs); },
-      [&](size_t i) { return std::exp(ld(x + i) - m) * s; });
-}
-template <typename T>
-void ExpScale(const void* x, void* y, size_t n, float m, float s, bool stream) {
-  if (stream) ExpScaleImpl<T, true>(static_cast<const T*>(x), static_cast<T*>(y), n, m, s);
-  else ExpScaleImpl<T, false>(static_cast<const T*>(x), static_cast<T*>(y), n, m, s);
-}
-
-template <typename T, bool kS>
-void AddImpl(const T* x, T* y, size_t n, float c) {
-  const DF d;
-  const auto vc = hn::Set(d, c);
-  MapOut<kS>(y, n, [&](size_t i) { return hn::Add(LoadF(d, x + i), vc); }, [&](size_t i) { return ld(x + i) + c; });
-}
-template <typename T>
-void AddC(const void* x, void* y, size_t n, float c, bool stream) {
-  if (stream) AddImpl<T, true>(static_cast<const T*>(x), static_cast<T*>(y), n, c);
-  else AddImpl<T, false>(static_cast<const T*>(x), static_cast<T*>(y), n, c);
 }
 
 // ---- normalisation: y = ((x - shift) - lo) * scale * w + b + beta

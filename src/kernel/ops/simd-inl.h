@@ -1,0 +1,106 @@
+// Element access for the SIMD primitives, per Highway target: every storage type (f32, f16, bf16) is loaded
+// as and stored from f32 lanes; bf16 stores round to nearest even; Stream* are the non-temporal variants.
+#if defined(TESSERA_KERNEL_OPS_SIMD_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef TESSERA_KERNEL_OPS_SIMD_INL_H_
+#undef TESSERA_KERNEL_OPS_SIMD_INL_H_
+#else
+#define TESSERA_KERNEL_OPS_SIMD_INL_H_
+#endif
+
+#include <hwy/cache_control.h>
+#include <hwy/highway.h>
+
+#include <cstdint>
+#include <cstring>
+
+#include "kernel/ops/scalar.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace tessera::kernel::ops {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+using BF16 = hwy::bfloat16_t;
+using F16 = hwy::float16_t;
+
+// ---- scalar element access (tails)
+HWY_INLINE float ld(const float* p) { return *p; }
+HWY_INLINE float ld(const BF16* p) { uint16_t h; std::memcpy(&h, p, 2); return bf16_bits_to_f32(h); }
+HWY_INLINE float ld(const F16* p) { uint16_t h; std::memcpy(&h, p, 2); return f16_bits_to_f32(h); }
+HWY_INLINE void st(float* p, float v) { *p = v; }
+HWY_INLINE void st(BF16* p, float v) { uint16_t h = f32_to_bf16_bits(v); std::memcpy(p, &h, 2); }
+HWY_INLINE void st(F16* p, float v) { uint16_t h = f32_to_f16_bits(v); std::memcpy(p, &h, 2); }
+
+// ---- vector access: every type is loaded as and stored from f32 lanes
+template <class D>
+HWY_INLINE hn::Vec<D> LoadF(D d, const float* p) { return hn::LoadU(d, p); }
+template <class D>
+HWY_INLINE hn::Vec<D> LoadF(D d, const BF16* p) { return hn::PromoteTo(d, hn::LoadU(hn::Rebind<BF16, D>(), p)); }
+template <class D>
+HWY_INLINE hn::Vec<D> LoadF(D d, const F16* p) { return hn::PromoteTo(d, hn::LoadU(hn::Rebind<F16, D>(), p)); }
+
+template <class D>
+HWY_INLINE void StoreF(D d, hn::Vec<D> v, float* p) { hn::StoreU(v, d, p); }
+template <class D>
+HWY_INLINE void StoreF(D d, hn::Vec<D> v, F16* p) {
+  const hn::Rebind<F16, D> dh;
+  hn::StoreU(hn::DemoteTo(dh, v), dh, p);
+}
+template <class D>
+HWY_INLINE void StoreF(D d, hn::Vec<D> v, BF16* p) {
+  // Round to nearest even (Highway 1.0's DemoteTo truncates); NaN stays a quiet NaN.
+  const hn::RebindToUnsigned<D> du;
+  const hn::RebindToSigned<D> di;
+  const hn::Rebind<uint16_t, D> du16;
+  const auto u = hn::BitCast(du, v);
+  const auto lsb = hn::And(hn::ShiftRight<16>(u), hn::Set(du, 1u));
+  auto r = hn::ShiftRight<16>(hn::Add(u, hn::Add(hn::Set(du, 0x7fffu), lsb)));
+  const auto qnan = hn::Or(hn::ShiftRight<16>(u), hn::Set(du, 0x40u));
+  r = hn::IfThenElse(hn::RebindMask(du, hn::IsNaN(v)), qnan, r);
+  hn::StoreU(hn::DemoteTo(du16, hn::BitCast(di, r)), du16, reinterpret_cast<uint16_t*>(p));
+}
+
+using DF = hn::ScalableTag<float>;
+
+// Non-temporal variants of StoreF: p must be aligned to the stored vector's size.
+template <class D>
+HWY_INLINE void StreamF(D d, hn::Vec<D> v, float* p) { hn::Stream(v, d, p); }
+template <class D>
+HWY_INLINE void StreamF(D d, hn::Vec<D> v, F16* p) {
+  const hn::Rebind<F16, D> dh;
+  const hn::RebindToUnsigned<decltype(dh)> du;
+  hn::Stream(hn::BitCast(du, hn::DemoteTo(dh, v)), du, reinterpret_cast<uint16_t*>(p));
+}
+template <class D>
+HWY_INLINE void StreamF(D d, hn::Vec<D> v, BF16* p) {
+  const hn::RebindToUnsigned<D> du;
+  const hn::RebindToSigned<D> di;
+  const hn::Rebind<uint16_t, D> du16;
+  const auto u = hn::BitCast(du, v);
+  const auto lsb = hn::And(hn::ShiftRight<16>(u), hn::Set(du, 1u));
+  auto r = hn::ShiftRight<16>(hn::Add(u, hn::Add(hn::Set(du, 0x7fffu), lsb)));
+  r = hn::IfThenElse(hn::RebindMask(du, hn::IsNaN(v)), hn::Or(hn::ShiftRight<16>(u), hn::Set(du, 0x40u)), r);
+  hn::Stream(hn::DemoteTo(du16, hn::BitCast(di, r)), du16, reinterpret_cast<uint16_t*>(p));
+}
+
+// y[i] = f(i) for i < n: vec(i) gives lanes [i, i + N), one(i) a single element (ends, alignment prologue).
+template <bool kStream, typename T, class Vec, class One>
+HWY_INLINE void MapOut(T* y, size_t n, Vec&& vec, One&& one) {
+  const DF d;
+  const size_t N = hn::Lanes(d);
+  size_t i = 0;
+  if (kStream)
+    for (; i < n && reinterpret_cast<uintptr_t>(y + i) % (N * sizeof(T)) != 0; ++i) st(y + i, one(i));
+  for (; i + N <= n; i += N) {
+    if (kStream) StreamF(d, vec(i), y + i);
+    else StoreF(d, vec(i), y + i);
+  }
+  for (; i < n; ++i) st(y + i, one(i));
+  if (kStream) hwy::FlushStream();
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace tessera::kernel::ops
+HWY_AFTER_NAMESPACE();
+
+#endif  // include guard toggle
