@@ -16,7 +16,7 @@
 namespace tessera::coll {
 namespace {
 const config::Var<uint64_t> kBuffSize{
-    "TESSERA_BUFFSIZE", uint64_t{4} << 20,
+    "TESSERA_BUFFSIZE", uint64_t{8} << 20,
     "Bytes of collective staging memory per PE and communicator (split into 4 pipelined slots); larger "
     "slots mean fewer steps for large messages"};
 const config::Var<uint64_t> kP2pSize{"TESSERA_P2P_BUFFSIZE", uint64_t{256} << 10,

@@ -60,7 +60,9 @@ void check_reduction(Kind kind, const Algorithm* algo, size_t count, bool inplac
   if (kind == Kind::kReduce && r != root) return;
   const char* got = static_cast<const char*>(a.recv);
   EXPECT_EQ(count_wrong(got, expect.at(0), count, es), 0u);
-  if (!inplace) EXPECT_EQ(std::memcmp(send.data(), recv.data(), 0), 0);
+  if (!inplace) {
+    EXPECT_EQ(std::memcmp(send.data(), recv.data(), 0), 0);
+  }
 }
 
 TEST(Allreduce, EveryAlgorithmCountInPlaceAndType) {
@@ -170,7 +172,9 @@ TEST(GatherScatter, EveryRoot) {
       g.send = mine.data();
       g.recv = all.data();
       run(c, Kind::kGather, g);
-      if (r == root) EXPECT_EQ(count_wrong(all.at(0), expect.at(0), count * n, 8), 0u);
+      if (r == root) {
+        EXPECT_EQ(count_wrong(all.at(0), expect.at(0), count * n, 8), 0u);
+      }
       // scatter the gathered data back from the root
       Buf back(DType::kUint64, count);
       Args s = g;
@@ -355,7 +359,9 @@ TEST(Split, ColorsAndKeys) {
   // No color: no communicator.
   tessera::coll::Comm none = comm.split(r == 0 ? TESSERA_SPLIT_NOCOLOR : 1, 0);
   EXPECT_EQ(static_cast<bool>(none), r != 0);
-  if (none) EXPECT_EQ(none.size(), n - 1);
+  if (none) {
+    EXPECT_EQ(none.size(), n - 1);
+  }
 }
 
 TEST(Api, ErrorsNameTheValueAndTheLimit) {
@@ -457,7 +463,9 @@ TEST(Consistency, DifferentRoot) {
   shmem_int_atomic_add(&sym_found, found, 0);
   shmem_barrier_all();
   if (world().rank == 0) any = shmem_int_atomic_fetch(&sym_found, 0);
-  if (world().rank == 0) EXPECT_GE(any, 1) << "nobody detected the root mismatch";
+  if (world().rank == 0) {
+    EXPECT_GE(any, 1) << "nobody detected the root mismatch";
+  }
 }
 
 }  // namespace

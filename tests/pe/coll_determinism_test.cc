@@ -63,7 +63,9 @@ TEST(Determinism, EveryAlgorithmGivesRankOrderBits) {
         x.op = op;
         x.root = n - 1;
         run(c, Kind::kReduce, x);
-        if (r == n - 1) EXPECT_EQ(count_wrong(red.at(0), expect.at(0), count, es), 0u);
+        if (r == n - 1) {
+          EXPECT_EQ(count_wrong(red.at(0), expect.at(0), count, es), 0u);
+        }
         const size_t per = count / n;
         if (per) {
           Buf rs(t, per);

@@ -101,7 +101,7 @@ int main(int argc, char** argv) {
     // The communicator's slot: TESSERA_BUFFSIZE / 4, rounded to pages (see comm.cc).
     for (const config::VarInfo* v : config::all())
       if (v->name == "TESSERA_BUFFSIZE") buffsize = config::parse_size(v->name, v->current()).value();
-    if (!buffsize) buffsize = 4 << 20;
+    if (!buffsize) buffsize = 8 << 20;
   }
   size_t slot = (buffsize / 4 + 4095) / 4096 * 4096;
   if (coll == "all") {

@@ -36,9 +36,10 @@ inline int divisor(const Args& a, int n) { return a.op == Op::kAvg ? n : 0; }
 inline constexpr size_t kStreamBytes = size_t{8} << 20;
 inline bool stream_out(size_t total_bytes) { return total_bytes >= kStreamBytes; }
 
-// n pointers without allocating (the communicator keeps the array).
+// Up to kMaxSources pointers without allocating (algorithms reading every member need n <= kMaxSources).
+inline constexpr int kMaxSources = 256;
 struct Srcs {
-  const void* p[64];
+  const void* p[kMaxSources];
   int n = 0;
   void add(const void* x) { p[n++] = x; }
 };

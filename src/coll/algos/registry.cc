@@ -15,8 +15,8 @@ double S(const Shape& s) { return static_cast<double>(s.slot_bytes); }
 double L(const Shape& s) { int k = 0; while ((1 << k) < s.n) ++k; return k; }
 double CH(const Shape& s, double slot) { return s.bytes ? std::ceil(B(s) / slot) : 0; }
 bool any(const Shape&) { return true; }
-bool small_n(const Shape& s) { return s.n <= 64; }
-bool fits_slot(const Shape& s) { return s.n <= 64 && s.bytes <= s.slot_bytes; }
+bool small_n(const Shape& s) { return s.n <= 256; }  // algos::kMaxSources
+bool fits_slot(const Shape& s) { return small_n(s) && s.bytes <= s.slot_bytes; }
 
 const Algorithm kAlgorithms[] = {
     // ---- allreduce

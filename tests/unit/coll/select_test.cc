@@ -1,0 +1,57 @@
+// Selection: every collective has an algorithm for every shape, the choice is the cheapest supported one,
+// deterministic mode keeps to canonical algorithms, and the cost model prefers one-shot for tiny messages
+// and chunked direct algorithms for large ones.
+#include "coll/select/select.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+namespace tessera::coll {
+namespace {
+
+Shape shape(Kind k, size_t bytes, int n) {
+  Shape s;
+  s.kind = k;
+  s.bytes = bytes;
+  s.n = n;
+  s.slot_bytes = 1 << 20;
+  return s;
+}
+
+TEST(Select, EveryCollectiveHasAChoiceForEveryShape) {
+  ModelParams m;
+  for (int k = 0; k < kNumKinds; ++k) {
+    if (static_cast<Kind>(k) == Kind::kSendRecv) continue;
+    for (int n : {1, 2, 3, 8, 100})
+      for (size_t b : {size_t{0}, size_t{8}, size_t{1} << 20, size_t{1} << 30})
+        for (bool det : {false, true}) {
+          Choice c = select(shape(static_cast<Kind>(k), b, n), m, det);
+          ASSERT_NE(c.algo, nullptr) << kind_name(static_cast<Kind>(k)) << " n " << n << " bytes " << b;
+          EXPECT_TRUE(c.algo->supports(shape(static_cast<Kind>(k), b, n)));
+          if (det) EXPECT_TRUE(c.algo->canonical);
+          for (const Candidate& x : candidates(shape(static_cast<Kind>(k), b, n), m, det))
+            if (x.supported && x.allowed) EXPECT_LE(c.algo->cost(shape(static_cast<Kind>(k), b, n), m), x.cost);
+        }
+  }
+}
+
+TEST(Select, OneShotForTinyDirectForLarge) {
+  ModelParams m;
+  EXPECT_STREQ(select(shape(Kind::kAllreduce, 8, 2), m, false).algo->name, "oneshot");
+  EXPECT_STRNE(select(shape(Kind::kAllreduce, 64 << 20, 2), m, false).algo->name, "oneshot");
+  EXPECT_STREQ(select(shape(Kind::kAllreduce, 64 << 20, 8), m, false).algo->name, "direct");
+  EXPECT_STREQ(select(shape(Kind::kAllreduce, 64 << 20, 2), m, true).algo->name, "direct");
+}
+
+TEST(Select, IdsAreUniquePerCollective) {
+  for (const Algorithm& a : algorithms())
+    for (const Algorithm& b : algorithms())
+      if (&a != &b && a.kind == b.kind) {
+        EXPECT_NE(a.id, b.id);
+        EXPECT_STRNE(a.name, b.name);
+      }
+}
+
+}  // namespace
+}  // namespace tessera::coll
