@@ -74,7 +74,9 @@ Exec::Exec(Communicator& c, const CallDesc& d) : c_(c), desc_(d) {
   base_ = c.tag;
   Ctrl* me = c.ctrl[c.rank];
   rec_ = &me->rec[seq_ % kRecords];
+  // Both the record and the hot line are seqlocks: seq is 0 while the fields change, then the call number.
   rec_->seq.store(0, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);
   rec_->desc.store(d.pack(), std::memory_order_relaxed);
   rec_->count.store(d.count, std::memory_order_relaxed);
   rec_->tag_base.store(base_, std::memory_order_relaxed);
@@ -83,6 +85,8 @@ Exec::Exec(Communicator& c, const CallDesc& d) : c_(c), desc_(d) {
   rec_->end_ns.store(0, std::memory_order_relaxed);
   rec_->hash.store(0, std::memory_order_relaxed);
   rec_->seq.store(seq_, std::memory_order_release);
+  me->hot.seq.store(0, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);
   me->hot.desc.store(d.pack(), std::memory_order_relaxed);
   me->hot.count.store(d.count, std::memory_order_relaxed);
   me->hot.seq.store(seq_, std::memory_order_release);
@@ -140,6 +144,8 @@ void Exec::check_peer(int m) {
     if (r.seq.load(std::memory_order_acquire) != seq_) return;  // overwritten: cannot check (not reachable)
     w = r.desc.load(std::memory_order_relaxed);
     cnt = r.count.load(std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (r.seq.load(std::memory_order_relaxed) != seq_) return;
   }
   CallDesc theirs = CallDesc::unpack(w, cnt);
   if (w != desc_.pack() || cnt != desc_.count) mismatch(c_, seq_, c_.rank, desc_, m, theirs);
