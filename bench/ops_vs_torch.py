@@ -1,10 +1,10 @@
 #!/usr/bin/python3
 """Tessera kernel operators vs PyTorch 1.13 CPU operators, measured side by side in one run.
 
-Runs `tessera-perf ops --json` (which also measures this machine's read and copy bandwidth in the same
-process), then the same operators, shapes and dtypes with torch on 2 threads (preallocated outputs where
-torch has an out= form), and prints, per row: both times, the speedup, and each side's fraction of the
-bandwidth bound measured by tessera-perf a few seconds earlier.
+For each operator and dtype: `tessera-perf ops --quick --only <op>` (which times the operator interleaved with
+this machine's read or copy bandwidth bound), then the same operator and shape with torch on 2 threads
+(preallocated outputs where torch has an out= form), back to back, so both sides see the same machine state
+(the CI hosts are shared and noisy). Prints both times, the speedup, and each side's fraction of the bound.
 
   bench/ops_vs_torch.py [--perf build/bin/tessera-perf] [--mib 256] [--iters 5] [--blocks 2] [--dtypes f32,bf16]
 
@@ -85,43 +85,41 @@ def main():
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
 
-    with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
-        jpath = f.name
-    cmd = [args.perf, "ops", "--mib", str(args.mib), "--iters", str(args.iters), "--blocks", str(args.blocks),
-           "--dtypes", args.dtypes, "--json", jpath]
-    if args.only:
-        cmd += ["--only", args.only]
-    print("# running:", " ".join(cmd), flush=True)
-    perf_out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
-    print("\n".join("#   " + l for l in perf_out.splitlines() if l.startswith("  launch") or l.startswith("  grid")
-                    or "bandwidth" in l))
-    rows = [json.loads(l) for l in open(jpath)]
-    os.unlink(jpath)
-    bw = next(r for r in rows if r["kind"] == "bandwidth")
+    def perf(extra):
+        with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
+            jpath = f.name
+        cmd = [args.perf, "ops", "--mib", str(args.mib), "--iters", str(args.iters), "--blocks", str(args.blocks),
+               "--json", jpath] + extra
+        out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+        rows = [json.loads(l) for l in open(jpath)]
+        os.unlink(jpath)
+        return out, rows
 
+    # Launch overhead and the machine's bandwidth, once.
+    out, rows = perf(["--dtypes", args.dtypes, "--only", "none"])
+    print("\n".join("# " + l.strip() for l in out.splitlines()
+                    if l.startswith("  launch") or l.startswith("  grid") or "bandwidth" in l))
+    ops = [o for o in (args.only or "sum_all,sum_rows,sum_cols,max_rows,softmax,log_softmax,layer_norm,rms_norm,"
+                       "batch_norm_train").split(",") if o]
     tdt = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16}
-    print(f"# torch {torch.__version__}, {torch.get_num_threads()} threads; tessera {args.blocks} blocks; "
-          f"read {bw['read_gbs']:.1f} GB/s, copy {bw['copy_gbs']:.1f} GB/s (tessera-perf, same run)")
-    hdr = f"{'op':<17}{'dtype':<6}{'shape':<18}{'tessera ms':>11}{'torch ms':>10}{'speedup':>9}" \
-          f"{'bound':>7}{'tessera':>9}{'torch':>7}"
-    print(hdr)
-    for r in rows:
-        if r["kind"] != "op":
-            continue
-        shape = parse_shape(r["shape"])
-        try:
-            fn = torch_case(r["op"], tdt[r["dtype"]], shape)
-            tbest, _ = best_of(fn, args.iters)
-        except RuntimeError as e:  # e.g. "not implemented for 'Half'"
-            tbest = None
-        bound_s = r["bytes"] / (r["bound_gbs"] * 1e9)
-        ours = bound_s / r["best_s"]
-        if tbest is None:
-            print(f"{r['op']:<17}{r['dtype']:<6}{r['shape']:<18}{r['best_s']*1e3:>11.2f}{'n/a':>10}{'':>9}"
-                  f"{r['bound']:>7}{ours:>9.2f}{'n/a':>7}")
-            continue
-        print(f"{r['op']:<17}{r['dtype']:<6}{r['shape']:<18}{r['best_s']*1e3:>11.2f}{tbest*1e3:>10.2f}"
-              f"{tbest/r['best_s']:>8.2f}x{r['bound']:>7}{ours:>9.2f}{bound_s/tbest:>7.2f}", flush=True)
+    print(f"# torch {torch.__version__}, {torch.get_num_threads()} threads; tessera {args.blocks} blocks. Each row: "
+          "tessera-perf (operator runs interleaved with its bound), then torch, back to back.")
+    print(f"{'op':<17}{'dtype':<6}{'shape':<18}{'tessera ms':>11}{'torch ms':>10}{'speedup':>9}"
+          f"{'bound':>7}{'GB/s':>7}{'tessera':>9}{'torch':>7}")
+    for dt in args.dtypes.split(","):
+        for op in ops:
+            _, rows = perf(["--quick", "--dtypes", dt, "--only", op])
+            r = next(x for x in rows if x["kind"] == "op")
+            try:
+                tbest, _ = best_of(torch_case(r["op"], tdt[dt], parse_shape(r["shape"])), args.iters)
+            except RuntimeError:  # e.g. "not implemented for 'Half'"
+                tbest = None
+            bound_s = r["bytes"] / (r["bound_gbs"] * 1e9)
+            line = (f"{r['op']:<17}{dt:<6}{r['shape']:<18}{r['best_s']*1e3:>11.2f}"
+                    f"{(tbest or 0)*1e3:>10.2f}" if tbest else f"{r['op']:<17}{dt:<6}{r['shape']:<18}{r['best_s']*1e3:>11.2f}{'n/a':>10}")
+            speed = f"{tbest / r['best_s']:>8.2f}x" if tbest else f"{'':>9}"
+            tfrac = f"{bound_s / tbest:>7.2f}" if tbest else f"{'n/a':>7}"
+            print(f"{line}{speed}{r['bound']:>7}{r['bound_gbs']:>7.1f}{bound_s / r['best_s']:>9.2f}{tfrac}", flush=True)
     print("# bound: read = input bytes / read bandwidth; copy = (input + output bytes) / copy bandwidth (counted "
           "read + write). tessera/torch columns: fraction of that bound reached (best of --iters).")
 

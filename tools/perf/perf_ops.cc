@@ -122,14 +122,18 @@ int run_ops(int argc, char** argv) {
   app.add_option("--only", only, "comma-separated operator names to run (default: all)");
   app.add_option("-t,--dtypes", dtypes, "comma-separated dtypes: f32, bf16, f16");
   app.add_option("--json", json, "also write the rows as JSON lines to this file");
+  bool quick = false;
+  app.add_flag("--quick", quick, "skip the launch-overhead and whole-run bandwidth sections (rows still carry "
+                                 "their own interleaved bound)");
   CLI11_PARSE(app, argc, argv);
 
   std::printf("# tessera-perf ops: %d blocks, %d CPUs, SIMD target %s, best of %d (median in brackets)\n", blocks,
               usable_cpus(), k::ops::prims(k::DType::kF32).target, iters);
 
   // ---- runtime: launch overhead and grid sync latency
-  std::printf("#\n# %-28s %12s %12s\n", "runtime", "best(us)", "median(us)");
+  if (!quick) std::printf("#\n# %-28s %12s %12s\n", "runtime", "best(us)", "median(us)");
   for (int nb : {1, 2, 4}) {
+    if (quick) break;
     if (nb > std::max(blocks, 2) * 2) break;
     const int reps = 2000;
     Timing t = time_it(iters, [&] {
@@ -150,9 +154,10 @@ int run_ops(int argc, char** argv) {
   Buffer xb(bytes), yb(bytes);
   fill(xb, k::DType::kF32, blocks);
   fill(yb, k::DType::kF32, blocks);
-  Timing tr = time_it(iters, [&] { read_kernel(xb, blocks); });
-  Timing tm = time_it(iters, [&] { copy_kernel(xb, yb, blocks, true); });
-  Timing tl = time_it(iters, [&] { copy_kernel(xb, yb, blocks, false); });
+  const int bw_iters = quick ? 1 : iters;
+  Timing tr = time_it(bw_iters, [&] { read_kernel(xb, blocks); });
+  Timing tm = time_it(bw_iters, [&] { copy_kernel(xb, yb, blocks, true); });
+  Timing tl = time_it(bw_iters, [&] { copy_kernel(xb, yb, blocks, false); });
   const double read_gbs = double(bytes) / tr.best_s * 1e-9;
   const double copy_gbs = 2.0 * double(bytes) / std::min(tm.best_s, tl.best_s) * 1e-9;
   const bool copy_memcpy = tm.best_s <= tl.best_s;

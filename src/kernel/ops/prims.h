@@ -36,7 +36,9 @@ struct Prims {
   // of y, no eviction of the input from cache; for outputs much larger than the LLC), followed by a store
   // fence. false: ordinary stores (y stays in cache for whoever reads it next).
   // Softmax pieces. exp_sum: returns sum of exp(x - m); stores the exponentials into e (f32) if e != null.
-  double (*exp_sum)(const void* x, size_t n, float m, float* e);
+  // If next != null, also writes the maximum of next[0, n) (NaN if any is NaN) to *next_max, in the same
+  // loop: the next row's memory stream overlaps this row's exp work.
+  double (*exp_sum)(const void* x, size_t n, float m, float* e, const void* next, float* next_max);
   void (*scale_f32)(const float* e, void* y, size_t n, float s, bool stream);        // y = e * s
   void (*exp_scale)(const void* x, void* y, size_t n, float m, float s, bool stream); // y = exp(x - m) * s
   void (*add)(const void* x, void* y, size_t n, float c, bool stream);               // y = x + c

@@ -103,7 +103,7 @@ void ShardedSoftmax::run(ConstTensor x, Tensor y, float* lse, bool log, const Op
     };
     for (size_t r = r0; r < r1; ++r) {
       const float m = gmax(r);
-      lsum[r] = std::isfinite(m) ? p.exp_sum(row(r), n, m, nullptr) : 0.0;
+      lsum[r] = std::isfinite(m) ? p.exp_sum(row(r), n, m, nullptr, nullptr, nullptr) : 0.0;
     }
     send(psum, lsum, &sig[1]);
     shmem_signal_wait_until(&sig[1], SHMEM_CMP_GE, want);

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "kernel/ops/exp-inl.h"
 #include "kernel/ops/prims.h"
@@ -21,16 +22,30 @@ namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
 // ---- softmax pieces
-template <typename T, bool kStore>
-double ExpSumImpl(const T* x, size_t n, float m, float* e) {
+// Sum of exp(x - m) over x[0, n) (stored into e when kStore). With kNext, the same loop also takes the
+// maximum of the next row (n elements at `next`): its loads stream from memory while this row's exp work
+// runs from L1, so the two overlap instead of alternating (the row-at-a-time form left memory idle half
+// the time).
+template <typename T, bool kStore, bool kNext>
+double ExpSumImpl(const T* x, size_t n, float m, float* e, const T* next, float* next_max) {
   const DF d;
   const size_t N = hn::Lanes(d);
   const auto vm = hn::Set(d, m);
+  auto nm0 = hn::Set(d, -std::numeric_limits<float>::infinity()), nm1 = nm0;
+  auto nan = hn::Zero(d);
+  float nm_tail = -std::numeric_limits<float>::infinity();
+  bool nan_tail = false;
   double total = 0.0;
   for (size_t i = 0; i < n;) {
     const size_t end = std::min(n, i + kSumRun);
     auto a0 = hn::Zero(d), a1 = hn::Zero(d);
     for (; i + 2 * N <= end; i += 2 * N) {
+      if (kNext) {
+        const auto w0 = LoadF(d, next + i), w1 = LoadF(d, next + i + N);
+        nm0 = hn::Max(nm0, w0);
+        nm1 = hn::Max(nm1, w1);
+        nan = hn::Or(nan, hn::VecFromMask(d, hn::Or(hn::IsNaN(w0), hn::IsNaN(w1))));
+      }
       const auto v0 = ExpNonPositive(d, hn::Sub(LoadF(d, x + i), vm));
       const auto v1 = ExpNonPositive(d, hn::Sub(LoadF(d, x + i + N), vm));
       if (kStore) {
@@ -40,26 +55,37 @@ double ExpSumImpl(const T* x, size_t n, float m, float* e) {
       a0 = hn::Add(a0, v0);
       a1 = hn::Add(a1, v1);
     }
-    for (; i + N <= end; i += N) {
-      const auto v = ExpNonPositive(d, hn::Sub(LoadF(d, x + i), vm));
-      if (kStore) hn::StoreU(v, d, e + i);
-      a0 = hn::Add(a0, v);
-    }
     float tail = 0.f;
     for (; i < end; ++i) {
+      if (kNext) {
+        const float w = ld(next + i);
+        nan_tail |= std::isnan(w);
+        nm_tail = std::max(nm_tail, w);
+      }
       const float v = std::exp(ld(x + i) - m);
       if (kStore) e[i] = v;
       tail += v;
     }
     total += static_cast<double>(hn::GetLane(hn::SumOfLanes(d, hn::Add(a0, a1)))) + tail;
   }
+  if (kNext) {
+    const float vmax = hn::GetLane(hn::MaxOfLanes(d, hn::Max(nm0, nm1)));
+    const bool any_nan = nan_tail || !hn::AllFalse(d, hn::MaskFromVec(nan));
+    *next_max = any_nan ? std::numeric_limits<float>::quiet_NaN() : std::max(vmax, nm_tail);
+  }
   return total;
 }
 
 template <typename T>
-double ExpSum(const void* x, size_t n, float m, float* e) {
-  return e ? ExpSumImpl<T, true>(static_cast<const T*>(x), n, m, e)
-           : ExpSumImpl<T, false>(static_cast<const T*>(x), n, m, nullptr);
+double ExpSum(const void* xv, size_t n, float m, float* e, const void* nextv, float* next_max) {
+  const T* x = static_cast<const T*>(xv);
+  const T* next = static_cast<const T*>(nextv);
+  if (next) {
+    return e ? ExpSumImpl<T, true, true>(x, n, m, e, next, next_max)
+             : ExpSumImpl<T, false, true>(x, n, m, nullptr, next, next_max);
+  }
+  return e ? ExpSumImpl<T, true, false>(x, n, m, e, nullptr, nullptr)
+           : ExpSumImpl<T, false, false>(x, n, m, nullptr, nullptr, nullptr);
 }
 
 template <typename T, bool kS>

@@ -1,9 +1,12 @@
-// Softmax and LogSoftmax along the last axis (rowwise.h drives the phases).
+// Softmax and LogSoftmax along the last axis.
 //
-//   a: m = max(row)                      (the only pass that reads x from memory when S == 1)
-//   b: s = sum(exp(x - m))               (softmax with S == 1 keeps exp(x - m) in the block's scratch)
-//   c: softmax y = exp(x - m) / s        (from scratch, or recomputed for split / very long rows)
-//      log     y = x - m - log(s)
+// Whole rows per block (S == 1), for each row r:
+//   s = sum(exp(x - m)), exponentials kept in scratch, fused with m' = max(row r + 1) (the next row's
+//   memory stream overlaps this row's exp work); then softmax y = e / s (e recomputed for rows longer than
+//   the scratch), log_softmax y = x - m - log s. x is read from memory once; y is written once (streamed
+//   when larger than the LLC).
+// Rows split across blocks (S > 1) use three phases with grid syncs (rowwise.h): partial maxima, partial
+// sums of exp(x - m), then the output.
 // A row whose maximum is NaN or infinite (a NaN in the row, +inf, or all -inf) becomes NaN, like PyTorch.
 #include <cmath>
 #include <limits>
@@ -38,14 +41,38 @@ Status softmax(const ConstTensor& x, const Tensor& y, bool log, const OpOptions&
   const char* xb = static_cast<const char*>(x.data);
   char* yb = static_cast<char*>(y.data);
   const RowSplit R = plan_rows(numel / n, n, blocks, kMinSeg);
-  const bool keep_exp = !log && R.S == 1 && n * sizeof(float) <= rt::scratch_bytes();
+  const bool keep_exp = !log && n * sizeof(float) <= rt::scratch_bytes();
   const size_t ws = R.units * 2 * sizeof(double);
   const bool stream = stream_output(numel * es);
 
+  const float nan = std::numeric_limits<float>::quiet_NaN();
   auto body = [&](BlockContext& c) {
+    if (R.S == 1) {
+      // Whole rows: the max of row r + 1 is taken inside row r's exp loop (prims.h, exp_sum), so the
+      // memory stream of the next row overlaps this row's compute.
+      float* e = c.scratch_as<float>();
+      auto [r0, r1] = split(R.rows, c.block_num(), c.block_idx());
+      auto row = [&](size_t r) { return xb + r * n * es; };
+      float m = r0 < r1 ? p.max(row(r0), n) : 0.f;
+      for (size_t r = r0; r < r1; ++r) {
+        const void* next = r + 1 < r1 ? row(r + 1) : nullptr;
+        char* y = yb + r * n * es;
+        float m_next = 0.f;
+        if (!std::isfinite(m)) {
+          for (size_t i = 0; i < n; ++i) p.from_f32(&nan, y + i * es, 1);
+          if (next) m_next = p.max(next, n);
+        } else {
+          const double s = p.exp_sum(row(r), n, m, keep_exp ? e : nullptr, next, &m_next);
+          if (log) p.add(row(r), y, n, static_cast<float>(-(m + std::log(s))), stream);
+          else if (keep_exp) p.scale_f32(e, y, n, static_cast<float>(1.0 / s), stream);
+          else p.exp_scale(row(r), y, n, m, static_cast<float>(1.0 / s), stream);
+        }
+        m = m_next;
+      }
+      return;
+    }
     double* pmax = c.workspace_as<double>();
     double* psum = pmax + R.units;
-    float* e = c.scratch_as<float>();
     auto row_max = [&](size_t row) {
       double m = pmax[row * R.S];
       for (size_t s = 1; s < R.S; ++s) m = nan_max(m, pmax[row * R.S + s]);
@@ -62,19 +89,18 @@ Status softmax(const ConstTensor& x, const Tensor& y, bool log, const OpOptions&
         [&](size_t row, size_t b, size_t end, size_t u) { pmax[u] = p.max(xb + at(row, b), end - b); },
         [&](size_t row, size_t b, size_t end, size_t u) {
           const double m = row_max(row);
-          psum[u] = std::isfinite(m) ? p.exp_sum(xb + at(row, b), end - b, static_cast<float>(m), keep_exp ? e : nullptr) : 0.0;
+          psum[u] = std::isfinite(m) ? p.exp_sum(xb + at(row, b), end - b, static_cast<float>(m), nullptr, nullptr, nullptr)
+                                     : 0.0;
         },
         [&](size_t row, size_t b, size_t end, size_t u) {
           const double m = row_max(row);
           const size_t len = end - b;
           if (!std::isfinite(m)) {
-            const float nan = std::numeric_limits<float>::quiet_NaN();
             for (size_t i = 0; i < len; ++i) p.from_f32(&nan, yb + at(row, b + i), 1);
             return;
           }
           const double s = row_sum(row);
           if (log) p.add(xb + at(row, b), yb + at(row, b), len, static_cast<float>(-(m + std::log(s))), stream);
-          else if (keep_exp) p.scale_f32(e, yb + at(row, b), len, static_cast<float>(1.0 / s), stream);
           else p.exp_scale(xb + at(row, b), yb + at(row, b), len, static_cast<float>(m), static_cast<float>(1.0 / s), stream);
         },
         n * es <= (256u << 10) ? xb : nullptr, n * es);

@@ -118,7 +118,7 @@ class Pool {
       ws_bytes_ = std::max(opts.workspace_bytes, ws_bytes_ * 2);
       ws_ = alloc_aligned(ws_bytes_);
     }
-    grid_.reset(n, n <= usable_cpus(), name, sync_counts_.get());
+    grid_.reset(n, n <= ncpu_, name, sync_counts_.get());
     fn_ = fn;
     arg_ = arg;
     name_ = name;
@@ -142,6 +142,7 @@ class Pool {
  private:
   Pool() {
     scratch_bytes_ = scratch_bytes();
+    ncpu_ = usable_cpus();  // read once: no syscall per launch
     scratch0_ = alloc_aligned(scratch_bytes_);
     max_ = max_block_num();
     sync_counts_ = std::make_unique<std::atomic<uint32_t>[]>(static_cast<size_t>(max_));
@@ -209,6 +210,7 @@ class Pool {
   std::vector<unsigned> order_;  // PUs to pin workers to; empty: no pinning
   int pin_base_ = 0;             // this PE's first slot in order_
   int max_ = 256;
+  int ncpu_ = 1;
   size_t scratch_bytes_ = 0;
   void* scratch0_ = nullptr;
   void* ws_ = nullptr;

@@ -98,6 +98,22 @@ TEST(Softmax, LargeLogitsAreStableAndNonFiniteRowsBecomeNaN) {
   EXPECT_NEAR(w.get(1), -std::log(2.0), 1e-7);
 }
 
+TEST(Softmax, NaNInsideALongRowPoisonsOnlyThatRow) {
+  for (DType dt : testing::all_dtypes()) {
+    Buf x(dt, Shape{4, 200});
+    x.fill_uniform(2, -3, 3);
+    x.set(1 * 200 + 77, NAN);  // seen by the vector loop that takes row 1's max while exponentiating row 0
+    Buf y(dt, x.shape);
+    softmax(x.ct(), y.t(), {.block_num = 1});
+    for (size_t r = 0; r < 4; ++r) {
+      double sum = 0;
+      for (size_t i = 0; i < 200; ++i) sum += y.get(r * 200 + i);
+      if (r == 1) EXPECT_TRUE(std::isnan(sum)) << dtype_name(dt);
+      else EXPECT_NEAR(sum, 1.0, 0.02) << dtype_name(dt) << " row " << r;
+    }
+  }
+}
+
 TEST(Softmax, IdenticalRunToRun) {
   Buf x(DType::kBF16, Shape{3, 50000});
   x.fill_uniform(5, -4, 4);
