@@ -23,5 +23,5 @@ fi
 if "$perf" --help | grep -q '^  ops '; then
   echo
   echo "== tessera-perf ops (reduction operators on one PE, 2 blocks) =="
-  "$perf" ops --quick
+  "$perf" ops -m 64 -i 3
 fi

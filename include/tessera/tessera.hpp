@@ -11,6 +11,8 @@
 // the job with a message naming the value and the limit. All functions are thread-safe.
 #pragma once
 #include <shmem.h>
+#include <tessera/coll.hpp>
+#include <tessera/kernel.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -140,7 +142,15 @@ constexpr bool kAmoInt = std::is_integral_v<T> && (sizeof(T) == 4 || sizeof(T) =
   inline T atomic_fetch(const T* s, int pe) { return shmem_##N##_atomic_fetch(s, pe); }                   \
   inline void atomic_set(T* d, T v, int pe) { shmem_##N##_atomic_set(d, v, pe); }                         \
   inline T atomic_swap(T* d, T v, int pe) { return shmem_##N##_atomic_swap(d, v, pe); }
-TESSERA_AMO_EXT_TYPES(TESSERA_CPP_AMO)
+// One overload per distinct C++ type (int32_t, size_t... are aliases of these).
+TESSERA_CPP_AMO(int, int)
+TESSERA_CPP_AMO(long, long)
+TESSERA_CPP_AMO(long long, longlong)
+TESSERA_CPP_AMO(unsigned int, uint)
+TESSERA_CPP_AMO(unsigned long, ulong)
+TESSERA_CPP_AMO(unsigned long long, ulonglong)
+TESSERA_CPP_AMO(float, float)
+TESSERA_CPP_AMO(double, double)
 #undef TESSERA_CPP_AMO
 #define TESSERA_CPP_AMO(T, N)                                                                              \
   inline T atomic_compare_swap(T* d, T c, T v, int pe) { return shmem_##N##_atomic_compare_swap(d, c, v, pe); } \

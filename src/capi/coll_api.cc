@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "capi/handles.h"  // only the layout of shmem_team_t (see docs/coll.md, layering)
+#include "capi/handles.h"
 #include "coll/comm.h"
 #include "coll/dispatch.h"
 #include "coll/p2p.h"

@@ -24,12 +24,21 @@ std::atomic<uint32_t> g_private_abort{0};
 }  // namespace
 
 WaitContext g_wait_context;
+namespace {
+bool g_oversubscribed = false;
+}
 
-void set_wait_context(const WaitContext& ctx) { g_wait_context = ctx; }
+void set_wait_context(const WaitContext& ctx) {
+  g_wait_context = ctx;
+  g_oversubscribed = ctx.n_pes > usable_cpus();
+}
 
 uint64_t spin_ns() {
-  static const uint64_t v = static_cast<uint64_t>(std::max<int64_t>(0, kSpinNs.get()));
-  return v;
+  static const uint64_t configured = static_cast<uint64_t>(std::max<int64_t>(0, kSpinNs.get()));
+  static const bool explicit_value = kSpinNs.is_set();
+  // Oversubscribed (more PEs than CPUs): the peer we wait for needs our CPU, so spin only briefly.
+  if (!explicit_value && g_oversubscribed) return configured / 20;
+  return configured;
 }
 uint64_t yield_ns() {
   static const uint64_t v = static_cast<uint64_t>(std::max<int64_t>(0, kYieldNs.get()));

@@ -6,9 +6,11 @@
 //   2. yields the CPU for TESSERA_WAIT_YIELD_NS,
 //   3. parks on its PE's doorbell futex in growing slices (50 µs .. 4 ms), re-checking the condition after
 //      every slice, so a missed wake-up costs at most one slice, never correctness.
-// Writers that may satisfy a remote wait (put, atomic, signal) call notify(pe) after their stores: it reads
-// the target's sleeper count (a relaxed load of a line that is rarely written) and rings the doorbell only
-// when somebody sleeps. No syscall on the hot path.
+// Writers that may satisfy a remote wait (put, atomic, signal) call notify(pe) after their stores: a full
+// fence, then a relaxed load of the target's sleeper count (a line that is rarely written); the doorbell is
+// rung only when somebody sleeps. No syscall on the hot path.
+// When the job has more PEs than this host has CPUs, the spin phase is cut to TESSERA_WAIT_SPIN_NS / 20:
+// the PE we wait for needs our CPU.
 //
 // Every wait has a deadline (TESSERA_TIMEOUT seconds). On expiry the waiter's describe() text (what it
 // waited for: address, value seen, value wanted) is printed with the PE number and the job is ended.
@@ -52,6 +54,10 @@ uint64_t timeout_ns();
 // Wakes sleepers of `pe` if there are any. Call after the stores that a waiter on `pe` may be watching.
 inline void notify(int pe) {
   PeWaitWords* w = wait_context().pe_words;
+  // The writer's stores must be globally visible before it reads the sleeper count (store->load order):
+  // otherwise a waiter that registers as a sleeper and re-checks at that moment sees neither the data nor
+  // is woken, and sleeps a whole slice.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
   if (w && w[pe].sleepers.load(std::memory_order_relaxed) != 0) {
     w[pe].doorbell.fetch_add(1, std::memory_order_release);
     futex_wake(&w[pe].doorbell);

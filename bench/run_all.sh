@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# make bench: every side-by-side comparison with the peers, one after the other (the machine is shared and
+# noisy: each script measures Tessera and its peer in the same run and prints ratios).
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+build=${1:-$here/../build}
+status=0
+echo "### RMA: Tessera vs Open MPI OSHMEM";            bash "$here/rma_vs_oshmem.sh" "$build" || status=1
+echo; echo "### Collectives: Tessera vs Open MPI and gloo"; bash "$here/coll_compare.sh" "$build" || status=1
+echo; echo "### Operators: Tessera vs PyTorch";           /usr/bin/python3 "$here/ops_vs_torch.py" --perf "$build/bin/tessera-perf" || status=1
+exit $status

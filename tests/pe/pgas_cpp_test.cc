@@ -1,0 +1,50 @@
+// The C++ API (tessera/tessera.hpp) over the same core.
+#include <tessera/tessera.hpp>
+
+#include <vector>
+
+#include "pe_main.h"
+
+namespace {
+
+TEST(Cpp, RuntimeSymmetricPutGetAtomics) {
+  tessera::Runtime rt;  // nested init/finalize counts references
+  int me = rt.my_pe(), n = rt.n_pes();
+  auto buf = tessera::symmetric<double>(1000);
+  auto counter = tessera::symmetric_zeroed<long>(1);
+  std::vector<double> local(1000);
+  for (size_t i = 0; i < local.size(); ++i) local[i] = me + 0.25 * static_cast<double>(i);
+  tessera::put(buf.data(), local.data(), local.size(), (me + 1) % n);
+  tessera::atomic_add(counter.data(), 3L, 0);
+  rt.barrier();
+  int from = (me + n - 1) % n;
+  for (size_t i = 0; i < 1000; ++i) ASSERT_EQ(buf[i], from + 0.25 * static_cast<double>(i));
+  if (me == 0) EXPECT_EQ(counter[0], 3L * n);
+  EXPECT_EQ(tessera::g(buf.data() + 999, (me + 1) % n), me + 0.25 * 999);
+  double* peer = buf.on((me + 1) % n);
+  ASSERT_NE(peer, nullptr);
+  EXPECT_EQ(peer[0], me + 0.0);
+  rt.barrier();
+}
+
+TEST(Cpp, TeamsAndSignals) {
+  auto world = tessera::Team::world();
+  EXPECT_EQ(world.n_pes(), shmem_n_pes());
+  auto evens = world.split_strided(0, 2, (world.n_pes() + 1) / 2);
+  EXPECT_EQ(evens.valid(), world.my_pe() % 2 == 0);
+  if (evens.valid()) evens.sync();
+  auto sig = tessera::symmetric_zeroed<uint64_t>(1);
+  auto data = tessera::symmetric<int>(4);
+  int v[4] = {1, 2, 3, world.my_pe()};
+  tessera::put_signal(data.data(), v, 4, sig.data(), 1, SHMEM_SIGNAL_SET, (world.my_pe() + 1) % world.n_pes());
+  tessera::signal_wait_until(sig.data(), SHMEM_CMP_EQ, 1);
+  EXPECT_EQ(data[3], (world.my_pe() + world.n_pes() - 1) % world.n_pes());
+  tessera::barrier_all();
+}
+
+TEST(Cpp, AllocationFailureThrows) {
+  EXPECT_THROW(tessera::symmetric<char>(size_t{1} << 45), tessera::Error);
+  EXPECT_THROW(tessera::symmetric<double>(SIZE_MAX / 4), tessera::Error);
+}
+
+}  // namespace
