@@ -1,9 +1,10 @@
 # The two commands of the README. Each installs what is missing, configures, builds and runs.
 #   make demo    ring_pass, the RMA benchmark and the allreduce sweep on 4 local PEs
-#   make test    the whole test suite (release build), then again under ASan+UBSan when TESSERA_ASAN=1
+#   make test    the whole test suite (release build); with WITH_ASAN=1 then again under ASan+UBSan
 JOBS ?= $(shell nproc)
 BUILD ?= build
 NPES ?= 4
+WITH_ASAN ?= 0
 
 .PHONY: all deps build demo test test-asan bench clean
 
@@ -21,7 +22,7 @@ demo: build
 
 test: build
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 600
-	@if [ "$${TESSERA_ASAN:-0}" = 1 ]; then $(MAKE) --no-print-directory test-asan; fi
+	@if [ "$(WITH_ASAN)" = 1 ]; then $(MAKE) --no-print-directory test-asan; fi
 
 test-asan: deps
 	@cmake --preset asan >/dev/null
