@@ -13,10 +13,10 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 oshcc -O2 -o "$tmp/rma_oshmem" "$here/rma/rma_bench.c" "$here/rma/rma_bench_main.c"
 
 echo "== Open MPI OSHMEM (oshrun -np 2) =="
-SHMEM_SYMMETRIC_SIZE=512M oshrun --oversubscribe --mca osc ^rdma -np 2 "$tmp/rma_oshmem" -e "$max" -f 4 --json \
+SHMEM_SYMMETRIC_SIZE=512M oshrun --oversubscribe --mca osc ^rdma -np 2 "$tmp/rma_oshmem" -e "$max" -f 2 --json \
   > "$tmp/oshmem.json" 2> "$tmp/oshmem.err" || { cat "$tmp/oshmem.err"; exit 1; }
 echo "== Tessera (tessera-run -n 2 tessera-perf rma) =="
-SHMEM_SYMMETRIC_SIZE=512M "$build/bin/tessera-run" -n 2 "$build/bin/tessera-perf" rma -e "$max" -f 4 --json \
+SHMEM_SYMMETRIC_SIZE=512M "$build/bin/tessera-run" -n 2 "$build/bin/tessera-perf" rma -e "$max" -f 2 --json \
   > "$tmp/tessera.json"
 
 python3 - "$tmp/tessera.json" "$tmp/oshmem.json" <<'PY'

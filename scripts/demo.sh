@@ -13,7 +13,7 @@ echo "== ring_pass on $n PEs =="
 
 echo
 echo "== tessera-perf rma on $n PEs (PE 0 -> PE 1; $n PEs share $(nproc) cores) =="
-"$run" -n "$n" "$perf" rma -b 8 -e 64M -f 4
+"$run" -n "$n" "$perf" rma -b 8 -e 64M -f 2
 
 if "$perf" --help | grep -q '^  allreduce '; then
   echo

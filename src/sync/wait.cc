@@ -56,6 +56,7 @@ uint64_t timeout_ns() {
 void notify_all() {
   if (!g_wait_context.pe_words) return;
   for (int p = 0; p < g_wait_context.n_pes; ++p) {
+    g_wait_context.pe_words[p].rung.store(1);
     g_wait_context.pe_words[p].doorbell.fetch_add(1);
     futex_wake(&g_wait_context.pe_words[p].doorbell);
   }

@@ -8,7 +8,8 @@
 //      every slice, so a missed wake-up costs at most one slice, never correctness.
 // Writers that may satisfy a remote wait (put, atomic, signal) call notify(pe) after their stores: a full
 // fence, then a relaxed load of the target's sleeper count (a line that is rarely written); the doorbell is
-// rung only when somebody sleeps. No syscall on the hot path.
+// rung only when somebody sleeps, and only once until a sleeper re-arms it (`rung`). No syscall on the hot
+// path, even when the target sleeps in a barrier while it receives a stream of puts.
 // When the job has more PEs than this host has CPUs, the spin phase is cut to TESSERA_WAIT_SPIN_NS / 20:
 // the PE we wait for needs our CPU.
 //
@@ -30,7 +31,8 @@ namespace tessera::sync {
 struct alignas(kCacheLine) PeWaitWords {
   std::atomic<uint32_t> doorbell{0};   // bumped (and futex-woken) by writers when sleepers > 0
   std::atomic<uint32_t> sleepers{0};   // threads of this PE parked on doorbell
-  char pad[kCacheLine - 8];
+  std::atomic<uint32_t> rung{0};       // 1: the doorbell was rung since a sleeper last re-armed it
+  char pad[kCacheLine - 12];
 };
 
 struct WaitContext {
@@ -58,7 +60,10 @@ inline void notify(int pe) {
   // otherwise a waiter that registers as a sleeper and re-checks at that moment sees neither the data nor
   // is woken, and sleeps a whole slice.
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (w && w[pe].sleepers.load(std::memory_order_relaxed) != 0) {
+  // Ring once per re-arm: a stream of puts to a PE that sleeps for another reason (a barrier) costs a load
+  // each, not a syscall each.
+  if (w && w[pe].sleepers.load(std::memory_order_relaxed) != 0 && w[pe].rung.load(std::memory_order_relaxed) == 0 &&
+      w[pe].rung.exchange(1, std::memory_order_seq_cst) == 0) {
     w[pe].doorbell.fetch_add(1, std::memory_order_release);
     futex_wake(&w[pe].doorbell);
   }
@@ -104,6 +109,8 @@ void wait_until(Done&& done, Describe&& describe) {
   uint64_t slice = 50'000;
   if (me) me->sleepers.fetch_add(1, std::memory_order_seq_cst);
   for (;;) {
+    // Re-arm (a locked exchange: the condition below is read after it), then sample the doorbell.
+    if (me) me->rung.exchange(0, std::memory_order_seq_cst);
     uint32_t bell = me ? me->doorbell.load(std::memory_order_acquire) : 0;
     if (done()) break;
     if (ctx.abort_word) {
