@@ -56,7 +56,7 @@ template <typename T, typename V>
 void wait_all(const char* routine, const T* ivars, size_t n, const int* status, int cmp, V vals) {
   check_ivars(routine, ivars, n, cmp);
   sync::wait_until([&] { return all_satisfied(ivars, n, status, cmp, vals); },
-                   [&] { return describe_set(routine, ivars, n, cmp, vals); });
+                   [&] { return describe_set(routine, ivars, n, cmp, vals); }, pgas::watch_of(ivars, n * sizeof(T)));
 }
 template <typename T, typename V>
 size_t wait_any(const char* routine, const T* ivars, size_t n, const int* status, int cmp, V vals) {
@@ -64,7 +64,7 @@ size_t wait_any(const char* routine, const T* ivars, size_t n, const int* status
   if (!any_active(status, n)) return SIZE_MAX;
   size_t idx = SIZE_MAX;
   sync::wait_until([&] { return (idx = first_satisfied(ivars, n, status, cmp, vals)) != SIZE_MAX; },
-                   [&] { return describe_set(routine, ivars, n, cmp, vals); });
+                   [&] { return describe_set(routine, ivars, n, cmp, vals); }, pgas::watch_of(ivars, n * sizeof(T)));
   return idx;
 }
 template <typename T, typename V>
@@ -75,7 +75,7 @@ size_t wait_some(const char* routine, const T* ivars, size_t n, size_t* indices,
   if (!indices) pgas::fail_null(routine, "indices", n * sizeof(size_t));
   size_t k = 0;
   sync::wait_until([&] { return (k = collect_satisfied(ivars, n, indices, status, cmp, vals)) > 0; },
-                   [&] { return describe_set(routine, ivars, n, cmp, vals); });
+                   [&] { return describe_set(routine, ivars, n, cmp, vals); }, pgas::watch_of(ivars, n * sizeof(T)));
   return k;
 }
 }  // namespace

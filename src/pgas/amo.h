@@ -28,42 +28,42 @@ inline T atomic_fetch(const char* r, const T* sym, int pe) {
 template <typename T>
 inline void atomic_set(const char* r, T* sym, T v, int pe) {
   amo_ref(r, sym, pe).store(v, std::memory_order_release);
-  sync::notify(pe);
+  sync::notify_range(pe, watch_offset(sym), sizeof(T));
 }
 template <typename T>
 inline T atomic_swap(const char* r, T* sym, T v, int pe) {
   T old = amo_ref(r, sym, pe).exchange(v, std::memory_order_seq_cst);
-  sync::notify(pe);
+  sync::notify_range(pe, watch_offset(sym), sizeof(T));
   return old;
 }
 template <typename T>
 inline T atomic_compare_swap(const char* r, T* sym, T cond, T v, int pe) {
   amo_ref(r, sym, pe).compare_exchange_strong(cond, v, std::memory_order_seq_cst);
-  sync::notify(pe);
+  sync::notify_range(pe, watch_offset(sym), sizeof(T));
   return cond;  // the old value, whether or not the swap happened
 }
 template <typename T>
 inline T atomic_fetch_add(const char* r, T* sym, T v, int pe) {
   T old = amo_ref(r, sym, pe).fetch_add(v, std::memory_order_seq_cst);
-  sync::notify(pe);
+  sync::notify_range(pe, watch_offset(sym), sizeof(T));
   return old;
 }
 template <typename T>
 inline T atomic_fetch_and(const char* r, T* sym, T v, int pe) {
   T old = amo_ref(r, sym, pe).fetch_and(v, std::memory_order_seq_cst);
-  sync::notify(pe);
+  sync::notify_range(pe, watch_offset(sym), sizeof(T));
   return old;
 }
 template <typename T>
 inline T atomic_fetch_or(const char* r, T* sym, T v, int pe) {
   T old = amo_ref(r, sym, pe).fetch_or(v, std::memory_order_seq_cst);
-  sync::notify(pe);
+  sync::notify_range(pe, watch_offset(sym), sizeof(T));
   return old;
 }
 template <typename T>
 inline T atomic_fetch_xor(const char* r, T* sym, T v, int pe) {
   T old = amo_ref(r, sym, pe).fetch_xor(v, std::memory_order_seq_cst);
-  sync::notify(pe);
+  sync::notify_range(pe, watch_offset(sym), sizeof(T));
   return old;
 }
 

@@ -59,7 +59,7 @@ template <typename T>
 inline void wait_until(const char* routine, const T* ivar, int cmp, T value) {
   check_wait_var(routine, ivar, cmp);
   sync::wait_until([&] { return compare(load_acquire(ivar), cmp, value); },
-                   [&] { return describe_wait(routine, ivar, cmp, value); });
+                   [&] { return describe_wait(routine, ivar, cmp, value); }, watch_of(ivar, sizeof(T)));
 }
 
 template <typename T>
@@ -85,7 +85,10 @@ inline void put_signal(const char* routine, void* dest, const void* src, size_t 
     log::fatal("{}: signal operation {} is neither SHMEM_SIGNAL_SET ({}) nor SHMEM_SIGNAL_ADD ({})", routine,
                sig_op, int(kSignalSet), int(kSignalAdd));
   }
-  sync::notify(pe);
+  // Waiters watch the signal (or, rarely, the data): wake those whose range meets either.
+  uint64_t so = watch_offset(sig_addr), doff = watch_offset(dest);
+  uint64_t lo = std::min(so, doff), hi = std::max(so + sizeof(uint64_t), doff + bytes);
+  sync::notify_range(pe, lo, hi - lo);
 }
 
 inline uint64_t signal_fetch(const char* routine, const uint64_t* sig_addr) {

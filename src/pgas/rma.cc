@@ -69,7 +69,7 @@ void ibput_bytes(const char* routine, void* dest, const void* src, ptrdiff_t dst
   size_t run = bsize * elem;
   for (size_t i = 0; i < nblocks; ++i)
     std::memcpy(d + i * static_cast<size_t>(dst) * elem, s + i * static_cast<size_t>(sst) * elem, run);
-  sync::notify(pe);
+  sync::notify_range(pe, watch_offset(dest), ((nblocks - 1) * static_cast<size_t>(dst) + bsize) * elem);
 }
 
 void ibget_bytes(const char* routine, void* dest, const void* src, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,

@@ -22,7 +22,7 @@ inline void put_bytes(const char* routine, void* dest, const void* src, size_t b
   if (bytes == 0) return;
   if (!src) [[unlikely]] fail_null(routine, "source", bytes);
   copy_bytes(d, src, bytes);
-  sync::notify(pe);
+  sync::notify_range(pe, watch_offset(dest), bytes);
 }
 
 inline void get_bytes(const char* routine, void* dest, const void* src, size_t bytes, int pe) {
@@ -37,7 +37,7 @@ template <typename T>
 inline void p(const char* routine, T* dest, T value, int pe) {
   T* d = reinterpret_cast<T*>(remote(routine, dest, sizeof(T), pe));
   std::memcpy(d, &value, sizeof(T));
-  sync::notify(pe);
+  sync::notify_range(pe, watch_offset(dest), sizeof(T));
 }
 template <typename T>
 inline T g(const char* routine, const T* src, int pe) {

@@ -96,6 +96,19 @@ inline char* remote(const char* routine, const void* sym, size_t bytes, int pe) 
 
 // True if [p, p+bytes) is symmetric memory of this PE (heap or data segment).
 bool is_symmetric(const void* p, size_t bytes = 1);
+// Offset of symmetric `sym` in the space waiters watch (sync::Watch): the heap segment, then the data
+// segment after it. The same on every PE.
+inline uint64_t watch_offset(const void* sym) {
+  Runtime& r = rt();
+  size_t off = static_cast<size_t>(static_cast<const char*>(sym) - r.my_base);
+  if (off < r.seg_size) return off;
+  return static_cast<uint64_t>(static_cast<const char*>(sym) - r.data_base) + r.seg_size;
+}
+inline sync::Watch watch_of(const void* sym, size_t bytes) {
+  uint64_t o = watch_offset(sym);
+  return {o, o + bytes};
+}
+
 inline size_t heap_offset(const void* sym) {
   return static_cast<size_t>(static_cast<const char*>(sym) - rt().my_base);
 }

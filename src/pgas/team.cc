@@ -119,7 +119,8 @@ void team_sync(Team* t) {
         }
         return fmt::format("barrier {} on the {}; {} of {} PEs have not arrived: {}", epoch, t->describe(),
                            n_missing, t->size, missing);
-      });
+      },
+      sync::Watch::none());  // the last to arrive notifies every member; puts meanwhile need not wake us
 }
 
 void team_barrier(Team* t) {

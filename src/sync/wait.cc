@@ -53,6 +53,26 @@ uint64_t timeout_ns() {
   return v;
 }
 
+void watch_begin(PeWaitWords* me, Watch w) {
+  me->sleepers.fetch_add(1, std::memory_order_seq_cst);
+  uint64_t lo = me->watch_lo.load(std::memory_order_relaxed);
+  while (w.lo < lo && !me->watch_lo.compare_exchange_weak(lo, w.lo)) {
+  }
+  uint64_t hi = me->watch_hi.load(std::memory_order_relaxed);
+  while (w.hi > hi && !me->watch_hi.compare_exchange_weak(hi, w.hi)) {
+  }
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+}
+
+void watch_end(PeWaitWords* me) {
+  // The last sleeper out empties the range. A thread registering at that very moment may lose its range:
+  // it is then woken by its next slice, never lost.
+  if (me->sleepers.fetch_sub(1, std::memory_order_seq_cst) == 1) {
+    me->watch_lo.store(~uint64_t{0}, std::memory_order_relaxed);
+    me->watch_hi.store(0, std::memory_order_relaxed);
+  }
+}
+
 void notify_all() {
   if (!g_wait_context.pe_words) return;
   for (int p = 0; p < g_wait_context.n_pes; ++p) {

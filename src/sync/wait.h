@@ -32,7 +32,21 @@ struct alignas(kCacheLine) PeWaitWords {
   std::atomic<uint32_t> doorbell{0};   // bumped (and futex-woken) by writers when sleepers > 0
   std::atomic<uint32_t> sleepers{0};   // threads of this PE parked on doorbell
   std::atomic<uint32_t> rung{0};       // 1: the doorbell was rung since a sleeper last re-armed it
-  char pad[kCacheLine - 12];
+  uint32_t pad0 = 0;
+  // Union of the symmetric offsets the sleepers watch (Watch below); empty when nobody sleeps.
+  std::atomic<uint64_t> watch_lo{~uint64_t{0}};
+  std::atomic<uint64_t> watch_hi{0};
+  char pad[kCacheLine - 32];
+};
+static_assert(sizeof(PeWaitWords) == kCacheLine);
+
+// What a waiter watches, as a range of symmetric offsets (pgas::watch_offset): writers that know what they
+// wrote (notify_range) wake it only when their bytes overlap. kAny: every writer wakes it; kNone: only
+// unconditional notify() does (barriers, whose releaser notifies each member).
+struct Watch {
+  uint64_t lo, hi;
+  static constexpr Watch any() { return {0, ~uint64_t{0}}; }
+  static constexpr Watch none() { return {~uint64_t{0}, 0}; }
 };
 
 struct WaitContext {
@@ -53,20 +67,32 @@ uint64_t spin_ns();
 uint64_t yield_ns();
 uint64_t timeout_ns();
 
+inline void ring(PeWaitWords& w) {
+  // Once per re-arm: a stream of writes to a PE that sleeps costs a load each, not a syscall each.
+  if (w.rung.load(std::memory_order_relaxed) == 0 && w.rung.exchange(1, std::memory_order_seq_cst) == 0) {
+    w.doorbell.fetch_add(1, std::memory_order_release);
+    futex_wake(&w.doorbell);
+  }
+}
+
 // Wakes sleepers of `pe` if there are any. Call after the stores that a waiter on `pe` may be watching.
+// The fence makes those stores globally visible before the sleeper count is read (store->load order):
+// otherwise a waiter that registers and re-checks at that moment sees neither the data nor a wake-up.
 inline void notify(int pe) {
   PeWaitWords* w = wait_context().pe_words;
-  // The writer's stores must be globally visible before it reads the sleeper count (store->load order):
-  // otherwise a waiter that registers as a sleeper and re-checks at that moment sees neither the data nor
-  // is woken, and sleeps a whole slice.
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  // Ring once per re-arm: a stream of puts to a PE that sleeps for another reason (a barrier) costs a load
-  // each, not a syscall each.
-  if (w && w[pe].sleepers.load(std::memory_order_relaxed) != 0 && w[pe].rung.load(std::memory_order_relaxed) == 0 &&
-      w[pe].rung.exchange(1, std::memory_order_seq_cst) == 0) {
-    w[pe].doorbell.fetch_add(1, std::memory_order_release);
-    futex_wake(&w[pe].doorbell);
-  }
+  if (w && w[pe].sleepers.load(std::memory_order_relaxed) != 0) ring(w[pe]);
+}
+
+// As notify(), for a write of [offset, offset + bytes) in symmetric offsets: sleepers that watch other
+// bytes are left asleep (a PE asleep in a barrier is not woken by every put it receives).
+inline void notify_range(int pe, uint64_t offset, uint64_t bytes) {
+  PeWaitWords* w = wait_context().pe_words;
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (w && w[pe].sleepers.load(std::memory_order_relaxed) != 0 &&
+      offset < w[pe].watch_hi.load(std::memory_order_relaxed) &&
+      offset + bytes > w[pe].watch_lo.load(std::memory_order_relaxed))
+    ring(w[pe]);
 }
 // Rings every PE's doorbell (job abort, global events).
 void notify_all();
@@ -78,9 +104,12 @@ void sleep_ns(uint64_t ns);
 [[noreturn]] void exit_for_abort(uint32_t abort_value);
 [[noreturn]] void deadline_expired(const std::string& what, double seconds);
 
+void watch_begin(PeWaitWords* me, Watch w);  // registers as a sleeper watching w
+void watch_end(PeWaitWords* me);
+
 // Blocks until done() is true. describe() builds the text printed when the deadline expires.
 template <typename Done, typename Describe>
-void wait_until(Done&& done, Describe&& describe) {
+void wait_until(Done&& done, Describe&& describe, Watch watch = Watch::any()) {
   if (done()) return;
   const WaitContext& ctx = wait_context();
   const uint64_t start = now_ns();
@@ -107,7 +136,7 @@ void wait_until(Done&& done, Describe&& describe) {
   // Phase 3: park on the doorbell in growing slices.
   PeWaitWords* me = ctx.pe_words ? &ctx.pe_words[ctx.my_pe] : nullptr;
   uint64_t slice = 50'000;
-  if (me) me->sleepers.fetch_add(1, std::memory_order_seq_cst);
+  if (me) watch_begin(me, watch);
   for (;;) {
     // Re-arm (a locked exchange: the condition below is read after it), then sample the doorbell.
     if (me) me->rung.exchange(0, std::memory_order_seq_cst);
@@ -116,20 +145,20 @@ void wait_until(Done&& done, Describe&& describe) {
     if (ctx.abort_word) {
       uint32_t a = ctx.abort_word->load(std::memory_order_relaxed);
       if (a) {
-        if (me) me->sleepers.fetch_sub(1);
+        if (me) watch_end(me);
         exit_for_abort(a);
       }
     }
     uint64_t now = now_ns();
     if (now >= deadline) {
-      if (me) me->sleepers.fetch_sub(1);
+      if (me) watch_end(me);
       deadline_expired(describe(), static_cast<double>(now - start) / 1e9);
     }
     if (me) futex_wait(&me->doorbell, bell, slice);
     else sleep_ns(slice);
     if (slice < 4'000'000) slice *= 2;
   }
-  if (me) me->sleepers.fetch_sub(1, std::memory_order_relaxed);
+  if (me) watch_end(me);
 }
 
 }  // namespace tessera::sync
