@@ -1,6 +1,8 @@
 #include "sync/wait.h"
 
+#include <linux/membarrier.h>
 #include <sched.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -20,7 +22,9 @@ const config::Var<int64_t> kSpinNs{"TESSERA_WAIT_SPIN_NS", 20000,
 const config::Var<int64_t> kYieldNs{"TESSERA_WAIT_YIELD_NS", 200000,
                                     "Nanoseconds a waiter yields the CPU before it sleeps on a futex"};
 
-std::atomic<uint32_t> g_private_abort{0};
+const config::Var<bool> kWriterFences{
+    "TESSERA_WRITER_FENCES", false,
+    "Order wake-ups with a full fence in every writer instead of membarrier() in sleeping waiters"};
 }  // namespace
 
 WaitContext g_wait_context;
@@ -28,9 +32,23 @@ namespace {
 bool g_oversubscribed = false;
 }
 
+bool g_asymmetric_fence = false;
+
 void set_wait_context(const WaitContext& ctx) {
   g_wait_context = ctx;
   g_oversubscribed = ctx.n_pes > usable_cpus();
+  // Every PE of the job runs this on the same kernel, so all of them make the same choice.
+  static const bool asym = [] {
+    long q = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
+    if (q < 0 || !(q & MEMBARRIER_CMD_GLOBAL_EXPEDITED) || kWriterFences.get()) return false;
+    return syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED, 0, 0) == 0;
+  }();
+  g_asymmetric_fence = asym && ctx.pe_words != nullptr;
+}
+
+void waiter_fence() {
+  if (g_asymmetric_fence) syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL_EXPEDITED, 0, 0);
+  else std::atomic_thread_fence(std::memory_order_seq_cst);
 }
 
 uint64_t spin_ns() {
