@@ -1,6 +1,7 @@
 // Reductions (and/or/xor/max/min/sum/prod) and 1.6 scans on teams, for every type of the specification's
 // team reduction table, complex types included for sum and prod.
 #include "capi/coll_algos.h"
+#include "capi/coll_route.h"
 
 using namespace tessera;
 using namespace tessera::capi::coll;
@@ -11,6 +12,7 @@ template <typename T, typename Op>
 int team_reduce(const char* r, shmem_team_t team, T* dest, const T* source, size_t n, Op op) {
   pgas::Team* t = coll_team(r, team);
   if (!t) return -1;
+  if (route_reduce<T, Op>(r, t, team, dest, source, n)) return 0;
   Group g(r, t);
   reduce(g, dest, source, n, op);
   return 0;

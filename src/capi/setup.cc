@@ -4,6 +4,7 @@
 #include <mutex>
 #include <vector>
 
+#include "capi/coll_route.h"
 #include "capi/handles.h"
 #include "pgas/barrier.h"
 #include "pgas/heap.h"
@@ -83,7 +84,14 @@ void shmem_query_thread(int* provided) {
   require_init("shmem_query_thread");
   if (provided) *provided = SHMEM_THREAD_MULTIPLE;
 }
-void shmem_finalize(void) { pgas::finalize(); }
+void shmem_finalize(void) {
+  if (pgas::is_initialized()) {
+    // Communicators the team reductions made (collective, like finalize itself).
+    capi::coll::release_team_comm(pgas::team_world());
+    capi::coll::release_team_comm(pgas::team_shared());
+  }
+  pgas::finalize();
+}
 void shmem_global_exit(int status) { pgas::global_exit(status); }
 int shmem_my_pe(void) { return pgas::is_initialized() ? pgas::rt().my_pe : -1; }
 int shmem_n_pes(void) { return pgas::is_initialized() ? pgas::rt().n_pes : -1; }
@@ -171,6 +179,7 @@ void shmem_team_destroy(shmem_team_t team) {
   if (team == SHMEM_TEAM_INVALID) return;
   pgas::Team* t = capi::team_of("shmem_team_destroy", team);
   if (t->predefined) log::fatal("shmem_team_destroy: the predefined {} cannot be destroyed", t->describe());
+  capi::coll::release_team_comm(t);
   pgas::team_destroy(t);
   team->magic = capi::kDeadMagic;
   team->team = nullptr;
