@@ -8,6 +8,7 @@ namespace tessera::pgas {
 
 // Above this size copy_large() is used (set at init from TESSERA_COPY_STREAMING_MIN).
 extern size_t g_large_copy_min;
+// Streaming-store copy (AVX2; callers check the CPU has it). Any size; meant for large ones.
 void copy_large(void* dst, const void* src, size_t n);
 
 inline void copy_bytes(void* dst, const void* src, size_t n) {

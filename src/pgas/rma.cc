@@ -16,6 +16,7 @@ __attribute__((target("avx2"))) void copy_large(void* dst, const void* src, size
   const char* s = static_cast<const char*>(src);
   // Align the destination to 32 bytes with an ordinary copy of the head.
   size_t head = (32 - (reinterpret_cast<uintptr_t>(d) & 31)) & 31;
+  if (head > n) head = n;
   if (head) {
     std::memcpy(d, s, head);
     d += head;

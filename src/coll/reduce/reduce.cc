@@ -1,9 +1,9 @@
 #include "coll/reduce/reduce.h"
 
-#include <immintrin.h>
-
 #include <cstdint>
 #include <cstring>
+
+#include "pgas/copy.h"
 
 namespace tessera::coll {
 using ReduceFn = void (*)(void*, const void* const*, int, size_t, int, int);
@@ -20,27 +20,6 @@ const ReduceFn* table() {
   return t;
 }
 
-__attribute__((target("avx2"))) void stream_copy(char* d, const char* s, size_t n) {
-  size_t head = (32 - (reinterpret_cast<uintptr_t>(d) & 31)) & 31;
-  if (head > n) head = n;
-  std::memcpy(d, s, head);
-  d += head;
-  s += head;
-  n -= head;
-  size_t blocks = n / 128;
-  for (size_t i = 0; i < blocks; ++i, s += 128, d += 128) {
-    __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s));
-    __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + 32));
-    __m256i c = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + 64));
-    __m256i e = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + 96));
-    _mm256_stream_si256(reinterpret_cast<__m256i*>(d), a);
-    _mm256_stream_si256(reinterpret_cast<__m256i*>(d + 32), b);
-    _mm256_stream_si256(reinterpret_cast<__m256i*>(d + 64), c);
-    _mm256_stream_si256(reinterpret_cast<__m256i*>(d + 96), e);
-  }
-  std::memcpy(d, s, n - blocks * 128);
-  _mm_sfence();
-}
 }  // namespace
 
 void reduce(void* dst, const void* const* srcs, int nsrc, size_t count, DType t, Op op, int divide) {
@@ -58,7 +37,7 @@ void copy(void* dst, const void* src, size_t bytes, bool stream) {
   if (dst == src || bytes == 0) return;
   static const bool avx2 = has_avx2();
   if (stream && avx2 && bytes >= (size_t{64} << 10))
-    stream_copy(static_cast<char*>(dst), static_cast<const char*>(src), bytes);
+    pgas::copy_large(dst, src, bytes);  // the PGAS layer's streaming-store copy
   else
     std::memcpy(dst, src, bytes);
 }
