@@ -7,33 +7,15 @@
 #include <cstring>
 #include <vector>
 
+#include "base/half.h"
 #include "coll/types.h"
 
 namespace tessera::coll::ref {
 
-inline float bf16_to_float(uint16_t b) {
-  uint32_t u = static_cast<uint32_t>(b) << 16;
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
-inline uint16_t float_to_bf16(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x40u);
-  return static_cast<uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-}
-inline float f16_to_float(uint16_t h) {
-  _Float16 x;
-  std::memcpy(&x, &h, 2);
-  return static_cast<float>(x);
-}
-inline uint16_t float_to_f16(float f) {
-  _Float16 x = static_cast<_Float16>(f);
-  uint16_t h;
-  std::memcpy(&h, &x, 2);
-  return h;
-}
+inline float bf16_to_float(uint16_t b) { return bf16_bits_to_f32(b); }
+inline uint16_t float_to_bf16(float f) { return f32_to_bf16_bits(f); }
+inline float f16_to_float(uint16_t h) { return f16_bits_to_f32(h); }
+inline uint16_t float_to_f16(float f) { return f32_to_f16_bits(f); }
 
 inline double load(const void* p, size_t i, DType t) {
   switch (t) {
