@@ -39,13 +39,13 @@ extern "C" {
     shmem_##N##_get(dest, source, nelems, ctx_pe("shmem_ctx_" #N "_get", ctx, pe));                           \
   }                                                                                                           \
   void shmem_##N##_put_nbi(T* dest, const T* source, size_t nelems, int pe) {                                 \
-    pgas::put_bytes("shmem_" #N "_put_nbi", dest, source, NB("shmem_" #N "_put_nbi", nelems, sizeof(T)), pe); \
+    pgas::put_nbi_bytes("shmem_" #N "_put_nbi", dest, source, NB("shmem_" #N "_put_nbi", nelems, sizeof(T)), pe); \
   }                                                                                                           \
   void shmem_ctx_##N##_put_nbi(shmem_ctx_t ctx, T* dest, const T* source, size_t nelems, int pe) {            \
     shmem_##N##_put_nbi(dest, source, nelems, ctx_pe("shmem_ctx_" #N "_put_nbi", ctx, pe));                   \
   }                                                                                                           \
   void shmem_##N##_get_nbi(T* dest, const T* source, size_t nelems, int pe) {                                 \
-    pgas::get_bytes("shmem_" #N "_get_nbi", dest, source, NB("shmem_" #N "_get_nbi", nelems, sizeof(T)), pe); \
+    pgas::get_nbi_bytes("shmem_" #N "_get_nbi", dest, source, NB("shmem_" #N "_get_nbi", nelems, sizeof(T)), pe); \
   }                                                                                                           \
   void shmem_ctx_##N##_get_nbi(shmem_ctx_t ctx, T* dest, const T* source, size_t nelems, int pe) {            \
     shmem_##N##_get_nbi(dest, source, nelems, ctx_pe("shmem_ctx_" #N "_get_nbi", ctx, pe));                   \
@@ -112,13 +112,13 @@ TESSERA_RMA_TYPES(TS_DEF_RMA)
 #define TS_DEF_SIZED(BITS, BYTES)                                                                             \
   TS_RMA_BODY(put##BITS, get##BITS, BYTES)                                                                    \
   void shmem_put##BITS##_nbi(void* dest, const void* source, size_t nelems, int pe) {                         \
-    pgas::put_bytes("shmem_put" #BITS "_nbi", dest, source, NB("shmem_put" #BITS "_nbi", nelems, BYTES), pe); \
+    pgas::put_nbi_bytes("shmem_put" #BITS "_nbi", dest, source, NB("shmem_put" #BITS "_nbi", nelems, BYTES), pe); \
   }                                                                                                           \
   void shmem_ctx_put##BITS##_nbi(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems, int pe) {    \
     shmem_put##BITS##_nbi(dest, source, nelems, ctx_pe("shmem_ctx_put" #BITS "_nbi", ctx, pe));               \
   }                                                                                                           \
   void shmem_get##BITS##_nbi(void* dest, const void* source, size_t nelems, int pe) {                         \
-    pgas::get_bytes("shmem_get" #BITS "_nbi", dest, source, NB("shmem_get" #BITS "_nbi", nelems, BYTES), pe); \
+    pgas::get_nbi_bytes("shmem_get" #BITS "_nbi", dest, source, NB("shmem_get" #BITS "_nbi", nelems, BYTES), pe); \
   }                                                                                                           \
   void shmem_ctx_get##BITS##_nbi(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems, int pe) {    \
     shmem_get##BITS##_nbi(dest, source, nelems, ctx_pe("shmem_ctx_get" #BITS "_nbi", ctx, pe));               \
@@ -158,13 +158,13 @@ TESSERA_SIZED_RMA(TS_DEF_SIZED)
 TS_RMA_BODY(putmem, getmem, 1)
 
 void shmem_putmem_nbi(void* dest, const void* source, size_t nelems, int pe) {
-  pgas::put_bytes("shmem_putmem_nbi", dest, source, nelems, pe);
+  pgas::put_nbi_bytes("shmem_putmem_nbi", dest, source, nelems, pe);
 }
 void shmem_ctx_putmem_nbi(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems, int pe) {
   shmem_putmem_nbi(dest, source, nelems, ctx_pe("shmem_ctx_putmem_nbi", ctx, pe));
 }
 void shmem_getmem_nbi(void* dest, const void* source, size_t nelems, int pe) {
-  pgas::get_bytes("shmem_getmem_nbi", dest, source, nelems, pe);
+  pgas::get_nbi_bytes("shmem_getmem_nbi", dest, source, nelems, pe);
 }
 void shmem_ctx_getmem_nbi(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems, int pe) {
   shmem_getmem_nbi(dest, source, nelems, ctx_pe("shmem_ctx_getmem_nbi", ctx, pe));

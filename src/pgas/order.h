@@ -6,18 +6,25 @@
 //          order, so only streaming (non-temporal) stores need an sfence.
 //   quiet  completes all earlier operations and makes them visible to every PE: a full fence (mfence), which
 //          also drains streaming stores.
-// Non-blocking (nbi) calls are performed eagerly, so quiet has nothing left to wait for.
+// Large non-blocking (nbi) transfers may still be in the copy engine's queue (copy_engine.h): fence and
+// quiet complete them first (one load when the queue is empty). Smaller nbi calls are done eagerly.
 #pragma once
 #include <immintrin.h>
 
 #include <atomic>
 
+#include "pgas/copy_engine.h"
+
 namespace tessera::pgas {
 
 inline void fence() {
+  engine::drain_if_pending();
   _mm_sfence();
   std::atomic_signal_fence(std::memory_order_seq_cst);
 }
-inline void quiet() { std::atomic_thread_fence(std::memory_order_seq_cst); }
+inline void quiet() {
+  engine::drain_if_pending();
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+}
 
 }  // namespace tessera::pgas

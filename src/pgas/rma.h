@@ -1,8 +1,8 @@
 // One-sided put and get on symmetric memory.
 //
 // On a peer of this host a put is a copy into the peer's mapping of the destination (no message, no
-// syscall), a get a copy out of it. Blocking and non-blocking (nbi) forms behave the same here: the copy
-// is done when the call returns; remote visibility ordering follows order.h (fence/quiet).
+// syscall), a get a copy out of it. A blocking call's copy is done when it returns; a large non-blocking
+// one may be shared with the copy engine and completes at the next fence/quiet (order.h).
 // After a put, waiters on the target PE that went to sleep are woken (sync::notify: one relaxed load when
 // nobody sleeps).
 // Arguments: dest (put) or source (get) must be symmetric; the local buffer may be any memory; a null
@@ -13,6 +13,7 @@
 #include <cstdint>
 
 #include "pgas/copy.h"
+#include "pgas/copy_engine.h"
 #include "pgas/runtime.h"
 
 namespace tessera::pgas {
@@ -30,6 +31,28 @@ inline void get_bytes(const char* routine, void* dest, const void* src, size_t b
   if (bytes == 0) return;
   if (!dest) [[unlikely]] fail_null(routine, "destination", bytes);
   copy_bytes(dest, s, bytes);
+}
+
+// Non-blocking forms: a large transfer is shared with the copy engine (copy_engine.h) and may still be in
+// flight when the call returns; fence/quiet complete it. Smaller ones are done at once, like put_bytes.
+inline void put_nbi_bytes(const char* routine, void* dest, const void* src, size_t bytes, int pe) {
+  if (!engine::takes(bytes)) [[likely]] {
+    put_bytes(routine, dest, src, bytes, pe);
+    return;
+  }
+  char* d = remote(routine, dest, bytes, pe);
+  if (!src) [[unlikely]] fail_null(routine, "source", bytes);
+  engine::submit(d, static_cast<const char*>(src), bytes, pe, watch_offset(dest));
+}
+
+inline void get_nbi_bytes(const char* routine, void* dest, const void* src, size_t bytes, int pe) {
+  if (!engine::takes(bytes)) [[likely]] {
+    get_bytes(routine, dest, src, bytes, pe);
+    return;
+  }
+  const char* s = remote(routine, src, bytes, pe);
+  if (!dest) [[unlikely]] fail_null(routine, "destination", bytes);
+  engine::submit(static_cast<char*>(dest), s, bytes, -1, 0);
 }
 
 // Single element: one store / load of T.

@@ -10,6 +10,7 @@
 #include "bootstrap/bootstrap.h"
 #include "pgas/barrier.h"
 #include "pgas/copy.h"
+#include "pgas/copy_engine.h"
 #include "pgas/data_segment.h"
 #include "pgas/heap.h"
 #include "pgas/layout.h"
@@ -207,6 +208,7 @@ Status init(int thread_level) {
 
   heap_init();
   teams_init();
+  engine::start(r.n_pes);
   r.initialized.store(true);
   print_info(r);
   barrier_all_internal();
@@ -218,6 +220,7 @@ void finalize() {
   Runtime& r = g_rt;
   if (r.init_count == 0 || --r.init_count > 0) return;
   barrier_all_internal();
+  engine::stop();
   r.control->state(r.my_pe)->store(JobControl::kFinalized);
   teams_fini();
   heap_fini();

@@ -2,3 +2,7 @@
 foreach(group rma amo signal wait team heap threads order cpp)
   tessera_pe_test(pgas_${group} NPES 1 2 3 4 TIMEOUT 120 ENV TESSERA_TIMEOUT=60)
 endforeach()
+# The copy engine forced on (also when no core is spare) with 4 KiB chunks, so that transfers of a few KiB
+# are split with it.
+tessera_pe_test(pgas_engine NPES 1 2 3 4 TIMEOUT 120
+                ENV TESSERA_TIMEOUT=60 TESSERA_COPY_ENGINE=always TESSERA_COPY_ENGINE_MIN=4K TESSERA_COPY_ENGINE_CHUNK=4K)

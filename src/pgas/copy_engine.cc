@@ -1,0 +1,256 @@
+#include "pgas/copy_engine.h"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <array>
+#include <mutex>
+#include <thread>
+
+#include "base/config.h"
+#include "base/cpu.h"
+#include "base/log.h"
+#include "pgas/copy.h"
+#include "sync/futex.h"
+#include "sync/wait.h"
+
+namespace tessera::pgas::engine {
+namespace {
+const config::Var<std::string> kMode{
+    "TESSERA_COPY_ENGINE", "auto",
+    "Copy-engine thread that shares large non-blocking puts/gets with the caller: on, off, auto (on when the "
+    "job's PEs fit on this host's CPUs), or always (on, without pausing when no core is spare: for tests)"};
+const config::Var<uint64_t> kMin{"TESSERA_COPY_ENGINE_MIN", uint64_t{256} << 10,
+                                 "Non-blocking transfers of at least this many bytes go through the copy engine"};
+const config::Var<uint64_t> kChunk{"TESSERA_COPY_ENGINE_CHUNK", uint64_t{64} << 10,
+                                   "Bytes the caller or the copy engine claims at a time"};
+
+constexpr size_t kRing = 64;
+// A caller that waits longer than this for a chunk the engine holds takes it as a sign that the engine was
+// preempted (a stall costs up to a scheduler slice, milliseconds); callers then copy alone for a back-off
+// period that doubles on every stall, so on a host with no spare core stalls cost well under 1 %.
+constexpr uint64_t kStallNs = 50'000;
+constexpr uint64_t kMinBackoffNs = 50'000'000;
+constexpr uint64_t kMaxBackoffNs = 2'000'000'000;
+// When the engine finds itself woken on the submitting thread's CPU, callers copy alone this long.
+constexpr uint64_t kSharedCpuPauseNs = 20'000'000;  // jobs queued at once; a submit to a full ring first completes the oldest
+
+struct alignas(kCacheLine) Job {
+  // (sequence << 32) | next chunk to claim. The sequence makes a claim on a slot that was retired and
+  // reused fail instead of taking a chunk of the newer job.
+  std::atomic<uint64_t> claim{0};
+  std::atomic<uint32_t> done{0};  // chunks copied
+  uint32_t nchunks = 0;
+  char* dst = nullptr;
+  const char* src = nullptr;
+  size_t bytes = 0;
+  uint64_t watch_off = 0;
+  int notify_pe = -1;
+  bool streaming = false;
+  std::atomic<int> caller_cpu{-1};  // where the submitting thread ran (read by the engine as a hint)
+};
+
+struct Engine {
+  std::array<Job, kRing> ring;
+  std::mutex mu;                        // submit and retire
+  alignas(kCacheLine) std::atomic<uint64_t> head{0};  // next sequence to queue
+  alignas(kCacheLine) std::atomic<uint64_t> tail{0};  // oldest sequence not retired
+  alignas(kCacheLine) std::atomic<uint32_t> kick{0};  // futex word the idle engine sleeps on
+  std::atomic<uint32_t> sleeping{0};
+  std::atomic<bool> stop{false};
+  std::atomic<uint64_t> by_engine{0};
+  std::atomic<uint64_t> stalls{0};
+  std::atomic<uint64_t> shared_cpu{0};
+  size_t chunk = 64 << 10;
+  uint64_t backoff_ns = 0;  // under mu
+  bool adaptive = true;     // pause when no core is spare
+  std::thread thread;
+};
+
+Engine* g_engine = nullptr;
+
+// Claims the next chunk of job `seq`; false when the job has none left (or was retired).
+bool claim(Job& j, uint64_t seq, uint32_t* chunk) {
+  uint64_t v = j.claim.load(std::memory_order_acquire);
+  for (;;) {
+    if ((v >> 32) != (seq & 0xffffffffu) || static_cast<uint32_t>(v) >= j.nchunks) return false;
+    if (j.claim.compare_exchange_weak(v, v + 1, std::memory_order_acq_rel, std::memory_order_acquire)) {
+      *chunk = static_cast<uint32_t>(v);
+      return true;
+    }
+  }
+}
+
+void copy_chunk(Engine& e, Job& j, uint32_t c) {
+  size_t off = static_cast<size_t>(c) * e.chunk;
+  size_t n = std::min(e.chunk, j.bytes - off);
+  if (j.streaming) copy_large(j.dst + off, j.src + off, n);
+  else std::memcpy(j.dst + off, j.src + off, n);
+  if (j.done.fetch_add(1, std::memory_order_acq_rel) + 1 == j.nchunks && j.notify_pe >= 0)
+    sync::notify_range(j.notify_pe, j.watch_off, j.bytes);
+}
+
+// Copies chunks of job `seq` until none is left to claim; returns how many this thread copied.
+uint64_t work_on(Engine& e, uint64_t seq) {
+  Job& j = e.ring[seq % kRing];
+  uint64_t n = 0;
+  uint32_t c;
+  while (claim(j, seq, &c)) {
+    copy_chunk(e, j, c);
+    ++n;
+  }
+  return n;
+}
+
+// Completes and retires every job below `upto` (the caller holds e.mu).
+void complete_locked(Engine& e, uint64_t upto) {
+  for (uint64_t s = e.tail.load(std::memory_order_relaxed); s < upto; ++s) {
+    work_on(e, s);
+    Job& j = e.ring[s % kRing];
+    // Only chunks the engine holds are left: each is one bounded copy by a thread of this process, but
+    // that thread may have been preempted by another process in the middle of one. When the wait is long
+    // the host has no spare core right now: callers copy alone for a while (back-off), so a busy host
+    // pays this at most once per back-off period.
+    if (j.done.load(std::memory_order_acquire) != j.nchunks) {
+      uint64_t t0 = now_ns(), spins = 0;
+      while (j.done.load(std::memory_order_acquire) != j.nchunks) {
+        if (++spins < 1024) cpu_relax();
+        else sched_yield();
+      }
+      uint64_t waited = now_ns() - t0;
+      if (waited > kStallNs && e.adaptive) {
+        e.backoff_ns = std::min<uint64_t>(std::max<uint64_t>(e.backoff_ns * 2, kMinBackoffNs), kMaxBackoffNs);
+        g_paused_until_ns.store(now_ns() + e.backoff_ns, std::memory_order_relaxed);
+        e.stalls.fetch_add(1, std::memory_order_relaxed);
+      }
+    }
+  }
+  e.tail.store(upto, std::memory_order_release);
+  g_pending.store(e.head.load(std::memory_order_relaxed) - upto, std::memory_order_release);
+}
+
+void engine_loop(Engine& e) {
+  uint64_t next = 0;
+  const uint64_t spin = sync::spin_ns();
+  while (!e.stop.load(std::memory_order_acquire)) {
+    uint64_t h = e.head.load(std::memory_order_acquire);
+    next = std::max(next, e.tail.load(std::memory_order_acquire));
+    bool shares_cpu = false;
+    if (next < h) {
+      // On the caller's own CPU the engine only time-shares it with the caller (and may preempt it while
+      // holding a chunk): no spare core right now. Leave the job to the caller, pause the engine for a
+      // while, and sleep at once.
+      int cpu = sched_getcpu();
+      for (; next < h; ++next) {
+        if (e.adaptive && e.ring[next % kRing].caller_cpu.load(std::memory_order_relaxed) == cpu) {
+          shares_cpu = true;
+          continue;
+        }
+        e.by_engine.fetch_add(work_on(e, next), std::memory_order_relaxed);
+      }
+      if (!shares_cpu) continue;
+      e.shared_cpu.fetch_add(1, std::memory_order_relaxed);
+      g_paused_until_ns.store(now_ns() + kSharedCpuPauseNs, std::memory_order_relaxed);
+    }
+    // Idle: spin a little for the next job (a window of puts arrives back to back), then sleep.
+    uint32_t k = e.kick.load(std::memory_order_acquire);
+    uint64_t t0 = now_ns();
+    bool more = false;
+    while (!shares_cpu && now_ns() - t0 < spin) {
+      if (e.head.load(std::memory_order_acquire) != h || e.stop.load(std::memory_order_relaxed)) {
+        more = true;
+        break;
+      }
+      cpu_relax();
+    }
+    if (more) continue;
+    e.sleeping.store(1, std::memory_order_seq_cst);
+    if (e.head.load(std::memory_order_seq_cst) == h && !e.stop.load(std::memory_order_seq_cst))
+      sync::futex_wait(&e.kick, k, 100'000'000);
+    e.sleeping.store(0, std::memory_order_relaxed);
+  }
+}
+
+void wake(Engine& e) {
+  e.kick.fetch_add(1, std::memory_order_seq_cst);
+  if (e.sleeping.load(std::memory_order_seq_cst)) sync::futex_wake(&e.kick, 1);
+}
+}  // namespace
+
+std::atomic<uint64_t> g_pending{0};
+size_t g_min_bytes = ~size_t{0};
+std::atomic<uint64_t> g_paused_until_ns{0};
+
+void start(int n_local) {
+  const std::string& mode = kMode.get();
+  if (mode != "auto" && mode != "on" && mode != "off" && mode != "always")
+    config::fatal_config(invalid_arg("TESSERA_COPY_ENGINE={}: expected auto, on, off or always", mode));
+  uint64_t chunk = kChunk.get();
+  if (chunk < 4096 || chunk > (uint64_t{1} << 30))
+    config::fatal_config(invalid_arg("TESSERA_COPY_ENGINE_CHUNK={}: must be between 4K and 1G", chunk));
+  if (mode == "off" || (mode == "auto" && n_local > usable_cpus())) return;
+  g_engine = new Engine;
+  g_engine->chunk = static_cast<size_t>(chunk);
+  g_engine->adaptive = mode != "always";
+  g_min_bytes = std::max<size_t>(static_cast<size_t>(kMin.get()), 1);
+  g_engine->thread = std::thread([e = g_engine] { engine_loop(*e); });
+}
+
+void stop() {
+  if (!g_engine) return;
+  drain();
+  g_engine->stop.store(true, std::memory_order_seq_cst);
+  wake(*g_engine);
+  g_engine->thread.join();
+  log::debug("copy engine: {} chunks copied by the engine thread, {} stalls, {} wake-ups on the caller's CPU",
+             g_engine->by_engine.load(), g_engine->stalls.load(), g_engine->shared_cpu.load());
+  delete g_engine;
+  g_engine = nullptr;
+  g_min_bytes = ~size_t{0};
+}
+
+void submit(char* dst, const char* src, size_t bytes, int notify_pe, uint64_t watch_off) {
+  Engine& e = *g_engine;
+  size_t nchunks = (bytes + e.chunk - 1) / e.chunk;
+  if (nchunks > UINT32_MAX - 1) {  // more than 2^32 chunks: copy it here rather than overflow the claim word
+    copy_bytes(dst, src, bytes);
+    if (notify_pe >= 0) sync::notify_range(notify_pe, watch_off, bytes);
+    return;
+  }
+  uint64_t seq;
+  {
+    std::lock_guard lk(e.mu);
+    seq = e.head.load(std::memory_order_relaxed);
+    if (seq - e.tail.load(std::memory_order_relaxed) == kRing) complete_locked(e, seq - kRing + 1);
+    Job& j = e.ring[seq % kRing];
+    j.dst = dst;
+    j.src = src;
+    j.bytes = bytes;
+    j.notify_pe = notify_pe;
+    j.watch_off = watch_off;
+    j.streaming = bytes >= g_large_copy_min;
+    j.caller_cpu.store(sched_getcpu(), std::memory_order_relaxed);
+    j.nchunks = static_cast<uint32_t>(nchunks);
+    j.done.store(0, std::memory_order_relaxed);
+    j.claim.store((seq & 0xffffffffu) << 32, std::memory_order_release);
+    e.head.store(seq + 1, std::memory_order_release);
+    g_pending.fetch_add(1, std::memory_order_release);
+  }
+  wake(e);
+  work_on(e, seq);
+}
+
+void drain() {
+  if (!g_engine) return;
+  Engine& e = *g_engine;
+  std::lock_guard lk(e.mu);
+  complete_locked(e, e.head.load(std::memory_order_relaxed));
+  // Streaming stores of either thread are drained by its own sfence (copy_large); the caller's quiet
+  // supplies the full fence that orders them before what it does next.
+}
+
+bool running() { return g_engine != nullptr; }
+uint64_t chunks_by_engine() { return g_engine ? g_engine->by_engine.load(std::memory_order_relaxed) : 0; }
+uint64_t stalls() { return g_engine ? g_engine->stalls.load(std::memory_order_relaxed) : 0; }
+
+}  // namespace tessera::pgas::engine
