@@ -62,7 +62,7 @@ struct Engine {
   std::atomic<uint64_t> stalls{0};
   std::atomic<uint64_t> shared_cpu{0};
   size_t chunk = 64 << 10;
-  uint64_t backoff_ns = 0;  // under mu
+  std::atomic<uint64_t> backoff_ns{0};
   bool adaptive = true;     // pause when no core is spare
   std::thread thread;
 };
@@ -102,28 +102,32 @@ uint64_t work_on(Engine& e, uint64_t seq) {
   return n;
 }
 
+// Waits until every chunk of job `seq` (all claimed already) is copied. Only chunks the engine holds can be
+// left: each is one bounded copy by a thread of this process, but that thread may have been preempted by
+// another process in the middle of one. When the wait is long the host has no spare core right now:
+// callers copy alone for a while (back-off), so a busy host pays this at most once per back-off period.
+void wait_job(Engine& e, uint64_t seq) {
+  Job& j = e.ring[seq % kRing];
+  if (j.done.load(std::memory_order_acquire) == j.nchunks) return;
+  uint64_t t0 = now_ns(), spins = 0;
+  while (j.done.load(std::memory_order_acquire) != j.nchunks) {
+    if (++spins < 1024) cpu_relax();
+    else sched_yield();
+  }
+  if (now_ns() - t0 > kStallNs && e.adaptive) {
+    uint64_t b = e.backoff_ns.load(std::memory_order_relaxed);
+    b = std::min<uint64_t>(std::max<uint64_t>(b * 2, kMinBackoffNs), kMaxBackoffNs);
+    e.backoff_ns.store(b, std::memory_order_relaxed);
+    g_paused_until_ns.store(now_ns() + b, std::memory_order_relaxed);
+    e.stalls.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
 // Completes and retires every job below `upto` (the caller holds e.mu).
 void complete_locked(Engine& e, uint64_t upto) {
   for (uint64_t s = e.tail.load(std::memory_order_relaxed); s < upto; ++s) {
     work_on(e, s);
-    Job& j = e.ring[s % kRing];
-    // Only chunks the engine holds are left: each is one bounded copy by a thread of this process, but
-    // that thread may have been preempted by another process in the middle of one. When the wait is long
-    // the host has no spare core right now: callers copy alone for a while (back-off), so a busy host
-    // pays this at most once per back-off period.
-    if (j.done.load(std::memory_order_acquire) != j.nchunks) {
-      uint64_t t0 = now_ns(), spins = 0;
-      while (j.done.load(std::memory_order_acquire) != j.nchunks) {
-        if (++spins < 1024) cpu_relax();
-        else sched_yield();
-      }
-      uint64_t waited = now_ns() - t0;
-      if (waited > kStallNs && e.adaptive) {
-        e.backoff_ns = std::min<uint64_t>(std::max<uint64_t>(e.backoff_ns * 2, kMinBackoffNs), kMaxBackoffNs);
-        g_paused_until_ns.store(now_ns() + e.backoff_ns, std::memory_order_relaxed);
-        e.stalls.fetch_add(1, std::memory_order_relaxed);
-      }
-    }
+    wait_job(e, s);
   }
   e.tail.store(upto, std::memory_order_release);
   g_pending.store(e.head.load(std::memory_order_relaxed) - upto, std::memory_order_release);
@@ -209,13 +213,16 @@ void stop() {
   g_min_bytes = ~size_t{0};
 }
 
-void submit(char* dst, const char* src, size_t bytes, int notify_pe, uint64_t watch_off) {
-  Engine& e = *g_engine;
+namespace {
+constexpr uint64_t kNoJob = ~uint64_t{0};
+
+// Queues a job and wakes the engine; kNoJob when the transfer was copied here instead.
+uint64_t submit_job(Engine& e, char* dst, const char* src, size_t bytes, int notify_pe, uint64_t watch_off) {
   size_t nchunks = (bytes + e.chunk - 1) / e.chunk;
   if (nchunks > UINT32_MAX - 1) {  // more than 2^32 chunks: copy it here rather than overflow the claim word
     copy_bytes(dst, src, bytes);
     if (notify_pe >= 0) sync::notify_range(notify_pe, watch_off, bytes);
-    return;
+    return kNoJob;
   }
   uint64_t seq;
   {
@@ -237,7 +244,22 @@ void submit(char* dst, const char* src, size_t bytes, int notify_pe, uint64_t wa
     g_pending.fetch_add(1, std::memory_order_release);
   }
   wake(e);
+  return seq;
+}
+}  // namespace
+
+void submit(char* dst, const char* src, size_t bytes, int notify_pe, uint64_t watch_off) {
+  Engine& e = *g_engine;
+  uint64_t seq = submit_job(e, dst, src, bytes, notify_pe, watch_off);
+  if (seq != kNoJob) work_on(e, seq);
+}
+
+void copy(char* dst, const char* src, size_t bytes, int notify_pe, uint64_t watch_off) {
+  Engine& e = *g_engine;
+  uint64_t seq = submit_job(e, dst, src, bytes, notify_pe, watch_off);
+  if (seq == kNoJob) return;
   work_on(e, seq);
+  wait_job(e, seq);
 }
 
 void drain() {

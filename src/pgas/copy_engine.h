@@ -1,10 +1,10 @@
 // The copy engine: a helper thread of each PE that shares large non-blocking transfers with the caller,
 // the role of the SDMA engines that sit beside an NPU's AI Cores.
 //
-// A non-blocking put or get of at least TESSERA_COPY_ENGINE_MIN bytes is cut into chunks that the caller
+// A put or get of at least TESSERA_COPY_ENGINE_MIN bytes is cut into chunks that the caller
 // and the engine claim one at a time (a compare-and-swap on the job's claim word). The caller copies
 // chunks until none is left to claim and returns; the engine keeps working through queued jobs while the
-// caller goes on to its next call. When the engine is not running (descheduled, or the host has no spare
+// caller goes on to its next call (a blocking put or get waits for its own job before it returns). When the engine is not running (descheduled, or the host has no spare
 // core) the caller simply copies every chunk itself, so the engine can only add bandwidth, never hold a
 // transfer back. fence and quiet complete every queued job (the caller helps with unclaimed chunks, then
 // waits for the few in flight), as does anything that implies quiet (barriers, lock release, finalize).
@@ -42,6 +42,9 @@ void stop();
 // put, notify_pe >= 0 and watch_off is the symmetric offset of dst (for notify_range); for a get,
 // notify_pe is -1.
 void submit(char* dst, const char* src, size_t bytes, int notify_pe, uint64_t watch_off);
+
+// A blocking transfer shared with the engine: as submit(), then waits until this job is copied.
+void copy(char* dst, const char* src, size_t bytes, int notify_pe, uint64_t watch_off);
 
 // Completes every job queued so far (by any thread of this PE).
 void drain();

@@ -1,8 +1,9 @@
 // One-sided put and get on symmetric memory.
 //
 // On a peer of this host a put is a copy into the peer's mapping of the destination (no message, no
-// syscall), a get a copy out of it. A blocking call's copy is done when it returns; a large non-blocking
-// one may be shared with the copy engine and completes at the next fence/quiet (order.h).
+// syscall), a get a copy out of it. A large one is shared with the copy engine's thread (copy_engine.h):
+// a blocking call's copy is done when it returns; a non-blocking one completes at the next fence/quiet
+// (order.h).
 // After a put, waiters on the target PE that went to sleep are woken (sync::notify: one relaxed load when
 // nobody sleeps).
 // Arguments: dest (put) or source (get) must be symmetric; the local buffer may be any memory; a null
@@ -22,6 +23,10 @@ inline void put_bytes(const char* routine, void* dest, const void* src, size_t b
   char* d = remote(routine, dest, bytes, pe);
   if (bytes == 0) return;
   if (!src) [[unlikely]] fail_null(routine, "source", bytes);
+  if (engine::takes(bytes)) [[unlikely]] {
+    engine::copy(d, static_cast<const char*>(src), bytes, pe, watch_offset(dest));
+    return;
+  }
   copy_bytes(d, src, bytes);
   sync::notify_range(pe, watch_offset(dest), bytes);
 }
@@ -30,6 +35,10 @@ inline void get_bytes(const char* routine, void* dest, const void* src, size_t b
   const char* s = remote(routine, src, bytes, pe);
   if (bytes == 0) return;
   if (!dest) [[unlikely]] fail_null(routine, "destination", bytes);
+  if (engine::takes(bytes)) [[unlikely]] {
+    engine::copy(static_cast<char*>(dest), s, bytes, -1, 0);
+    return;
+  }
   copy_bytes(dest, s, bytes);
 }
 

@@ -1,5 +1,6 @@
 // Non-blocking transfers shared with the copy engine. Run with the engine forced on and small chunk and
 // threshold sizes (pgas.cmake), so that every transfer of a few KiB is split between caller and engine.
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <thread>
@@ -125,6 +126,26 @@ TEST(Engine, ThreadsShareTheEngine) {
     for (size_t i = 0; i < n; ++i) ASSERT_EQ(dst[static_cast<size_t>(t) * n + i], pattern(from, t, i));
   shmem_barrier_all();
   shmem_free(dst);
+}
+
+// Blocking put and get of engine-sized transfers are complete when they return: a get's data is there
+// without a quiet, and a put's source may be overwritten at once.
+TEST(Engine, BlockingPutAndGetCompleteOnReturn) {
+  const size_t n = 150001;
+  auto* buf = static_cast<uint64_t*>(shmem_calloc(n, sizeof(uint64_t)));
+  std::vector<uint64_t> src(n), got(n);
+  int to = (me() + 1) % npes(), from = (me() + npes() - 1) % npes();
+  for (long round = 1; round <= 10; ++round) {
+    for (size_t i = 0; i < n; ++i) src[i] = pattern(me(), round, i);
+    shmem_putmem(buf, src.data(), n * 8, to);
+    std::fill(src.begin(), src.end(), 0);  // the put is complete locally: this must not reach the peer
+    shmem_barrier_all();
+    for (size_t i = 0; i < n; ++i) ASSERT_EQ(buf[i], pattern(from, round, i)) << "round " << round << " word " << i;
+    shmem_getmem(got.data(), buf, n * 8, to);
+    for (size_t i = 0; i < n; ++i) ASSERT_EQ(got[i], pattern(me(), round, i)) << "get, word " << i;
+    shmem_barrier_all();
+  }
+  shmem_free(buf);
 }
 
 // More jobs than the queue holds: the oldest are completed to make room, nothing is lost.
