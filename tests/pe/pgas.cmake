@@ -6,3 +6,6 @@ endforeach()
 # are split with it.
 tessera_pe_test(pgas_engine NPES 1 2 3 4 TIMEOUT 120
                 ENV TESSERA_TIMEOUT=60 TESSERA_COPY_ENGINE=always TESSERA_COPY_ENGINE_MIN=4K TESSERA_COPY_ENGINE_CHUNK=4K)
+# Started without any launcher: a job of one PE whose static variables are still symmetric.
+add_test(NAME pe.pgas_rma.no_launcher COMMAND $<TARGET_FILE:pe_pgas_rma> --gtest_brief=1)
+set_tests_properties(pe.pgas_rma.no_launcher PROPERTIES LABELS pe TIMEOUT 120)
