@@ -3,7 +3,7 @@
 namespace tessera::bootstrap {
 
 namespace {
-const Backend* const kBackends[] = {&kLauncherBackend, &kSingleBackend};
+const Backend* const kBackends[] = {&kLauncherBackend, &kPmixBackend, &kSingleBackend};
 }
 
 const Backend& select() {

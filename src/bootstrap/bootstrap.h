@@ -2,7 +2,8 @@
 // band (before shared memory is set up, and for setup steps that need every PE).
 //
 // A backend is a record of functions; kBackends lists them in order of preference and the first whose
-// detect() says yes is used: the tessera-run launcher (local socket, job secret), then a job of one PE.
+// detect() says yes is used: the tessera-run launcher (local socket, job secret), then PMIx (mpirun, srun),
+// then a job of one PE.
 // All calls are collective over the job except info(); they are called from init only, by one thread.
 #pragma once
 #include <cstddef>
@@ -16,7 +17,7 @@ struct JobInfo {
   int rank = 0;
   int size = 1;
   std::string job_id;        // random, unpredictable: names the job's shared-memory objects
-  std::string control_name;  // shm name of the job control segment ("" without a launcher)
+  std::string control_name;  // shm name of the job control segment ("": rank 0 makes it, see pgas init)
 };
 
 struct Backend {
@@ -30,6 +31,7 @@ struct Backend {
 };
 
 extern const Backend kLauncherBackend;
+extern const Backend kPmixBackend;
 extern const Backend kSingleBackend;
 
 // Picks the first backend whose detect() is true.

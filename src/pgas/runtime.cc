@@ -71,6 +71,15 @@ Status init_single(Runtime& r) {
   g_private_control->magic = JobControl::kMagic;
   g_private_control->n_pes = 1;
   r.control = g_private_control;
+  // Globals are symmetric in place: no peer maps them, so nothing needs moving.
+  if (symmetric_data_enabled()) {
+    DataSegment data = find_data_segment();
+    if (data.size) {
+      r.data_base = data.base;
+      r.data_size = data.size;
+      r.data_bases.assign(1, data.base);
+    }
+  }
   return Status::ok();
 }
 
@@ -82,9 +91,23 @@ struct SegmentRecord {
 
 Status init_job(Runtime& r, const bootstrap::JobInfo& info) {
   namespace shm = transport::shm;
-  // Control segment, made by the launcher.
+  // Control segment, made by the launcher; under another launcher (PMIx) by rank 0.
   size_t ctl_bytes = JobControl::bytes_for(r.n_pes);
-  TS_ASSIGN_OR_RETURN(void* ctl, shm::open_map(info.control_name, ctl_bytes));
+  std::string ctl_name = info.control_name;
+  void* ctl = nullptr;
+  if (ctl_name.empty()) {
+    ctl_name = shm::segment_name(r.job_id, "control");
+    if (r.my_pe == 0) {
+      TS_ASSIGN_OR_RETURN(ctl, shm::create(ctl_name, ctl_bytes));
+      auto* c = static_cast<JobControl*>(ctl);  // zero-filled: every other word starts at 0
+      c->n_pes = static_cast<uint32_t>(r.n_pes);
+      c->magic = JobControl::kMagic;
+    }
+    TS_RETURN_IF_ERROR(g_boot->barrier());
+  }
+  if (!ctl) {
+    TS_ASSIGN_OR_RETURN(ctl, shm::open_map(ctl_name, ctl_bytes));
+  }
   r.control = static_cast<JobControl*>(ctl);
   if (r.control->magic != JobControl::kMagic || static_cast<int>(r.control->n_pes) != r.n_pes)
     return make_status(Code::kInternal, "control segment {} does not describe a job of {} PEs",
@@ -136,7 +159,7 @@ Status init_job(Runtime& r, const bootstrap::JobInfo& info) {
   TS_RETURN_IF_ERROR(g_boot->barrier());
   (void)shm::unlink(my_name);
   if (data.size) (void)shm::unlink(shm::segment_name(r.job_id, "data-" + std::to_string(r.my_pe)));
-  if (r.my_pe == 0) (void)shm::unlink(info.control_name);
+  if (r.my_pe == 0) (void)shm::unlink(ctl_name);
   return Status::ok();
 }
 
