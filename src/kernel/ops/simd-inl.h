@@ -61,6 +61,8 @@ HWY_INLINE void StoreF(D d, hn::Vec<D> v, BF16* p) {
 }
 
 using DF = hn::ScalableTag<float>;
+// At most 256-bit vectors: for loops bound by streaming loads (see Sum in prims.cc).
+using DS = hn::CappedTag<float, 8>;
 
 // Non-temporal variants of StoreF: p must be aligned to the stored vector's size.
 template <class D>
