@@ -309,6 +309,8 @@ HWY_EXPORT(GetTable);
 
 bool stream_output(size_t bytes) { return bytes >= llc_bytes(); }
 
+void stream_fence() { hwy::FlushStream(); }
+
 const Prims& prims(DType t) {
   static const Prims* tables[3] = {HWY_DYNAMIC_DISPATCH(GetTable)(0), HWY_DYNAMIC_DISPATCH(GetTable)(1),
                                    HWY_DYNAMIC_DISPATCH(GetTable)(2)};

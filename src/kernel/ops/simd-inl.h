@@ -86,6 +86,7 @@ HWY_INLINE void StreamF(D d, hn::Vec<D> v, BF16* p) {
 }
 
 // y[i] = f(i) for i < n: vec(i) gives lanes [i, i + N), one(i) a single element (ends, alignment prologue).
+// Streamed stores are not fenced here: the operator calls stream_fence() once after its last one.
 template <bool kStream, typename T, class Vec, class One>
 HWY_INLINE void MapOut(T* y, size_t n, Vec&& vec, One&& one) {
   const DF d;
@@ -98,7 +99,6 @@ HWY_INLINE void MapOut(T* y, size_t n, Vec&& vec, One&& one) {
     else StoreF(d, vec(i), y + i);
   }
   for (; i < n; ++i) st(y + i, one(i));
-  if (kStream) hwy::FlushStream();
 }
 
 }  // namespace HWY_NAMESPACE

@@ -73,6 +73,7 @@ Status softmax(const ConstTensor& x, const Tensor& y, bool log, const OpOptions&
         }
         m = m_next;
       }
+      if (stream) stream_fence();
       return;
     }
     double* pmax = c.workspace_as<double>();
@@ -108,6 +109,7 @@ Status softmax(const ConstTensor& x, const Tensor& y, bool log, const OpOptions&
           else p.exp_scale(xb + at(row, b), yb + at(row, b), len, static_cast<float>(m), static_cast<float>(1.0 / s), stream);
         },
         n * es <= (256u << 10) ? xb : nullptr, n * es);
+    if (stream) stream_fence();
   };
   return rt::launch_fn(LaunchOptions{blocks, ws, name}, body);
 }
