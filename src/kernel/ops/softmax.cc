@@ -1,9 +1,8 @@
 // Softmax and LogSoftmax along the last axis.
 //
 // Whole rows per block (S == 1), x read from memory once, y written once (streamed when larger than the LLC):
-//   softmax, rows of kStagedMin..L2: per row r, m = max(x) (an L2 hit), e = exp(x - m) into scratch with
-//     s = sum(e), then y = e / s: one exp per element. Row r + 1 is prefetched into L2 in pieces between
-//     the chunks of both passes, so its memory stream runs under row r's exp work.
+//   softmax, rows of kStagedMin..L2: per row r, m = max(x), e = exp(x - m) into scratch with s = sum(e),
+//     then y = e / s: one exp per element, pipelined over rows (see the body).
 //   otherwise: s = sum(exp(x - m)), fused with m' = max(row r + 1) (the next row's memory stream overlaps
 //     this row's exp work); then softmax y = exp(x - m) / s (exponentials kept in scratch when row +
 //     exponentials + next row fit in L1, else recomputed), log_softmax y = x - m - log s.
@@ -66,13 +65,15 @@ Status softmax(const ConstTensor& x, const Tensor& y, bool log, const OpOptions&
   };
   auto body = [&](BlockContext& c) {
     if (R.S == 1 && staged) {
-      // Software pipeline over rows, chunk by chunk: exp of row r, output of row r - 1 (its exponentials
-      // in the other scratch buffer), prefetch of row r + 1. Streamed stores drain at memory speed; issued
-      // between exp chunks they overlap the exp work instead of stalling a pass of their own.
+      // Software pipeline over rows, chunk by chunk: exp of row r, then output of row r - 1 (its
+      // exponentials in the other scratch buffer). Streamed stores drain at memory speed; issued between
+      // exp chunks they overlap the exp work instead of stalling a pass of their own. Rows are contiguous,
+      // so the hardware prefetcher follows them: software prefetch of row r + 1 into L2 between the chunks
+      // measured 10% slower (rows of 4096 f32, 2 blocks).
       float* ebuf[2] = {reinterpret_cast<float*>(c.scratch_as<char>() + kExpOffset),
                         reinterpret_cast<float*>(c.scratch_as<char>() + kExpOffset) + n};
       auto [r0, r1] = split(R.rows, c.block_num(), c.block_idx());
-      const size_t rb = n * es, chunks = (n + kChunk - 1) / kChunk;
+      const size_t rb = n * es;
       const char* prev_y = nullptr;  // row r - 1's output, pending (null: nothing pending)
       float prev_inv = 0.f;
       auto out_chunk = [&](size_t i, const float* pe) {
@@ -81,7 +82,6 @@ Status softmax(const ConstTensor& x, const Tensor& y, bool log, const OpOptions&
       for (size_t r = r0; r < r1; ++r) {
         const char* x = xb + r * rb;
         char* y = yb + r * rb;
-        const char* next = r + 1 < r1 ? x + rb : nullptr;
         float* e = ebuf[(r - r0) & 1];
         const float* pe = ebuf[(r - r0 + 1) & 1];
         const float m = p.max(x, n);
@@ -89,14 +89,12 @@ Status softmax(const ConstTensor& x, const Tensor& y, bool log, const OpOptions&
           for (size_t i = 0; i < n; i += kChunk) out_chunk(i, pe);
           prev_y = nullptr;
           nan_row(y, n);
-          if (next) prefetch_l2(next, rb);
           continue;
         }
         double s = 0;
-        for (size_t k = 0, i = 0; k < chunks; ++k, i += kChunk) {
+        for (size_t i = 0; i < n; i += kChunk) {
           s += p.exp_sum(x + i * es, std::min(kChunk, n - i), m, e + i, nullptr, nullptr);
           out_chunk(i, pe);
-          if (next) prefetch_l2(next + rb * k / chunks, rb * (k + 1) / chunks - rb * k / chunks);
         }
         prev_y = y;
         prev_inv = static_cast<float>(1.0 / s);
