@@ -83,6 +83,7 @@ Status layer_norm(const ConstTensor& x, const Tensor& y, const NormParams& prm, 
              bias ? bias + b : nullptr, 0.f, stream);
     };
     run_rowwise(c, R, rms ? 2 : 3, stat_a, stat_b, apply, n * es <= (256u << 10) ? xb : nullptr, n * es);
+    if (stream) stream_fence();
   };
   return rt::launch_fn(LaunchOptions{blocks, R.units * 3 * sizeof(double), name}, body);
 }

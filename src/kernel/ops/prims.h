@@ -33,8 +33,10 @@ struct Prims {
   void (*col_min)(const void* x, size_t rows, size_t cols, size_t ld, float* acc, float* tmp);
   void (*col_prod)(const void* x, size_t rows, size_t cols, size_t ld, double* acc);
   // Outputs: functions writing y take `stream`: true writes y with non-temporal stores (no read-for-ownership
-  // of y, no eviction of the input from cache; for outputs much larger than the LLC), followed by a store
-  // fence. false: ordinary stores (y stays in cache for whoever reads it next).
+  // of y, no eviction of the input from cache; for outputs much larger than the LLC). They are weakly
+  // ordered: a block that streamed calls stream_fence() before its kernel returns (once, not per call: a
+  // fence per row or per 4 KiB run waits for the write-combining buffers to drain and stalls the stream).
+  // false: ordinary stores (y stays in cache for whoever reads it next).
   // Softmax pieces. exp_sum: returns sum of exp(x - m); stores the exponentials into e (f32) if e != null.
   // If next != null, also writes the maximum of next[0, n) (NaN if any is NaN) to *next_max, in the same
   // loop: the next row's memory stream overlaps this row's exp work.
@@ -56,5 +58,9 @@ const Prims& prims(DType t);
 
 // Whether an operator writing `bytes` of output should stream it (non-temporal stores): above the LLC size.
 bool stream_output(size_t bytes);
+
+// Orders this thread's streamed (non-temporal) stores before its later stores, so they are visible to
+// whoever synchronises with it afterwards (launch completion, grid sync). A store fence on x86.
+void stream_fence();
 
 }  // namespace tessera::kernel::ops

@@ -124,6 +124,7 @@ void ShardedSoftmax::run(ConstTensor x, Tensor y, float* lse, bool log, const Op
         p.exp_scale(row(r), out, n, m, static_cast<float>(1.0 / s), stream);
       }
     }
+    if (stream) ops::stream_fence();
   };
   check(rt::launch_fn(LaunchOptions{blocks, R * (sizeof(double) + sizeof(float)), name}, body));
 }

@@ -61,6 +61,8 @@ HWY_INLINE void StoreF(D d, hn::Vec<D> v, BF16* p) {
 }
 
 using DF = hn::ScalableTag<float>;
+// At most 256-bit vectors: for loops bound by streaming loads (see Sum in prims.cc).
+using DS = hn::CappedTag<float, 8>;
 
 // Non-temporal variants of StoreF: p must be aligned to the stored vector's size.
 template <class D>
@@ -84,6 +86,7 @@ HWY_INLINE void StreamF(D d, hn::Vec<D> v, BF16* p) {
 }
 
 // y[i] = f(i) for i < n: vec(i) gives lanes [i, i + N), one(i) a single element (ends, alignment prologue).
+// Streamed stores are not fenced here: the operator calls stream_fence() once after its last one.
 template <bool kStream, typename T, class Vec, class One>
 HWY_INLINE void MapOut(T* y, size_t n, Vec&& vec, One&& one) {
   const DF d;
@@ -96,7 +99,6 @@ HWY_INLINE void MapOut(T* y, size_t n, Vec&& vec, One&& one) {
     else StoreF(d, vec(i), y + i);
   }
   for (; i < n; ++i) st(y + i, one(i));
-  if (kStream) hwy::FlushStream();
 }
 
 }  // namespace HWY_NAMESPACE

@@ -62,6 +62,9 @@ TEST_P(SoftmaxTest, MatchesReference) {
     check(dt, Shape{3, 300000}, log, blocks, -3, 3);  // rows longer than the scratch
     check(dt, Shape{9, 513}, log, blocks, -80, 80);   // wide range: exp underflows for most entries
     check(dt, Shape{17, 100}, log, blocks, -5, 5, /*in_place=*/true);
+    check(dt, Shape{33, 4096}, log, blocks);          // staged softmax rows (pipelined over rows)
+    check(dt, Shape{7, 1500}, log, blocks, -30, 30);  // staged, a partial last chunk
+    check(dt, Shape{5, 2048}, log, blocks, -5, 5, /*in_place=*/true);
   }
 }
 
@@ -109,6 +112,26 @@ TEST(Softmax, NaNInsideALongRowPoisonsOnlyThatRow) {
       double sum = 0;
       for (size_t i = 0; i < 200; ++i) sum += y.get(r * 200 + i);
       if (r == 1) EXPECT_TRUE(std::isnan(sum)) << dtype_name(dt);
+      else EXPECT_NEAR(sum, 1.0, 0.02) << dtype_name(dt) << " row " << r;
+    }
+  }
+}
+
+TEST(Softmax, NonFiniteRowsAmongLongRowsBecomeNaNAlone) {
+  // Rows of 3000: the staged path, whose output of row r is written while row r + 1 is exponentiated.
+  const size_t n = 3000;
+  for (DType dt : testing::all_dtypes()) {
+    Buf x(dt, Shape{6, static_cast<int64_t>(n)});
+    x.fill_uniform(4, -3, 3);
+    x.set(1 * n + 2999, NAN);
+    x.set(2 * n + 5, INFINITY);
+    for (size_t i = 0; i < n; ++i) x.set(4 * n + i, -INFINITY);
+    Buf y(dt, x.shape);
+    softmax(x.ct(), y.t(), {.block_num = 1});
+    for (size_t r = 0; r < 6; ++r) {
+      double sum = 0;
+      for (size_t i = 0; i < n; ++i) sum += y.get(r * n + i);
+      if (r == 1 || r == 2 || r == 4) EXPECT_TRUE(std::isnan(sum)) << dtype_name(dt) << " row " << r;
       else EXPECT_NEAR(sum, 1.0, 0.02) << dtype_name(dt) << " row " << r;
     }
   }
