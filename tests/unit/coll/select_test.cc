@@ -44,6 +44,29 @@ TEST(Select, OneShotForTinyDirectForLarge) {
   EXPECT_STREQ(select(shape(Kind::kAllreduce, 64 << 20, 2), m, true).algo->name, "direct");
 }
 
+// The single-copy algorithms win at 64 MiB where the kernel copies from a peer about as fast as memcpy
+// (cma_beta = beta) and lose where it is several times slower (as measured on our VMs); never chosen
+// without the path; a few bytes still go one-shot. (reduce_scatter copies as many bytes either way, so its
+// single-copy form only saves steps and pays a syscall per MiB: not asserted.)
+TEST(Select, SingleCopyOnlyWhereTheKernelCopyIsFast) {
+  ModelParams fast, slow;
+  fast.cma_beta = fast.beta;
+  slow.cma_beta = 4 * slow.beta;
+  for (int n : {2, 4, 8}) {
+    for (Kind k : {Kind::kAllreduce, Kind::kAllgather, Kind::kAlltoall, Kind::kBroadcast}) {
+      Shape s = shape(k, 64 << 20, n);
+      EXPECT_STRNE(select(s, fast, false).algo->name, "cma") << kind_name(k);
+      s.cma = true;
+      EXPECT_STREQ(select(s, fast, false).algo->name, "cma") << kind_name(k) << " n " << n;
+      EXPECT_STREQ(select(s, fast, true).algo->name, "cma") << kind_name(k) << " n " << n;
+      EXPECT_STRNE(select(s, slow, false).algo->name, "cma") << kind_name(k) << " n " << n;
+    }
+    Shape tiny = shape(Kind::kAllreduce, 8, n);
+    tiny.cma = true;
+    EXPECT_STREQ(select(tiny, fast, false).algo->name, "oneshot");
+  }
+}
+
 TEST(Select, IdsAreUniquePerCollective) {
   for (const Algorithm& a : algorithms())
     for (const Algorithm& b : algorithms())
