@@ -81,6 +81,10 @@ struct alignas(64) Peer {
   std::atomic<uint64_t> cma_ok;   // 1: this member could read every peer's probe word (creation)
   std::atomic<uint64_t> send;     // current call's buffers (own address space), valid once the call's
   std::atomic<uint64_t> recv;     //   first step is published
+  // Zero copy (algos/zcopy.cc): per call (call number % kRecords), the call's buffers as offsets + 1 in the
+  // symmetric space, 0 when private. Kept per call because a member whose call needs nobody else's data
+  // may start its next calls while a peer still reads this call's words (at most kSlots steps ahead).
+  std::atomic<uint64_t> sym[kRecords][2];
 };
 
 struct Ctrl {

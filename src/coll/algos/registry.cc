@@ -31,9 +31,9 @@ const Algorithm kAlgorithms[] = {
      algos::allreduce_oneshot},
     {Kind::kAllreduce, 1, "direct",
      "reduce-scatter + allgather by direct reads: each member reduces 1/n of every chunk from all members' "
-     "staging, then copies the other slices; 2 steps per chunk", true, small_n,
+     "staging, then copies the other slices; 2 steps per chunk (symmetric buffers: read in place, 3 steps)", true, small_n,
      [](const Shape& s, const M& m) { return 2 * CH(s, S(s)) * alpha_of(s, m) + 2 * B(s) * m.beta + B(s) * m.gamma; },
-     algos::allreduce_direct},
+     algos::allreduce_direct_zc},
     {Kind::kAllreduce, 2, "ring",
      "ring reduce-scatter + allgather, chunked and pipelined; 2(n-1)+1 steps per chunk of n slots", false, any,
      [](const Shape& s, const M& m) {
@@ -64,11 +64,12 @@ const Algorithm kAlgorithms[] = {
      algos::allreduce_cma},
     // ---- reduce_scatter
     {Kind::kReduceScatter, 0, "direct",
-     "each member reduces its block from every member's staging; 1 step per chunk", true, small_n,
+     "each member reduces its block from every member's staging; 1 step per chunk (symmetric buffers: read in "
+     "place, 2 steps)", true, small_n,
      [](const Shape& s, const M& m) {
        return CH(s, S(s) / N(s)) * alpha_of(s, m) + (N(s) - 1) * B(s) * m.beta + N(s) * B(s) * m.gamma;
      },
-     algos::reduce_scatter_direct},
+     algos::reduce_scatter_direct_zc},
     {Kind::kReduceScatter, 1, "ring", "ring reduce-scatter, n steps per chunk", false, any,
      [](const Shape& s, const M& m) {
        return N(s) * CH(s, S(s)) * alpha_of(s, m) + (N(s) - 1) * B(s) * (m.beta + 2 * m.gamma);
@@ -86,10 +87,11 @@ const Algorithm kAlgorithms[] = {
      [](const Shape& s, const M& m) { return alpha_of(s, m) + N(s) * B(s) * (m.beta + m.gamma); },
      algos::reduce_scatterv_direct},
     // ---- allgather
-    {Kind::kAllgather, 0, "direct", "every member copies every member's piece from its staging; 1 step per chunk",
+    {Kind::kAllgather, 0, "direct", "every member copies every member's piece from its staging; 1 step per chunk (symmetric buffers: read "
+     "in place, 2 steps)",
      true, any,
      [](const Shape& s, const M& m) { return CH(s, S(s)) * alpha_of(s, m) + N(s) * B(s) * m.beta; },
-     algos::allgather_direct},
+     algos::allgather_direct_zc},
     {Kind::kAllgather, 1, "ring", "ring allgather, n-1 steps per chunk", true, any,
      [](const Shape& s, const M& m) {
        return (N(s) - 1) * CH(s, S(s)) * alpha_of(s, m) + 2 * (N(s) - 1) * B(s) * m.beta;
@@ -110,9 +112,10 @@ const Algorithm kAlgorithms[] = {
     {Kind::kAllgatherv, 0, "direct", "allgather with per-member counts, direct reads", true, any,
      [](const Shape& s, const M& m) { return alpha_of(s, m) + N(s) * B(s) * m.beta; }, algos::allgatherv_direct},
     // ---- broadcast
-    {Kind::kBroadcast, 0, "direct", "the root publishes each chunk, every member copies it; 1 step per chunk",
+    {Kind::kBroadcast, 0, "direct", "the root publishes each chunk, every member copies it; 1 step per chunk (symmetric buffers: "
+     "read in place, 2 steps)",
      true, any, [](const Shape& s, const M& m) { return CH(s, S(s)) * alpha_of(s, m) + 2 * B(s) * m.beta; },
-     algos::broadcast_direct},
+     algos::broadcast_direct_zc},
     {Kind::kBroadcast, 1, "chain", "pipelined chain from the root: each member copies from its predecessor",
      true, any,
      [](const Shape& s, const M& m) { return (CH(s, S(s)) + N(s) - 2) * alpha_of(s, m) + 3 * B(s) * m.beta; },
@@ -139,9 +142,9 @@ const Algorithm kAlgorithms[] = {
     // ---- alltoall
     {Kind::kAlltoall, 0, "direct",
      "every member publishes its n pieces, each reads its own from everyone (pairwise order); 1 step per "
-     "chunk", true, any,
+     "chunk (symmetric buffers: read in place, 2 steps)", true, any,
      [](const Shape& s, const M& m) { return CH(s, S(s) / N(s)) * alpha_of(s, m) + 2 * N(s) * B(s) * m.beta; },
-     algos::alltoall_direct},
+     algos::alltoall_direct_zc},
     {Kind::kAlltoall, 1, "pairwise", "n-1 steps per chunk; at step j serve member r+j, take from r-j", true, any,
      [](const Shape& s, const M& m) {
        return (N(s) - 1) * CH(s, S(s)) * alpha_of(s, m) + 2 * N(s) * B(s) * m.beta;
