@@ -21,8 +21,8 @@ namespace tessera::coll {
 namespace {
 const config::Var<std::string> kModelFile{
     "TESSERA_COLL_MODEL", "",
-    "File with the collective cost model ('alpha=<s> beta=<s/byte> gamma=<s/byte>'); empty: the per-host "
-    "cache, measured on first use"};
+    "File with the collective cost model ('alpha=<s> beta=<s/byte> gamma=<s/byte>', optionally "
+    "'cma_beta=<s/byte>'); empty: the per-host cache, measured on first use"};
 
 // need_cma: the per-host cache must carry cma_beta (older caches are measured again); a user's file may
 // leave it out (default: 3 beta).
@@ -79,14 +79,15 @@ ModelParams measure() {
   m.gamma = std::max(1e-12, (tr - tc) / static_cast<double>(n));
   // cma_beta: the same copy through process_vm_readv of this process (the kernel path a peer's read takes,
   // 1 MiB per call as the algorithms do). Unavailable: the single-copy path is not used anyway.
+  bool cma_ok = true;
   double tk = seconds_of([&] {
-    for (size_t o = 0; o < n; o += size_t{1} << 20) {
+    for (size_t o = 0; o < n && cma_ok; o += size_t{1} << 20) {
       iovec l{reinterpret_cast<char*>(c.data()) + o, size_t{1} << 20};
       iovec r{reinterpret_cast<char*>(a.data()) + o, size_t{1} << 20};
-      if (process_vm_readv(getpid(), &l, 1, &r, 1, 0) < 0) return;
+      cma_ok = process_vm_readv(getpid(), &l, 1, &r, 1, 0) == static_cast<ssize_t>(size_t{1} << 20);
     }
   });
-  m.cma_beta = std::max(m.beta, tk / static_cast<double>(n));
+  m.cma_beta = cma_ok ? std::max(m.beta, tk / static_cast<double>(n)) : 3 * m.beta;
   // alpha: one cache-line handoff between cores is ~0.1-0.3 us; a step also polls n flags. Measuring it
   // needs two PEs at once, so the default stands (override it with a model file).
   std::snprintf(m.source, sizeof m.source, "measured");
