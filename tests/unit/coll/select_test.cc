@@ -29,9 +29,14 @@ TEST(Select, EveryCollectiveHasAChoiceForEveryShape) {
           Choice c = select(shape(static_cast<Kind>(k), b, n), m, det);
           ASSERT_NE(c.algo, nullptr) << kind_name(static_cast<Kind>(k)) << " n " << n << " bytes " << b;
           EXPECT_TRUE(c.algo->supports(shape(static_cast<Kind>(k), b, n)));
-          if (det) EXPECT_TRUE(c.algo->canonical);
-          for (const Candidate& x : candidates(shape(static_cast<Kind>(k), b, n), m, det))
-            if (x.supported && x.allowed) EXPECT_LE(c.algo->cost(shape(static_cast<Kind>(k), b, n), m), x.cost);
+          if (det) {
+            EXPECT_TRUE(c.algo->canonical);
+          }
+          for (const Candidate& x : candidates(shape(static_cast<Kind>(k), b, n), m, det)) {
+            if (x.supported && x.allowed) {
+              EXPECT_LE(c.algo->cost(shape(static_cast<Kind>(k), b, n), m), x.cost);
+            }
+          }
         }
   }
 }
