@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Tessera collectives side by side with Open MPI 4.1 (MPI_Allreduce & co.) and PyTorch gloo, at 2 and 4
 # ranks, in one run; prints the ratio table against the targets of issue 4 and draws the bandwidth curves.
+# Tessera runs with ordinary buffers (the targets) and, at 64 MiB, also with symmetric-heap buffers (sym).
 #   bash bench/coll_compare.sh [build-dir] [out-dir]
 # Needs: openmpi-bin libopenmpi-dev python3-torch python3-matplotlib (scripts/install-deps.sh bench).
 # Each (collective, size) is measured by the three libraries back to back, so drift of the shared machine
@@ -21,12 +22,13 @@ py=/usr/bin/python3
 iters_for() { local b=$1; if [ "$b" -ge $((16 << 20)) ]; then echo 8; elif [ "$b" -ge $((1 << 20)) ]; then echo 30;
               elif [ "$b" -ge 65536 ]; then echo 200; else echo 2000; fi; }
 
-tessera() {  # np coll bytes
-  local np=$1 coll=$2 b=$3 it
+tessera() {  # np coll bytes [lib tessera-perf-options...]  (lib tessera-sym: --symmetric buffers)
+  local np=$1 coll=$2 b=$3 lib=${4:-tessera} it
+  shift 3; [ $# -gt 0 ] && shift
   it=$(iters_for "$b")
-  "$run" -n "$np" "$perf" "$coll" -b "$b" -e "$b" -n "$it" -w $((it / 4 + 1)) -z 0 --json |
+  "$run" -n "$np" "$perf" "$coll" -b "$b" -e "$b" -n "$it" -w $((it / 4 + 1)) -z 0 --json "$@" |
     $py -c 'import json,sys; d=json.load(sys.stdin); r=d["results"][0];
-print(json.dumps({"lib":"tessera","coll":sys.argv[1],"np":d["ranks"],"bytes":int(sys.argv[2]),"time_us":r["time_us"]}))' "$coll" "$b" >> "$res"
+print(json.dumps({"lib":sys.argv[3],"coll":sys.argv[1],"np":d["ranks"],"bytes":int(sys.argv[2]),"time_us":r["time_us"]}))' "$coll" "$b" "$lib" >> "$res"
 }
 mpi() { mpirun_ "$1" "$out/coll_mpi" "$2" "$3" >> "$res" 2>/dev/null; }
 gloo() { $py "$here/coll_gloo.py" "$1" "$2" "$3" >> "$res" 2>/dev/null || echo "gloo $2 np=$1 failed" >&2; }
@@ -39,9 +41,10 @@ for np in 2 4; do
     echo "   allreduce $b" >&2
     tessera "$np" allreduce "$b"; mpi "$np" allreduce "$b"; gloo "$np" allreduce "$b"
   done
+  tessera "$np" allreduce $M64 tessera-sym --symmetric  # symmetric buffers: the zero-copy path
   for coll in reduce_scatter allgather alltoall broadcast; do
     echo "   $coll 64M" >&2
-    tessera "$np" "$coll" $M64; mpi "$np" "$coll" $M64
+    tessera "$np" "$coll" $M64; tessera "$np" "$coll" $M64 tessera-sym --symmetric; mpi "$np" "$coll" $M64
     case $coll in allgather|broadcast) gloo "$np" "$coll" $M64 ;; esac
   done
   echo "   barrier" >&2

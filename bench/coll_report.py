@@ -24,22 +24,24 @@ def main(path, png):
     def busbw(coll, n, b, us):
         return b / (us * 1e3) * factor(coll, n) if us else 0.0
 
-    print(f"{'collective':<15}{'np':>3}{'bytes':>10}  {'tessera':>10} {'openmpi':>10} {'gloo':>10}   {'vs MPI':>7} {'vs gloo':>7}")
+    print(f"{'collective':<15}{'np':>3}{'bytes':>10}  {'tessera':>10} {'openmpi':>10} {'gloo':>10}   {'vs MPI':>7} {'vs gloo':>7}"
+          f"  {'sym':>7} {'sym/MPI':>7}")
     print(f"{'':<15}{'':>3}{'':>10}  {'(busbw GB/s, or us for latency rows)':>32}")
     for (coll, n, b), libs in sorted(t.items()):
         lat = coll == "barrier" or b <= 64
         vals = {}
-        for lib in ("tessera", "openmpi", "gloo"):
+        for lib in ("tessera", "openmpi", "gloo", "tessera-sym"):
             us = libs.get(lib)
             vals[lib] = us if lat else (busbw(coll, n, b, us) if us else None)
-        def ratio(other):
-            if vals["tessera"] is None or vals.get(other) is None or not vals[other]:
+        def ratio(other, mine="tessera"):
+            if vals[mine] is None or vals.get(other) is None or not vals[other]:
                 return "    -  "
-            r = vals["tessera"] / vals[other]
+            r = vals[mine] / vals[other]
             return f"{r:6.2f}x"
         fmt = lambda v: f"{v:10.3f}" if v is not None else f"{'-':>10}"
         unit = "us" if lat else "GB/s"
-        print(f"{coll:<15}{n:>3}{b:>10}  {fmt(vals['tessera'])} {fmt(vals['openmpi'])} {fmt(vals['gloo'])}   {ratio('openmpi')} {ratio('gloo')}  {unit}")
+        sym = f"{vals['tessera-sym']:7.3f} {ratio('openmpi', 'tessera-sym')}" if vals["tessera-sym"] else f"{'-':>7} {'-':>7}"
+        print(f"{coll:<15}{n:>3}{b:>10}  {fmt(vals['tessera'])} {fmt(vals['openmpi'])} {fmt(vals['gloo'])}   {ratio('openmpi')} {ratio('gloo')}  {sym}  {unit}")
 
     # Targets of issue 4 (float32): latency rows want a small ratio, bandwidth rows a large one.
     targets = [

@@ -37,6 +37,7 @@ struct Shape {
   Op op = Op::kSum;
   size_t slot_bytes = 0;  // staging slot size
   bool oversubscribed = false;
+  bool cma = false;       // every member can read every member's memory (coll/cma.h)
 };
 
 struct Algorithm {

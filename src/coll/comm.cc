@@ -1,5 +1,7 @@
 #include "coll/comm.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <map>
 #include <mutex>
@@ -8,6 +10,7 @@
 #include "base/config.h"
 #include "base/cpu.h"
 #include "base/log.h"
+#include "coll/cma.h"
 #include "coll/dispatch.h"
 #include "pgas/runtime.h"
 #include "pgas/team.h"
@@ -70,6 +73,8 @@ Result<Communicator*> build(std::vector<int> world, int rank, uint64_t uid, Sync
     mine->model = load_model();
     mine->model_ready.v.store(1, std::memory_order_release);
   }
+  mine->peer.pid.store(getpid(), std::memory_order_relaxed);
+  mine->peer.probe.store(reinterpret_cast<uint64_t>(&mine->peer.probe), std::memory_order_relaxed);
   sync();
   Status st;
   for (int m = 0; m < n && st.is_ok(); ++m) {
@@ -79,6 +84,15 @@ Result<Communicator*> build(std::vector<int> world, int rank, uint64_t uid, Sync
     if (!p.is_ok()) st = p.status();
     else c->seg[m] = static_cast<char*>(p.value());
   }
+  // Single-copy path: can I read every peer's memory? (Peers' fields were written before the first sync.)
+  bool cma = st.is_ok() && cma_enabled();
+  for (int m = 0; m < n && cma; ++m) {
+    if (m == rank) continue;
+    const Peer& p = reinterpret_cast<const Ctrl*>(c->seg[m])->peer;
+    const uint64_t addr = p.probe.load(std::memory_order_relaxed);
+    cma = cma_probe(p.pid.load(std::memory_order_relaxed), reinterpret_cast<const void*>(addr), addr);
+  }
+  mine->peer.cma_ok.store(cma ? 1 : 0, std::memory_order_relaxed);
   sync();
   if (!my_name.empty()) (void)transport::shm::unlink(my_name);
   if (!st.is_ok()) {
@@ -93,6 +107,12 @@ Result<Communicator*> build(std::vector<int> world, int rank, uint64_t uid, Sync
     c->p2p.push_back(s + cb + kSlots * c->slot_bytes);
   }
   c->model = c->ctrl[0]->model;
+  // Every member reads the same n answers, so all agree on the path.
+  c->cma = true;
+  for (int m = 0; m < n; ++m) {
+    c->pids.push_back(c->ctrl[m]->peer.pid.load(std::memory_order_relaxed));
+    c->cma = c->cma && c->ctrl[m]->peer.cma_ok.load(std::memory_order_relaxed) == 1;
+  }
   c->oversubscribed = r.n_pes > usable_cpus();
   c->p2p_sent.assign(static_cast<size_t>(n), 0);
   c->p2p_taken.assign(static_cast<size_t>(n), 0);

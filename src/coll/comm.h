@@ -74,12 +74,26 @@ struct alignas(64) Line {
   std::atomic<uint64_t> v;
 };
 
+// Single-copy (cross-memory attach) path: what a member tells its peers about itself and its buffers.
+struct alignas(64) Peer {
+  std::atomic<int64_t> pid;       // process id, for process_vm_readv (set at creation)
+  std::atomic<uint64_t> probe;    // address of this field in the member's own address space (probe target)
+  std::atomic<uint64_t> cma_ok;   // 1: this member could read every peer's probe word (creation)
+  std::atomic<uint64_t> send;     // current call's buffers (own address space), valid once the call's
+  std::atomic<uint64_t> recv;     //   first step is published
+  // Zero copy (algos/zcopy.cc): per call (call number % kRecords), the call's buffers as offsets + 1 in the
+  // symmetric space, 0 when private. Kept per call because a member whose call needs nobody else's data
+  // may start its next calls while a peer still reads this call's words (at most kSlots steps ahead).
+  std::atomic<uint64_t> sym[kRecords][2];
+};
+
 struct Ctrl {
   Hot hot;
   Line done;
   Line model_ready;                  // rank 0: 1 once `model` is written
   ModelParams model;                 // rank 0's cost-model parameters (others copy them)
   Record rec[kRecords];
+  Peer peer;
   // Followed by p2p counters: Line sent[n] (bytes made available to peer q), Line taken[n] (bytes of
   // peer q's channel consumed by me).
 };
@@ -111,6 +125,8 @@ struct Communicator {
   const Algorithm* last_algo = nullptr;
   std::vector<uint64_t> checked;     // bitmask: peers whose call record was checked this call
   std::string name;                  // for messages: "communicator 3f2a (4 ranks)"
+  bool cma = false;                  // every member can read every member's memory (process_vm_readv)
+  std::vector<int64_t> pids;         // process id of each member
 
   // P2P counters in member m's segment.
   Line* sent(int m, int peer) const;

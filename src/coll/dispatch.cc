@@ -75,6 +75,7 @@ Shape make_shape(const Communicator& c, Kind kind, size_t bytes) {
   s.bytes = bytes;
   s.slot_bytes = c.slot_bytes;
   s.oversubscribed = c.oversubscribed;
+  s.cma = c.cma;
   return s;
 }
 

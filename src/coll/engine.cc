@@ -175,6 +175,12 @@ const char* Exec::in(int m, uint64_t t) {
   return c_.slot(m, tg);
 }
 
+void Exec::advance(uint64_t k) {
+  step(k);
+  base_ += k;
+  rec_->tag_base.store(base_, std::memory_order_relaxed);
+}
+
 void Exec::wait_done(int m, uint64_t t) {
   const uint64_t tg = base_ + t;
   auto& done = c_.ctrl[m]->done.v;

@@ -38,6 +38,11 @@ class Exec {
   const char* in(int m, uint64_t t);
   void end(uint64_t nsteps, uint64_t result_hash = 0);
 
+  // Hands the call on after its first k steps: steps are numbered from 0 again, so one run() can finish
+  // with another (a prologue that chose the path, then the chosen algorithm). end() then takes the
+  // count of the renumbered steps.
+  void advance(uint64_t k);
+
   // Blocks until every member's done >= tag(t) (all finished step t); used by barrier-like endings.
   void wait_done(int m, uint64_t t);
 

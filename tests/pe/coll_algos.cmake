@@ -4,3 +4,8 @@ tessera_pe_test(coll_algos NPES 1 2 3 4 7 8 TIMEOUT 300 ENV TESSERA_BUFFSIZE=64K
 # Determinism and the thorough consistency check (result hashes compared across ranks).
 tessera_pe_test(coll_determinism NPES 2 3 5 TIMEOUT 120
                 ENV TESSERA_BUFFSIZE=64K TESSERA_CHECK=1 TESSERA_DETERMINISTIC=1)
+# The same tests with the single-copy path turned off: the staged algorithms are selected instead.
+add_test(NAME pe.coll_algos_nocma.n4
+         COMMAND ${TESSERA_RUN} -n 4 --timeout 300 --env TESSERA_BUFFSIZE=64K --env TESSERA_P2P_BUFFSIZE=8K
+                 --env TESSERA_COLL_CMA=0 $<TARGET_FILE:pe_coll_algos> --gtest_brief=1)
+set_tests_properties(pe.coll_algos_nocma.n4 PROPERTIES LABELS pe TIMEOUT 300)

@@ -3,6 +3,7 @@
 // mismatch the consistency check must catch. Runs at 1, 2, 3, 4, 7 and 8 PEs (coll_algos.cmake).
 #include <shmem.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 
@@ -91,7 +92,9 @@ TEST(ReduceScatter, EveryAlgorithm) {
   for (const Algorithm* a : algos_of(Kind::kReduceScatter))
     for (size_t count : kCounts)
       for (bool ip : {false, true})
-        for (const TypeOp& to : kReps) check_reduction(Kind::kReduceScatter, a, count, ip, to.t, to.op);
+        for (const TypeOp& to : kReps)
+          if (a->supports(make_shape(world(), Kind::kReduceScatter, count * dtype_size(to.t))))
+            check_reduction(Kind::kReduceScatter, a, count, ip, to.t, to.op);
 }
 
 TEST(Reduce, EveryAlgorithmAndRoot) {
@@ -104,6 +107,148 @@ TEST(Reduce, EveryAlgorithmAndRoot) {
             check_reduction(Kind::kReduce, a, count, root == 0, to.t, to.op, root);
 }
 
+// The single-copy path: every member agrees on it, TESSERA_COLL_CMA=0 turns it off, and large counts
+// take several bounce-buffer pieces per slice (1 MiB of bounce: over 256 Ki float32 per peer at 2 ranks).
+TEST(Cma, MembersAgreeAndEnvTurnsItOff) {
+  Communicator& c = world();
+  const char* env = std::getenv("TESSERA_COLL_CMA");
+  if (env && std::strcmp(env, "0") == 0) {
+    EXPECT_FALSE(c.cma);
+  }
+  std::vector<uint8_t> all(static_cast<size_t>(c.size));
+  const uint8_t mine = c.cma ? 1 : 0;
+  Args a;
+  a.send = &mine;
+  a.recv = all.data();
+  a.count = 1;
+  a.dtype = DType::kUint8;
+  run(c, Kind::kAllgather, a);
+  for (int m = 0; m < c.size; ++m) EXPECT_EQ(all[m], mine) << "rank " << m;
+  const Algorithm* ar = find_algorithm(Kind::kAllreduce, "cma");
+  ASSERT_NE(ar, nullptr);
+  EXPECT_EQ(ar->supports(make_shape(c, Kind::kAllreduce, 64 << 20)), c.cma);
+}
+
+TEST(Cma, LargeCountsSpanSeveralBouncePieces) {
+  const size_t count = 1200001;  // odd; 4.8 MB of float32
+  for (Kind k : {Kind::kAllreduce, Kind::kReduceScatter}) {
+    const Algorithm* a = find_algorithm(k, "cma");
+    if (!a->supports(make_shape(world(), k, count * 4))) GTEST_SKIP() << "single-copy path unavailable";
+    for (bool ip : {false, true}) check_reduction(k, a, k == Kind::kAllreduce ? count : count / 2, ip, DType::kFloat32, Op::kSum);
+  }
+}
+
+double val(int rank, size_t i);
+
+// Zero copy: with every member's buffers in the symmetric heap, the direct algorithms read them in place
+// (3 steps for allreduce, 2 for the others, whatever the size; allreduce and alltoall only when members
+// outnumber CPUs); when one member's buffer is private, all fall back to the staged algorithm (many more
+// steps). Results checked against the reference either way.
+uint64_t steps_of_last_call(Communicator& c) { return c.ctrl[c.rank]->rec[c.seq % kRecords].tags.load(); }
+
+TEST(ZeroCopy, SymmetricBuffersAreReadInPlaceElseStaged) {
+  Communicator& c = world();
+  const int n = c.size, r = c.rank;
+  if (n == 1) GTEST_SKIP() << "one member: nothing to share";
+  const size_t count = 37003;  // 148 KB of float32: more than one staging slot (test staging: 64 KiB)
+  const DType t = DType::kFloat32;
+  const Op op = Op::kSum;
+  const size_t es = 4, all_bytes = count * es * static_cast<size_t>(n);
+  char* sym_send = static_cast<char*>(shmem_malloc(all_bytes));
+  char* sym_recv = static_cast<char*>(shmem_malloc(all_bytes));
+  ASSERT_TRUE(sym_send && sym_recv);
+  std::vector<char> priv_send(all_bytes), priv_recv(all_bytes);
+  for (int private_rank : {-1, n - 1})
+    for (bool ip : {false, true}) {
+      SCOPED_TRACE(std::string(private_rank < 0 ? "all symmetric" : "last rank private") + (ip ? " in-place" : ""));
+      const bool sym = private_rank != r;
+      char* send = sym ? sym_send : priv_send.data();
+      char* recv = ip ? send : sym ? sym_recv : priv_recv.data();
+      auto fill = [&](size_t elems, size_t offset_elems) {
+        for (size_t i = 0; i < elems; ++i) ref::store(send, i, t, ref::input_value(r, offset_elems + i, t, op));
+      };
+      // allreduce
+      fill(count, 0);
+      Buf expect(t, count * n);
+      for (size_t i = 0; i < count; ++i) ref::expected(expect.at(i), i, t, op, n);
+      Args a;
+      a.send = send;
+      a.recv = recv;
+      a.count = count;
+      a.dtype = t;
+      a.op = op;
+      run(c, Kind::kAllreduce, a, find_algorithm(Kind::kAllreduce, "direct"));
+      EXPECT_EQ(count_wrong(recv, expect.at(0), count, es), 0u);
+      if (private_rank < 0 && c.oversubscribed) {  // with a CPU each, allreduce keeps the staged path
+        EXPECT_EQ(steps_of_last_call(c), 3u);
+      } else {
+        EXPECT_GT(steps_of_last_call(c), 3u);
+      }
+      // reduce_scatter (in place: the output is this rank's block of the input)
+      fill(count * n, 0);
+      for (size_t i = 0; i < count; ++i) ref::expected(expect.at(i), r * count + i, t, op, n);
+      a.recv = ip ? send + r * count * es : recv;
+      run(c, Kind::kReduceScatter, a, find_algorithm(Kind::kReduceScatter, "direct"));
+      EXPECT_EQ(count_wrong(static_cast<const char*>(a.recv), expect.at(0), count, es), 0u);
+      if (private_rank < 0) {
+        EXPECT_EQ(steps_of_last_call(c), 2u);
+      } else {
+        EXPECT_GT(steps_of_last_call(c), 2u);
+      }
+      // allgather (in place: this rank's piece already sits in its block of the output)
+      for (size_t i = 0; i < count; ++i) ref::store(ip ? recv + r * count * es : send, i, t, val(r, i));
+      for (int m = 0; m < n; ++m)
+        for (size_t i = 0; i < count; ++i) expect.set(m * count + i, val(m, i));
+      Args g;
+      g.send = ip ? recv + r * count * es : send;
+      g.recv = ip ? recv : (sym ? sym_recv : priv_recv.data());
+      g.count = count;
+      g.dtype = t;
+      run(c, Kind::kAllgather, g, find_algorithm(Kind::kAllgather, "direct"));
+      EXPECT_EQ(count_wrong(static_cast<const char*>(g.recv), expect.at(0), count * n, es), 0u);
+      if (private_rank < 0) {
+        EXPECT_EQ(steps_of_last_call(c), 2u);
+      }
+      // broadcast from the last rank (private in the fallback case)
+      for (size_t i = 0; i < count; ++i) {
+        ref::store(send, i, t, val(r, i));
+        expect.set(i, val(n - 1, i));
+      }
+      Args b;
+      b.send = send;
+      b.recv = ip ? send : recv;
+      b.count = count;
+      b.dtype = t;
+      b.root = n - 1;
+      run(c, Kind::kBroadcast, b, find_algorithm(Kind::kBroadcast, "direct"));
+      EXPECT_EQ(count_wrong(static_cast<const char*>(b.recv), expect.at(0), count, es), 0u);
+      if (private_rank < 0) {
+        EXPECT_EQ(steps_of_last_call(c), 2u);
+      } else {
+        EXPECT_GT(steps_of_last_call(c), 2u);
+      }
+      // alltoall (in place keeps the staged algorithm)
+      const size_t per = count / static_cast<size_t>(n) + 1;
+      for (int m = 0; m < n; ++m)
+        for (size_t i = 0; i < per; ++i) {
+          ref::store(send, m * per + i, t, val(r, m * per + i));
+          expect.set(m * per + i, val(m, r * per + i));
+        }
+      Args x;
+      x.send = send;
+      x.recv = recv;
+      x.count = per;
+      x.dtype = t;
+      run(c, Kind::kAlltoall, x, find_algorithm(Kind::kAlltoall, "direct"));
+      EXPECT_EQ(count_wrong(recv, expect.at(0), per * n, es), 0u);
+      if (private_rank < 0 && !ip && per * es > c.slot_bytes && c.oversubscribed) {
+        EXPECT_EQ(steps_of_last_call(c), 2u);
+      }
+    }
+  shmem_free(sym_recv);
+  shmem_free(sym_send);
+}
+
 // Data movement: element value identifies (source rank, position).
 double val(int rank, size_t i) { return static_cast<double>((rank * 37 + i * 11) % 113); }
 
@@ -114,6 +259,7 @@ TEST(Allgather, EveryAlgorithm) {
     for (size_t count : kCounts)
       for (bool ip : {false, true})
         for (DType t : {DType::kFloat32, DType::kUint8, DType::kFloat64}) {
+          if (!a->supports(make_shape(c, Kind::kAllgather, count * dtype_size(t)))) continue;
           SCOPED_TRACE(trace(a, count, ip, t, Op::kSum));
           Buf send(t, count), recv(t, count * n), expect(t, count * n);
           for (size_t i = 0; i < count; ++i) send.set(i, val(r, i));
@@ -137,6 +283,7 @@ TEST(Broadcast, EveryAlgorithmAndRoot) {
     for (size_t count : kCounts)
       for (int root : {0, n / 2, n - 1})
         for (bool ip : {false, true}) {
+          if (!a->supports(make_shape(c, Kind::kBroadcast, count * 4))) continue;
           SCOPED_TRACE(trace(a, count, ip, DType::kInt32, Op::kSum) + " root " + std::to_string(root));
           Buf send(DType::kInt32, count), recv(DType::kInt32, count), expect(DType::kInt32, count);
           for (size_t i = 0; i < count; ++i) {
@@ -191,6 +338,7 @@ TEST(Alltoall, EveryAlgorithm) {
   for (const Algorithm* a : algos_of(Kind::kAlltoall))
     for (size_t count : kCounts)
       for (bool ip : {false, true}) {
+        if (!a->supports(make_shape(c, Kind::kAlltoall, count * 4))) continue;
         SCOPED_TRACE(trace(a, count, ip, DType::kFloat32, Op::kSum));
         Buf send(DType::kFloat32, count * n), recv(DType::kFloat32, count * n), expect(DType::kFloat32, count * n);
         // element i of my block for member m: val(r, m*count+i); I receive val(m, r*count+i) from m

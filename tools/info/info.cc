@@ -14,6 +14,7 @@
 #include "base/config.h"
 #include "base/cpu.h"
 #include "coll/algo.h"
+#include "coll/cma.h"
 #include "coll/reduce/reduce.h"
 #include "coll/select/select.h"
 
@@ -47,10 +48,14 @@ void print_coll(Kind k, size_t bytes, int ranks, size_t slot, bool oversub, cons
   s.bytes = bytes;
   s.slot_bytes = slot;
   s.oversubscribed = oversub;
+  // A communicator probes every pair of members; here only whether this process may use the syscall.
+  static const uint64_t probe = 0x7e55e7a;
+  s.cma = cma_enabled() && cma_probe(getpid(), &probe, probe);
   const bool det = deterministic_mode();
   Choice c = select(s, m, det);
-  std::printf("%s, %zu bytes per rank, %d ranks, staging slot %zu bytes%s%s\n", kind_name(k), bytes, ranks, slot,
-              oversub ? ", oversubscribed" : "", det ? ", TESSERA_DETERMINISTIC=1" : "");
+  std::printf("%s, %zu bytes per rank, %d ranks, staging slot %zu bytes%s%s%s\n", kind_name(k), bytes, ranks, slot,
+              oversub ? ", oversubscribed" : "", det ? ", TESSERA_DETERMINISTIC=1" : "",
+              s.cma ? "" : ", no single-copy path (process_vm_readv unavailable or TESSERA_COLL_CMA=0)");
   std::printf("  %-14s %12s  %-9s %s\n", "algorithm", "cost (us)", "", "description");
   for (const Candidate& cand : candidates(s, m, det)) {
     std::string note = !cand.supported ? "n/a" : !cand.allowed ? "excluded" : cand.algo == c.algo ? "<- chosen" : "";

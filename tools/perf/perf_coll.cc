@@ -40,6 +40,7 @@ struct Opts {
   const Algorithm* algo = nullptr;
   bool json = false;
   bool inplace = true;
+  bool symmetric = false;  // buffers from the symmetric heap (the collectives' zero-copy path)
 };
 
 [[noreturn]] void usage(const char* prog, const std::string& err) {
@@ -90,6 +91,7 @@ Opts parse(Kind kind, int argc, char** argv) {
       o.algo = find_algorithm(kind, name);
       if (!o.algo) usage(prog, std::string("no algorithm ") + name + " for " + kind_name(kind));
     } else if (a == "--json") o.json = true;
+    else if (a == "--symmetric") o.symmetric = true;
     else if (a == "-h" || a == "--help") usage(prog, "");
     else usage(prog, "unknown option " + a);
   }
@@ -121,11 +123,35 @@ void buffer_elems(Kind k, size_t count, int n, size_t* s, size_t* r) {
   }
 }
 
+// A benchmark buffer: private memory, or (--symmetric) symmetric heap memory, which every rank allocates
+// alike (the sizes are the same on every rank, and fill() runs in step on all of them).
+struct Mem {
+  bool sym = false;
+  std::vector<char> v;
+  char* p = nullptr;
+  size_t cap = 0;
+  void assign(size_t bytes, char value) {
+    if (!sym) {
+      v.assign(bytes, value);
+      p = v.data();
+      return;
+    }
+    if (bytes > cap) {
+      if (p) shmem_free(p);
+      p = static_cast<char*>(shmem_malloc(bytes));
+      cap = bytes;
+    }
+    if (bytes) std::memset(p, value, bytes);
+  }
+  char* data() { return p; }
+  const char* data() const { return p; }
+};
+
 struct Bench {
   Communicator* c;
   Kind kind;
   Opts o;
-  std::vector<char> sbuf, rbuf;
+  Mem sbuf, rbuf;
 
   void fill(size_t count) {
     size_t se, re;
@@ -277,6 +303,7 @@ int run_coll(Kind kind, int argc, char** argv) {
     return 1;
   }
   Bench b{cr.value(), kind, o, {}, {}};
+  b.sbuf.sym = b.rbuf.sym = o.symmetric;
   const int n = b.c->size, me = b.c->rank;
   if (has_root(kind) && (o.root < 0 || o.root >= n)) usage(argv[0], "root out of range");
   const size_t es = dtype_size(o.dtype);

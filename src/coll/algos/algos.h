@@ -30,4 +30,16 @@ uint64_t alltoall_bruck(Exec&, const Args&);
 uint64_t alltoallv_direct(Exec&, const Args&);
 uint64_t barrier_flat(Exec&, const Args&);
 uint64_t barrier_dissemination(Exec&, const Args&);
+// The direct algorithms with their zero-copy path for symmetric buffers (algos/zcopy.cc).
+uint64_t allreduce_direct_zc(Exec&, const Args&);
+uint64_t reduce_scatter_direct_zc(Exec&, const Args&);
+uint64_t allgather_direct_zc(Exec&, const Args&);
+uint64_t broadcast_direct_zc(Exec&, const Args&);
+uint64_t alltoall_direct_zc(Exec&, const Args&);
+// Single-copy algorithms (algos/cma.cc): need Shape::cma.
+uint64_t allreduce_cma(Exec&, const Args&);
+uint64_t reduce_scatter_cma(Exec&, const Args&);
+uint64_t allgather_cma(Exec&, const Args&);
+uint64_t broadcast_cma(Exec&, const Args&);
+uint64_t alltoall_cma(Exec&, const Args&);
 }  // namespace tessera::coll::algos

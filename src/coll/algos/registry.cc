@@ -17,6 +17,11 @@ double CH(const Shape& s, double slot) { return s.bytes ? std::ceil(B(s) / slot)
 bool any(const Shape&) { return true; }
 bool small_n(const Shape& s) { return s.n <= 256; }  // algos::kMaxSources
 bool fits_slot(const Shape& s) { return small_n(s) && s.bytes <= s.slot_bytes; }
+bool cma(const Shape& s) { return s.cma && small_n(s); }
+// A process_vm_readv call: syscall entry plus the permission check and page-table walk of the call.
+constexpr double kCmaCall = 2e-6;
+// Reductions through an L2-sized bounce buffer: one process_vm_readv per peer and MiB.
+double CMAR(const Shape& s) { return std::ceil(B(s) / double(1 << 20)) * kCmaCall; }
 
 const Algorithm kAlgorithms[] = {
     // ---- allreduce
@@ -26,9 +31,9 @@ const Algorithm kAlgorithms[] = {
      algos::allreduce_oneshot},
     {Kind::kAllreduce, 1, "direct",
      "reduce-scatter + allgather by direct reads: each member reduces 1/n of every chunk from all members' "
-     "staging, then copies the other slices; 2 steps per chunk", true, small_n,
+     "staging, then copies the other slices; 2 steps per chunk (symmetric buffers: read in place, 3 steps)", true, small_n,
      [](const Shape& s, const M& m) { return 2 * CH(s, S(s)) * alpha_of(s, m) + 2 * B(s) * m.beta + B(s) * m.gamma; },
-     algos::allreduce_direct},
+     algos::allreduce_direct_zc},
     {Kind::kAllreduce, 2, "ring",
      "ring reduce-scatter + allgather, chunked and pipelined; 2(n-1)+1 steps per chunk of n slots", false, any,
      [](const Shape& s, const M& m) {
@@ -49,26 +54,44 @@ const Algorithm kAlgorithms[] = {
        return 4 * L(s) * CH(s, S(s)) * alpha_of(s, m) + B(s) * (3 * m.beta + 3 * m.gamma);
      },
      algos::allreduce_dbtree},
+    {Kind::kAllreduce, 5, "cma",
+     "single copy: each member reduces 1/n of the data reading peers' buffers through process_vm_readv, then "
+     "copies the other slices from their outputs; 3 steps whatever the size", true, cma,
+     [](const Shape& s, const M& m) {
+       return 3 * alpha_of(s, m) + (N(s) - 1) * (2 * kCmaCall) + CMAR(s) / N(s) +
+              2 * (N(s) - 1) / N(s) * B(s) * m.cma_beta + B(s) * m.gamma;
+     },
+     algos::allreduce_cma},
     // ---- reduce_scatter
     {Kind::kReduceScatter, 0, "direct",
-     "each member reduces its block from every member's staging; 1 step per chunk", true, small_n,
+     "each member reduces its block from every member's staging; 1 step per chunk (symmetric buffers: read in "
+     "place, 2 steps)", true, small_n,
      [](const Shape& s, const M& m) {
        return CH(s, S(s) / N(s)) * alpha_of(s, m) + (N(s) - 1) * B(s) * m.beta + N(s) * B(s) * m.gamma;
      },
-     algos::reduce_scatter_direct},
+     algos::reduce_scatter_direct_zc},
     {Kind::kReduceScatter, 1, "ring", "ring reduce-scatter, n steps per chunk", false, any,
      [](const Shape& s, const M& m) {
        return N(s) * CH(s, S(s)) * alpha_of(s, m) + (N(s) - 1) * B(s) * (m.beta + 2 * m.gamma);
      },
      algos::reduce_scatter_ring},
+    {Kind::kReduceScatter, 2, "cma",
+     "single copy: each member reduces its block reading peers' inputs through process_vm_readv; 2 steps", true,
+     cma,
+     [](const Shape& s, const M& m) {
+       return 2 * alpha_of(s, m) + (N(s) - 1) * kCmaCall + CMAR(s) * (N(s) - 1) / N(s) +
+              (N(s) - 1) * B(s) * m.cma_beta + N(s) * B(s) * m.gamma;
+     },
+     algos::reduce_scatter_cma},
     {Kind::kReduceScatterv, 0, "direct", "reduce_scatter with per-member counts, direct reads", true, small_n,
      [](const Shape& s, const M& m) { return alpha_of(s, m) + N(s) * B(s) * (m.beta + m.gamma); },
      algos::reduce_scatterv_direct},
     // ---- allgather
-    {Kind::kAllgather, 0, "direct", "every member copies every member's piece from its staging; 1 step per chunk",
+    {Kind::kAllgather, 0, "direct", "every member copies every member's piece from its staging; 1 step per chunk (symmetric buffers: read "
+     "in place, 2 steps)",
      true, any,
      [](const Shape& s, const M& m) { return CH(s, S(s)) * alpha_of(s, m) + N(s) * B(s) * m.beta; },
-     algos::allgather_direct},
+     algos::allgather_direct_zc},
     {Kind::kAllgather, 1, "ring", "ring allgather, n-1 steps per chunk", true, any,
      [](const Shape& s, const M& m) {
        return (N(s) - 1) * CH(s, S(s)) * alpha_of(s, m) + 2 * (N(s) - 1) * B(s) * m.beta;
@@ -80,16 +103,27 @@ const Algorithm kAlgorithms[] = {
        return L(s) * CH(s, S(s) / N(s)) * alpha_of(s, m) + 3 * N(s) * B(s) * m.beta;
      },
      algos::allgather_bruck},
+    {Kind::kAllgather, 3, "cma", "single copy: one process_vm_readv per peer straight into place; 2 steps", true,
+     cma,
+     [](const Shape& s, const M& m) {
+       return 2 * alpha_of(s, m) + (N(s) - 1) * kCmaCall + (N(s) - 1) * B(s) * m.cma_beta + B(s) * m.beta;
+     },
+     algos::allgather_cma},
     {Kind::kAllgatherv, 0, "direct", "allgather with per-member counts, direct reads", true, any,
      [](const Shape& s, const M& m) { return alpha_of(s, m) + N(s) * B(s) * m.beta; }, algos::allgatherv_direct},
     // ---- broadcast
-    {Kind::kBroadcast, 0, "direct", "the root publishes each chunk, every member copies it; 1 step per chunk",
+    {Kind::kBroadcast, 0, "direct", "the root publishes each chunk, every member copies it; 1 step per chunk (symmetric buffers: "
+     "read in place, 2 steps)",
      true, any, [](const Shape& s, const M& m) { return CH(s, S(s)) * alpha_of(s, m) + 2 * B(s) * m.beta; },
-     algos::broadcast_direct},
+     algos::broadcast_direct_zc},
     {Kind::kBroadcast, 1, "chain", "pipelined chain from the root: each member copies from its predecessor",
      true, any,
      [](const Shape& s, const M& m) { return (CH(s, S(s)) + N(s) - 2) * alpha_of(s, m) + 3 * B(s) * m.beta; },
      algos::broadcast_chain},
+    {Kind::kBroadcast, 2, "cma", "single copy: every member reads the root's buffer with process_vm_readv; 2 steps",
+     true, cma,
+     [](const Shape& s, const M& m) { return 2 * alpha_of(s, m) + kCmaCall + B(s) * m.cma_beta; },
+     algos::broadcast_cma},
     // ---- reduce
     {Kind::kReduce, 0, "oneshot", "every member publishes its input, the root reduces all; 1 step", true,
      fits_slot, [](const Shape& s, const M& m) { return (s.bytes ? alpha_of(s, m) : 0) + B(s) * m.beta + N(s) * B(s) * m.gamma; },
@@ -108,9 +142,9 @@ const Algorithm kAlgorithms[] = {
     // ---- alltoall
     {Kind::kAlltoall, 0, "direct",
      "every member publishes its n pieces, each reads its own from everyone (pairwise order); 1 step per "
-     "chunk", true, any,
+     "chunk (symmetric buffers: read in place, 2 steps)", true, any,
      [](const Shape& s, const M& m) { return CH(s, S(s) / N(s)) * alpha_of(s, m) + 2 * N(s) * B(s) * m.beta; },
-     algos::alltoall_direct},
+     algos::alltoall_direct_zc},
     {Kind::kAlltoall, 1, "pairwise", "n-1 steps per chunk; at step j serve member r+j, take from r-j", true, any,
      [](const Shape& s, const M& m) {
        return (N(s) - 1) * CH(s, S(s)) * alpha_of(s, m) + 2 * N(s) * B(s) * m.beta;
@@ -122,6 +156,12 @@ const Algorithm kAlgorithms[] = {
        return L(s) * CH(s, S(s) / N(s)) * alpha_of(s, m) + (2 + L(s)) * N(s) * B(s) * m.beta;
      },
      algos::alltoall_bruck},
+    {Kind::kAlltoall, 3, "cma",
+     "single copy: every member reads its piece of each peer's input with process_vm_readv; 2 steps", true, cma,
+     [](const Shape& s, const M& m) {
+       return 2 * alpha_of(s, m) + (N(s) - 1) * kCmaCall + (N(s) - 1) * B(s) * m.cma_beta + B(s) * m.beta;
+     },
+     algos::alltoall_cma},
     {Kind::kAlltoallv, 0, "direct", "count matrix exchange, then direct reads of every member's pieces", true,
      any, [](const Shape& s, const M& m) { return 2 * alpha_of(s, m) + 2 * N(s) * B(s) * m.beta; },
      algos::alltoallv_direct},

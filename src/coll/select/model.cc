@@ -1,5 +1,6 @@
 #include "coll/select/model.h"
 
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -20,10 +21,13 @@ namespace tessera::coll {
 namespace {
 const config::Var<std::string> kModelFile{
     "TESSERA_COLL_MODEL", "",
-    "File with the collective cost model ('alpha=<s> beta=<s/byte> gamma=<s/byte>'); empty: the per-host "
-    "cache, measured on first use"};
+    "File with the collective cost model ('alpha=<s> beta=<s/byte> gamma=<s/byte>', optionally "
+    "'cma_beta=<s/byte>'); empty: the per-host cache, measured on first use"};
 
-bool parse(const std::string& text, ModelParams* m) {
+// need_cma: the per-host cache must carry cma_beta (older caches are measured again); a user's file may
+// leave it out (default: 3 beta).
+bool parse(const std::string& text, ModelParams* m, bool need_cma) {
+  bool cma = false;
   std::istringstream in(text);
   std::string tok;
   int got = 0;
@@ -38,8 +42,10 @@ bool parse(const std::string& text, ModelParams* m) {
     else if (k == "beta") m->beta = v, ++got;
     else if (k == "gamma") m->gamma = v, ++got;
     else if (k == "oversub_alpha") m->oversub_alpha = v;
+    else if (k == "cma_beta") m->cma_beta = v, cma = true;
   }
-  return got == 3;
+  if (!cma) m->cma_beta = 3 * m->beta;
+  return got == 3 && (cma || !need_cma);
 }
 
 std::string cache_path() {
@@ -71,6 +77,17 @@ ModelParams measure() {
   double tr = seconds_of([&] { reduce(c.data(), srcs, 2, n / 4, DType::kFloat32, Op::kSum); });
   m.beta = tc / static_cast<double>(n);
   m.gamma = std::max(1e-12, (tr - tc) / static_cast<double>(n));
+  // cma_beta: the same copy through process_vm_readv of this process (the kernel path a peer's read takes,
+  // 1 MiB per call as the algorithms do). Unavailable: the single-copy path is not used anyway.
+  bool cma_ok = true;
+  double tk = seconds_of([&] {
+    for (size_t o = 0; o < n && cma_ok; o += size_t{1} << 20) {
+      iovec l{reinterpret_cast<char*>(c.data()) + o, size_t{1} << 20};
+      iovec r{reinterpret_cast<char*>(a.data()) + o, size_t{1} << 20};
+      cma_ok = process_vm_readv(getpid(), &l, 1, &r, 1, 0) == static_cast<ssize_t>(size_t{1} << 20);
+    }
+  });
+  m.cma_beta = cma_ok ? std::max(m.beta, tk / static_cast<double>(n)) : 3 * m.beta;
   // alpha: one cache-line handoff between cores is ~0.1-0.3 us; a step also polls n flags. Measuring it
   // needs two PEs at once, so the default stands (override it with a model file).
   std::snprintf(m.source, sizeof m.source, "measured");
@@ -88,7 +105,7 @@ ModelParams load_model() {
       std::ifstream in(file);
       std::stringstream ss;
       ss << in.rdbuf();
-      if (!in || !parse(ss.str(), &m))
+      if (!in || !parse(ss.str(), &m, false))
         log::fatal("TESSERA_COLL_MODEL={}: cannot read 'alpha=<s> beta=<s/byte> gamma=<s/byte>' from it", file);
       std::snprintf(m.source, sizeof m.source, "file");
       cached = m;
@@ -99,7 +116,7 @@ ModelParams load_model() {
       std::ifstream in(path);
       std::stringstream ss;
       ss << in.rdbuf();
-      if (in && parse(ss.str(), &m)) {
+      if (in && parse(ss.str(), &m, true)) {
         std::snprintf(m.source, sizeof m.source, "cache");
         cached = m;
         return;
@@ -111,8 +128,8 @@ ModelParams load_model() {
       std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
       std::string tmp = path + "." + std::to_string(getpid());
       if (std::FILE* f = std::fopen(tmp.c_str(), "w")) {
-        std::fprintf(f, "alpha=%.6g beta=%.6g gamma=%.6g oversub_alpha=%.6g\n", m.alpha, m.beta, m.gamma,
-                     m.oversub_alpha);
+        std::fprintf(f, "alpha=%.6g beta=%.6g gamma=%.6g oversub_alpha=%.6g cma_beta=%.6g\n", m.alpha, m.beta,
+                     m.gamma, m.oversub_alpha, m.cma_beta);
         std::fclose(f);
         std::filesystem::rename(tmp, path, ec);
       }
@@ -124,8 +141,8 @@ ModelParams load_model() {
 
 std::string describe(const ModelParams& m) {
   return fmt::format("alpha {:.2f} us/step ({:.1f} us oversubscribed), beta {:.1f} GB/s copy, gamma {:.1f} GB/s "
-                     "reduce input ({})",
-                     m.alpha * 1e6, m.oversub_alpha * 1e6, 1e-9 / m.beta, 1e-9 / m.gamma, m.source);
+                     "reduce input, cma_beta {:.1f} GB/s process_vm_readv ({})",
+                     m.alpha * 1e6, m.oversub_alpha * 1e6, 1e-9 / m.beta, 1e-9 / m.gamma, 1e-9 / m.cma_beta, m.source);
 }
 
 }  // namespace tessera::coll

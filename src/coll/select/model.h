@@ -2,6 +2,9 @@
 //   alpha: seconds per synchronisation step (publish a flag, a peer sees it) -- per step of an algorithm
 //   beta:  seconds per byte copied through shared memory (read + write)
 //   gamma: seconds per byte of one reduction input (read, combine)
+//   cma_beta: seconds per byte copied from another process by the kernel (process_vm_readv: syscall, page
+//          pinning, kernel copy); measured on our VMs at 1.7-4x beta, so the single-copy algorithms win
+//          only where the kernel copies about as fast as user space
 // Parameters come from, in order: TESSERA_COLL_MODEL=<file> ("alpha=... beta=... gamma=..." in seconds),
 // a per-host cache (~/.cache/tessera/coll-model-<host>.txt, or $XDG_CACHE_HOME), or a quick measurement
 // (about 20 ms) that is then written to the cache. Rank 0 of a communicator decides and publishes its
@@ -16,6 +19,7 @@ struct ModelParams {
   double beta = 1.0 / 8e9;
   double gamma = 1.0 / 10e9;
   double oversub_alpha = 4e-6;  // alpha when members outnumber CPUs (a wait may need a context switch)
+  double cma_beta = 3.0 / 8e9;  // seconds per byte copied from a peer by process_vm_readv (coll/cma.h)
   char source[48] = "default";  // "file", "cache", "measured", "default"
 };
 

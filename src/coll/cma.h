@@ -1,0 +1,25 @@
+// Cross-memory attach: a member copies straight from a peer's private (user) memory with process_vm_readv,
+// one copy instead of two through the staging segment. Needs the right to ptrace the peer (same uid, and
+// no Yama / seccomp / container rule against it); communicator creation probes every pair and all members
+// agree on the result (Communicator::cma), so the single-copy algorithms are selected only where they work
+// and the staged ones otherwise.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+namespace tessera::coll {
+
+struct Communicator;
+
+// TESSERA_COLL_CMA (default on): off forces the staged algorithms.
+bool cma_enabled();
+
+// True when process_vm_readv of 8 bytes at `remote` in process `pid` succeeds and reads `expect`.
+bool cma_probe(int64_t pid, const void* remote, uint64_t expect);
+
+// Copies `bytes` from `src` in member m's address space to `dst` in mine. A failure (a peer passed an
+// unmapped buffer, or permissions changed since the probe) ends the job with a message naming the member,
+// the address and the error.
+void cma_read(const Communicator& c, int m, void* dst, const void* src, size_t bytes);
+
+}  // namespace tessera::coll
