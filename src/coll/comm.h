@@ -1,10 +1,10 @@
 // Communicator: an ordered group of PEs of this host with its own shared staging memory.
 //
 // Memory (per member, one POSIX shared-memory segment mapped by every member of the communicator):
-//   Ctrl (flags, call records, flight recorder; ~10 KiB + 128 B per member)
+//   Ctrl (flags, call records, flight recorder, 2 LL buffers; ~27 KiB + 128 B per member)
 //   staging: kSlots slots of TESSERA_BUFFSIZE / kSlots bytes (the collective data path)
 //   p2p: one TESSERA_P2P_BUFFSIZE channel per peer (send/recv)
-// So a communicator of n PEs costs each PE BUFFSIZE + n * P2P_BUFFSIZE + ~12 KiB of shared memory (touched
+// So a communicator of n PEs costs each PE BUFFSIZE + n * P2P_BUFFSIZE + ~28 KiB of shared memory (touched
 // lazily), plus the mappings of its peers' segments (address space only).
 //
 // Data path ("tags"): every call of a collective runs a fixed sequence of steps; all members number the
@@ -39,6 +39,8 @@ struct Algorithm;
 
 inline constexpr int kSlots = 4;
 inline constexpr int kRecords = 64;  // flight recorder / call records kept per member
+// Largest payload of the LL ("low latency") protocol (ll.cc): a member's LL buffer holds this much data.
+inline constexpr size_t kLLBytes = 8192;
 
 // One call as every member describes it (the consistency check compares these).
 struct CallDesc {
@@ -74,12 +76,22 @@ struct alignas(64) Line {
   std::atomic<uint64_t> v;
 };
 
+// One LL buffer: the flag shares its cache line with the first 56 bytes of data, so a small payload
+// and the word saying it is there cross between cores as one line. flag = (call number mod 2^32) << 32 |
+// ll_tag(call description); written (release) after the data, so a reader that sees its call number in
+// the flag sees the data of that call.
+struct alignas(64) LLBuf {
+  std::atomic<uint64_t> flag;
+  char data[kLLBytes];
+};
+
 struct Ctrl {
   Hot hot;
   Line done;
   Line model_ready;                  // rank 0: 1 once `model` is written
   ModelParams model;                 // rank 0's cost-model parameters (others copy them)
   Record rec[kRecords];
+  LLBuf ll[2];                       // LL buffers, used by calls of odd / even number alternately
   // Followed by p2p counters: Line sent[n] (bytes made available to peer q), Line taken[n] (bytes of
   // peer q's channel consumed by me).
 };
@@ -94,6 +106,7 @@ struct Communicator {
   uint64_t tag = 0;                  // next tag
   uint64_t free_upto = 0;            // every member's done >= free_upto (cached; done only grows)
   uint64_t seq = 0;                  // calls made
+  uint64_t ll_synced = 0;            // every member is known to have started this call (LL buffer reuse)
   ModelParams model;
   bool oversubscribed = false;       // more members than CPUs: waiters yield instead of spinning
   uint64_t uid = 0;
@@ -116,6 +129,7 @@ struct Communicator {
   Line* sent(int m, int peer) const;
   Line* taken(int m, int peer) const;
   char* slot(int m, uint64_t t) const { return staging[m] + (t % kSlots) * slot_bytes; }
+  LLBuf& ll(int m, uint64_t call) const { return ctrl[m]->ll[call & 1]; }
   char* scratch_bytes(size_t n);
 };
 

@@ -11,6 +11,7 @@ uint64_t allreduce_direct(Exec&, const Args&);
 uint64_t allreduce_ring(Exec&, const Args&);
 uint64_t allreduce_rhd(Exec&, const Args&);
 uint64_t allreduce_dbtree(Exec&, const Args&);
+uint64_t allreduce_ll(Exec&, const Args&);
 uint64_t reduce_scatter_direct(Exec&, const Args&);
 uint64_t reduce_scatter_ring(Exec&, const Args&);
 uint64_t reduce_scatterv_direct(Exec&, const Args&);
@@ -30,4 +31,5 @@ uint64_t alltoall_bruck(Exec&, const Args&);
 uint64_t alltoallv_direct(Exec&, const Args&);
 uint64_t barrier_flat(Exec&, const Args&);
 uint64_t barrier_dissemination(Exec&, const Args&);
+uint64_t barrier_ll(Exec&, const Args&);
 }  // namespace tessera::coll::algos

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "coll/algos/algos.h"
+#include "coll/comm.h"
 
 namespace tessera::coll {
 namespace {
@@ -17,6 +18,10 @@ double CH(const Shape& s, double slot) { return s.bytes ? std::ceil(B(s) / slot)
 bool any(const Shape&) { return true; }
 bool small_n(const Shape& s) { return s.n <= 256; }  // algos::kMaxSources
 bool fits_slot(const Shape& s) { return small_n(s) && s.bytes <= s.slot_bytes; }
+bool fits_ll(const Shape& s) { return small_n(s) && s.bytes <= kLLBytes; }
+// An LL wait costs one cache-line handoff per peer, where a step publishes a flag line, then a data
+// line, then a done line: counted as half a step.
+constexpr double kLLStep = 0.5;
 
 const Algorithm kAlgorithms[] = {
     // ---- allreduce
@@ -49,6 +54,11 @@ const Algorithm kAlgorithms[] = {
        return 4 * L(s) * CH(s, S(s)) * alpha_of(s, m) + B(s) * (3 * m.beta + 3 * m.gamma);
      },
      algos::allreduce_dbtree},
+    {Kind::kAllreduce, 8, "ll",
+     "LL protocol: every member writes its input and the call number into its own cache lines, then reduces "
+     "all n inputs; one wait per peer (up to 8 KiB)", true, fits_ll,
+     [](const Shape& s, const M& m) { return (s.bytes ? kLLStep * alpha_of(s, m) : 0) + B(s) * m.beta + N(s) * B(s) * m.gamma; },
+     algos::allreduce_ll},
     // ---- reduce_scatter
     {Kind::kReduceScatter, 0, "direct",
      "each member reduces its block from every member's staging; 1 step per chunk", true, small_n,
@@ -130,6 +140,8 @@ const Algorithm kAlgorithms[] = {
      [](const Shape& s, const M& m) { return alpha_of(s, m) * (1 + (N(s) - 2) / 4); }, algos::barrier_flat},
     {Kind::kBarrier, 1, "dissemination", "ceil(log2 n) steps, one partner each", true, any,
      [](const Shape& s, const M& m) { return alpha_of(s, m) * L(s); }, algos::barrier_dissemination},
+    {Kind::kBarrier, 8, "ll", "LL protocol: write the call number into my flag line, read every member's", true, any,
+     [](const Shape& s, const M& m) { return kLLStep * alpha_of(s, m) * (1 + (N(s) - 2) / 4); }, algos::barrier_ll},
 };
 }  // namespace
 

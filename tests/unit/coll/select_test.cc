@@ -29,16 +29,23 @@ TEST(Select, EveryCollectiveHasAChoiceForEveryShape) {
           Choice c = select(shape(static_cast<Kind>(k), b, n), m, det);
           ASSERT_NE(c.algo, nullptr) << kind_name(static_cast<Kind>(k)) << " n " << n << " bytes " << b;
           EXPECT_TRUE(c.algo->supports(shape(static_cast<Kind>(k), b, n)));
-          if (det) EXPECT_TRUE(c.algo->canonical);
+          if (det) {
+            EXPECT_TRUE(c.algo->canonical);
+          }
           for (const Candidate& x : candidates(shape(static_cast<Kind>(k), b, n), m, det))
-            if (x.supported && x.allowed) EXPECT_LE(c.algo->cost(shape(static_cast<Kind>(k), b, n), m), x.cost);
+            if (x.supported && x.allowed) {
+              EXPECT_LE(c.algo->cost(shape(static_cast<Kind>(k), b, n), m), x.cost);
+            }
         }
   }
 }
 
-TEST(Select, OneShotForTinyDirectForLarge) {
+TEST(Select, LLForTinyDirectForLarge) {
   ModelParams m;
-  EXPECT_STREQ(select(shape(Kind::kAllreduce, 8, 2), m, false).algo->name, "oneshot");
+  EXPECT_STREQ(select(shape(Kind::kAllreduce, 8, 2), m, false).algo->name, "ll");
+  EXPECT_STREQ(select(shape(Kind::kAllreduce, 8, 2), m, true).algo->name, "ll");
+  EXPECT_STREQ(select(shape(Kind::kBarrier, 0, 2), m, false).algo->name, "ll");
+  EXPECT_STRNE(select(shape(Kind::kAllreduce, 64 << 10, 2), m, false).algo->name, "ll");
   EXPECT_STRNE(select(shape(Kind::kAllreduce, 64 << 20, 2), m, false).algo->name, "oneshot");
   EXPECT_STREQ(select(shape(Kind::kAllreduce, 64 << 20, 8), m, false).algo->name, "direct");
   EXPECT_STREQ(select(shape(Kind::kAllreduce, 64 << 20, 2), m, true).algo->name, "direct");
