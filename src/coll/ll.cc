@@ -52,8 +52,9 @@ char* Exec::ll_out() {
 
 void Exec::ll_publish() {
   const uint64_t flag = (seq_ & 0xffffffffu) << 32 | ll_tag(desc_);
-  // seq_cst: the store must be visible before notify() reads the peers' sleeper counts (engine.cc).
-  c_.ll(c_.rank, seq_).flag.store(flag, std::memory_order_seq_cst);
+  // Release is enough: notify() orders this store before its read of the sleeper counts (a full fence, or
+  // the membarrier a sleeping waiter issues; sync/wait.h), so a locked store would only add a stall.
+  c_.ll(c_.rank, seq_).flag.store(flag, std::memory_order_release);
   for (int m = 0; m < c_.size; ++m)
     if (m != c_.rank) sync::notify(c_.world[m]);
 }
