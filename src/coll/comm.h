@@ -1,10 +1,10 @@
 // Communicator: an ordered group of PEs of this host with its own shared staging memory.
 //
 // Memory (per member, one POSIX shared-memory segment mapped by every member of the communicator):
-//   Ctrl (flags, call records, flight recorder, 2 LL buffers; ~27 KiB + 128 B per member)
+//   Ctrl (flags, call records, flight recorder, 2 LL buffers; ~11 KiB + 128 B per member)
 //   staging: kSlots slots of TESSERA_BUFFSIZE / kSlots bytes (the collective data path)
 //   p2p: one TESSERA_P2P_BUFFSIZE channel per peer (send/recv)
-// So a communicator of n PEs costs each PE BUFFSIZE + n * P2P_BUFFSIZE + ~28 KiB of shared memory (touched
+// So a communicator of n PEs costs each PE BUFFSIZE + n * P2P_BUFFSIZE + ~13 KiB of shared memory (touched
 // lazily), plus the mappings of its peers' segments (address space only).
 //
 // Data path ("tags"): every call of a collective runs a fixed sequence of steps; all members number the
@@ -40,7 +40,7 @@ struct Algorithm;
 inline constexpr int kSlots = 4;
 inline constexpr int kRecords = 64;  // flight recorder / call records kept per member
 // Largest payload of the LL ("low latency") protocol (ll.cc): a member's LL buffer holds this much data.
-inline constexpr size_t kLLBytes = 8192;
+inline constexpr size_t kLLBytes = 512;  // measured: above ~512 B oneshot is as fast or faster
 
 // One call as every member describes it (the consistency check compares these).
 struct CallDesc {
@@ -76,14 +76,19 @@ struct alignas(64) Line {
   std::atomic<uint64_t> v;
 };
 
-// One LL buffer: the flag shares its cache line with the first 56 bytes of data, so a small payload
-// and the word saying it is there cross between cores as one line. flag = (call number mod 2^32) << 32 |
-// ll_tag(call description); written (release) after the data, so a reader that sees its call number in
-// the flag sees the data of that call.
+// One LL buffer. A payload of up to kLLInline bytes shares the flag's cache line, so the payload and the
+// word saying it is there cross between cores as one line; a larger one starts on the next line (aligned,
+// so that copies and the reduction kernel do not split loads and stores across lines). flag = (call number
+// mod 2^32) << 32 | ll_tag(call description), stored (release) after the payload, so a reader that sees
+// its call number in the flag sees the payload of that call.
+inline constexpr size_t kLLInline = 56;
 struct alignas(64) LLBuf {
   std::atomic<uint64_t> flag;
-  char data[kLLBytes];
+  char data[kLLInline + kLLBytes];
+  char* payload(size_t bytes) { return bytes <= kLLInline ? data : data + kLLInline; }
+  const char* payload(size_t bytes) const { return bytes <= kLLInline ? data : data + kLLInline; }
 };
+static_assert(sizeof(LLBuf) % 64 == 0 && 8 + kLLInline == 64);
 
 struct Ctrl {
   Hot hot;

@@ -8,9 +8,9 @@
 //   ex.end(nsteps);               // closes the call: every member must pass the same nsteps
 //
 // Calls whose payload fits kLLBytes may use the LL protocol instead of steps (ll.cc; no tags, no slots):
-//   char* o = ex.ll_out();        // my LL buffer of this call (the buffer of its call-number parity)
-//   ... write o ...; ex.ll_publish();
-//   const char* i = ex.ll_in(m);  // member m's LL data of this call, once m has published it
+//   char* o = ex.ll_out(bytes);        // where my payload of this call goes (buffer of its call parity)
+//   ... write o ...; ex.ll_publish();  // or ex.ll_put(src, bytes) for the three
+//   const char* i = ex.ll_in(m, bytes);  // member m's payload of this call, once m has published it
 // A call that reads every member's LL buffer has proven that every member started it, so the next LL call
 // may rewrite the other buffer without checking anything (reuse rule in ll.cc).
 //
@@ -48,9 +48,10 @@ class Exec {
   // Blocks until every member's done >= tag(t) (all finished step t); used by barrier-like endings.
   void wait_done(int m, uint64_t t);
 
-  char* ll_out();
+  char* ll_out(size_t bytes);
   void ll_publish();
-  const char* ll_in(int m);
+  void ll_put(const void* src, size_t bytes);
+  const char* ll_in(int m, size_t bytes);
 
  private:
   void wait_free(uint64_t t);

@@ -3,8 +3,10 @@
 // Each member owns two LL buffers in its control block (comm.h: LLBuf), used by its odd and even calls.
 // A call writes its payload into its own buffer, then stores the flag (call number << 32 | ll_tag) with
 // release order; a reader waits for the flag to show the call number, compares the tag with its own call
-// and reads the data. Payload and flag share the first cache line, so an allreduce of up to 56 bytes or a
-// barrier costs one line per peer and one wait, and flags are call numbers, so nothing is ever reset.
+// and reads the data. Payloads up to 56 bytes share the flag's cache line, so such an allreduce or a
+// barrier costs one line per peer and one wait; larger ones start on the next line, line-aligned (copies and
+// the reduction kernel then never split an access across two lines). Flags are call numbers, so nothing
+// is ever reset.
 //
 // Reuse: call s rewrites the buffer last used by call s-2. Every member has finished reading it once every
 // member has started call s-1 (a member reads buffers of call s-2 only inside that call). When call s-1
@@ -17,6 +19,8 @@
 // that runs a stepped call under this call number never writes its LL buffer: while waiting, the peer's
 // published description is compared as soon as it has started the call.
 #include <sched.h>
+
+#include <cstring>
 
 #include "base/log.h"
 #include "coll/engine.h"
@@ -32,7 +36,7 @@ uint32_t ll_tag(const CallDesc& d) {
          static_cast<uint32_t>(d.op) << 20 | static_cast<uint32_t>(d.count & 0xfffff);
 }
 
-char* Exec::ll_out() {
+char* Exec::ll_out(size_t bytes) {
   if (c_.ll_synced + 1 < seq_ && seq_ > 2) {  // calls 1 and 2 find their buffers unused
     const uint64_t need = seq_ - 1;
     for (int m = 0; m < c_.size; ++m) {
@@ -47,7 +51,7 @@ char* Exec::ll_out() {
     }
     c_.ll_synced = need;
   }
-  return c_.ll(c_.rank, seq_).data;
+  return c_.ll(c_.rank, seq_).payload(bytes);
 }
 
 void Exec::ll_publish() {
@@ -59,9 +63,14 @@ void Exec::ll_publish() {
     if (m != c_.rank) sync::notify(c_.world[m]);
 }
 
-const char* Exec::ll_in(int m) {
+void Exec::ll_put(const void* src, size_t bytes) {
+  std::memcpy(ll_out(bytes), src, bytes);
+  ll_publish();
+}
+
+const char* Exec::ll_in(int m, size_t bytes) {
   const LLBuf& b = c_.ll(m, seq_);
-  if (m == c_.rank) return b.data;
+  if (m == c_.rank) return b.payload(bytes);
   const uint64_t want = seq_ & 0xffffffffu;
   uint64_t w = b.flag.load(std::memory_order_acquire);
   uint64_t& word = c_.checked[static_cast<size_t>(m) / 64];
@@ -97,7 +106,7 @@ const char* Exec::ll_in(int m) {
   }
   word |= bit;
   if (++ll_read_ == c_.size - 1) c_.ll_synced = seq_;
-  return b.data;
+  return b.payload(bytes);
 }
 
 }  // namespace tessera::coll

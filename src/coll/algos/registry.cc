@@ -56,7 +56,7 @@ const Algorithm kAlgorithms[] = {
      algos::allreduce_dbtree},
     {Kind::kAllreduce, 8, "ll",
      "LL protocol: every member writes its input and the call number into its own cache lines, then reduces "
-     "all n inputs; one wait per peer (up to 8 KiB)", true, fits_ll,
+     "all n inputs; one wait per peer (up to 512 B)", true, fits_ll,
      [](const Shape& s, const M& m) { return (s.bytes ? kLLStep * alpha_of(s, m) : 0) + B(s) * m.beta + N(s) * B(s) * m.gamma; },
      algos::allreduce_ll},
     // ---- reduce_scatter
