@@ -3,6 +3,10 @@
 #include <hwloc.h>
 #include <sched.h>
 
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <mutex>
 
@@ -12,6 +16,76 @@ uint64_t now_ns() {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+namespace {
+struct TscClock {
+  bool usable = false;
+  uint64_t tsc0 = 0, ns0 = 0;
+  std::atomic<uint64_t> mult{0};  // ns per tick << 32
+  std::atomic<uint64_t> next{0};  // tick at which the rate is measured again
+};
+
+uint64_t rdtsc() {
+  uint32_t lo, hi;
+  asm volatile("rdtsc" : "=a"(lo), "=d"(hi));
+  return static_cast<uint64_t>(hi) << 32 | lo;
+}
+
+// Reads now_ns() and the TSC at the same moment: the TSC is read on both sides of the clock and the pair is
+// kept only when no preemption or interrupt fell between them.
+bool sample(uint64_t* ns, uint64_t* tsc) {
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    const uint64_t t1 = rdtsc();
+    const uint64_t n = now_ns();
+    const uint64_t t2 = rdtsc();
+    if (t2 > t1 && t2 - t1 < 4096) {
+      *ns = n;
+      *tsc = t1 + (t2 - t1) / 2;
+      return true;
+    }
+  }
+  return false;
+}
+
+// Measures the tick rate over [anchor, now] and schedules the next measurement.
+void remeasure(TscClock& c) {
+  uint64_t ns, t;
+  if (!sample(&ns, &t) || t <= c.tsc0 || ns <= c.ns0) return;
+  const uint64_t span = t - c.tsc0;
+  c.mult.store(static_cast<uint64_t>((static_cast<unsigned __int128>(ns - c.ns0) << 32) / span),
+               std::memory_order_relaxed);
+  const uint64_t per_second = static_cast<uint64_t>(static_cast<double>(span) * 1e9 / static_cast<double>(ns - c.ns0));
+  c.next.store(t + std::min(span, per_second), std::memory_order_relaxed);
+}
+
+TscClock& tsc_clock() {
+  static TscClock c;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    char src[32] = {};
+    if (FILE* f = std::fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "r")) {
+      if (!std::fgets(src, sizeof src, f)) src[0] = 0;
+      std::fclose(f);
+    }
+    if (std::strcmp(src, "tsc\n") != 0) return;
+    if (!sample(&c.ns0, &c.tsc0)) return;
+    while (now_ns() < c.ns0 + 20'000) cpu_relax();  // a first rate over 20 us, refined from there
+    remeasure(c);
+    c.usable = c.mult.load() != 0;
+  });
+  return c;
+}
+}  // namespace
+
+uint64_t fast_now_ns() {
+  static TscClock& c = tsc_clock();
+  if (!c.usable) return now_ns();
+  const uint64_t t = rdtsc();
+  if (t < c.tsc0) return now_ns();
+  if (t >= c.next.load(std::memory_order_relaxed)) remeasure(c);
+  return c.ns0 + static_cast<uint64_t>((static_cast<unsigned __int128>(t - c.tsc0) *
+                                        c.mult.load(std::memory_order_relaxed)) >> 32);
 }
 
 int usable_cpus() {

@@ -1,10 +1,10 @@
 // Communicator: an ordered group of PEs of this host with its own shared staging memory.
 //
 // Memory (per member, one POSIX shared-memory segment mapped by every member of the communicator):
-//   Ctrl (flags, call records, flight recorder; ~10 KiB + 128 B per member)
+//   Ctrl (flags, call records, flight recorder, 2 LL buffers; ~11 KiB + 128 B per member)
 //   staging: kSlots slots of TESSERA_BUFFSIZE / kSlots bytes (the collective data path)
 //   p2p: one TESSERA_P2P_BUFFSIZE channel per peer (send/recv)
-// So a communicator of n PEs costs each PE BUFFSIZE + n * P2P_BUFFSIZE + ~12 KiB of shared memory (touched
+// So a communicator of n PEs costs each PE BUFFSIZE + n * P2P_BUFFSIZE + ~13 KiB of shared memory (touched
 // lazily), plus the mappings of its peers' segments (address space only).
 //
 // Data path ("tags"): every call of a collective runs a fixed sequence of steps; all members number the
@@ -39,6 +39,8 @@ struct Algorithm;
 
 inline constexpr int kSlots = 4;
 inline constexpr int kRecords = 64;  // flight recorder / call records kept per member
+// Largest payload of the LL ("low latency") protocol (ll.cc): a member's LL buffer holds this much data.
+inline constexpr size_t kLLBytes = 512;  // measured: above ~512 B oneshot is as fast or faster
 
 // One call as every member describes it (the consistency check compares these).
 struct CallDesc {
@@ -86,6 +88,19 @@ struct alignas(64) Peer {
   // may start its next calls while a peer still reads this call's words (at most kSlots steps ahead).
   std::atomic<uint64_t> sym[kRecords][2];
 };
+// One LL buffer. A payload of up to kLLInline bytes shares the flag's cache line, so the payload and the
+// word saying it is there cross between cores as one line; a larger one starts on the next line (aligned,
+// so that copies and the reduction kernel do not split loads and stores across lines). flag = (call number
+// mod 2^32) << 32 | ll_tag(call description), stored (release) after the payload, so a reader that sees
+// its call number in the flag sees the payload of that call.
+inline constexpr size_t kLLInline = 56;
+struct alignas(64) LLBuf {
+  std::atomic<uint64_t> flag;
+  char data[kLLInline + kLLBytes];
+  char* payload(size_t bytes) { return bytes <= kLLInline ? data : data + kLLInline; }
+  const char* payload(size_t bytes) const { return bytes <= kLLInline ? data : data + kLLInline; }
+};
+static_assert(sizeof(LLBuf) % 64 == 0 && 8 + kLLInline == 64);
 
 struct Ctrl {
   Hot hot;
@@ -94,6 +109,7 @@ struct Ctrl {
   ModelParams model;                 // rank 0's cost-model parameters (others copy them)
   Record rec[kRecords];
   Peer peer;
+  LLBuf ll[2];                       // LL buffers, used by calls of odd / even number alternately
   // Followed by p2p counters: Line sent[n] (bytes made available to peer q), Line taken[n] (bytes of
   // peer q's channel consumed by me).
 };
@@ -108,6 +124,7 @@ struct Communicator {
   uint64_t tag = 0;                  // next tag
   uint64_t free_upto = 0;            // every member's done >= free_upto (cached; done only grows)
   uint64_t seq = 0;                  // calls made
+  uint64_t ll_synced = 0;            // every member is known to have started this call (LL buffer reuse)
   ModelParams model;
   bool oversubscribed = false;       // more members than CPUs: waiters yield instead of spinning
   uint64_t uid = 0;
@@ -132,6 +149,7 @@ struct Communicator {
   Line* sent(int m, int peer) const;
   Line* taken(int m, int peer) const;
   char* slot(int m, uint64_t t) const { return staging[m] + (t % kSlots) * slot_bytes; }
+  LLBuf& ll(int m, uint64_t call) const { return ctrl[m]->ll[call & 1]; }
   char* scratch_bytes(size_t n);
 };
 

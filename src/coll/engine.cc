@@ -81,7 +81,7 @@ Exec::Exec(Communicator& c, const CallDesc& d) : c_(c), desc_(d) {
   rec_->count.store(d.count, std::memory_order_relaxed);
   rec_->tag_base.store(base_, std::memory_order_relaxed);
   rec_->tags.store(0, std::memory_order_relaxed);
-  rec_->start_ns.store(now_ns(), std::memory_order_relaxed);
+  rec_->start_ns.store(fast_now_ns(), std::memory_order_relaxed);
   rec_->end_ns.store(0, std::memory_order_relaxed);
   rec_->hash.store(0, std::memory_order_relaxed);
   rec_->seq.store(seq_, std::memory_order_release);
@@ -210,7 +210,7 @@ void Exec::end(uint64_t nsteps, uint64_t result_hash) {
   c_.tag = base_ + nsteps;
   rec_->tags.store(nsteps, std::memory_order_relaxed);
   rec_->hash.store(result_hash, std::memory_order_relaxed);
-  rec_->end_ns.store(now_ns(), std::memory_order_release);
+  rec_->end_ns.store(fast_now_ns(), std::memory_order_release);
 }
 
 void set_mismatch_throws(bool on) { g_mismatch_throws = on; }
@@ -218,7 +218,7 @@ void set_mismatch_throws(bool on) { g_mismatch_throws = on; }
 std::string flight_recorder(const Communicator& c, const std::string& waiting_for) {
   std::string s = fmt::format("{} on {}.\nFlight recorder (last collectives of every member, newest first):",
                               waiting_for, c.name);
-  const uint64_t now = now_ns();
+  const uint64_t now = fast_now_ns();
   for (int m = 0; m < c.size; ++m) {
     const Ctrl* p = c.ctrl[m];
     uint64_t cur = p->hot.seq.load();
@@ -231,10 +231,11 @@ std::string flight_recorder(const Communicator& c, const std::string& waiting_fo
       uint64_t base = r.tag_base.load(), end = r.end_ns.load(), start = r.start_ns.load();
       std::string state;
       if (end) {
-        state = fmt::format("done in {:.1f} us", static_cast<double>(end - start) / 1e3);
+        // fast_now_ns() may step back by a few ns when its rate is re-measured.
+        state = fmt::format("done in {:.1f} us", static_cast<double>(end > start ? end - start : 0) / 1e3);
       } else {
         state = fmt::format("RUNNING for {:.3f} s: finished {} steps, published {}",
-                            static_cast<double>(now - start) / 1e9, done >= base ? done - base + 1 : 0,
+                            static_cast<double>(now > start ? now - start : 0) / 1e9, done >= base ? done - base + 1 : 0,
                             ready >= base ? ready - base + 1 : 0);
       }
       s += fmt::format("\n      #{} {}: {}", cur - k, call_text(d), state);

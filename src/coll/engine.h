@@ -7,6 +7,13 @@
 //   const char* i = ex.in(m, t);  // member m's slot of step t, once m has published it
 //   ex.end(nsteps);               // closes the call: every member must pass the same nsteps
 //
+// Calls whose payload fits kLLBytes may use the LL protocol instead of steps (ll.cc; no tags, no slots):
+//   char* o = ex.ll_out(bytes);        // where my payload of this call goes (buffer of its call parity)
+//   ... write o ...; ex.ll_publish();  // or ex.ll_put(src, bytes) for the three
+//   const char* i = ex.ll_in(m, bytes);  // member m's payload of this call, once m has published it
+// A call that reads every member's LL buffer has proven that every member started it, so the next LL call
+// may rewrite the other buffer without checking anything (reuse rule in ll.cc).
+//
 // in() also runs the cheap consistency check: the first time a call waits for member m, m's description
 // of the same call (its n-th collective on this communicator) must equal ours, else the job ends with a
 // message naming the collective, both ranks and the differing values. Waits print every member's flight
@@ -46,6 +53,11 @@ class Exec {
   // Blocks until every member's done >= tag(t) (all finished step t); used by barrier-like endings.
   void wait_done(int m, uint64_t t);
 
+  char* ll_out(size_t bytes);
+  void ll_publish();
+  void ll_put(const void* src, size_t bytes);
+  const char* ll_in(int m, size_t bytes);
+
  private:
   void wait_free(uint64_t t);
   void check_peer(int m);
@@ -55,7 +67,11 @@ class Exec {
   uint64_t base_;
   uint64_t seq_;
   Record* rec_;
+  int ll_read_ = 0;  // peers whose LL buffer this call has read
 };
+
+// The 32-bit form of a call description carried in LL flags: exact for LL calls (count < 2^20).
+uint32_t ll_tag(const CallDesc& d);
 
 // The text printed when a wait expires: what this member waited for and every member's flight recorder.
 std::string flight_recorder(const Communicator& c, const std::string& waiting_for);

@@ -88,6 +88,55 @@ TEST(Allreduce, FullTypeOpMatrix) {
     }
 }
 
+// The LL allreduce at its size limit and just below, every type and op, in place and out of place.
+TEST(Allreduce, LLUpToItsLimitEveryTypeAndOp) {
+  const Algorithm* ll = find_algorithm(Kind::kAllreduce, "ll");
+  ASSERT_NE(ll, nullptr);
+  for (int t = 0; t < kNumDTypes; ++t)
+    for (int op = 0; op < kNumOps; ++op) {
+      const size_t limit = kLLBytes / dtype_size(static_cast<DType>(t));
+      for (size_t count : {size_t{1}, size_t{7}, limit - 1, limit})
+        check_reduction(Kind::kAllreduce, ll, count, (count + op) % 2 == 0, static_cast<DType>(t), static_cast<Op>(op));
+    }
+  // One element more than the LL buffer holds is refused with the size.
+  std::vector<char> big(kLLBytes + 1);
+  Args a;
+  a.send = a.recv = big.data();
+  a.count = big.size();
+  a.dtype = DType::kUint8;
+  tessera::Status st = dispatch(world(), Kind::kAllreduce, a, ll);
+  EXPECT_FALSE(st.is_ok());
+  EXPECT_NE(st.message().find(std::to_string(kLLBytes + 1) + " bytes"), std::string::npos) << st.message();
+}
+
+// LL calls between stepped calls and LL calls of count 0, which do not prove that every member has
+// left the previous use of an LL buffer (ll.cc); every result is checked.
+TEST(Allreduce, LLInterleavedWithSteppedCalls) {
+  Communicator& c = world();
+  const int n = c.size;
+  const Algorithm* ll = find_algorithm(Kind::kAllreduce, "ll");
+  const Algorithm* oneshot = find_algorithm(Kind::kAllreduce, "oneshot");
+  for (int round = 0; round < 30; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    check_reduction(Kind::kAllreduce, ll, 3 + round, round % 2 == 0, DType::kInt32, Op::kSum);
+    switch (round % 3) {
+      case 0: check_reduction(Kind::kAllreduce, oneshot, 5, false, DType::kFloat32, Op::kMax); break;
+      case 1: check_reduction(Kind::kAllreduce, ll, 0, false, DType::kFloat32, Op::kSum); break;
+      case 2: {  // a broadcast root waits for nobody but its right neighbour
+        std::vector<int32_t> b(9, c.rank == round % n ? round : -1);
+        Args x;
+        x.send = x.recv = b.data();
+        x.count = b.size();
+        x.dtype = DType::kInt32;
+        x.root = round % n;
+        run(c, Kind::kBroadcast, x);
+        EXPECT_EQ(b, std::vector<int32_t>(9, round));
+        break;
+      }
+    }
+  }
+}
+
 TEST(ReduceScatter, EveryAlgorithm) {
   for (const Algorithm* a : algos_of(Kind::kReduceScatter))
     for (size_t count : kCounts)
@@ -587,6 +636,44 @@ TEST(Consistency, DifferentCollectiveOrSkippedCall) {
     EXPECT_NE(m.find("allreduce"), std::string::npos) << m;
     EXPECT_NE(m.find("barrier"), std::string::npos) << m;
     EXPECT_NE(m.find("rank 1 (PE 1)"), std::string::npos) << m;
+  }
+}
+// One side on the LL protocol, the other on stepped algorithms: both still report the mismatch.
+void allreduce_forced(Communicator& c, size_t count, const char* algo) {
+  std::vector<double> buf(count, 1.0);
+  Args a;
+  a.send = a.recv = buf.data();
+  a.count = count;
+  a.dtype = DType::kFloat64;
+  (void)dispatch(c, Kind::kAllreduce, a, algo ? find_algorithm(Kind::kAllreduce, algo) : nullptr);
+}
+TEST(Consistency, LLAgainstSteppedCount) {
+  if (world().size < 2) GTEST_SKIP();
+  std::string m = mismatch_message([](Communicator& c) { allreduce_forced(c, c.rank == 1 ? 5000 : 10, nullptr); });
+  if (world().rank <= 1) {
+    EXPECT_TRUE(m.find("count 10 vs 5000") != std::string::npos || m.find("count 5000 vs 10") != std::string::npos) << m;
+  }
+}
+TEST(Consistency, LLAgainstSteppedAlgorithm) {
+  if (world().size < 2) GTEST_SKIP();
+  std::string m = mismatch_message([](Communicator& c) { allreduce_forced(c, 4, c.rank == 1 ? "oneshot" : "ll"); });
+  if (world().rank <= 1) {
+    EXPECT_TRUE(m.find("algorithm ll vs oneshot") != std::string::npos ||
+                m.find("algorithm oneshot vs ll") != std::string::npos) << m;
+  }
+}
+TEST(Consistency, LLBarrierAgainstLLAllreduce) {
+  if (world().size < 2) GTEST_SKIP();
+  std::string m = mismatch_message([](Communicator& c) {
+    if (c.rank == 1) {
+      (void)dispatch(c, Kind::kBarrier, Args{}, find_algorithm(Kind::kBarrier, "ll"));
+    } else {
+      allreduce_forced(c, 3, "ll");
+    }
+  });
+  if (world().rank <= 1) {
+    EXPECT_TRUE(m.find("collective allreduce vs barrier") != std::string::npos ||
+                m.find("collective barrier vs allreduce") != std::string::npos) << m;
   }
 }
 TEST(Consistency, DifferentRoot) {

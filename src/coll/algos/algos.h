@@ -11,6 +11,7 @@ uint64_t allreduce_direct(Exec&, const Args&);
 uint64_t allreduce_ring(Exec&, const Args&);
 uint64_t allreduce_rhd(Exec&, const Args&);
 uint64_t allreduce_dbtree(Exec&, const Args&);
+uint64_t allreduce_ll(Exec&, const Args&);
 uint64_t reduce_scatter_direct(Exec&, const Args&);
 uint64_t reduce_scatter_ring(Exec&, const Args&);
 uint64_t reduce_scatterv_direct(Exec&, const Args&);
@@ -42,4 +43,5 @@ uint64_t reduce_scatter_cma(Exec&, const Args&);
 uint64_t allgather_cma(Exec&, const Args&);
 uint64_t broadcast_cma(Exec&, const Args&);
 uint64_t alltoall_cma(Exec&, const Args&);
+uint64_t barrier_ll(Exec&, const Args&);
 }  // namespace tessera::coll::algos

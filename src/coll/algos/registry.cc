@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "coll/algos/algos.h"
+#include "coll/comm.h"
 
 namespace tessera::coll {
 namespace {
@@ -22,6 +23,10 @@ bool cma(const Shape& s) { return s.cma && small_n(s); }
 constexpr double kCmaCall = 2e-6;
 // Reductions through an L2-sized bounce buffer: one process_vm_readv per peer and MiB.
 double CMAR(const Shape& s) { return std::ceil(B(s) / double(1 << 20)) * kCmaCall; }
+bool fits_ll(const Shape& s) { return small_n(s) && s.bytes <= kLLBytes; }
+// An LL wait costs one cache-line handoff per peer, where a step publishes a flag line, then a data
+// line, then a done line: counted as half a step.
+constexpr double kLLStep = 0.5;
 
 const Algorithm kAlgorithms[] = {
     // ---- allreduce
@@ -62,6 +67,11 @@ const Algorithm kAlgorithms[] = {
               2 * (N(s) - 1) / N(s) * B(s) * m.cma_beta + B(s) * m.gamma;
      },
      algos::allreduce_cma},
+    {Kind::kAllreduce, 8, "ll",
+     "LL protocol: every member writes its input and the call number into its own cache lines, then reduces "
+     "all n inputs; one wait per peer (up to 512 B)", true, fits_ll,
+     [](const Shape& s, const M& m) { return (s.bytes ? kLLStep * alpha_of(s, m) : 0) + B(s) * m.beta + N(s) * B(s) * m.gamma; },
+     algos::allreduce_ll},
     // ---- reduce_scatter
     {Kind::kReduceScatter, 0, "direct",
      "each member reduces its block from every member's staging; 1 step per chunk (symmetric buffers: read in "
@@ -170,6 +180,8 @@ const Algorithm kAlgorithms[] = {
      [](const Shape& s, const M& m) { return alpha_of(s, m) * (1 + (N(s) - 2) / 4); }, algos::barrier_flat},
     {Kind::kBarrier, 1, "dissemination", "ceil(log2 n) steps, one partner each", true, any,
      [](const Shape& s, const M& m) { return alpha_of(s, m) * L(s); }, algos::barrier_dissemination},
+    {Kind::kBarrier, 8, "ll", "LL protocol: write the call number into my flag line, read every member's", true, any,
+     [](const Shape& s, const M& m) { return kLLStep * alpha_of(s, m) * (1 + (N(s) - 2) / 4); }, algos::barrier_ll},
 };
 }  // namespace
 

@@ -41,9 +41,12 @@ TEST(Select, EveryCollectiveHasAChoiceForEveryShape) {
   }
 }
 
-TEST(Select, OneShotForTinyDirectForLarge) {
+TEST(Select, LLForTinyDirectForLarge) {
   ModelParams m;
-  EXPECT_STREQ(select(shape(Kind::kAllreduce, 8, 2), m, false).algo->name, "oneshot");
+  EXPECT_STREQ(select(shape(Kind::kAllreduce, 8, 2), m, false).algo->name, "ll");
+  EXPECT_STREQ(select(shape(Kind::kAllreduce, 8, 2), m, true).algo->name, "ll");
+  EXPECT_STREQ(select(shape(Kind::kBarrier, 0, 2), m, false).algo->name, "ll");
+  EXPECT_STRNE(select(shape(Kind::kAllreduce, 64 << 10, 2), m, false).algo->name, "ll");
   EXPECT_STRNE(select(shape(Kind::kAllreduce, 64 << 20, 2), m, false).algo->name, "oneshot");
   EXPECT_STREQ(select(shape(Kind::kAllreduce, 64 << 20, 8), m, false).algo->name, "direct");
   EXPECT_STREQ(select(shape(Kind::kAllreduce, 64 << 20, 2), m, true).algo->name, "direct");
@@ -51,7 +54,7 @@ TEST(Select, OneShotForTinyDirectForLarge) {
 
 // The single-copy algorithms win at 64 MiB where the kernel copies from a peer about as fast as memcpy
 // (cma_beta = beta) and lose where it is several times slower (as measured on our VMs); never chosen
-// without the path; a few bytes still go one-shot. (reduce_scatter copies as many bytes either way, so its
+// without the path; a few bytes still go by the LL protocol. (reduce_scatter copies as many bytes either way, so its
 // single-copy form only saves steps and pays a syscall per MiB: not asserted.)
 TEST(Select, SingleCopyOnlyWhereTheKernelCopyIsFast) {
   ModelParams fast, slow;
@@ -68,7 +71,7 @@ TEST(Select, SingleCopyOnlyWhereTheKernelCopyIsFast) {
     }
     Shape tiny = shape(Kind::kAllreduce, 8, n);
     tiny.cma = true;
-    EXPECT_STREQ(select(tiny, fast, false).algo->name, "oneshot");
+    EXPECT_STREQ(select(tiny, fast, false).algo->name, "ll");
   }
 }
 

@@ -1,0 +1,112 @@
+// The LL ("low latency") protocol of Exec: small calls without steps, slots or done counters.
+//
+// Each member owns two LL buffers in its control block (comm.h: LLBuf), used by its odd and even calls.
+// A call writes its payload into its own buffer, then stores the flag (call number << 32 | ll_tag) with
+// release order; a reader waits for the flag to show the call number, compares the tag with its own call
+// and reads the data. Payloads up to 56 bytes share the flag's cache line, so such an allreduce or a
+// barrier costs one line per peer and one wait; larger ones start on the next line, line-aligned (copies and
+// the reduction kernel then never split an access across two lines). Flags are call numbers, so nothing
+// is ever reset.
+//
+// Reuse: call s rewrites the buffer last used by call s-2. Every member has finished reading it once every
+// member has started call s-1 (a member reads buffers of call s-2 only inside that call). When call s-1
+// read every member's LL buffer, it saw each of them inside call s-1, so nothing needs checking; otherwise
+// (a stepped call, or an LL call of count 0, came in between) ll_out() first waits for every member's call
+// number to reach s-1, which is normally the case already.
+//
+// Consistency: the tag is the exact call description of an LL call (kind, type, op, count), so a tag that
+// differs from ours is a mismatch, reported by the full check (check_peer: the detailed message). A peer
+// that runs a stepped call under this call number never writes its LL buffer: while waiting, the peer's
+// published description is compared as soon as it has started the call.
+#include <sched.h>
+
+#include <cstring>
+
+#include "base/log.h"
+#include "coll/engine.h"
+#include "sync/wait.h"
+
+namespace tessera::coll {
+
+static_assert(kLLBytes < (size_t{1} << 20), "ll_tag() keeps 20 bits of count");
+static_assert(kNumKinds <= 32 && kNumDTypes <= 16 && kNumOps <= 8, "ll_tag() field widths");
+
+uint32_t ll_tag(const CallDesc& d) {
+  return static_cast<uint32_t>(d.kind) << 27 | static_cast<uint32_t>(d.dtype) << 23 |
+         static_cast<uint32_t>(d.op) << 20 | static_cast<uint32_t>(d.count & 0xfffff);
+}
+
+char* Exec::ll_out(size_t bytes) {
+  if (c_.ll_synced + 1 < seq_ && seq_ > 2) {  // calls 1 and 2 find their buffers unused
+    const uint64_t need = seq_ - 1;
+    for (int m = 0; m < c_.size; ++m) {
+      if (m == c_.rank) continue;
+      const Ctrl* p = c_.ctrl[m];
+      coll_wait(
+          c_, [&] { return p->hot.seq.load(std::memory_order_acquire) >= need; },
+          [&] {
+            return flight_recorder(c_, fmt::format("rank {} (PE {}) to start call #{} (before call #{} rewrites its "
+                                                   "LL buffer)", m, c_.world[m], need, seq_));
+          });
+    }
+    c_.ll_synced = need;
+  }
+  return c_.ll(c_.rank, seq_).payload(bytes);
+}
+
+void Exec::ll_publish() {
+  const uint64_t flag = (seq_ & 0xffffffffu) << 32 | ll_tag(desc_);
+  // Release is enough: notify() orders this store before its read of the sleeper counts (a full fence, or
+  // the membarrier a sleeping waiter issues; sync/wait.h), so a locked store would only add a stall.
+  c_.ll(c_.rank, seq_).flag.store(flag, std::memory_order_release);
+  for (int m = 0; m < c_.size; ++m)
+    if (m != c_.rank) sync::notify(c_.world[m]);
+}
+
+void Exec::ll_put(const void* src, size_t bytes) {
+  std::memcpy(ll_out(bytes), src, bytes);
+  ll_publish();
+}
+
+const char* Exec::ll_in(int m, size_t bytes) {
+  const LLBuf& b = c_.ll(m, seq_);
+  if (m == c_.rank) return b.payload(bytes);
+  const uint64_t want = seq_ & 0xffffffffu;
+  uint64_t w = b.flag.load(std::memory_order_acquire);
+  uint64_t& word = c_.checked[static_cast<size_t>(m) / 64];
+  const uint64_t bit = uint64_t{1} << (m % 64);
+  if ((w >> 32) != want) {
+    const Ctrl* p = c_.ctrl[m];
+    uint32_t polls = 0;
+    coll_wait(
+        c_,
+        [&] {
+          w = b.flag.load(std::memory_order_acquire);
+          if ((w >> 32) == want) return true;
+          // Not at once (the peer writes its hot line at the start of every call): has the peer started this
+          // call as a different, stepped collective?
+          if (!(word & bit) && ++polls > 64 && p->hot.seq.load(std::memory_order_acquire) >= seq_) {
+            check_peer(m);
+            word |= bit;
+          }
+          return false;
+        },
+        [&] {
+          return flight_recorder(c_, fmt::format("rank {} (PE {}) to publish its LL buffer for call #{} ({} count {} "
+                                                 "{}; the buffer holds call #{})",
+                                                 m, c_.world[m], seq_, kind_name(desc_.kind), desc_.count,
+                                                 dtype_name(desc_.dtype), w >> 32));
+        });
+  }
+  if (static_cast<uint32_t>(w) != ll_tag(desc_)) {
+    check_peer(m);  // reports the mismatch with both descriptions
+    log::fatal("collective mismatch on {}, call #{}: rank {} (PE {}) published LL tag {:08x}, rank {} (PE {}) "
+               "expected {:08x}", c_.name, seq_, m, c_.world[m], static_cast<uint32_t>(w), c_.rank,
+               c_.world[c_.rank], ll_tag(desc_));
+  }
+  word |= bit;
+  if (++ll_read_ == c_.size - 1) c_.ll_synced = seq_;
+  return b.payload(bytes);
+}
+
+}  // namespace tessera::coll
