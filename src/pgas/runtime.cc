@@ -57,10 +57,6 @@ void abort_hook(int code) {
   sync::notify_all();
 }
 
-Status fail_init(Status st) {
-  log::fatal("shmem_init: {}", st.message());
-}
-
 // Job of one PE: private memory, no control segment from a launcher.
 Status init_single(Runtime& r) {
   TS_ASSIGN_OR_RETURN(void* p, transport::shm::map_private(r.seg_size));

@@ -11,9 +11,17 @@
 
 namespace tessera::transport::shm {
 
-std::string segment_prefix(const std::string& job_id) { return "tessera-" + job_id + "-"; }
+std::string segment_prefix(const std::string& job_id) {
+  std::string p = "tessera-";
+  p += job_id;
+  p += '-';
+  return p;
+}
 std::string segment_name(const std::string& job_id, const std::string& what) {
-  return "/" + segment_prefix(job_id) + what;
+  std::string n = "/";  // appended piecewise: GCC 12 warns (-Wrestrict) on the chained operator+ here
+  n += segment_prefix(job_id);
+  n += what;
+  return n;
 }
 
 Result<void*> create(const std::string& name, size_t bytes) {
