@@ -25,19 +25,21 @@ const config::Var<uint64_t> kMin{"TESSERA_COPY_ENGINE_MIN", uint64_t{256} << 10,
 const config::Var<uint64_t> kChunk{"TESSERA_COPY_ENGINE_CHUNK", uint64_t{64} << 10,
                                    "Bytes the caller or the copy engine claims at a time"};
 
-constexpr size_t kRing = 64;
-// A caller that waits longer than this for a chunk the engine holds takes it as a sign that the engine was
-// preempted (a stall costs up to a scheduler slice, milliseconds); callers then copy alone for a back-off
-// period that doubles on every stall, so on a host with no spare core stalls cost well under 1 %.
+constexpr size_t kRing = 64;  // jobs queued at once; a submit to a full ring first completes the oldest
+// A caller that waits longer than this for a chunk the engine holds counts a stall (the engine was
+// preempted: up to a scheduler slice, milliseconds). Stalls over 1/kStallBudget of a kStallWindowNs window
+// start a back-off (100 ms, doubling up to 2 s while it keeps recurring), so on a host with no spare core
+// stalls cost a few percent at most, and a stray one on a quiet host costs only itself.
 constexpr uint64_t kStallNs = 50'000;
-constexpr uint64_t kMinBackoffNs = 50'000'000;
+constexpr uint64_t kStallWindowNs = 100'000'000;
+constexpr uint64_t kStallBudget = 20;
+constexpr uint64_t kMinBackoffNs = 100'000'000;
 constexpr uint64_t kMaxBackoffNs = 2'000'000'000;
 // When the engine finds itself woken on the submitting thread's CPU, callers copy alone this long.
-constexpr uint64_t kSharedCpuPauseNs = 20'000'000;  // jobs queued at once; a submit to a full ring first completes the oldest
+constexpr uint64_t kSharedCpuPauseNs = 2'000'000;
 
 struct alignas(kCacheLine) Job {
-  // (sequence << 32) | next chunk to claim. The sequence makes a claim on a slot that was retired and
-  // reused fail instead of taking a chunk of the newer job.
+  // Chunks not yet claimed, as pack(sequence, lo, hi) (see claim()).
   std::atomic<uint64_t> claim{0};
   std::atomic<uint32_t> done{0};  // chunks copied
   uint32_t nchunks = 0;
@@ -62,20 +64,32 @@ struct Engine {
   std::atomic<uint64_t> stalls{0};
   std::atomic<uint64_t> shared_cpu{0};
   size_t chunk = 64 << 10;
-  std::atomic<uint64_t> backoff_ns{0};
+  std::mutex stall_mu;  // the stall window and back-off below
+  uint64_t window_start = 0, window_stalled = 0, backoff_ns = 0, backoff_end = 0;
+  std::atomic<uint64_t> backoffs{0};
   bool adaptive = true;     // pause when no core is spare
   std::thread thread;
 };
 
 Engine* g_engine = nullptr;
 
-// Claims the next chunk of job `seq`; false when the job has none left (or was retired).
-bool claim(Job& j, uint64_t seq, uint32_t* chunk) {
+// The claim word: tag (job sequence, 16 bits) | lo (24 bits) | hi (24 bits). Callers take chunks from the
+// front (lo++), the engine from the back (--hi), until they meet: each thread keeps roughly the same part
+// of a transfer from one call to the next, so a destination that is written again and again (a window of
+// puts into one buffer) stays in the writing core's cache instead of moving between cores. The tag makes
+// a claim on a slot that was retired and reused fail instead of taking a chunk of the newer job.
+constexpr uint64_t kMaxChunks = (uint64_t{1} << 24) - 1;
+inline uint64_t pack(uint64_t seq, uint64_t lo, uint64_t hi) { return (seq & 0xffff) << 48 | lo << 24 | hi; }
+
+// Claims a chunk of job `seq` from the front (callers) or the back (engine); false when none is left.
+bool claim(Job& j, uint64_t seq, bool back, uint32_t* chunk) {
   uint64_t v = j.claim.load(std::memory_order_acquire);
   for (;;) {
-    if ((v >> 32) != (seq & 0xffffffffu) || static_cast<uint32_t>(v) >= j.nchunks) return false;
-    if (j.claim.compare_exchange_weak(v, v + 1, std::memory_order_acq_rel, std::memory_order_acquire)) {
-      *chunk = static_cast<uint32_t>(v);
+    uint64_t lo = (v >> 24) & kMaxChunks, hi = v & kMaxChunks;
+    if ((v >> 48) != (seq & 0xffff) || lo >= hi) return false;
+    uint64_t next = back ? pack(seq, lo, hi - 1) : pack(seq, lo + 1, hi);
+    if (j.claim.compare_exchange_weak(v, next, std::memory_order_acq_rel, std::memory_order_acquire)) {
+      *chunk = static_cast<uint32_t>(back ? hi - 1 : lo);
       return true;
     }
   }
@@ -91,11 +105,11 @@ void copy_chunk(Engine& e, Job& j, uint32_t c) {
 }
 
 // Copies chunks of job `seq` until none is left to claim; returns how many this thread copied.
-uint64_t work_on(Engine& e, uint64_t seq) {
+uint64_t work_on(Engine& e, uint64_t seq, bool engine_thread = false) {
   Job& j = e.ring[seq % kRing];
   uint64_t n = 0;
   uint32_t c;
-  while (claim(j, seq, &c)) {
+  while (claim(j, seq, engine_thread, &c)) {
     copy_chunk(e, j, c);
     ++n;
   }
@@ -104,8 +118,9 @@ uint64_t work_on(Engine& e, uint64_t seq) {
 
 // Waits until every chunk of job `seq` (all claimed already) is copied. Only chunks the engine holds can be
 // left: each is one bounded copy by a thread of this process, but that thread may have been preempted by
-// another process in the middle of one. When the wait is long the host has no spare core right now:
-// callers copy alone for a while (back-off), so a busy host pays this at most once per back-off period.
+// another process in the middle of one. An occasional stall (a kernel thread ran) costs less than going
+// without the engine; when stalls add up to more than kStallBudget of a kStallWindow the host has no spare
+// core right now, and callers copy alone for a back-off period.
 void wait_job(Engine& e, uint64_t seq) {
   Job& j = e.ring[seq % kRing];
   if (j.done.load(std::memory_order_acquire) == j.nchunks) return;
@@ -114,13 +129,23 @@ void wait_job(Engine& e, uint64_t seq) {
     if (++spins < 1024) cpu_relax();
     else sched_yield();
   }
-  if (now_ns() - t0 > kStallNs && e.adaptive) {
-    uint64_t b = e.backoff_ns.load(std::memory_order_relaxed);
-    b = std::min<uint64_t>(std::max<uint64_t>(b * 2, kMinBackoffNs), kMaxBackoffNs);
-    e.backoff_ns.store(b, std::memory_order_relaxed);
-    g_paused_until_ns.store(now_ns() + b, std::memory_order_relaxed);
-    e.stalls.fetch_add(1, std::memory_order_relaxed);
+  uint64_t now = now_ns(), waited = now - t0;
+  if (waited <= kStallNs || !e.adaptive) return;
+  e.stalls.fetch_add(1, std::memory_order_relaxed);
+  std::lock_guard lk(e.stall_mu);
+  if (now - e.window_start > kStallWindowNs) {
+    e.window_start = now;
+    e.window_stalled = 0;
   }
+  e.window_stalled += waited;
+  if (e.window_stalled * kStallBudget <= kStallWindowNs) return;
+  // Over budget: back off, doubling when the previous back-off ended less than a second ago.
+  e.backoff_ns = now < e.backoff_end + 1'000'000'000 ? std::min(e.backoff_ns * 2, kMaxBackoffNs) : kMinBackoffNs;
+  e.backoff_end = now + e.backoff_ns;
+  g_paused_until_ns.store(e.backoff_end, std::memory_order_relaxed);
+  e.window_start = now;
+  e.window_stalled = 0;
+  e.backoffs.fetch_add(1, std::memory_order_relaxed);
 }
 
 // Completes and retires every job below `upto` (the caller holds e.mu).
@@ -150,7 +175,7 @@ void engine_loop(Engine& e) {
           shares_cpu = true;
           continue;
         }
-        e.by_engine.fetch_add(work_on(e, next), std::memory_order_relaxed);
+        e.by_engine.fetch_add(work_on(e, next, true), std::memory_order_relaxed);
       }
       if (!shares_cpu) continue;
       e.shared_cpu.fetch_add(1, std::memory_order_relaxed);
@@ -206,8 +231,9 @@ void stop() {
   g_engine->stop.store(true, std::memory_order_seq_cst);
   wake(*g_engine);
   g_engine->thread.join();
-  log::debug("copy engine: {} chunks copied by the engine thread, {} stalls, {} wake-ups on the caller's CPU",
-             g_engine->by_engine.load(), g_engine->stalls.load(), g_engine->shared_cpu.load());
+  log::debug("copy engine: {} chunks copied by the engine thread, {} stalls, {} back-offs, {} wake-ups on the "
+             "caller's CPU", g_engine->by_engine.load(), g_engine->stalls.load(), g_engine->backoffs.load(),
+             g_engine->shared_cpu.load());
   delete g_engine;
   g_engine = nullptr;
   g_min_bytes = ~size_t{0};
@@ -219,7 +245,7 @@ constexpr uint64_t kNoJob = ~uint64_t{0};
 // Queues a job and wakes the engine; kNoJob when the transfer was copied here instead.
 uint64_t submit_job(Engine& e, char* dst, const char* src, size_t bytes, int notify_pe, uint64_t watch_off) {
   size_t nchunks = (bytes + e.chunk - 1) / e.chunk;
-  if (nchunks > UINT32_MAX - 1) {  // more than 2^32 chunks: copy it here rather than overflow the claim word
+  if (nchunks > kMaxChunks) {  // more chunks than the claim word counts (a terabyte): copy it here
     copy_bytes(dst, src, bytes);
     if (notify_pe >= 0) sync::notify_range(notify_pe, watch_off, bytes);
     return kNoJob;
@@ -239,7 +265,7 @@ uint64_t submit_job(Engine& e, char* dst, const char* src, size_t bytes, int not
     j.caller_cpu.store(sched_getcpu(), std::memory_order_relaxed);
     j.nchunks = static_cast<uint32_t>(nchunks);
     j.done.store(0, std::memory_order_relaxed);
-    j.claim.store((seq & 0xffffffffu) << 32, std::memory_order_release);
+    j.claim.store(pack(seq, 0, nchunks), std::memory_order_release);
     e.head.store(seq + 1, std::memory_order_release);
     g_pending.fetch_add(1, std::memory_order_release);
   }

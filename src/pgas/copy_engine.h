@@ -13,8 +13,9 @@
 // direct put does.
 //
 // The engine only helps when a core is spare. When it is woken on the caller's own CPU it leaves the job to
-// the caller and pauses itself for 20 ms; when it is preempted in the middle of a chunk, a caller that then
-// waits long for it stops using the engine for a back-off period (50 ms, doubling up to 2 s).
+// the caller and pauses itself for 2 ms; when it is preempted in the middle of chunks so often that callers
+// spend more than 5 % of their time waiting for it, callers stop using it for a back-off period (100 ms,
+// doubling up to 2 s while that recurs).
 //
 // On by default (TESSERA_COPY_ENGINE=auto) when the PEs of the job fit on this host's CPUs; off when they
 // are oversubscribed, where a second copying thread only takes CPU from a PE.
