@@ -68,6 +68,7 @@ struct Engine {
   uint64_t window_start = 0, window_stalled = 0, backoff_ns = 0, backoff_end = 0;
   std::atomic<uint64_t> backoffs{0};
   bool adaptive = true;     // pause when no core is spare
+  int cpus = 1;             // usable CPUs of this process
   std::thread thread;
 };
 
@@ -221,6 +222,7 @@ void start(int n_local) {
   g_engine = new Engine;
   g_engine->chunk = static_cast<size_t>(chunk);
   g_engine->adaptive = mode != "always";
+  g_engine->cpus = usable_cpus();
   g_min_bytes = std::max<size_t>(static_cast<size_t>(kMin.get()), 1);
   g_engine->thread = std::thread([e = g_engine] { engine_loop(*e); });
 }
@@ -295,6 +297,16 @@ void drain() {
   complete_locked(e, e.head.load(std::memory_order_relaxed));
   // Streaming stores of either thread are drained by its own sfence (copy_large); the caller's quiet
   // supplies the full fence that orders them before what it does next.
+}
+
+bool spare_cpu() {
+  if (!g_engine->adaptive) return true;
+  const sync::WaitContext& ctx = sync::wait_context();
+  if (!ctx.pe_words) return true;
+  int awake = 1;  // this PE
+  for (int p = 0; p < ctx.n_pes && awake < g_engine->cpus; ++p)
+    if (p != ctx.my_pe && ctx.pe_words[p].sleepers.load(std::memory_order_relaxed) == 0) ++awake;
+  return awake < g_engine->cpus;
 }
 
 bool running() { return g_engine != nullptr; }

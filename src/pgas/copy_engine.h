@@ -12,7 +12,9 @@
 // The last chunk of a put job wakes the target's waiters on the bytes it covers (sync::notify_range), as a
 // direct put does.
 //
-// The engine only helps when a core is spare. When it is woken on the caller's own CPU it leaves the job to
+// The engine only helps when a core is spare, so a transfer goes to it only while fewer PEs of the job are
+// awake (not asleep in a wait) than this host has CPUs: a peer spinning for the data being put needs its
+// CPU more than the engine does. When the engine is woken on the caller's own CPU it leaves the job to
 // the caller and pauses itself for 2 ms; when it is preempted in the middle of chunks so often that callers
 // spend more than 5 % of their time waiting for it, callers stop using it for a back-off period (100 ms,
 // doubling up to 2 s while that recurs).
@@ -54,8 +56,10 @@ inline void drain_if_pending() {
 }
 // Until this time (now_ns) callers copy alone: the engine was found preempted (see copy_engine.cc).
 extern std::atomic<uint64_t> g_paused_until_ns;
+// Whether this host has a CPU that no PE of the job is using now: PEs asleep in a wait do not count.
+bool spare_cpu();
 inline bool takes(size_t bytes) {
-  return bytes >= g_min_bytes && now_ns() >= g_paused_until_ns.load(std::memory_order_relaxed);
+  return bytes >= g_min_bytes && now_ns() >= g_paused_until_ns.load(std::memory_order_relaxed) && spare_cpu();
 }
 
 // For tests and diagnostics: whether the thread runs, how many chunks it (not the callers) copied, and
