@@ -162,6 +162,7 @@ void complete_locked(Engine& e, uint64_t upto) {
 void engine_loop(Engine& e) {
   uint64_t next = 0;
   const uint64_t spin = sync::spin_ns();
+  bool just_worked = false;  // spin for a follow-up job only right after one (never when merely woken)
   while (!e.stop.load(std::memory_order_acquire)) {
     uint64_t h = e.head.load(std::memory_order_acquire);
     next = std::max(next, e.tail.load(std::memory_order_acquire));
@@ -178,15 +179,19 @@ void engine_loop(Engine& e) {
         }
         e.by_engine.fetch_add(work_on(e, next, true), std::memory_order_relaxed);
       }
-      if (!shares_cpu) continue;
+      if (!shares_cpu) {
+        just_worked = true;
+        continue;
+      }
       e.shared_cpu.fetch_add(1, std::memory_order_relaxed);
       g_paused_until_ns.store(now_ns() + kSharedCpuPauseNs, std::memory_order_relaxed);
     }
-    // Idle: spin a little for the next job (a window of puts arrives back to back), then sleep.
+    // Idle: after a job, spin a little for the next (a window of puts arrives back to back), then sleep
+    // until kicked. An idle engine costs nothing: no periodic wake-up takes a CPU from a PE.
     uint32_t k = e.kick.load(std::memory_order_acquire);
     uint64_t t0 = now_ns();
     bool more = false;
-    while (!shares_cpu && now_ns() - t0 < spin) {
+    while (just_worked && !shares_cpu && now_ns() - t0 < spin) {
       if (e.head.load(std::memory_order_acquire) != h || e.stop.load(std::memory_order_relaxed)) {
         more = true;
         break;
@@ -194,9 +199,10 @@ void engine_loop(Engine& e) {
       cpu_relax();
     }
     if (more) continue;
+    just_worked = false;
     e.sleeping.store(1, std::memory_order_seq_cst);
     if (e.head.load(std::memory_order_seq_cst) == h && !e.stop.load(std::memory_order_seq_cst))
-      sync::futex_wait(&e.kick, k, 100'000'000);
+      sync::futex_wait(&e.kick, k, uint64_t{3600} * 1'000'000'000);
     e.sleeping.store(0, std::memory_order_relaxed);
   }
 }
