@@ -1,5 +1,6 @@
 // Bootstrap through tessera-run: connect to the launcher's socket, present the job secret, then
 // allgather/barrier through it. Used only during init and finalize, never on a data path.
+#include <sched.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -35,7 +36,25 @@ Status parse_env_int(const char* name, int lo, int hi, int* out) {
   return Status::ok();
 }
 
+// tessera-run started this PE on one CPU of its own (see tools/run/job.cc); widen the mask back to the
+// launcher's CPUs, so that the PE stays where it was placed but its threads may run anywhere.
+void widen_cpu_mask() {
+  const char* list = env("TESSERA_JOB_CPUS");
+  if (!list) return;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  for (const char* p = list; *p;) {
+    char* end = nullptr;
+    long c = std::strtol(p, &end, 10);
+    if (end == p || c < 0 || c >= CPU_SETSIZE) return;  // not ours to judge: leave the mask as it is
+    CPU_SET(static_cast<int>(c), &set);
+    p = *end == ',' ? end + 1 : end;
+  }
+  ::sched_setaffinity(0, sizeof set, &set);
+}
+
 Status init(JobInfo* out) {
+  widen_cpu_mask();
   JobInfo info;
   TS_RETURN_IF_ERROR(parse_env_int("TESSERA_JOB_SIZE", 1, 1 << 20, &info.size));
   TS_RETURN_IF_ERROR(parse_env_int("TESSERA_JOB_RANK", 0, info.size - 1, &info.rank));

@@ -1,4 +1,8 @@
+#include <sched.h>
+
 #include <atomic>
+#include <cstdlib>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -60,6 +64,24 @@ TEST(Threads, WaitsInSeveralThreads) {
   for (int t = 0; t < 4; ++t) EXPECT_EQ(flags[t], 1);
   shmem_barrier_all();
   shmem_free(flags);
+}
+
+// tessera-run starts each PE on a CPU of its own when they fit; after init the PE may run on every CPU the
+// launcher had again (so its threads are not stacked on one CPU).
+TEST(Threads, PeIsPlacedNotBound) {
+  const char* list = std::getenv("TESSERA_JOB_CPUS");
+  if (!list) GTEST_SKIP() << "PEs outnumber CPUs: not placed";
+  int listed = 1;
+  for (const char* p = list; *p; ++p) listed += *p == ',';
+  cpu_set_t set;
+  ASSERT_EQ(sched_getaffinity(0, sizeof set, &set), 0);
+  EXPECT_EQ(CPU_COUNT(&set), listed) << "TESSERA_JOB_CPUS=" << list;
+  std::thread t([&] {
+    cpu_set_t s2;
+    ASSERT_EQ(sched_getaffinity(0, sizeof s2, &s2), 0);
+    EXPECT_EQ(CPU_COUNT(&s2), listed);
+  });
+  t.join();
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sched.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
@@ -64,6 +65,7 @@ class Job {
  private:
   Status setup();
   Status spawn(int rank, const std::string& sock);
+  void place_on_cpu(int rank);
   void on_signalfd();
   void on_child_exit(int rank, int status);
   void on_output(int rank, int fd, bool is_err);
@@ -107,6 +109,28 @@ Status Job::setup() {
   return Status::ok();
 }
 
+// When the PEs fit on the launcher's CPUs, each starts on a CPU of its own: a forked child otherwise starts
+// on its parent's CPU, and two PEs spinning there run at a fraction of their speed until the scheduler
+// separates them, milliseconds later (an 8-byte ping-pong measured 0.4-0.5 us instead of 0.06 us over its
+// first 3 ms). The PE widens its CPU mask back to TESSERA_JOB_CPUS at init, so it is placed, not bound:
+// its own threads (the copy engine, kernel workers) may run on any CPU.
+void Job::place_on_cpu(int rank) {
+  cpu_set_t all;
+  if (::sched_getaffinity(0, sizeof all, &all) != 0 || opt_.n_pes > CPU_COUNT(&all)) return;
+  std::string list;
+  int nth = 0, chosen = -1;
+  for (int c = 0; c < CPU_SETSIZE; ++c) {
+    if (!CPU_ISSET(c, &all)) continue;
+    if (nth++ == rank) chosen = c;
+    if (!list.empty()) list += ',';
+    list += std::to_string(c);
+  }
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(chosen, &one);
+  if (::sched_setaffinity(0, sizeof one, &one) == 0) ::setenv("TESSERA_JOB_CPUS", list.c_str(), 1);
+}
+
 Status Job::spawn(int rank, const std::string& sock) {
   Pe& pe = pes_[static_cast<size_t>(rank)];
   int out[2] = {-1, -1}, err[2] = {-1, -1};
@@ -132,6 +156,7 @@ Status Job::spawn(int rank, const std::string& sock) {
     ::setenv("TESSERA_JOB_SIZE", std::to_string(opt_.n_pes).c_str(), 1);
     ::setenv("TESSERA_JOB_ID", job_id_.c_str(), 1);
     ::setenv("TESSERA_JOB_CONTROL", ctl_name_.c_str(), 1);
+    place_on_cpu(rank);
     std::vector<char*> argv;
     for (const auto& a : opt_.argv) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
