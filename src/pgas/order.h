@@ -19,6 +19,7 @@ namespace tessera::pgas {
 
 inline void fence() {
   engine::drain_if_pending();
+  _mm_sfence();
   std::atomic_signal_fence(std::memory_order_seq_cst);
 }
 inline void quiet() {
