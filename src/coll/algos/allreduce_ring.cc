@@ -16,8 +16,7 @@ uint64_t allreduce_ring(Exec& ex, const Args& a) {
   const uint64_t spc = 2 * static_cast<uint64_t>(n) - 1;  // steps per chunk
   const Op pop = partial_op(a.op);
   if (n == 1) {
-    const void* s[1] = {a.send};
-    reduce(a.recv, s, 1, a.count, a.dtype, a.op, divisor(a, 1));
+    reduce_alone(a);
     return 0;
   }
   for (size_t k = 0; k < nc; ++k) {
@@ -68,8 +67,7 @@ uint64_t allreduce_rhd(Exec& ex, const Args& a) {
   const uint64_t spc = 2 * static_cast<uint64_t>(p.levels) + 2;
   const Op pop = partial_op(a.op);
   if (n == 1) {
-    const void* s[1] = {a.send};
-    reduce(a.recv, s, 1, a.count, a.dtype, a.op, divisor(a, 1));
+    reduce_alone(a);
     return 0;
   }
   for (size_t k = 0; k < nc; ++k) {

@@ -67,6 +67,11 @@ void reduce_from_peers(Exec& ex, const Args& a, const char* const* at, char* dst
   }
 }
 
+// at[m]: member m's input (its address space, read through CMA; mine directly) plus `offset` bytes.
+void inputs_at(Exec& ex, const Args& a, size_t offset, const char** at) {
+  for (int m = 0; m < ex.size(); ++m)
+    at[m] = (m == ex.rank() ? static_cast<const char*>(a.send) : peer_send(ex, m)) + offset;
+}
 }  // namespace
 
 // Reduce-scatter + allgather, 3 steps:
@@ -80,15 +85,14 @@ uint64_t allreduce_cma(Exec& ex, const Args& a) {
   const size_t es = esize(a);
   if (a.count == 0) return 0;
   if (n == 1) {
-    const void* s[1] = {a.send};
-    reduce(a.recv, s, 1, a.count, a.dtype, a.op, divisor(a, 1));
+    reduce_alone(a);
     return 0;
   }
   // step 0: addresses
   publish_bufs(ex, a.send, a.recv);
   const Range my = patterns::slice(a.count, n, r, align_elems(es));
   const char* at[kMaxSources];
-  for (int m = 0; m < n; ++m) at[m] = (m == r ? static_cast<const char*>(a.send) : peer_send(ex, m)) + my.begin * es;
+  inputs_at(ex, a, my.begin * es, at);
   // step 1: reduce my slice
   reduce_from_peers(ex, a, at, mptr(a.recv, my.begin, es), my.size());
   ex.publish(1);
@@ -110,15 +114,13 @@ uint64_t reduce_scatter_cma(Exec& ex, const Args& a) {
   const size_t es = esize(a);
   if (a.count == 0) return 0;
   if (n == 1) {
-    const void* s[1] = {a.send};
-    reduce(a.recv, s, 1, a.count, a.dtype, a.op, divisor(a, 1));
+    reduce_alone(a);
     return 0;
   }
   // step 0: addresses
   publish_bufs(ex, a.send, a.recv);
   const char* at[kMaxSources];
-  for (int m = 0; m < n; ++m)
-    at[m] = (m == r ? static_cast<const char*>(a.send) : peer_send(ex, m)) + static_cast<size_t>(r) * a.count * es;
+  inputs_at(ex, a, static_cast<size_t>(r) * a.count * es, at);
   reduce_from_peers(ex, a, at, static_cast<char*>(a.recv), a.count);
   // step 1: done reading inputs
   finish_all(ex, 1);

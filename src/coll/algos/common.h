@@ -31,6 +31,12 @@ inline size_t nchunks(size_t count, size_t per) { return count ? (count + per - 
 inline Op partial_op(Op op) { return op == Op::kAvg ? Op::kSum : op; }
 inline int divisor(const Args& a, int n) { return a.op == Op::kAvg ? n : 0; }
 
+// A communicator of one member: the result is its own input, converted by the op (avg divides by 1).
+inline void reduce_alone(const Args& a) {
+  const void* s[1] = {a.send};
+  reduce(a.recv, s, 1, a.count, a.dtype, a.op, divisor(a, 1));
+}
+
 // Output writes of large messages use streaming stores (the result would not stay in cache anyway, and
 // they avoid reading the destination before writing it).
 inline constexpr size_t kStreamBytes = size_t{8} << 20;

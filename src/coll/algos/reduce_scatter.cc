@@ -39,8 +39,7 @@ uint64_t reduce_scatter_ring(Exec& ex, const Args& a) {
   const uint64_t spc = static_cast<uint64_t>(n);
   const Op pop = partial_op(a.op);
   if (n == 1) {
-    const void* s[1] = {a.send};
-    reduce(a.recv, s, 1, a.count, a.dtype, a.op, divisor(a, 1));
+    reduce_alone(a);
     return 0;
   }
   auto block = [&](int j) { return patterns::mod(j, n); };
