@@ -5,16 +5,7 @@ set -u
 build=${1:?build dir}
 run="$build/bin/tessera-run"
 prog="$build/bin/pe_barrier_loop"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0 passes=0
-check() { if eval "$2"; then passes=$((passes+1)); echo "ok   $1"; else fails=$((fails+1)); echo "FAIL $1"; fi; }
-# New tessera objects that are still there a second later: another job starting on this host at the same
-# moment owns its objects only briefly (they are unlinked once its PEs have mapped them).
-new_objects() { ls /dev/shm | grep '^tessera-' | grep -v -F -f "$tmp/shm_before" || true; }
-leftovers() { new_objects > "$tmp/shm_now"; sleep 1; [ -s "$tmp/shm_now" ] && new_objects | grep -F -x -f "$tmp/shm_now" || true; }
-ls /dev/shm | grep '^tessera-' > "$tmp/shm_before" || true
-[ -s "$tmp/shm_before" ] || echo "__none__" > "$tmp/shm_before"
+. "$(dirname "$0")/lib.sh"
 
 # 1. SIGKILL one PE of four (oversubscribed) in the middle of the barrier loop.
 "$run" -n 4 --timeout 60 "$prog" "$tmp/pid" > "$tmp/out" 2>&1 &

@@ -4,18 +4,9 @@
 # runs unchanged. (mpirun comes with openmpi-bin, which scripts/install-deps.sh installs for the tests.)
 set -u
 build=${1:?build dir}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/lib.sh"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 mpirun=(mpirun --oversubscribe --bind-to none)
-fails=0 passes=0
-check() { if eval "$2"; then passes=$((passes+1)); echo "ok   $1"; else fails=$((fails+1)); echo "FAIL $1"; fi; }
-# New tessera objects that are still there a second later: another job starting on this host at the same
-# moment owns its objects only briefly (they are unlinked once its PEs have mapped them).
-new_objects() { ls /dev/shm | grep '^tessera-' | grep -v -F -f "$tmp/shm_before" || true; }
-leftovers() { new_objects > "$tmp/shm_now"; sleep 1; [ -s "$tmp/shm_now" ] && new_objects | grep -F -x -f "$tmp/shm_now" || true; }
-ls /dev/shm | grep '^tessera-' > "$tmp/shm_before" || true
-[ -s "$tmp/shm_before" ] || echo "__none__" > "$tmp/shm_before"
 command -v mpirun >/dev/null || { echo "FAIL mpirun not found (install openmpi-bin)"; exit 1; }
 
 # 1. Test programs at 1..4 PEs under mpirun.
