@@ -4,6 +4,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <atomic>
 #include <cstdio>
 #include <cstring>
@@ -88,12 +89,33 @@ uint64_t fast_now_ns() {
                                         c.mult.load(std::memory_order_relaxed)) >> 32);
 }
 
+bool job_cpu_set(cpu_set_t* out) {
+  CPU_ZERO(out);
+  if (const char* list = std::getenv("TESSERA_JOB_CPUS")) {
+    bool ok = *list != '\0';
+    for (const char* p = list; ok && *p;) {
+      char* end = nullptr;
+      long c = std::strtol(p, &end, 10);
+      if (end == p || c < 0 || c >= CPU_SETSIZE || (*end != ',' && *end != '\0')) ok = false;
+      else CPU_SET(static_cast<int>(c), out);
+      p = *end == ',' ? end + 1 : end;
+    }
+    if (ok) return true;  // a malformed list is not ours to judge: fall back to the mask
+    CPU_ZERO(out);
+  }
+  return sched_getaffinity(0, sizeof(*out), out) == 0;
+}
+
 int usable_cpus() {
   cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof(set), &set) != 0) return 1;
+  if (!job_cpu_set(&set)) return 1;
   int n = CPU_COUNT(&set);
   return n > 0 ? n : 1;
+}
+
+void unbind_thread_to_job_cpus() {
+  cpu_set_t set;
+  if (job_cpu_set(&set) && CPU_COUNT(&set) > 0) sched_setaffinity(0, sizeof set, &set);
 }
 
 namespace {

@@ -1,5 +1,7 @@
 // CPU facts and small helpers shared by every layer.
 #pragma once
+#include <sched.h>
+
 #include <cstddef>
 #include <cstdint>
 
@@ -19,8 +21,18 @@ uint64_t now_ns();
 // its clock source (not invariant or not synchronised across CPUs), it is now_ns().
 uint64_t fast_now_ns();
 
-// Number of hardware threads this process may run on (affinity mask).
+// The CPUs this PE's job may use: the list tessera-run passes in TESSERA_JOB_CPUS when it binds each PE
+// to a CPU of its own, else this thread's affinity mask. Returns false (and leaves *out empty) if neither
+// can be read.
+bool job_cpu_set(cpu_set_t* out);
+
+// Number of hardware threads the job may run on (job_cpu_set): a PE bound to one CPU still sees them all,
+// so decisions such as "more PEs than CPUs" or the default block count do not depend on the binding.
 int usable_cpus();
+
+// Lets the calling thread run on every CPU of the job. Threads a PE starts for itself (the copy engine,
+// unpinned kernel workers) call this: they would otherwise inherit the PE's binding to one CPU.
+void unbind_thread_to_job_cpus();
 
 // Sizes of this machine's caches in bytes (hwloc; sensible fallbacks).
 size_t l2_cache_bytes();

@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "base/config.h"
+#include "base/cpu.h"
 #include "bootstrap/bootstrap.h"
 #include "bootstrap/protocol.h"
 #include "sync/wait.h"
@@ -36,25 +38,26 @@ Status parse_env_int(const char* name, int lo, int hi, int* out) {
   return Status::ok();
 }
 
-// tessera-run started this PE on one CPU of its own (see tools/run/job.cc); widen the mask back to the
-// launcher's CPUs, so that the PE stays where it was placed but its threads may run anywhere.
-void widen_cpu_mask() {
-  const char* list = env("TESSERA_JOB_CPUS");
-  if (!list) return;
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  for (const char* p = list; *p;) {
-    char* end = nullptr;
-    long c = std::strtol(p, &end, 10);
-    if (end == p || c < 0 || c >= CPU_SETSIZE) return;  // not ours to judge: leave the mask as it is
-    CPU_SET(static_cast<int>(c), &set);
-    p = *end == ',' ? end + 1 : end;
-  }
-  ::sched_setaffinity(0, sizeof set, &set);
+// tessera-run starts each PE bound to a CPU of its own when the PEs fit (tools/run/job.cc). The PE stays
+// bound by default, as Open MPI binds to cores: left free, a PE woken from a futex by a peer is often
+// moved onto that peer's CPU (the scheduler's wake-affine choice), and two PEs spinning on one CPU then take
+// about 24 us per 8-byte allreduce instead of 0.3 us until the load balancer separates them, which takes
+// tens of milliseconds and happens again after every sleep. Threads the PE starts for itself run on every
+// CPU of the job (unbind_thread_to_job_cpus); user threads inherit the binding unless TESSERA_BIND=none.
+const config::Var<std::string> kBind{
+    "TESSERA_BIND", "core",
+    "core: keep each PE on the CPU tessera-run started it on (when the PEs fit on the CPUs); none: let it "
+    "run on every CPU of the job"};
+
+void apply_binding() {
+  const std::string& mode = kBind.get();
+  if (mode != "core" && mode != "none")
+    config::fatal_config(invalid_arg("TESSERA_BIND={}: expected core or none", mode));
+  if (mode == "none") unbind_thread_to_job_cpus();
 }
 
 Status init(JobInfo* out) {
-  widen_cpu_mask();
+  apply_binding();
   JobInfo info;
   TS_RETURN_IF_ERROR(parse_env_int("TESSERA_JOB_SIZE", 1, 1 << 20, &info.size));
   TS_RETURN_IF_ERROR(parse_env_int("TESSERA_JOB_RANK", 0, info.size - 1, &info.rank));

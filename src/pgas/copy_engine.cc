@@ -160,6 +160,7 @@ void complete_locked(Engine& e, uint64_t upto) {
 }
 
 void engine_loop(Engine& e) {
+  unbind_thread_to_job_cpus();  // the engine's use is a CPU the PE is not on
   uint64_t next = 0;
   const uint64_t spin = sync::spin_ns();
   bool just_worked = false;  // spin for a follow-up job only right after one (never when merely woken)

@@ -239,6 +239,9 @@ void finalize() {
   Runtime& r = g_rt;
   if (r.init_count == 0 || --r.init_count > 0) return;
   barrier_all_internal();
+  const sync::WaitStats& ws = sync::g_wait_stats;
+  log::debug("waits past the first check: {} ended spinning, {} yielded, {} slept ({} futex waits)",
+             ws.spun.load(), ws.yielded.load(), ws.slept.load(), ws.futex_waits.load());
   engine::stop();
   r.control->state(r.my_pe)->store(JobControl::kFinalized);
   teams_fini();

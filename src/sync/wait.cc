@@ -28,6 +28,7 @@ const config::Var<bool> kWriterFences{
 }  // namespace
 
 WaitContext g_wait_context;
+WaitStats g_wait_stats;
 namespace {
 bool g_oversubscribed = false;
 }

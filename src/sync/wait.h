@@ -62,6 +62,16 @@ void set_wait_context(const WaitContext& ctx);
 extern WaitContext g_wait_context;
 inline const WaitContext& wait_context() { return g_wait_context; }
 
+// How waits ended, counted off the fast path (a wait that succeeds at once or while spinning is not
+// counted): printed at TESSERA_LOG=3 by finalize, to tell a job that spins from one that keeps sleeping.
+struct WaitStats {
+  std::atomic<uint64_t> spun{0};      // waits that passed the first check and ended while spinning
+  std::atomic<uint64_t> yielded{0};   // waits that reached the yield phase
+  std::atomic<uint64_t> slept{0};     // waits that reached the futex phase
+  std::atomic<uint64_t> futex_waits{0};
+};
+extern WaitStats g_wait_stats;
+
 // Tunables (from the environment, parsed once).
 uint64_t spin_ns();
 uint64_t yield_ns();
@@ -128,9 +138,13 @@ void wait_until(Done&& done, Describe&& describe, Watch watch = Watch::any()) {
   // Phase 1: spin.
   for (uint32_t i = 0;; ++i) {
     cpu_relax();
-    if (done()) return;
+    if (done()) {
+      g_wait_stats.spun.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
     if ((i & 63) == 63 && now_ns() >= spin_end) break;
   }
+  g_wait_stats.yielded.fetch_add(1, std::memory_order_relaxed);
   // Phase 2: yield.
   const uint64_t yield_end = spin_end + yield_ns();
   const uint64_t deadline = start + timeout_ns();
@@ -147,6 +161,7 @@ void wait_until(Done&& done, Describe&& describe, Watch watch = Watch::any()) {
   // Phase 3: park on the doorbell in growing slices.
   PeWaitWords* me = ctx.pe_words ? &ctx.pe_words[ctx.my_pe] : nullptr;
   uint64_t slice = 50'000;
+  g_wait_stats.slept.fetch_add(1, std::memory_order_relaxed);
   if (me) watch_begin(me, watch);
   for (;;) {
     // Re-arm (a locked exchange: the condition below is read after it), then sample the doorbell.
@@ -168,6 +183,7 @@ void wait_until(Done&& done, Describe&& describe, Watch watch = Watch::any()) {
       if (me) watch_end(me);
       deadline_expired(describe(), static_cast<double>(now - start) / 1e9);
     }
+    g_wait_stats.futex_waits.fetch_add(1, std::memory_order_relaxed);
     if (me) futex_wait(&me->doorbell, bell, slice);
     else sleep_ns(slice);
     if (slice < 4'000'000) slice *= 2;

@@ -9,3 +9,7 @@ tessera_pe_test(pgas_engine NPES 1 2 3 4 TIMEOUT 120
 # Started without any launcher: a job of one PE whose static variables are still symmetric.
 add_test(NAME pe.pgas_rma.no_launcher COMMAND $<TARGET_FILE:pe_pgas_rma> --gtest_brief=1)
 set_tests_properties(pe.pgas_rma.no_launcher PROPERTIES LABELS pe TIMEOUT 120)
+# Threads again with the PEs unbound (tessera-run --bind-to none sets TESSERA_BIND=none).
+add_test(NAME pe.pgas_threads.n2_unbound
+         COMMAND ${TESSERA_RUN} -n 2 --timeout 120 --bind-to none $<TARGET_FILE:pe_pgas_threads> --gtest_brief=1)
+set_tests_properties(pe.pgas_threads.n2_unbound PROPERTIES LABELS pe TIMEOUT 120)

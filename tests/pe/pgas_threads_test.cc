@@ -6,6 +6,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/cpu.h"
 #include "pe_main.h"
 
 namespace {
@@ -66,20 +67,42 @@ TEST(Threads, WaitsInSeveralThreads) {
   shmem_free(flags);
 }
 
-// tessera-run starts each PE on a CPU of its own when they fit; after init the PE may run on every CPU the
-// launcher had again (so its threads are not stacked on one CPU).
-TEST(Threads, PeIsPlacedNotBound) {
+// tessera-run starts each PE bound to a CPU of its own when they fit (the rank-th CPU of TESSERA_JOB_CPUS);
+// with TESSERA_BIND=none the PE runs on every CPU of the job. Either way usable_cpus() counts the job's
+// CPUs, and the copy engine's thread is never confined to the PE's CPU.
+std::vector<int> listed_cpus(const char* list) {
+  std::vector<int> cpus;
+  for (const char* p = list; *p;) {
+    char* end = nullptr;
+    cpus.push_back(static_cast<int>(std::strtol(p, &end, 10)));
+    p = *end == ',' ? end + 1 : end;
+  }
+  return cpus;
+}
+
+TEST(Threads, PeIsBoundToItsCpuUnlessUnbound) {
   const char* list = std::getenv("TESSERA_JOB_CPUS");
   if (!list) GTEST_SKIP() << "PEs outnumber CPUs: not placed";
-  int listed = 1;
-  for (const char* p = list; *p; ++p) listed += *p == ',';
+  const std::vector<int> cpus = listed_cpus(list);
+  ASSERT_LT(me(), static_cast<int>(cpus.size())) << "TESSERA_JOB_CPUS=" << list;
+  const char* bind = std::getenv("TESSERA_BIND");
+  const bool unbound = bind && std::string(bind) == "none";
   cpu_set_t set;
   ASSERT_EQ(sched_getaffinity(0, sizeof set, &set), 0);
-  EXPECT_EQ(CPU_COUNT(&set), listed) << "TESSERA_JOB_CPUS=" << list;
+  if (unbound) {
+    EXPECT_EQ(CPU_COUNT(&set), static_cast<int>(cpus.size())) << "TESSERA_JOB_CPUS=" << list;
+  } else {
+    EXPECT_EQ(CPU_COUNT(&set), 1);
+    EXPECT_TRUE(CPU_ISSET(cpus[static_cast<size_t>(me())], &set))
+        << "PE " << me() << " should be on CPU " << cpus[static_cast<size_t>(me())];
+  }
+  EXPECT_EQ(tessera::usable_cpus(), static_cast<int>(cpus.size()));
+  // A thread the PE starts for itself may run on every CPU of the job.
   std::thread t([&] {
+    tessera::unbind_thread_to_job_cpus();
     cpu_set_t s2;
     ASSERT_EQ(sched_getaffinity(0, sizeof s2, &s2), 0);
-    EXPECT_EQ(CPU_COUNT(&s2), listed);
+    EXPECT_EQ(CPU_COUNT(&s2), static_cast<int>(cpus.size()));
   });
   t.join();
 }

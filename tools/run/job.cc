@@ -109,11 +109,11 @@ Status Job::setup() {
   return Status::ok();
 }
 
-// When the PEs fit on the launcher's CPUs, each starts on a CPU of its own: a forked child otherwise starts
-// on its parent's CPU, and two PEs spinning there run at a fraction of their speed until the scheduler
+// When the PEs fit on the launcher's CPUs, each starts bound to a CPU of its own: a forked child otherwise
+// starts on its parent's CPU, and two PEs spinning there run at a fraction of their speed until the scheduler
 // separates them, milliseconds later (an 8-byte ping-pong measured 0.4-0.5 us instead of 0.06 us over its
-// first 3 ms). The PE widens its CPU mask back to TESSERA_JOB_CPUS at init, so it is placed, not bound:
-// its own threads (the copy engine, kernel workers) may run on any CPU.
+// first 3 ms). The PE keeps that binding unless TESSERA_BIND=none (bootstrap/launcher_client.cc says why);
+// TESSERA_JOB_CPUS lists the job's CPUs for the threads the PE starts for itself.
 void Job::place_on_cpu(int rank) {
   cpu_set_t all;
   if (::sched_getaffinity(0, sizeof all, &all) != 0 || opt_.n_pes > CPU_COUNT(&all)) return;
@@ -149,6 +149,7 @@ Status Job::spawn(int rank, const std::string& sock) {
       ::dup2(out[1], STDOUT_FILENO);
       ::dup2(err[1], STDERR_FILENO);
     }
+    if (!opt_.bind_to.empty()) ::setenv("TESSERA_BIND", opt_.bind_to.c_str(), 1);
     for (const auto& kv : opt_.env) ::putenv(const_cast<char*>(kv.c_str()));
     ::setenv("TESSERA_JOB_SOCKET", sock.c_str(), 1);
     ::setenv("TESSERA_JOB_SECRET", secret_.c_str(), 1);

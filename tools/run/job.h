@@ -19,6 +19,7 @@ struct Options {
   int n_pes = 1;
   bool tag_output = false;
   double timeout_s = 0;  // whole job; 0 = none
+  std::string bind_to;  // core | none; empty: the PEs' TESSERA_BIND (default core)
   std::vector<std::string> env;  // K=V
   std::vector<std::string> argv;
 };

@@ -1,5 +1,5 @@
 // tessera-run: starts N PEs of a program on this host.
-//   tessera-run -n 4 [--tag-output] [--timeout S] [--env K=V]... prog [args...]
+//   tessera-run -n 4 [--tag-output] [--timeout S] [--bind-to core|none] [--env K=V]... prog [args...]
 #include <CLI/CLI.hpp>
 
 #include "job.h"
@@ -19,6 +19,10 @@ int main(int argc, char** argv) {
         if (kv.find('=') == std::string::npos || kv.front() == '=')
           throw CLI::ValidationError("--env", "expected K=V, got '" + kv + "'");
       });
+  app.add_option("--bind-to", opt.bind_to,
+                 "core: each PE stays on a CPU of its own when the PEs fit on the CPUs (default); none: PEs "
+                 "run on every CPU (sets TESSERA_BIND)")
+      ->check(CLI::IsMember({"core", "none"}));
   app.prefix_command();  // everything after the program belongs to it
   try {
     app.parse(argc, argv);

@@ -45,15 +45,21 @@ void* alloc_aligned(size_t bytes) {
   return p;
 }
 
-// PUs of this process's cpuset in placement order: the first PU of every core, then the second, ...
+// PUs of the job in placement order: the first PU of every core, then the second, ...
 std::vector<unsigned> placement_order() {
   std::vector<unsigned> order;
   hwloc_topology_t topo;
   if (hwloc_topology_init(&topo) != 0) return order;
   if (hwloc_topology_load(topo) == 0) {
+    // The job's CPUs, not this thread's binding: a PE bound to one CPU still spreads its blocks.
     hwloc_bitmap_t allowed = hwloc_bitmap_alloc();
-    if (hwloc_get_cpubind(topo, allowed, HWLOC_CPUBIND_PROCESS) != 0)
-      hwloc_bitmap_copy(allowed, hwloc_topology_get_allowed_cpuset(topo));
+    cpu_set_t job;
+    if (job_cpu_set(&job)) {
+      for (int c = 0; c < CPU_SETSIZE; ++c)
+        if (CPU_ISSET(c, &job)) hwloc_bitmap_set(allowed, static_cast<unsigned>(c));
+      hwloc_bitmap_and(allowed, allowed, hwloc_topology_get_allowed_cpuset(topo));
+    }
+    if (hwloc_bitmap_iszero(allowed)) hwloc_bitmap_copy(allowed, hwloc_topology_get_allowed_cpuset(topo));
     int ncores = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
     for (int level = 0; level < 8; ++level) {
       for (int c = 0; c < std::max(ncores, 1); ++c) {
@@ -172,6 +178,7 @@ class Pool {
 
   void worker_main(int w, int pu, uint32_t seen) {
     if (pu >= 0) pin_self(static_cast<unsigned>(pu));
+    else unbind_thread_to_job_cpus();  // not the caller's CPU only, when the PE is bound to one
     void* scratch = alloc_aligned(scratch_bytes_);
     std::memset(scratch, 0, scratch_bytes_);  // first touch on this worker's CPU
     const int my_block = w + 1;
