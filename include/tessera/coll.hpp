@@ -14,9 +14,13 @@
 // - Comm is move-only; its destructor destroys it, which is collective (all members, same order, before
 //   shmem_finalize). One thread at a time per communicator.
 // - Group: an RAII scope in which send/recv are queued and progressed together at its end.
+// - Stream / Event: ordered asynchronous work on a progress thread (the comm streams of NCCL and HCCL);
+//   Bucketer: gradient bucketing on a stream, as data-parallel training does it. See the classes below.
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -48,6 +52,59 @@ template <> struct DataTypeOf<double> { static constexpr DataType value = DataTy
 class Error : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
+};
+
+namespace detail {
+struct StreamState;
+}
+class Event;
+
+// A comm stream: work enqueued on it runs in order, one item at a time, on the stream's own progress
+// thread, while the enqueuing thread goes on (with compute, say). Not collective: each PE makes its own.
+// - Buffers passed to work on a stream must stay valid, and unmodified where they are inputs, until an
+//   Event recorded after that work has completed (or synchronize() returned).
+// - A communicator used on a stream belongs to that stream until the stream is synchronized: calls on it
+//   from another thread or stream meanwhile are an error (the library reports concurrent use when it sees
+//   it), and every member must enqueue the same collectives in the same order, as with blocking calls.
+// - The first work item that fails (it throws, e.g. a bad argument) makes the stream's error sticky: later
+//   items are skipped, and synchronize() and the Event::synchronize() of events recorded after it throw an
+//   Error naming the item. Peers then wait for this PE in their collective until TESSERA_TIMEOUT. The
+//   destructor waits for the queue and, if nobody was told of a failure, logs it (it never throws).
+// - Every wait for a stream or event has the TESSERA_TIMEOUT deadline; on expiry the PE prints what the
+//   stream was running and how many items were pending, and the job ends.
+// - The progress thread runs on every CPU of the job, not only the PE's own.
+class Stream {
+ public:
+  Stream();
+  ~Stream();  // waits for everything enqueued, then ends the thread
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+
+  // Runs fn after everything enqueued before it. `what` names the item in errors and timeouts.
+  void enqueue(std::string what, std::function<void()> fn);
+  // Later items start only once `e` has completed (e may belong to another stream).
+  void wait(const Event& e);
+  // Blocks until everything enqueued so far has run; throws Error if an item failed.
+  void synchronize();
+
+ private:
+  friend class Event;
+  std::shared_ptr<detail::StreamState> s_;
+};
+
+// A point in a stream: record() marks everything enqueued on the stream so far; the event completes when
+// all of it has run. An event never recorded counts as complete. Cheap to copy.
+class Event {
+ public:
+  Event() = default;
+  void record(Stream& s);
+  bool query() const;     // completed? (never blocks)
+  void synchronize() const;  // blocks until completed; throws Error if the stream failed before it
+
+ private:
+  friend class Stream;
+  std::shared_ptr<detail::StreamState> s_;
+  uint64_t ticket_ = 0;
 };
 
 class Comm {
@@ -90,6 +147,15 @@ class Comm {
   void send(const void* buf, size_t count, DataType t, int peer);
   void recv(void* buf, size_t count, DataType t, int peer);
 
+  // The same collectives enqueued on a stream: they return at once and run on the stream's thread.
+  void allreduce(const void* send, void* recv, size_t count, DataType t, RedOp op, Stream& s);
+  void reduce_scatter(const void* send, void* recv, size_t recvcount, DataType t, RedOp op, Stream& s);
+  void allgather(const void* send, void* recv, size_t sendcount, DataType t, Stream& s);
+  void broadcast(const void* send, void* recv, size_t count, DataType t, int root, Stream& s);
+  void reduce(const void* send, void* recv, size_t count, DataType t, RedOp op, int root, Stream& s);
+  void alltoall(const void* send, void* recv, size_t count, DataType t, Stream& s);
+  void barrier(Stream& s);
+
   // Typed conveniences.
   template <typename T>
   void allreduce(const T* send, T* recv, size_t count, RedOp op = RedOp::kSum) {
@@ -111,6 +177,33 @@ class Comm {
  private:
   explicit Comm(tesseraComm_t h) : h_(h) {}
   tesseraComm_t h_ = nullptr;
+};
+
+// Gradient bucketing, as data-parallel training does it: gradients are declared once, in the order the
+// backward pass produces them; in each step, mark_ready(i) says gradient i is final. Consecutive gradients
+// of one type are grouped into buckets of about `bucket_bytes` (a larger gradient is a bucket of its own);
+// once every gradient of bucket k is ready and buckets 0..k-1 have been launched, bucket k is packed into
+// one contiguous buffer and allreduced with `op` on the stream, then unpacked into the gradients, all on the
+// stream's thread, so communication overlaps the rest of the backward pass. finish() waits for every bucket
+// and makes the bucketer ready for the next step. Every member must declare the same gradients (counts and
+// types) in the same order; the collective's consistency check reports a mismatch. Marking a gradient twice
+// in one step, or finishing a step with unready gradients, throws Error naming them.
+class Bucketer {
+ public:
+  Bucketer(Comm& comm, Stream& stream, size_t bucket_bytes = size_t{25} << 20, RedOp op = RedOp::kAvg);
+  ~Bucketer();
+  Bucketer(const Bucketer&) = delete;
+  Bucketer& operator=(const Bucketer&) = delete;
+
+  size_t add(void* data, size_t count, DataType t);  // returns the gradient's index
+  void mark_ready(size_t index);
+  void finish();
+  size_t bucket_count() const;  // after the first mark_ready (the layout is fixed then)
+  size_t bucket_of(size_t index) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> p_;
 };
 
 // Send/recv between construction and destruction progress together (tesseraGroupStart/End).

@@ -49,7 +49,16 @@ tesseraResult_t make_comm(Result<Communicator*> r, tesseraComm_t* out) {
   return tesseraSuccess;
 }
 
-tesseraResult_t run(tesseraComm_t comm, Kind kind, const Args& a) { return to_result(dispatch(*comm->c, kind, a)); }
+tesseraResult_t run(tesseraComm_t comm, Kind kind, const Args& a) {
+  Communicator& c = *comm->c;
+  if (c.in_use.load(std::memory_order_relaxed))
+    return to_result(invalid_arg("{}: {} is in use by another thread (work on a comm stream?): one thread at a time "
+                                 "per communicator; synchronize the stream first", kind_name(kind), c.name));
+  c.in_use.store(true, std::memory_order_relaxed);
+  tesseraResult_t r = to_result(dispatch(c, kind, a));
+  c.in_use.store(false, std::memory_order_release);
+  return r;
+}
 
 Args args(const void* s, void* r, size_t count, tesseraDataType_t t, tesseraRedOp_t op = tesseraSum, int root = 0) {
   Args a;

@@ -1,6 +1,10 @@
 // The C++ API of coll.hpp: thin wrappers over the C API that throw tessera::coll::Error.
 #include <tessera/coll.hpp>
 
+#include <string>
+
+#include "coll/types.h"
+
 namespace tessera::coll {
 namespace {
 void check(tesseraResult_t r) {
@@ -77,6 +81,36 @@ void Comm::alltoallv(const void* s, const size_t* sc, const size_t* sd, void* r,
 void Comm::barrier() { check(tesseraBarrier(h_)); }
 void Comm::send(const void* buf, size_t count, DataType t, int peer) { check(tesseraSend(buf, count, T(t), peer, h_)); }
 void Comm::recv(void* buf, size_t count, DataType t, int peer) { check(tesseraRecv(buf, count, T(t), peer, h_)); }
+
+namespace {
+std::string item(const char* coll, size_t count, DataType t) {
+  return std::string(coll) + " of " + std::to_string(count) + " " + dtype_name(static_cast<DType>(t));
+}
+}  // namespace
+
+// The work captures the handle, not the Comm object, so moving the Comm while work is queued is harmless.
+// Destroying it is collective and must wait until the stream is synchronized.
+void Comm::allreduce(const void* s, void* r, size_t count, DataType t, RedOp op, Stream& st) {
+  st.enqueue(item("allreduce", count, t), [=, h = h_] { check(tesseraAllReduce(s, r, count, T(t), O(op), h)); });
+}
+void Comm::reduce_scatter(const void* s, void* r, size_t count, DataType t, RedOp op, Stream& st) {
+  st.enqueue(item("reduce_scatter", count, t), [=, h = h_] { check(tesseraReduceScatter(s, r, count, T(t), O(op), h)); });
+}
+void Comm::allgather(const void* s, void* r, size_t count, DataType t, Stream& st) {
+  st.enqueue(item("allgather", count, t), [=, h = h_] { check(tesseraAllGather(s, r, count, T(t), h)); });
+}
+void Comm::broadcast(const void* s, void* r, size_t count, DataType t, int root, Stream& st) {
+  st.enqueue(item("broadcast", count, t), [=, h = h_] { check(tesseraBroadcast(s, r, count, T(t), root, h)); });
+}
+void Comm::reduce(const void* s, void* r, size_t count, DataType t, RedOp op, int root, Stream& st) {
+  st.enqueue(item("reduce", count, t), [=, h = h_] { check(tesseraReduce(s, r, count, T(t), O(op), root, h)); });
+}
+void Comm::alltoall(const void* s, void* r, size_t count, DataType t, Stream& st) {
+  st.enqueue(item("alltoall", count, t), [=, h = h_] { check(tesseraAllToAll(s, r, count, T(t), h)); });
+}
+void Comm::barrier(Stream& st) {
+  st.enqueue("barrier", [h = h_] { check(tesseraBarrier(h)); });
+}
 
 Group::Group() { tesseraGroupStart(); }
 Group::~Group() noexcept(false) { check(tesseraGroupEnd()); }

@@ -144,6 +144,11 @@ struct Communicator {
   std::string name;                  // for messages: "communicator 3f2a (4 ranks)"
   bool cma = false;                  // every member can read every member's memory (process_vm_readv)
   std::vector<int64_t> pids;         // process id of each member
+  // Set while a collective runs on this communicator (the C API's entry): a second thread calling in
+  // meanwhile (say, the main thread while a comm stream's work runs) gets an error instead of corrupting
+  // the call sequence. Plain loads and stores, no locked instruction: it catches overlapping calls, not
+  // every race between two calls that start at the same instant.
+  std::atomic<bool> in_use{false};
 
   // P2P counters in member m's segment.
   Line* sent(int m, int peer) const;

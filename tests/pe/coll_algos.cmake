@@ -9,3 +9,5 @@ add_test(NAME pe.coll_algos_nocma.n4
          COMMAND ${TESSERA_RUN} -n 4 --timeout 300 --env TESSERA_BUFFSIZE=64K --env TESSERA_P2P_BUFFSIZE=8K
                  --env TESSERA_COLL_CMA=0 $<TARGET_FILE:pe_coll_algos> --gtest_brief=1)
 set_tests_properties(pe.coll_algos_nocma.n4 PROPERTIES LABELS pe TIMEOUT 300)
+# Comm streams, events and gradient bucketing through the public C++ API.
+tessera_pe_test(coll_stream NPES 1 2 3 4 TIMEOUT 120 ENV TESSERA_TIMEOUT=60)

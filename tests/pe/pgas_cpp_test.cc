@@ -19,7 +19,9 @@ TEST(Cpp, RuntimeSymmetricPutGetAtomics) {
   rt.barrier();
   int from = (me + n - 1) % n;
   for (size_t i = 0; i < 1000; ++i) ASSERT_EQ(buf[i], from + 0.25 * static_cast<double>(i));
-  if (me == 0) EXPECT_EQ(counter[0], 3L * n);
+  if (me == 0) {
+    EXPECT_EQ(counter[0], 3L * n);
+  }
   EXPECT_EQ(tessera::g(buf.data() + 999, (me + 1) % n), me + 0.25 * 999);
   double* peer = buf.on((me + 1) % n);
   ASSERT_NE(peer, nullptr);

@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "kernel/runtime/wait.h"
+#include "sync/word_wait.h"
 
 namespace tessera::kernel::detail {
 
@@ -25,10 +25,10 @@ void Grid::sync(int block_idx) {
     // Last to arrive: reset for the next barrier before releasing anyone (they load generation with
     // acquire, so they see arrived == 0 before they can arrive again).
     arrived.store(0, std::memory_order_relaxed);
-    rt::store_and_wake(generation, gen + 1, sleepers);
+    sync::store_and_wake(generation, gen + 1, sleepers);
     return;
   }
-  rt::wait_while_equal(generation, gen, sleepers, {.spin = spin, .deadline = true}, [&] {
+  sync::wait_while_equal(generation, gen, sleepers, {.spin = spin, .deadline = true}, [&] {
     std::string missing;
     for (int b = 0; b < block_num; ++b) {
       if (sync_counts[b].load(std::memory_order_relaxed) < my_count) {

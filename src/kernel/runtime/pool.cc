@@ -16,7 +16,7 @@
 #include "base/log.h"
 #include "kernel/runtime/grid.h"
 #include "kernel/runtime/runtime.h"
-#include "kernel/runtime/wait.h"
+#include "sync/word_wait.h"
 
 namespace tessera::kernel::rt {
 namespace {
@@ -132,7 +132,7 @@ class Pool {
     remaining_.store(static_cast<uint32_t>(n - 1), std::memory_order_relaxed);
     block_num_.store(n, std::memory_order_relaxed);
     // Publish the launch: workers acquire seq_ and then read the fields above.
-    if (n > 1) store_and_wake(seq_, seq_.load(std::memory_order_relaxed) + 1, idle_sleepers_);
+    if (n > 1) sync::store_and_wake(seq_, seq_.load(std::memory_order_relaxed) + 1, idle_sleepers_);
 
     BlockContext ctx;
     detail::Grid::bind(ctx, 0, n, scratch0_, scratch_bytes_, ws_, ws_size_, name, &grid_);
@@ -140,7 +140,7 @@ class Pool {
 
     // Wait for blocks 1..n-1 (no deadline: a kernel may legitimately run long; stuck syncs time out).
     for (uint32_t r; (r = remaining_.load(std::memory_order_acquire)) != 0;)
-      wait_while_equal(remaining_, r, done_sleepers_, {.spin = grid_.spin, .deadline = false},
+      sync::wait_while_equal(remaining_, r, done_sleepers_, {.spin = grid_.spin, .deadline = false},
                        [] { return std::string(); });
     return Status::ok();
   }

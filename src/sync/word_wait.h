@@ -1,8 +1,8 @@
-// Waiting on a 32-bit word inside one PE: the sync-layer policy (spin -> yield -> futex, under a deadline,
+// Waiting on a 32-bit word inside one PE: the policy of wait.h (spin -> yield -> futex, under a deadline,
 // watching the job-abort word), but parked on the word itself so the writer can wake exactly its waiters.
 //
-// Why not sync::wait_until: that parks on the PE's doorbell, which only PGAS writers ring; grid barriers and
-// launch completion are private to a PE and want an immediate wake-up.
+// Why not wait_until: that parks on the PE's doorbell, which only PGAS writers ring; kernel grid barriers,
+// launch completion and comm-stream events are private to a PE and want an immediate wake-up.
 //
 // Protocol (no lost wake-ups): the waiter increments `sleepers` (seq_cst) before re-checking the word and
 // calling futex_wait(word, old); the writer stores the new value (seq_cst) and then reads `sleepers`
@@ -17,7 +17,7 @@
 #include "sync/futex.h"
 #include "sync/wait.h"
 
-namespace tessera::kernel::rt {
+namespace tessera::sync {
 
 struct WaitPolicy {
   bool spin = true;          // false when blocks outnumber CPUs: spinning only delays the block we wait for
@@ -33,7 +33,7 @@ void wait_while_equal(const std::atomic<uint32_t>& word_c, uint32_t old, std::at
   const uint64_t start = now_ns();
   // Phase 1: spin (the other block is usually a few microseconds behind).
   if (policy.spin) {
-    const uint64_t spin_end = start + sync::spin_ns();
+    const uint64_t spin_end = start + spin_ns();
     for (uint32_t i = 0;; ++i) {
       cpu_relax();
       if (word.load(std::memory_order_acquire) != old) return;
@@ -41,15 +41,15 @@ void wait_while_equal(const std::atomic<uint32_t>& word_c, uint32_t old, std::at
     }
   }
   // Phase 2: yield, so an oversubscribed CPU runs the thread we are waiting for.
-  const uint64_t yield_end = now_ns() + sync::yield_ns();
-  const auto* abort_word = sync::wait_context().abort_word;
+  const uint64_t yield_end = now_ns() + yield_ns();
+  const auto* abort_word = wait_context().abort_word;
   for (;;) {
-    sync::sched_yield_wrapper();
+    sched_yield_wrapper();
     if (word.load(std::memory_order_acquire) != old) return;
     if (now_ns() >= yield_end) break;
   }
   // Phase 3: park on the word in slices, re-checking abort and deadline between slices.
-  const uint64_t deadline = start + sync::timeout_ns();
+  const uint64_t deadline = start + timeout_ns();
   uint64_t slice = 100'000;
   sleepers.fetch_add(1, std::memory_order_seq_cst);
   for (;;) {
@@ -58,15 +58,15 @@ void wait_while_equal(const std::atomic<uint32_t>& word_c, uint32_t old, std::at
       uint32_t a = abort_word->load(std::memory_order_relaxed);
       if (a) {
         sleepers.fetch_sub(1);
-        sync::exit_for_abort(a);
+        exit_for_abort(a);
       }
     }
     uint64_t now = now_ns();
     if (policy.deadline && now >= deadline) {
       sleepers.fetch_sub(1);
-      sync::deadline_expired(describe(), static_cast<double>(now - start) / 1e9);
+      deadline_expired(describe(), static_cast<double>(now - start) / 1e9);
     }
-    sync::futex_wait(&word, old, slice);
+    futex_wait(&word, old, slice);
     if (slice < 50'000'000) slice *= 2;
   }
   sleepers.fetch_sub(1, std::memory_order_relaxed);
@@ -75,7 +75,7 @@ void wait_while_equal(const std::atomic<uint32_t>& word_c, uint32_t old, std::at
 // Publishes `value` into word and wakes parked waiters, if any.
 inline void store_and_wake(std::atomic<uint32_t>& word, uint32_t value, std::atomic<uint32_t>& sleepers) {
   word.store(value, std::memory_order_seq_cst);
-  if (sleepers.load(std::memory_order_seq_cst) != 0) sync::futex_wake(&word);
+  if (sleepers.load(std::memory_order_seq_cst) != 0) futex_wake(&word);
 }
 
-}  // namespace tessera::kernel::rt
+}  // namespace tessera::sync

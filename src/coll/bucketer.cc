@@ -1,0 +1,160 @@
+// Gradient bucketing (coll.hpp: Bucketer), the way data-parallel training overlaps gradient allreduce with
+// the rest of the backward pass.
+//
+// The layout is fixed at the first mark_ready(): gradients, in declaration order, are cut into buckets of
+// consecutive gradients of one type holding at most bucket_bytes (a gradient larger than that is a bucket
+// of its own). A bucket of one gradient is allreduced in place; a larger one is packed into a flat buffer,
+// allreduced, and unpacked, all inside one stream item, so the caller's thread only counts readiness.
+// Buckets are launched strictly in index order (bucket k waits for k-1 to be launched), which keeps the
+// collective sequence identical on every member whatever order the gradients become ready in.
+#include <cstring>
+#include <vector>
+
+#include <tessera/coll.hpp>
+
+#include "coll/types.h"
+
+namespace tessera::coll {
+
+struct Bucketer::Impl {
+  struct Grad {
+    void* data;
+    size_t count;
+    DataType type;
+    size_t bucket = 0;
+    bool ready = false;
+  };
+  struct Bucket {
+    size_t first = 0, last = 0;  // gradients [first, last)
+    size_t elems = 0;
+    DataType type{};
+    size_t pending = 0;          // gradients not yet ready this step
+    std::vector<unsigned char> flat;  // packing buffer (buckets of more than one gradient)
+  };
+  Comm& comm;
+  Stream& stream;
+  size_t cap;
+  RedOp op;
+  std::vector<Grad> grads;
+  std::vector<Bucket> buckets;
+  size_t next_launch = 0;
+  bool fixed = false;
+
+  Impl(Comm& c, Stream& s, size_t b, RedOp o) : comm(c), stream(s), cap(b), op(o) {}
+
+  static size_t esize(DataType t) { return dtype_size(static_cast<DType>(t)); }
+
+  void fix_layout() {
+    fixed = true;
+    for (size_t i = 0; i < grads.size(); ++i) {
+      const size_t bytes = grads[i].count * esize(grads[i].type);
+      Bucket* b = buckets.empty() ? nullptr : &buckets.back();
+      const bool fits = b && b->type == grads[i].type && (b->elems * esize(b->type) + bytes) <= cap;
+      if (!fits) {
+        buckets.push_back(Bucket{i, i, 0, grads[i].type, 0, {}});
+        b = &buckets.back();
+      }
+      b->last = i + 1;
+      b->elems += grads[i].count;
+      grads[i].bucket = buckets.size() - 1;
+    }
+    for (Bucket& b : buckets) {
+      b.pending = b.last - b.first;
+      if (b.pending > 1) b.flat.resize(b.elems * esize(b.type));
+    }
+  }
+
+  void launch(size_t k) {
+    Bucket& b = buckets[k];
+    const DataType t = b.type;
+    if (b.last - b.first == 1) {
+      Grad& g = grads[b.first];
+      comm.allreduce(g.data, g.data, g.count, t, op, stream);
+      return;
+    }
+    std::vector<std::pair<void*, size_t>> parts;  // (data, bytes)
+    for (size_t i = b.first; i < b.last; ++i) parts.emplace_back(grads[i].data, grads[i].count * esize(t));
+    unsigned char* flat = b.flat.data();
+    const size_t elems = b.elems;
+    stream.enqueue(fmt_item(k, elems, t), [this, parts = std::move(parts), flat, elems, t] {
+      size_t off = 0;
+      for (const auto& [p, n] : parts) {
+        std::memcpy(flat + off, p, n);
+        off += n;
+      }
+      comm.allreduce(flat, flat, elems, t, op);
+      off = 0;
+      for (const auto& [p, n] : parts) {
+        std::memcpy(p, flat + off, n);
+        off += n;
+      }
+    });
+  }
+
+  static std::string fmt_item(size_t k, size_t elems, DataType t) {
+    return "bucket " + std::to_string(k) + " (allreduce of " + std::to_string(elems) + " " +
+           dtype_name(static_cast<DType>(t)) + ", packed)";
+  }
+};
+
+Bucketer::Bucketer(Comm& comm, Stream& stream, size_t bucket_bytes, RedOp op)
+    : p_(std::make_unique<Impl>(comm, stream, bucket_bytes, op)) {
+  if (bucket_bytes == 0) throw Error("Bucketer: bucket_bytes must be positive");
+}
+
+Bucketer::~Bucketer() = default;
+
+size_t Bucketer::add(void* data, size_t count, DataType t) {
+  if (p_->fixed) throw Error("Bucketer::add: the layout is fixed once a gradient has been marked ready");
+  if (!data && count) throw Error("Bucketer::add: gradient " + std::to_string(p_->grads.size()) + " is null with a count of " + std::to_string(count));
+  if (static_cast<size_t>(t) >= kNumDTypes)
+    throw Error("Bucketer::add: data type " + std::to_string(static_cast<int>(t)) + " is not one of the 10 supported types");
+  p_->grads.push_back({data, count, t});
+  return p_->grads.size() - 1;
+}
+
+void Bucketer::mark_ready(size_t index) {
+  Impl& m = *p_;
+  if (index >= m.grads.size())
+    throw Error("Bucketer::mark_ready: gradient " + std::to_string(index) + " is out of range: " +
+                std::to_string(m.grads.size()) + " were added");
+  if (!m.fixed) m.fix_layout();
+  Impl::Grad& g = m.grads[index];
+  if (g.ready)
+    throw Error("Bucketer::mark_ready: gradient " + std::to_string(index) + " was already marked ready in this step");
+  g.ready = true;
+  --m.buckets[g.bucket].pending;
+  while (m.next_launch < m.buckets.size() && m.buckets[m.next_launch].pending == 0) m.launch(m.next_launch++);
+}
+
+void Bucketer::finish() {
+  Impl& m = *p_;
+  if (!m.fixed) m.fix_layout();
+  if (m.next_launch < m.buckets.size()) {
+    std::string missing;
+    size_t n = 0;
+    for (size_t i = 0; i < m.grads.size(); ++i)
+      if (!m.grads[i].ready) {
+        if (n++ < 8) missing += (missing.empty() ? "" : ", ") + std::to_string(i);
+      }
+    if (n > 8) missing += ", ...";
+    throw Error("Bucketer::finish: " + std::to_string(n) + " gradient(s) not marked ready in this step (" + missing +
+                "); buckets " + std::to_string(m.next_launch) + ".." + std::to_string(m.buckets.size() - 1) +
+                " were not launched");
+  }
+  m.stream.synchronize();
+  for (auto& g : m.grads) g.ready = false;
+  for (auto& b : m.buckets) b.pending = b.last - b.first;
+  m.next_launch = 0;
+}
+
+size_t Bucketer::bucket_count() const { return p_->buckets.size(); }
+
+size_t Bucketer::bucket_of(size_t index) const {
+  if (!p_->fixed || index >= p_->grads.size())
+    throw Error("Bucketer::bucket_of: gradient " + std::to_string(index) + " has no bucket yet (" +
+                std::to_string(p_->grads.size()) + " added, layout " + (p_->fixed ? "fixed" : "not fixed") + ")");
+  return p_->grads[index].bucket;
+}
+
+}  // namespace tessera::coll

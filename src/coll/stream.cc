@@ -1,0 +1,159 @@
+// Comm streams and events (coll.hpp): an ordered queue of work run by one progress thread per stream.
+//
+// Completion is a counter: the stream's thread runs item k (numbered from 1 in enqueue order) and then
+// publishes done = k, so "everything enqueued before ticket t has run" is done >= t. An event is a
+// (stream, ticket) pair; waiting for it parks on the low 32 bits of done (sync/word_wait.h: spin, yield,
+// futex, under TESSERA_TIMEOUT), woken by the thread after every item when somebody sleeps.
+//
+// The queue itself is a mutex and a condition variable: enqueue is not a hot path (one per collective), and
+// an idle stream thread must not spin on a 2-core machine.
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <thread>
+
+#include <tessera/coll.hpp>
+
+#include "base/cpu.h"
+#include "base/log.h"
+#include "sync/word_wait.h"
+
+namespace tessera::coll {
+namespace detail {
+
+struct StreamState {
+  struct Item {
+    std::string what;
+    std::function<void()> fn;
+  };
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<Item> queue;
+  uint64_t enqueued = 0;                 // items ever enqueued (guarded by mu)
+  bool stop = false;                     // guarded by mu
+  std::string running;                   // what the thread runs now (guarded by mu; for timeouts)
+  std::string error;                     // first failure, sticky (guarded by mu)
+  uint64_t error_item = 0;               // its number (guarded by mu)
+  bool reported = false;                 // thrown to the user at least once (guarded by mu)
+  std::atomic<uint64_t> done{0};         // items finished, in order
+  std::atomic<uint32_t> done32{0};       // low bits of done: the futex word
+  std::atomic<uint32_t> sleepers{0};
+  std::thread thread;
+
+  void run() {
+    unbind_thread_to_job_cpus();
+    for (;;) {
+      Item item;
+      {
+        std::unique_lock lk(mu);
+        cv.wait(lk, [&] { return stop || !queue.empty(); });
+        if (queue.empty()) return;  // stop, and nothing left
+        item = std::move(queue.front());
+        queue.pop_front();
+        running = item.what;
+      }
+      std::string failure;
+      bool skip;
+      {
+        std::lock_guard lk(mu);
+        skip = !error.empty();
+      }
+      if (!skip) {
+        try {
+          item.fn();
+        } catch (const std::exception& e) {
+          failure = e.what();
+        } catch (...) {
+          failure = "unknown exception";
+        }
+      }
+      {
+        std::lock_guard lk(mu);
+        if (!failure.empty() && error.empty()) {
+          error = item.what + ": " + failure;
+          error_item = done.load(std::memory_order_relaxed) + 1;
+        }
+        running.clear();
+      }
+      const uint64_t d = done.load(std::memory_order_relaxed) + 1;
+      done.store(d, std::memory_order_release);
+      sync::store_and_wake(done32, static_cast<uint32_t>(d), sleepers);
+    }
+  }
+
+  // Blocks until done >= ticket, under the deadline; then throws a sticky error of an item up to ticket.
+  void wait_for(uint64_t ticket, const char* who, bool throw_error = true) {
+    for (uint64_t d; (d = done.load(std::memory_order_acquire)) < ticket;) {
+      sync::wait_while_equal(done32, static_cast<uint32_t>(d), sleepers, {}, [&] {
+        std::lock_guard lk(mu);
+        return fmt::format("{}: comm stream to finish item #{} ({} of {} items done; running: {}; {} queued)", who,
+                           ticket, done.load(), enqueued, running.empty() ? "nothing" : running, queue.size());
+      });
+    }
+    std::lock_guard lk(mu);
+    if (throw_error && error_item != 0 && error_item <= ticket) {
+      reported = true;
+      throw Error(fmt::format("comm stream: item #{} ({}) failed; the items after it were skipped", error_item, error));
+    }
+  }
+
+  uint64_t push(std::string what, std::function<void()> fn) {
+    std::lock_guard lk(mu);
+    queue.push_back({std::move(what), std::move(fn)});
+    cv.notify_one();
+    return ++enqueued;
+  }
+
+  uint64_t ticket() {
+    std::lock_guard lk(mu);
+    return enqueued;
+  }
+};
+
+}  // namespace detail
+
+Stream::Stream() : s_(std::make_shared<detail::StreamState>()) {
+  s_->thread = std::thread([s = s_] { s->run(); });
+}
+
+Stream::~Stream() {
+  s_->wait_for(s_->ticket(), "~Stream", false);
+  {
+    std::lock_guard lk(s_->mu);
+    if (!s_->error.empty() && !s_->reported)
+      log::warn("comm stream destroyed with a failure nobody synchronized on: item #{} ({})", s_->error_item,
+                s_->error);
+    s_->stop = true;
+    s_->cv.notify_one();
+  }
+  s_->thread.join();
+}
+
+void Stream::enqueue(std::string what, std::function<void()> fn) {
+  if (!fn) throw Error("Stream::enqueue(" + what + "): empty function");
+  s_->push(std::move(what), std::move(fn));
+}
+
+void Stream::wait(const Event& e) {
+  if (!e.s_) return;
+  if (e.s_ == s_) return;  // a stream runs in order: its own earlier work is done by then
+  auto other = e.s_;
+  const uint64_t t = e.ticket_;
+  s_->push(fmt::format("wait for event #{} of another stream", t), [other, t] { other->wait_for(t, "Stream::wait"); });
+}
+
+void Stream::synchronize() { s_->wait_for(s_->ticket(), "Stream::synchronize"); }
+
+void Event::record(Stream& s) {
+  s_ = s.s_;
+  ticket_ = s_->ticket();
+}
+
+bool Event::query() const { return !s_ || s_->done.load(std::memory_order_acquire) >= ticket_; }
+
+void Event::synchronize() const {
+  if (s_) s_->wait_for(ticket_, "Event::synchronize");
+}
+
+}  // namespace tessera::coll

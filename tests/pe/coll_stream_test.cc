@@ -1,0 +1,225 @@
+// Comm streams, events and gradient bucketing (coll.hpp), at 1..4 PEs through the public C++ API.
+#include <tessera/coll.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <numeric>
+#include <thread>
+#include <vector>
+
+#include "pe_main.h"
+
+namespace {
+using namespace tessera::coll;
+using namespace std::chrono_literals;
+
+int me() { return shmem_my_pe(); }
+int npes() { return shmem_n_pes(); }
+
+// Items run in enqueue order, on a thread that is not the caller's.
+TEST(Stream, RunsItemsInOrderOnItsOwnThread) {
+  Stream s;
+  std::vector<int> order;
+  std::atomic<bool> other_thread{true};
+  const auto caller = std::this_thread::get_id();
+  for (int i = 0; i < 100; ++i)
+    s.enqueue("append " + std::to_string(i), [&, i] {
+      if (std::this_thread::get_id() == caller) other_thread = false;
+      order.push_back(i);
+    });
+  s.synchronize();
+  std::vector<int> want(100);
+  std::iota(want.begin(), want.end(), 0);
+  EXPECT_EQ(order, want);
+  EXPECT_TRUE(other_thread.load());
+}
+
+// An event completes only when the work before it has run; query() does not block.
+TEST(Stream, EventCompletesAfterEarlierWork) {
+  Stream s;
+  std::atomic<bool> gate{false}, ran{false};
+  s.enqueue("wait for the gate", [&] {
+    while (!gate.load()) std::this_thread::sleep_for(1ms);
+  });
+  Event before;
+  before.record(s);
+  s.enqueue("after the gate", [&] { ran = true; });
+  Event after;
+  after.record(s);
+  EXPECT_FALSE(before.query());
+  EXPECT_FALSE(after.query());
+  gate = true;
+  after.synchronize();
+  EXPECT_TRUE(before.query());
+  EXPECT_TRUE(after.query());
+  EXPECT_TRUE(ran.load());
+  EXPECT_TRUE(Event().query());  // never recorded: complete
+}
+
+// Stream::wait orders work across streams.
+TEST(Stream, WaitOrdersAcrossStreams) {
+  Stream a, b;
+  std::atomic<int> value{0};
+  std::atomic<bool> gate{false};
+  a.enqueue("gate, then set 1", [&] {
+    while (!gate.load()) std::this_thread::sleep_for(1ms);
+    value = 1;
+  });
+  Event e;
+  e.record(a);
+  b.wait(e);
+  int seen = -1;
+  b.enqueue("read", [&] { seen = value.load(); });
+  std::this_thread::sleep_for(20ms);
+  EXPECT_EQ(seen, -1);  // b is held by a's event
+  gate = true;
+  b.synchronize();
+  EXPECT_EQ(seen, 1);
+  a.synchronize();
+}
+
+// The first failing item makes the error sticky: later items are skipped, and every wait that covers the
+// failed item reports it; an event recorded before it does not.
+TEST(Stream, FailureIsStickyAndReported) {
+  Stream s;
+  bool ran_after = false;
+  s.enqueue("fine", [] {});
+  Event ok;
+  ok.record(s);
+  s.enqueue("broken item", [] { throw Error("bad value 42"); });
+  s.enqueue("skipped item", [&] { ran_after = true; });
+  Event later;
+  later.record(s);
+  EXPECT_NO_THROW(ok.synchronize());
+  try {
+    later.synchronize();
+    ADD_FAILURE() << "no error reported";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("broken item"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("bad value 42"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(ran_after);
+  EXPECT_THROW(s.synchronize(), Error);
+}
+
+// Collectives on a stream: results as with blocking calls, in enqueue order.
+TEST(Stream, CollectivesOnAStream) {
+  Comm comm = Comm::world();
+  Stream s;
+  const size_t n = 100000;
+  std::vector<float> a(n), b(n);
+  for (size_t i = 0; i < n; ++i) a[i] = static_cast<float>(me() + 1) + static_cast<float>(i % 7);
+  std::vector<int32_t> root(16, -1);
+  if (me() == 0) std::iota(root.begin(), root.end(), 100);
+  comm.allreduce(a.data(), b.data(), n, DataType::kFloat32, RedOp::kSum, s);
+  comm.allreduce(b.data(), b.data(), n, DataType::kFloat32, RedOp::kMax, s);  // in place, after the first
+  comm.broadcast(root.data(), root.data(), root.size(), DataType::kInt32, 0, s);
+  comm.barrier(s);
+  Event e;
+  e.record(s);
+  e.synchronize();
+  const float ranks_sum = static_cast<float>(npes() * (npes() + 1) / 2);
+  for (size_t i = 0; i < n; i += 997) ASSERT_EQ(b[i], ranks_sum + static_cast<float>(npes()) * static_cast<float>(i % 7)) << i;
+  for (int i = 0; i < 16; ++i) EXPECT_EQ(root[static_cast<size_t>(i)], 100 + i);
+  // A bad argument fails its item with the library's message.
+  comm.allreduce(nullptr, b.data(), 5, DataType::kFloat32, RedOp::kSum, s);
+  try {
+    s.synchronize();
+    ADD_FAILURE() << "no error reported";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("send buffer is null"), std::string::npos) << e.what();
+  }
+  comm.barrier();
+}
+
+// While a stream's collective runs, the same communicator refuses a call from another thread.
+TEST(Stream, ConcurrentUseOfACommunicatorIsRefused) {
+  if (npes() < 2) GTEST_SKIP() << "needs a peer to hold the stream's collective open";
+  Comm comm = Comm::world();
+  std::vector<float> x(8, 1.0f);
+  if (me() == 0) {
+    Stream s;
+    std::atomic<bool> started{false};
+    s.enqueue("started", [&] { started = true; });
+    comm.allreduce(x.data(), x.data(), x.size(), DataType::kFloat32, RedOp::kSum, s);
+    while (!started.load()) std::this_thread::sleep_for(1ms);
+    std::this_thread::sleep_for(300ms);  // the stream is inside the allreduce: the peers join after 3 s
+    try {
+      comm.barrier();
+      ADD_FAILURE() << "a second thread was let into the communicator";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("in use by another thread"), std::string::npos) << e.what();
+    }
+    s.synchronize();
+  } else {
+    std::this_thread::sleep_for(3s);
+    comm.allreduce(x.data(), x.data(), x.size(), DataType::kFloat32, RedOp::kSum);
+  }
+  for (float v : x) EXPECT_EQ(v, static_cast<float>(npes()));
+  comm.barrier();
+}
+
+// Gradient bucketing: any readiness order per rank, several steps, mixed types, a gradient over the cap.
+TEST(Bucketer, AveragesEveryGradientWhateverTheReadinessOrder) {
+  Comm comm = Comm::world();
+  Stream s;
+  const std::vector<size_t> sizes = {1000, 3, 50000, 7, 7, 300000, 1, 4096, 20000};
+  std::vector<std::vector<float>> g(sizes.size());
+  std::vector<double> d(2500);
+  Bucketer bk(comm, s, 64 << 10, RedOp::kAvg);  // 64 KiB buckets
+  std::vector<size_t> idx;
+  for (size_t k = 0; k < sizes.size(); ++k) {
+    g[k].resize(sizes[k]);
+    idx.push_back(bk.add(g[k].data(), sizes[k], DataType::kFloat32));
+    if (k == 4) idx.push_back(bk.add(d.data(), d.size(), DataType::kFloat64));  // a type change starts a bucket
+  }
+  for (int step = 0; step < 3; ++step) {
+    for (size_t k = 0; k < sizes.size(); ++k)
+      for (size_t i = 0; i < sizes[k]; ++i) g[k][i] = static_cast<float>(me() * 8 + step + static_cast<int>(k) + static_cast<int>(i % 5));
+    for (size_t i = 0; i < d.size(); ++i) d[i] = me() * 0.5 + step + static_cast<double>(i);
+    // Reverse order on even ranks, forward on odd ones: launches must still match across ranks.
+    std::vector<size_t> order = idx;
+    if (me() % 2 == 0) std::reverse(order.begin(), order.end());
+    for (size_t i : order) bk.mark_ready(i);
+    bk.finish();
+    const float mean_rank = static_cast<float>(npes() - 1) / 2.0f;
+    for (size_t k = 0; k < sizes.size(); ++k)
+      for (size_t i = 0; i < sizes[k]; i += 13)
+        ASSERT_FLOAT_EQ(g[k][i], mean_rank * 8 + static_cast<float>(step + static_cast<int>(k) + static_cast<int>(i % 5)))
+            << "step " << step << " gradient " << k << " element " << i;
+    for (size_t i = 0; i < d.size(); i += 7)
+      ASSERT_DOUBLE_EQ(d[i], (npes() - 1) * 0.25 + step + static_cast<double>(i)) << "step " << step << " element " << i;
+  }
+  // The 300000-float gradient (1.2 MB) is over the 64 KiB cap: a bucket of its own; the doubles too.
+  EXPECT_NE(bk.bucket_of(idx[5]), bk.bucket_of(idx[4]));
+  EXPECT_NE(bk.bucket_of(idx[6]), bk.bucket_of(idx[5]));
+  EXPECT_NE(bk.bucket_of(idx[6]), bk.bucket_of(idx[7]));
+  EXPECT_EQ(bk.bucket_of(idx[3]), bk.bucket_of(idx[4]));  // 3 and 7 floats share one
+  EXPECT_GE(bk.bucket_count(), 5u);
+}
+
+TEST(Bucketer, MisuseIsReported) {
+  Comm comm = Comm::world();
+  Stream s;
+  std::vector<float> a(10), b(10);
+  Bucketer bk(comm, s, 1 << 20);
+  bk.add(a.data(), a.size(), DataType::kFloat32);
+  bk.add(b.data(), b.size(), DataType::kFloat32);
+  EXPECT_THROW(bk.add(nullptr, 4, DataType::kFloat32), Error);
+  bk.mark_ready(0);
+  EXPECT_THROW(bk.add(a.data(), 1, DataType::kFloat32), Error);  // layout fixed
+  EXPECT_THROW(bk.mark_ready(0), Error);                         // twice in one step
+  EXPECT_THROW(bk.mark_ready(2), Error);                         // out of range
+  try {
+    bk.finish();
+    ADD_FAILURE() << "finish with an unready gradient";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("1 gradient(s) not marked ready"), std::string::npos) << e.what();
+  }
+  bk.mark_ready(1);  // completes the step on every rank, so the communicator stays in step
+  bk.finish();
+  EXPECT_THROW(Bucketer(comm, s, 0), Error);
+}
+
+}  // namespace
