@@ -7,5 +7,6 @@ build=${1:-$here/../build}
 status=0
 echo "### RMA: Tessera vs Open MPI OSHMEM";            bash "$here/rma_vs_oshmem.sh" "$build" || status=1
 echo; echo "### Collectives: Tessera vs Open MPI and gloo"; bash "$here/coll_compare.sh" "$build" || status=1
+echo; echo "### Gradient bucketing: Tessera vs PyTorch DDP (gloo)"; bash "$here/bucket_compare.sh" "$build" || status=1
 echo; echo "### Operators: Tessera vs PyTorch";           /usr/bin/python3 "$here/ops_vs_torch.py" --perf "$build/bin/tessera-perf" || status=1
 exit $status

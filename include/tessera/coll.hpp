@@ -182,9 +182,10 @@ class Comm {
 // Gradient bucketing, as data-parallel training does it: gradients are declared once, in the order the
 // backward pass produces them; in each step, mark_ready(i) says gradient i is final. Consecutive gradients
 // of one type are grouped into buckets of about `bucket_bytes` (a larger gradient is a bucket of its own);
-// once every gradient of bucket k is ready and buckets 0..k-1 have been launched, bucket k is packed into
-// one contiguous buffer and allreduced with `op` on the stream, then unpacked into the gradients, all on the
-// stream's thread, so communication overlaps the rest of the backward pass. finish() waits for every bucket
+// once every gradient of bucket k is ready and buckets 0..k-1 have been launched, bucket k is allreduced
+// with `op` on the stream, so communication overlaps the rest of the backward pass: in place when its
+// gradients lie end to end in memory (views of one flat buffer: the fast way), else packed into one buffer
+// and unpacked afterwards on the stream's thread (two more copies of the bucket). finish() waits for every bucket
 // and makes the bucketer ready for the next step. Every member must declare the same gradients (counts and
 // types) in the same order; the collective's consistency check reports a mismatch. Marking a gradient twice
 // in one step, or finishing a step with unready gradients, throws Error naming them.
@@ -200,6 +201,7 @@ class Bucketer {
   void finish();
   size_t bucket_count() const;  // after the first mark_ready (the layout is fixed then)
   size_t bucket_of(size_t index) const;
+  bool bucket_in_place(size_t bucket) const;  // its gradients lie end to end: no packing
 
  private:
   struct Impl;

@@ -197,6 +197,28 @@ TEST(Bucketer, AveragesEveryGradientWhateverTheReadinessOrder) {
   EXPECT_NE(bk.bucket_of(idx[6]), bk.bucket_of(idx[7]));
   EXPECT_EQ(bk.bucket_of(idx[3]), bk.bucket_of(idx[4]));  // 3 and 7 floats share one
   EXPECT_GE(bk.bucket_count(), 5u);
+  EXPECT_FALSE(bk.bucket_in_place(bk.bucket_of(idx[0])));  // separate vectors: packed
+}
+
+// Gradients that are views of one flat buffer: buckets are allreduced in place, no packing.
+TEST(Bucketer, ViewsOfOneFlatBufferAreReducedInPlace) {
+  Comm comm = Comm::world();
+  Stream s;
+  const std::vector<size_t> sizes = {5, 17000, 3, 40000, 9, 2};
+  std::vector<int64_t> flat(std::accumulate(sizes.begin(), sizes.end(), size_t{0}));
+  Bucketer bk(comm, s, 128 << 10, RedOp::kSum);
+  for (size_t k = 0, off = 0; k < sizes.size(); off += sizes[k++]) bk.add(flat.data() + off, sizes[k], DataType::kInt64);
+  for (int step = 0; step < 2; ++step) {
+    for (size_t i = 0; i < flat.size(); ++i) flat[i] = (me() + 1) * 1000 + static_cast<int64_t>(i) + step;
+    for (size_t k = sizes.size(); k-- > 0;) bk.mark_ready(k);
+    bk.finish();
+    const int64_t n = npes(), rank_sum = n * (n + 1) / 2;
+    for (size_t i = 0; i < flat.size(); ++i)
+      ASSERT_EQ(flat[i], rank_sum * 1000 + n * (static_cast<int64_t>(i) + step)) << "step " << step << " element " << i;
+  }
+  ASSERT_GE(bk.bucket_count(), 2u);  // 456 KB over 128 KiB buckets
+  for (size_t b = 0; b < bk.bucket_count(); ++b) EXPECT_TRUE(bk.bucket_in_place(b)) << "bucket " << b;
+  EXPECT_THROW(bk.bucket_in_place(bk.bucket_count()), Error);
 }
 
 TEST(Bucketer, MisuseIsReported) {
