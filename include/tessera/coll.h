@@ -33,13 +33,17 @@ extern "C" {
 #endif
 
 typedef struct tesseraComm* tesseraComm_t;
+typedef struct tesseraStream* tesseraStream_t;
+typedef struct tesseraEvent* tesseraEvent_t;
 
 typedef enum {
   tesseraSuccess = 0,
   tesseraInvalidArgument = 1,
   tesseraUnsupported = 2,
   tesseraSystemError = 3,
-  tesseraInternalError = 4
+  tesseraInternalError = 4,
+  tesseraStreamError = 5, /* an earlier work item of the stream failed; tesseraGetLastError names it */
+  tesseraInProgress = 6   /* tesseraEventQuery: the event has not completed yet */
 } tesseraResult_t;
 
 typedef enum {
@@ -90,6 +94,38 @@ tesseraResult_t tesseraSend(const void* sendbuff, size_t count, tesseraDataType_
 tesseraResult_t tesseraRecv(void* recvbuff, size_t count, tesseraDataType_t datatype, int peer, tesseraComm_t comm);
 tesseraResult_t tesseraGroupStart(void);
 tesseraResult_t tesseraGroupEnd(void);
+
+/* Comm streams and events (the C form of coll.hpp's Stream and Event): work enqueued on a stream runs in
+ * order on the stream's own progress thread and the call returns at once, after checking its handles.
+ * Buffers must stay valid until an event recorded after the work has completed. A communicator used on a
+ * stream belongs to it until the stream is synchronized. The first failing item makes the stream's error
+ * sticky: later items are skipped, and tesseraStreamSynchronize / tesseraEventSynchronize of events
+ * recorded after it return tesseraStreamError (tesseraGetLastError names the item and its error). Waits
+ * end the job after TESSERA_TIMEOUT seconds, naming the running item. Destroy waits for the queue. */
+tesseraResult_t tesseraStreamCreate(tesseraStream_t* stream);
+tesseraResult_t tesseraStreamDestroy(tesseraStream_t stream);
+tesseraResult_t tesseraStreamSynchronize(tesseraStream_t stream);
+tesseraResult_t tesseraStreamWaitEvent(tesseraStream_t stream, tesseraEvent_t event);
+tesseraResult_t tesseraEventCreate(tesseraEvent_t* event);
+tesseraResult_t tesseraEventDestroy(tesseraEvent_t event);
+tesseraResult_t tesseraEventRecord(tesseraEvent_t event, tesseraStream_t stream);
+tesseraResult_t tesseraEventQuery(tesseraEvent_t event); /* tesseraSuccess or tesseraInProgress */
+tesseraResult_t tesseraEventSynchronize(tesseraEvent_t event);
+/* Collectives on a stream: the blocking call's arguments, then the stream. */
+tesseraResult_t tesseraAllReduceAsync(const void* sendbuff, void* recvbuff, size_t count, tesseraDataType_t datatype,
+                                      tesseraRedOp_t op, tesseraComm_t comm, tesseraStream_t stream);
+tesseraResult_t tesseraReduceScatterAsync(const void* sendbuff, void* recvbuff, size_t recvcount,
+                                          tesseraDataType_t datatype, tesseraRedOp_t op, tesseraComm_t comm,
+                                          tesseraStream_t stream);
+tesseraResult_t tesseraAllGatherAsync(const void* sendbuff, void* recvbuff, size_t sendcount, tesseraDataType_t datatype,
+                                      tesseraComm_t comm, tesseraStream_t stream);
+tesseraResult_t tesseraBroadcastAsync(const void* sendbuff, void* recvbuff, size_t count, tesseraDataType_t datatype,
+                                      int root, tesseraComm_t comm, tesseraStream_t stream);
+tesseraResult_t tesseraReduceAsync(const void* sendbuff, void* recvbuff, size_t count, tesseraDataType_t datatype,
+                                   tesseraRedOp_t op, int root, tesseraComm_t comm, tesseraStream_t stream);
+tesseraResult_t tesseraAllToAllAsync(const void* sendbuff, void* recvbuff, size_t count, tesseraDataType_t datatype,
+                                     tesseraComm_t comm, tesseraStream_t stream);
+tesseraResult_t tesseraBarrierAsync(tesseraComm_t comm, tesseraStream_t stream);
 
 const char* tesseraGetErrorString(tesseraResult_t result);
 /* Message of the last error of this thread ("" if none). */

@@ -1,6 +1,8 @@
 // The C API of coll.h: argument checks and Status -> tesseraResult_t, the message kept per thread.
 #include <tessera/coll.h>
+#include <tessera/coll.hpp>
 
+#include <memory>
 #include <string>
 
 #include "capi/handles.h"
@@ -15,6 +17,14 @@ using namespace tessera::coll;
 struct tesseraComm {
   uint64_t magic;
   Communicator* c;
+};
+struct tesseraStream {
+  uint64_t magic;
+  std::unique_ptr<tessera::coll::Stream> s;
+};
+struct tesseraEvent {
+  uint64_t magic;
+  tessera::coll::Event e;
 };
 
 namespace {
@@ -42,6 +52,32 @@ tesseraResult_t bad_comm(const char* routine, tesseraComm_t comm) {
 
 #define TS_COMM(routine, comm)                                           \
   if (!(comm) || (comm)->magic != kCommMagic) return bad_comm(routine, comm)
+
+// Destroyed stream and event handles are kept, like communicator handles, so that late use is diagnosed.
+constexpr uint64_t kStreamMagic = 0x57e4a0c0'11c0ffeeull, kEventMagic = 0xe7e47c0c'11c0ffeeull;
+#define TS_STREAM(routine, st)                                                               \
+  if (!(st) || (st)->magic != kStreamMagic)                                                  \
+  return to_result(invalid_arg("{}: {} is not a stream (null, destroyed or never created)", routine, (void*)(st)))
+#define TS_EVENT(routine, ev)                                                                \
+  if (!(ev) || (ev)->magic != kEventMagic)                                                   \
+  return to_result(invalid_arg("{}: {} is not an event (null, destroyed or never created)", routine, (void*)(ev)))
+
+// A stream's failure, as a C result: the message goes to tesseraGetLastError.
+tesseraResult_t stream_error(const std::exception& e) {
+  t_error = e.what();
+  return tesseraStreamError;
+}
+
+// Enqueues a blocking C call on a stream; a failing result fails the item with the call's own message.
+template <typename Call>
+tesseraResult_t enqueue(tesseraStream_t st, const char* what, Call call) {
+  st->s->enqueue(what, [call] {
+    tesseraResult_t r = call();
+    if (r != tesseraSuccess)
+      throw tessera::coll::Error(std::string(tesseraGetErrorString(r)) + ": " + tesseraGetLastError());
+  });
+  return tesseraSuccess;
+}
 
 tesseraResult_t make_comm(Result<Communicator*> r, tesseraComm_t* out) {
   if (!r.is_ok()) return to_result(r.status());
@@ -193,6 +229,107 @@ tesseraResult_t tesseraGroupStart(void) {
 }
 tesseraResult_t tesseraGroupEnd(void) { return to_result(group_end()); }
 
+tesseraResult_t tesseraStreamCreate(tesseraStream_t* stream) {
+  if (!stream) return to_result(invalid_arg("tesseraStreamCreate: stream is null"));
+  *stream = new tesseraStream{kStreamMagic, std::make_unique<tessera::coll::Stream>()};
+  return tesseraSuccess;
+}
+tesseraResult_t tesseraStreamDestroy(tesseraStream_t stream) {
+  if (!stream) return tesseraSuccess;
+  TS_STREAM("tesseraStreamDestroy", stream);
+  stream->magic = kDeadMagic;
+  stream->s.reset();  // ~Stream waits for the queue
+  return tesseraSuccess;
+}
+tesseraResult_t tesseraStreamSynchronize(tesseraStream_t stream) {
+  TS_STREAM("tesseraStreamSynchronize", stream);
+  try {
+    stream->s->synchronize();
+  } catch (const std::exception& e) {
+    return stream_error(e);
+  }
+  return tesseraSuccess;
+}
+tesseraResult_t tesseraStreamWaitEvent(tesseraStream_t stream, tesseraEvent_t event) {
+  TS_STREAM("tesseraStreamWaitEvent", stream);
+  TS_EVENT("tesseraStreamWaitEvent", event);
+  stream->s->wait(event->e);
+  return tesseraSuccess;
+}
+tesseraResult_t tesseraEventCreate(tesseraEvent_t* event) {
+  if (!event) return to_result(invalid_arg("tesseraEventCreate: event is null"));
+  *event = new tesseraEvent{kEventMagic, {}};
+  return tesseraSuccess;
+}
+tesseraResult_t tesseraEventDestroy(tesseraEvent_t event) {
+  if (!event) return tesseraSuccess;
+  TS_EVENT("tesseraEventDestroy", event);
+  event->magic = kDeadMagic;
+  event->e = tessera::coll::Event();
+  return tesseraSuccess;
+}
+tesseraResult_t tesseraEventRecord(tesseraEvent_t event, tesseraStream_t stream) {
+  TS_EVENT("tesseraEventRecord", event);
+  TS_STREAM("tesseraEventRecord", stream);
+  event->e.record(*stream->s);
+  return tesseraSuccess;
+}
+tesseraResult_t tesseraEventQuery(tesseraEvent_t event) {
+  TS_EVENT("tesseraEventQuery", event);
+  return event->e.query() ? tesseraSuccess : tesseraInProgress;
+}
+tesseraResult_t tesseraEventSynchronize(tesseraEvent_t event) {
+  TS_EVENT("tesseraEventSynchronize", event);
+  try {
+    event->e.synchronize();
+  } catch (const std::exception& e) {
+    return stream_error(e);
+  }
+  return tesseraSuccess;
+}
+
+tesseraResult_t tesseraAllReduceAsync(const void* s, void* r, size_t count, tesseraDataType_t t, tesseraRedOp_t op,
+                                      tesseraComm_t comm, tesseraStream_t st) {
+  TS_COMM("tesseraAllReduceAsync", comm);
+  TS_STREAM("tesseraAllReduceAsync", st);
+  return enqueue(st, "tesseraAllReduceAsync", [=] { return tesseraAllReduce(s, r, count, t, op, comm); });
+}
+tesseraResult_t tesseraReduceScatterAsync(const void* s, void* r, size_t count, tesseraDataType_t t, tesseraRedOp_t op,
+                                          tesseraComm_t comm, tesseraStream_t st) {
+  TS_COMM("tesseraReduceScatterAsync", comm);
+  TS_STREAM("tesseraReduceScatterAsync", st);
+  return enqueue(st, "tesseraReduceScatterAsync", [=] { return tesseraReduceScatter(s, r, count, t, op, comm); });
+}
+tesseraResult_t tesseraAllGatherAsync(const void* s, void* r, size_t count, tesseraDataType_t t, tesseraComm_t comm,
+                                      tesseraStream_t st) {
+  TS_COMM("tesseraAllGatherAsync", comm);
+  TS_STREAM("tesseraAllGatherAsync", st);
+  return enqueue(st, "tesseraAllGatherAsync", [=] { return tesseraAllGather(s, r, count, t, comm); });
+}
+tesseraResult_t tesseraBroadcastAsync(const void* s, void* r, size_t count, tesseraDataType_t t, int root,
+                                      tesseraComm_t comm, tesseraStream_t st) {
+  TS_COMM("tesseraBroadcastAsync", comm);
+  TS_STREAM("tesseraBroadcastAsync", st);
+  return enqueue(st, "tesseraBroadcastAsync", [=] { return tesseraBroadcast(s, r, count, t, root, comm); });
+}
+tesseraResult_t tesseraReduceAsync(const void* s, void* r, size_t count, tesseraDataType_t t, tesseraRedOp_t op, int root,
+                                   tesseraComm_t comm, tesseraStream_t st) {
+  TS_COMM("tesseraReduceAsync", comm);
+  TS_STREAM("tesseraReduceAsync", st);
+  return enqueue(st, "tesseraReduceAsync", [=] { return tesseraReduce(s, r, count, t, op, root, comm); });
+}
+tesseraResult_t tesseraAllToAllAsync(const void* s, void* r, size_t count, tesseraDataType_t t, tesseraComm_t comm,
+                                     tesseraStream_t st) {
+  TS_COMM("tesseraAllToAllAsync", comm);
+  TS_STREAM("tesseraAllToAllAsync", st);
+  return enqueue(st, "tesseraAllToAllAsync", [=] { return tesseraAllToAll(s, r, count, t, comm); });
+}
+tesseraResult_t tesseraBarrierAsync(tesseraComm_t comm, tesseraStream_t st) {
+  TS_COMM("tesseraBarrierAsync", comm);
+  TS_STREAM("tesseraBarrierAsync", st);
+  return enqueue(st, "tesseraBarrierAsync", [=] { return tesseraBarrier(comm); });
+}
+
 const char* tesseraGetErrorString(tesseraResult_t r) {
   switch (r) {
     case tesseraSuccess: return "success";
@@ -200,6 +337,8 @@ const char* tesseraGetErrorString(tesseraResult_t r) {
     case tesseraUnsupported: return "unsupported";
     case tesseraSystemError: return "system error";
     case tesseraInternalError: return "internal error";
+    case tesseraStreamError: return "a work item of the stream failed";
+    case tesseraInProgress: return "in progress";
   }
   return "unknown result code";
 }

@@ -244,4 +244,45 @@ TEST(Bucketer, MisuseIsReported) {
   EXPECT_THROW(Bucketer(comm, s, 0), Error);
 }
 
+// The C API's streams and events (coll.h).
+TEST(StreamCApi, AsyncCollectivesEventsAndErrors) {
+  tesseraComm_t comm = nullptr;
+  ASSERT_EQ(tesseraCommInitAll(&comm), tesseraSuccess) << tesseraGetLastError();
+  tesseraStream_t st = nullptr;
+  tesseraEvent_t ev = nullptr;
+  ASSERT_EQ(tesseraStreamCreate(&st), tesseraSuccess);
+  ASSERT_EQ(tesseraEventCreate(&ev), tesseraSuccess);
+  std::vector<double> x(1000, me() + 1.0), y(1000);
+  std::vector<int64_t> all(static_cast<size_t>(npes()));
+  int64_t mine = me() * 10;
+  if (npes() > 1 && me() != 0) std::this_thread::sleep_for(500ms);  // rank 0's work waits for the others
+  ASSERT_EQ(tesseraAllReduceAsync(x.data(), y.data(), x.size(), tesseraFloat64, tesseraSum, comm, st), tesseraSuccess);
+  ASSERT_EQ(tesseraAllGatherAsync(&mine, all.data(), 1, tesseraInt64, comm, st), tesseraSuccess);
+  ASSERT_EQ(tesseraBarrierAsync(comm, st), tesseraSuccess);
+  ASSERT_EQ(tesseraEventRecord(ev, st), tesseraSuccess);
+  if (npes() > 1 && me() == 0) {
+    EXPECT_EQ(tesseraEventQuery(ev), tesseraInProgress);
+  }
+  ASSERT_EQ(tesseraEventSynchronize(ev), tesseraSuccess) << tesseraGetLastError();
+  EXPECT_EQ(tesseraEventQuery(ev), tesseraSuccess);
+  const double want = npes() * (npes() + 1) / 2.0;
+  for (double v : y) ASSERT_EQ(v, want);
+  for (int r = 0; r < npes(); ++r) EXPECT_EQ(all[static_cast<size_t>(r)], r * 10);
+  // A failing item: the enqueue succeeds, the synchronize reports it.
+  ASSERT_EQ(tesseraAllReduceAsync(nullptr, y.data(), 4, tesseraFloat64, tesseraSum, comm, st), tesseraSuccess);
+  EXPECT_EQ(tesseraStreamSynchronize(st), tesseraStreamError);
+  EXPECT_NE(std::string(tesseraGetLastError()).find("send buffer is null"), std::string::npos) << tesseraGetLastError();
+  // Bad handles.
+  EXPECT_EQ(tesseraStreamSynchronize(nullptr), tesseraInvalidArgument);
+  EXPECT_EQ(tesseraBarrierAsync(comm, nullptr), tesseraInvalidArgument);
+  EXPECT_EQ(tesseraEventQuery(nullptr), tesseraInvalidArgument);
+  ASSERT_EQ(tesseraStreamDestroy(st), tesseraSuccess);
+  EXPECT_EQ(tesseraStreamSynchronize(st), tesseraInvalidArgument);
+  EXPECT_NE(std::string(tesseraGetLastError()).find("not a stream"), std::string::npos) << tesseraGetLastError();
+  ASSERT_EQ(tesseraEventDestroy(ev), tesseraSuccess);
+  EXPECT_EQ(tesseraEventSynchronize(ev), tesseraInvalidArgument);
+  EXPECT_EQ(tesseraBarrier(comm), tesseraSuccess);
+  ASSERT_EQ(tesseraCommDestroy(comm), tesseraSuccess);
+}
+
 }  // namespace
