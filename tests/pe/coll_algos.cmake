@@ -11,3 +11,9 @@ add_test(NAME pe.coll_algos_nocma.n4
 set_tests_properties(pe.coll_algos_nocma.n4 PROPERTIES LABELS pe TIMEOUT 300)
 # Comm streams, events and gradient bucketing through the public C++ API.
 tessera_pe_test(coll_stream NPES 1 2 3 4 TIMEOUT 120 ENV TESSERA_TIMEOUT=60)
+# The data-parallel example checks itself (identical parameters on every PE after each step).
+foreach(n 1 3)
+  add_test(NAME example.data_parallel_step.n${n}
+           COMMAND ${TESSERA_RUN} -n ${n} --timeout 120 $<TARGET_FILE:data_parallel_step>)
+  set_tests_properties(example.data_parallel_step.n${n} PROPERTIES LABELS pe TIMEOUT 120)
+endforeach()
