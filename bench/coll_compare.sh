@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Tessera collectives side by side with Open MPI 4.1 (MPI_Allreduce & co.) and PyTorch gloo, at 2 and 4
-# ranks, in one run; prints the ratio table against the targets of issue 4 and draws the bandwidth curves.
+# ranks, in one run; prints the ratio table against the project's targets and draws the bandwidth curves.
 # Tessera runs with ordinary buffers (the targets) and, at 64 MiB, also with symmetric-heap buffers (sym).
 #   bash bench/coll_compare.sh [build-dir] [out-dir]
 # Needs: openmpi-bin libopenmpi-dev python3-torch python3-matplotlib (scripts/install-deps.sh bench).

@@ -43,7 +43,7 @@ def main(path, png):
         sym = f"{vals['tessera-sym']:7.3f} {ratio('openmpi', 'tessera-sym')}" if vals["tessera-sym"] else f"{'-':>7} {'-':>7}"
         print(f"{coll:<15}{n:>3}{b:>10}  {fmt(vals['tessera'])} {fmt(vals['openmpi'])} {fmt(vals['gloo'])}   {ratio('openmpi')} {ratio('gloo')}  {sym}  {unit}")
 
-    # Targets of issue 4 (float32): latency rows want a small ratio, bandwidth rows a large one.
+    # The collective targets (float32): latency rows want a small ratio, bandwidth rows a large one.
     targets = [
         ("allreduce", 2, 8, "openmpi", "<=", 0.35), ("allreduce", 2, 524288, "openmpi", ">=", 2.0),
         ("allreduce", 2, 67108864, "openmpi", ">=", 3.5), ("allreduce", 2, 67108864, "gloo", ">=", 4.0),
@@ -54,7 +54,7 @@ def main(path, png):
         ("broadcast", 2, 67108864, "openmpi", ">=", 1.5), ("broadcast", 4, 67108864, "openmpi", ">=", 1.5),
         ("barrier", 2, 8, "openmpi", "<=", 0.5), ("barrier", 4, 8, "openmpi", "<=", 0.5),
     ]
-    print("\nTargets (issue 4): ratio = tessera / peer; latency rows compare time, others busbw")
+    print("\nTargets (collectives): ratio = tessera / peer; latency rows compare time, others busbw")
     ok_all = True
     for coll, n, b, peer, cmp, goal in targets:
         libs = t.get((coll, n, b), {})

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Tessera vs Open MPI's OSHMEM, side by side in one run, on the same benchmark source (bench/rma/rma_bench.c).
 #   [ROUNDS=3] bench/rma_vs_oshmem.sh [build-dir] [max-size]
-# Prints both tables and the ratios the foundation issue targets, ROUNDS times (default 1), each round with
+# Prints both tables and the ratios against the RMA targets, ROUNDS times (default 1), each round with
 # the hardware floor of the ping-pong (bench/rma/line_pingpong.c) measured just before it.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -44,7 +44,7 @@ print(f"fetch-add us: tessera {t['fadd_lat_us']:.4f} / oshmem {o['fadd_lat_us']:
 
 def target(name, ok, detail):
     print(f"  [{'met ' if ok else 'MISS'}] {name}: {detail}")
-print("Targets (issue 2):")
+print("Targets (RMA):")
 s8, m1, m64 = rows_t.get(8), rows_t.get(1 << 20), rows_t.get(64 << 20)
 o8, om1, om64 = rows_o.get(8), rows_o.get(1 << 20), rows_o.get(64 << 20)
 if s8 and o8:

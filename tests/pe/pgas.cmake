@@ -1,4 +1,4 @@
-# Foundation (issue 2): every routine group at 1, 2, 3 and 4 PEs (4 oversubscribes the 2-core machines).
+# PGAS foundation: every routine group at 1, 2, 3 and 4 PEs (4 oversubscribes the 2-core machines).
 foreach(group rma amo signal wait team heap threads order cpp)
   tessera_pe_test(pgas_${group} NPES 1 2 3 4 TIMEOUT 120 ENV TESSERA_TIMEOUT=60)
 endforeach()
