@@ -4,6 +4,8 @@
 
 #include <memory>
 #include <string>
+#include <vector>
+#include <mutex>
 
 #include "capi/handles.h"
 #include "coll/comm.h"
@@ -54,6 +56,13 @@ tesseraResult_t bad_comm(const char* routine, tesseraComm_t comm) {
   if (!(comm) || (comm)->magic != kCommMagic) return bad_comm(routine, comm)
 
 // Destroyed stream and event handles are kept, like communicator handles, so that late use is diagnosed.
+// They stay listed here, reachable (a leak checker then has nothing to report).
+void keep_dead_handle(void* h) {
+  static std::mutex mu;
+  static auto* kept = new std::vector<void*>;
+  std::lock_guard lk(mu);
+  kept->push_back(h);
+}
 constexpr uint64_t kStreamMagic = 0x57e4a0c0'11c0ffeeull, kEventMagic = 0xe7e47c0c'11c0ffeeull;
 #define TS_STREAM(routine, st)                                                               \
   if (!(st) || (st)->magic != kStreamMagic)                                                  \
@@ -134,6 +143,7 @@ tesseraResult_t tesseraCommDestroy(tesseraComm_t comm) {
   comm_destroy(comm->c);
   comm->magic = kDeadMagic;  // the handle itself is kept (a few bytes) so that late use is diagnosed
   comm->c = nullptr;
+  keep_dead_handle(comm);
   return tesseraSuccess;
 }
 
@@ -239,6 +249,7 @@ tesseraResult_t tesseraStreamDestroy(tesseraStream_t stream) {
   TS_STREAM("tesseraStreamDestroy", stream);
   stream->magic = kDeadMagic;
   stream->s.reset();  // ~Stream waits for the queue
+  keep_dead_handle(stream);
   return tesseraSuccess;
 }
 tesseraResult_t tesseraStreamSynchronize(tesseraStream_t stream) {
@@ -266,6 +277,7 @@ tesseraResult_t tesseraEventDestroy(tesseraEvent_t event) {
   TS_EVENT("tesseraEventDestroy", event);
   event->magic = kDeadMagic;
   event->e = tessera::coll::Event();
+  keep_dead_handle(event);
   return tesseraSuccess;
 }
 tesseraResult_t tesseraEventRecord(tesseraEvent_t event, tesseraStream_t stream) {
