@@ -17,6 +17,7 @@
 // - Stream / Event: ordered asynchronous work on a progress thread (the comm streams of NCCL and HCCL);
 //   Bucketer: gradient bucketing on a stream, as data-parallel training does it. See the classes below.
 #pragma once
+#include <tessera/error.hpp>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -49,10 +50,7 @@ template <> struct DataTypeOf<bfloat16_t> { static constexpr DataType value = Da
 template <> struct DataTypeOf<float> { static constexpr DataType value = DataType::kFloat32; };
 template <> struct DataTypeOf<double> { static constexpr DataType value = DataType::kFloat64; };
 
-class Error : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
+using Error = tessera::Error;  // one exception type for the whole C++ API (error.hpp)
 
 namespace detail {
 struct StreamState;

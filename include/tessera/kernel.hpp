@@ -27,6 +27,7 @@
 //   blocks (see docs/kernel.md for accuracy). Results are identical run to run for a fixed block_num.
 //   Bad arguments throw tessera::kernel::Error naming the value and the limit.
 #pragma once
+#include <tessera/error.hpp>
 #include <climits>
 #include <cstddef>
 #include <cstdint>
@@ -39,10 +40,7 @@
 namespace tessera::kernel {
 
 // Thrown by the C++ API on bad arguments (null data, shape mismatch, axis out of range, zero blocks).
-class Error : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
+using Error = tessera::Error;  // one exception type for the whole C++ API (error.hpp)
 
 // ---------------------------------------------------------------------------------------------------------
 // Runtime

@@ -12,6 +12,7 @@
 #pragma once
 #include <shmem.h>
 #include <tessera/coll.hpp>
+#include <tessera/error.hpp>
 #include <tessera/kernel.hpp>
 
 #include <cstddef>
@@ -23,11 +24,8 @@
 
 namespace tessera {
 
-// Thrown by the C++ API where it reports errors instead of ending the job (allocation failure).
-class Error : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
+// tessera::Error (error.hpp) is thrown by the C++ API where it reports errors instead of ending the job
+// (allocation failure).
 
 // RAII: initialises the PE on construction (collective), finalizes on destruction (collective).
 class Runtime {

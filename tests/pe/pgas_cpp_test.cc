@@ -1,6 +1,7 @@
 // The C++ API (tessera/tessera.hpp) over the same core.
 #include <tessera/tessera.hpp>
 
+#include <string>
 #include <vector>
 
 #include "pe_main.h"
@@ -47,6 +48,19 @@ TEST(Cpp, TeamsAndSignals) {
 TEST(Cpp, AllocationFailureThrows) {
   EXPECT_THROW(tessera::symmetric<char>(size_t{1} << 45), tessera::Error);
   EXPECT_THROW(tessera::symmetric<double>(SIZE_MAX / 4), tessera::Error);
+}
+
+// One exception type for the whole C++ API: kernel and collective errors are caught as tessera::Error.
+TEST(Cpp, OneErrorTypeAcrossTheApis) {
+  EXPECT_THROW(tessera::kernel::launch({.block_num = 0}, [](tessera::kernel::BlockContext&) {}), tessera::Error);
+  tessera::coll::Stream s;
+  s.enqueue("fails", [] { throw tessera::kernel::Error("from a kernel"); });
+  try {
+    s.synchronize();
+    ADD_FAILURE() << "no error";
+  } catch (const tessera::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("from a kernel"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
