@@ -1,5 +1,5 @@
 # The two commands of the README. Each installs what is missing, configures, builds and runs.
-#   make demo    ring_pass, the RMA benchmark and the allreduce sweep on 4 local PEs
+#   make demo    ring_pass, the RMA benchmark, the allreduce sweep and a data-parallel step on 4 local PEs
 #   make test    the whole test suite (release build); with WITH_ASAN=1 then again under ASan+UBSan
 JOBS ?= $(shell nproc)
 BUILD ?= build

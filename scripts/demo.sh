@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # make demo: Tessera's main job on local PEs. ring_pass (put-with-signal around a ring, verified), the
-# one-sided benchmark, then the collective sweep and the operator benchmark when they are built.
+# one-sided benchmark, then the collective sweep, a data-parallel training step with gradient bucketing and
+# the operator benchmark.
 set -euo pipefail
 build=${1:-build}
 n=${2:-4}
@@ -20,6 +21,10 @@ if "$perf" --help | grep -q '^  allreduce '; then
   echo "== tessera-perf allreduce on $n PEs (float32 sum; out-of-place and in-place, checked) =="
   "$run" -n "$n" "$perf" allreduce -b 8 -e 64M -f 4 -c 1
 fi
+echo
+echo "== data_parallel_step on $n PEs (gradient bucketing on a comm stream) =="
+"$run" -n "$n" "$build/bin/data_parallel_step"
+
 if "$perf" --help | grep -q '^  ops '; then
   echo
   echo "== tessera-perf ops (reduction operators on one PE, 2 blocks) =="
