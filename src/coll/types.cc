@@ -9,13 +9,18 @@ struct DTypeInfo {
   size_t size;
   const char* aliases[4];
 };
-constexpr DTypeInfo kDTypes[kNumDTypes] = {
+constexpr DTypeInfo kDTypes[kNumDTypes] = {  // sizes as dtype_size() (types.h) has them
     {"int8", 1, {"char", "i8", nullptr}},          {"uint8", 1, {"u8", nullptr}},
     {"int32", 4, {"int", "i32", nullptr}},         {"uint32", 4, {"u32", nullptr}},
     {"int64", 8, {"i64", "long", nullptr}},        {"uint64", 8, {"u64", nullptr}},
     {"float16", 2, {"half", "f16", "fp16", nullptr}}, {"bfloat16", 2, {"bf16", nullptr}},
     {"float32", 4, {"float", "f32", "fp32", nullptr}}, {"float64", 8, {"double", "f64", "fp64", nullptr}},
 };
+static_assert([] {
+  for (int i = 0; i < kNumDTypes; ++i)
+    if (kDTypes[i].size != dtype_size(static_cast<DType>(i))) return false;
+  return true;
+}(), "dtype_size() in types.h and the table above disagree");
 constexpr const char* kOps[kNumOps] = {"sum", "prod", "min", "max", "avg"};
 constexpr const char* kKinds[kNumKinds] = {"allreduce", "reduce_scatter", "allgather",  "broadcast",
                                            "reduce",    "gather",         "scatter",    "alltoall",
@@ -28,7 +33,6 @@ std::string lower(std::string_view s) {
 }
 }  // namespace
 
-size_t dtype_size(DType t) { return valid(t) ? kDTypes[static_cast<int>(t)].size : 0; }
 const char* dtype_name(DType t) { return valid(t) ? kDTypes[static_cast<int>(t)].name : "?"; }
 const char* op_name(Op o) { return valid(o) ? kOps[static_cast<int>(o)] : "?"; }
 const char* kind_name(Kind k) { return static_cast<int>(k) < kNumKinds ? kKinds[static_cast<int>(k)] : "?"; }

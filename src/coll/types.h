@@ -20,7 +20,13 @@ enum class Kind : uint8_t { kAllreduce, kReduceScatter, kAllgather, kBroadcast, 
                             kAlltoall, kAlltoallv, kAllgatherv, kReduceScatterv, kBarrier, kSendRecv };
 inline constexpr int kNumKinds = 13;
 
-size_t dtype_size(DType t);
+constexpr bool valid(DType t) { return static_cast<unsigned>(t) < kNumDTypes; }
+constexpr bool valid(Op o) { return static_cast<unsigned>(o) < kNumOps; }
+// Bytes per element; 0 for an invalid type. Inline: every call asks it several times.
+constexpr size_t dtype_size(DType t) {
+  constexpr uint8_t kSizes[kNumDTypes] = {1, 1, 4, 4, 8, 8, 2, 2, 4, 8};
+  return valid(t) ? kSizes[static_cast<int>(t)] : 0;
+}
 const char* dtype_name(DType t);   // "float32", ...
 const char* op_name(Op o);         // "sum", ...
 const char* kind_name(Kind k);     // "allreduce", ...
@@ -28,7 +34,5 @@ std::optional<DType> parse_dtype(std::string_view s);  // accepts nccl-tests nam
 std::optional<Op> parse_op(std::string_view s);
 std::optional<Kind> parse_kind(std::string_view s);
 bool is_float(DType t);
-inline bool valid(DType t) { return static_cast<unsigned>(t) < kNumDTypes; }
-inline bool valid(Op o) { return static_cast<unsigned>(o) < kNumOps; }
 
 }  // namespace tessera::coll
