@@ -160,7 +160,17 @@ void complete_locked(Engine& e, uint64_t upto) {
 }
 
 void engine_loop(Engine& e) {
-  unbind_thread_to_job_cpus();  // the engine's use is a CPU the PE is not on
+  // The engine's use is a CPU the PE is not on: when the PE is bound to one CPU, the engine runs on the job's
+  // other CPUs only (never woken onto its caller's CPU); otherwise on all of them.
+  cpu_set_t own, job;
+  if (sched_getaffinity(0, sizeof own, &own) == 0 && CPU_COUNT(&own) == 1 && job_cpu_set(&job)) {
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+      if (CPU_ISSET(c, &own)) CPU_CLR(c, &job);
+    if (CPU_COUNT(&job) > 0) sched_setaffinity(0, sizeof job, &job);
+    else unbind_thread_to_job_cpus();
+  } else {
+    unbind_thread_to_job_cpus();
+  }
   uint64_t next = 0;
   const uint64_t spin = sync::spin_ns();
   bool just_worked = false;  // spin for a follow-up job only right after one (never when merely woken)
