@@ -26,22 +26,33 @@ bool cma_probe(int64_t pid, const void* remote, uint64_t expect) {
          got == expect;
 }
 
-void cma_read(const Communicator& c, int m, void* dst, const void* src, size_t bytes) {
-  char* d = static_cast<char*>(dst);
-  const char* s = static_cast<const char*>(src);
+namespace {
+// One loop for both directions: `write` moves local -> member m, else member m -> local.
+void cma_copy(const Communicator& c, int m, char* local, char* remote, size_t bytes, bool write) {
   while (bytes) {
-    iovec l{d, bytes}, r{const_cast<char*>(s), bytes};
-    ssize_t got = process_vm_readv(static_cast<pid_t>(c.pids[m]), &l, 1, &r, 1, 0);
+    iovec l{local, bytes}, r{remote, bytes};
+    const pid_t pid = static_cast<pid_t>(c.pids[m]);
+    ssize_t got = write ? process_vm_writev(pid, &l, 1, &r, 1, 0) : process_vm_readv(pid, &l, 1, &r, 1, 0);
     if (got <= 0) {
       const int e = got < 0 ? errno : EIO;
-      log::fatal("{}: reading {} bytes at {} from rank {} (PE {}, pid {}) with process_vm_readv failed: {} "
+      log::fatal("{}: {} {} bytes at {} {} rank {} (PE {}, pid {}) with {} failed: {} "
                  "(set TESSERA_COLL_CMA=0 to use the staged algorithms)",
-                 c.name, bytes, static_cast<const void*>(s), m, c.world[m], c.pids[m], std::strerror(e));
+                 c.name, write ? "writing" : "reading", bytes, static_cast<const void*>(remote), write ? "of" : "from",
+                 m, c.world[m], c.pids[m], write ? "process_vm_writev" : "process_vm_readv", std::strerror(e));
     }
-    d += got;
-    s += got;
+    local += got;
+    remote += got;
     bytes -= static_cast<size_t>(got);
   }
+}
+}  // namespace
+
+void cma_read(const Communicator& c, int m, void* dst, const void* src, size_t bytes) {
+  cma_copy(c, m, static_cast<char*>(dst), const_cast<char*>(static_cast<const char*>(src)), bytes, false);
+}
+
+void cma_write(const Communicator& c, int m, void* dst, const void* src, size_t bytes) {
+  cma_copy(c, m, const_cast<char*>(static_cast<const char*>(src)), static_cast<char*>(dst), bytes, true);
 }
 
 }  // namespace tessera::coll

@@ -22,4 +22,8 @@ bool cma_probe(int64_t pid, const void* remote, uint64_t expect);
 // the address and the error.
 void cma_read(const Communicator& c, int m, void* dst, const void* src, size_t bytes);
 
+// Copies `bytes` from `src` in my address space to `dst` in member m's (process_vm_writev); failures end the
+// job as cma_read's do.
+void cma_write(const Communicator& c, int m, void* dst, const void* src, size_t bytes);
+
 }  // namespace tessera::coll

@@ -42,6 +42,7 @@ uint64_t allreduce_cma(Exec&, const Args&);
 uint64_t reduce_scatter_cma(Exec&, const Args&);
 uint64_t allgather_cma(Exec&, const Args&);
 uint64_t broadcast_cma(Exec&, const Args&);
+uint64_t broadcast_cma_split(Exec&, const Args&);
 uint64_t alltoall_cma(Exec&, const Args&);
 uint64_t barrier_ll(Exec&, const Args&);
 }  // namespace tessera::coll::algos

