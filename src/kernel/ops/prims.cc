@@ -313,6 +313,8 @@ const Prims* GetTable(int dtype) {
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
+#include <array>
+
 #include "base/config.h"
 #include "base/cpu.h"
 
@@ -342,10 +344,31 @@ bool stream_output(size_t bytes) {
 
 void stream_fence() { hwy::FlushStream(); }
 
+namespace {
+const config::Var<std::string> kSimd{
+    "TESSERA_KERNEL_SIMD", "auto",
+    "Best instruction set the kernel operators may use: auto (the best this CPU has), avx512, avx2 or sse4 (to "
+    "compare hosts, or to test the narrower code paths on a wider CPU)"};
+
+// Targets better than the one TESSERA_KERNEL_SIMD names are disabled before the first dispatch.
+void apply_simd_cap() {
+  const std::string& s = kSimd.get();
+  int64_t better = 0;  // Highway targets better than the cap (lower bits are better targets)
+  if (s == "auto" || s == "avx512") return;
+  if (s == "avx2") better = HWY_AVX3 | HWY_AVX3_DL;
+  else if (s == "sse4") better = HWY_AVX3 | HWY_AVX3_DL | HWY_AVX2;
+  else config::fatal_config(invalid_arg("TESSERA_KERNEL_SIMD={}: expected auto, avx512, avx2 or sse4", s));
+  hwy::DisableTargets(better);
+}
+}  // namespace
+
 const Prims& prims(DType t) {
-  static const Prims* tables[3] = {HWY_DYNAMIC_DISPATCH(GetTable)(0), HWY_DYNAMIC_DISPATCH(GetTable)(1),
-                                   HWY_DYNAMIC_DISPATCH(GetTable)(2)};
-  return *tables[static_cast<int>(t)];
+  static const std::array<const Prims*, 3> tables = [] {
+    apply_simd_cap();
+    return std::array<const Prims*, 3>{HWY_DYNAMIC_DISPATCH(GetTable)(0), HWY_DYNAMIC_DISPATCH(GetTable)(1),
+                                       HWY_DYNAMIC_DISPATCH(GetTable)(2)};
+  }();
+  return *tables[static_cast<size_t>(t)];
 }
 }  // namespace tessera::kernel::ops
 #endif

@@ -36,15 +36,33 @@ template <class D>
 HWY_INLINE hn::Vec<D> LoadF(D d, const float* p) { return hn::LoadU(d, p); }
 template <class D>
 HWY_INLINE hn::Vec<D> LoadF(D d, const BF16* p) { return hn::PromoteTo(d, hn::LoadU(hn::Rebind<BF16, D>(), p)); }
+#if HWY_TARGET >= HWY_SSE4
+// Without F16C, Highway 1.0 emulates the f16 conversions without infinities or NaN and with a truncating
+// demotion: these targets convert lane by lane with the scalar routines (exact; round to nearest even).
+#define TESSERA_F16_BY_LANE 1
+template <class D>
+HWY_INLINE hn::Vec<D> LoadF(D d, const F16* p) {
+  HWY_ALIGN float tmp[16];
+  for (size_t i = 0; i < hn::Lanes(d); ++i) tmp[i] = ld(p + i);
+  return hn::Load(d, tmp);
+}
+#else
 template <class D>
 HWY_INLINE hn::Vec<D> LoadF(D d, const F16* p) { return hn::PromoteTo(d, hn::LoadU(hn::Rebind<F16, D>(), p)); }
+#endif
 
 template <class D>
 HWY_INLINE void StoreF(D d, hn::Vec<D> v, float* p) { hn::StoreU(v, d, p); }
 template <class D>
 HWY_INLINE void StoreF(D d, hn::Vec<D> v, F16* p) {
+#ifdef TESSERA_F16_BY_LANE
+  HWY_ALIGN float tmp[16];
+  hn::Store(v, d, tmp);
+  for (size_t i = 0; i < hn::Lanes(d); ++i) st(p + i, tmp[i]);
+#else
   const hn::Rebind<F16, D> dh;
   hn::StoreU(hn::DemoteTo(dh, v), dh, p);
+#endif
 }
 template <class D>
 HWY_INLINE void StoreF(D d, hn::Vec<D> v, BF16* p) {
@@ -69,9 +87,13 @@ template <class D>
 HWY_INLINE void StreamF(D d, hn::Vec<D> v, float* p) { hn::Stream(v, d, p); }
 template <class D>
 HWY_INLINE void StreamF(D d, hn::Vec<D> v, F16* p) {
+#ifdef TESSERA_F16_BY_LANE
+  StoreF(d, v, p);
+#else
   const hn::Rebind<F16, D> dh;
   const hn::RebindToUnsigned<decltype(dh)> du;
   hn::Stream(hn::BitCast(du, hn::DemoteTo(dh, v)), du, reinterpret_cast<uint16_t*>(p));
+#endif
 }
 template <class D>
 HWY_INLINE void StreamF(D d, hn::Vec<D> v, BF16* p) {
@@ -101,6 +123,7 @@ HWY_INLINE void MapOut(T* y, size_t n, Vec&& vec, One&& one) {
   for (; i < n; ++i) st(y + i, one(i));
 }
 
+#undef TESSERA_F16_BY_LANE
 }  // namespace HWY_NAMESPACE
 }  // namespace tessera::kernel::ops
 HWY_AFTER_NAMESPACE();

@@ -8,6 +8,7 @@
 #include <set>
 #include <vector>
 
+#include "kernel/ops/prims.h"
 #include "kernel/runtime/runtime.h"
 #include "tessera/kernel.hpp"
 
@@ -132,6 +133,30 @@ TEST(LaunchDeathTest, ExceptionInKernelEndsWithItsMessage) {
   EXPECT_DEATH(launch({.block_num = 2, .name = "thrower"},
                       [](BlockContext& b) { if (b.block_idx() == 1) throw std::runtime_error("boom"); }),
                "kernel 'thrower' block 1: exception escaped the kernel: boom");
+}
+
+// Run by ctest with TESSERA_KERNEL_SIMD=avx2 and sse4 (unit.kernel.simd_*): the cap must take effect, or those
+// runs would test the AVX-512 code again.
+TEST(Simd, CapFromTheEnvironmentTakesEffect) {
+  const char* cap = std::getenv("TESSERA_KERNEL_SIMD");
+  const std::string target = ops::prims(DType::kF32).target;
+  if (cap && std::string(cap) == "avx2") {
+    EXPECT_THAT(target, testing::AnyOf("AVX2", "SSE4"));
+  }
+  if (cap && std::string(cap) == "sse4") {
+    EXPECT_EQ(target, "SSE4");
+  }
+  EXPECT_EQ(std::string(ops::prims(DType::kBF16).target), target);
+}
+
+TEST(SimdDeathTest, UnknownCapIsRefusedWithTheChoices) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        setenv("TESSERA_KERNEL_SIMD", "avx1024", 1);
+        ops::prims(DType::kF32);
+      },
+      "TESSERA_KERNEL_SIMD=avx1024: expected auto, avx512, avx2 or sse4");
 }
 
 }  // namespace
