@@ -22,13 +22,16 @@ py=/usr/bin/python3
 iters_for() { local b=$1; if [ "$b" -ge $((16 << 20)) ]; then echo 8; elif [ "$b" -ge $((1 << 20)) ]; then echo 30;
               elif [ "$b" -ge 65536 ]; then echo 200; else echo 2000; fi; }
 
+# Broadcast is timed in place, the form MPI_Bcast and torch.distributed.broadcast have (one buffer; out of
+# place, as ncclBroadcast, the root also copies its input to its output); every other collective out of place.
 tessera() {  # np coll bytes [lib tessera-perf-options...]  (lib tessera-sym: --symmetric buffers)
-  local np=$1 coll=$2 b=$3 lib=${4:-tessera} it
+  local np=$1 coll=$2 b=$3 lib=${4:-tessera} it z=0 key=time_us
   shift 3; [ $# -gt 0 ] && shift
+  [ "$coll" = broadcast ] && z=1 key=inplace_time_us
   it=$(iters_for "$b")
-  "$run" -n "$np" "$perf" "$coll" -b "$b" -e "$b" -n "$it" -w $((it / 4 + 1)) -z 0 --json "$@" |
+  "$run" -n "$np" "$perf" "$coll" -b "$b" -e "$b" -n "$it" -w $((it / 4 + 1)) -z $z --json "$@" |
     $py -c 'import json,sys; d=json.load(sys.stdin); r=d["results"][0];
-print(json.dumps({"lib":sys.argv[3],"coll":sys.argv[1],"np":d["ranks"],"bytes":int(sys.argv[2]),"time_us":r["time_us"]}))' "$coll" "$b" "$lib" >> "$res"
+print(json.dumps({"lib":sys.argv[3],"coll":sys.argv[1],"np":d["ranks"],"bytes":int(sys.argv[2]),"time_us":r[sys.argv[4]]}))' "$coll" "$b" "$lib" "$key" >> "$res"
 }
 mpi() { mpirun_ "$1" "$out/coll_mpi" "$2" "$3" >> "$res" 2>/dev/null; }
 gloo() { $py "$here/coll_gloo.py" "$1" "$2" "$3" >> "$res" 2>/dev/null || echo "gloo $2 np=$1 failed" >&2; }

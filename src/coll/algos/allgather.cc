@@ -20,8 +20,12 @@ uint64_t allgather_direct(Exec& ex, const Args& a) {
     }
     for (int j = 0; j < n; ++j) {
       const int m = patterns::mod(r + j, n);  // start with my own piece, then the next members
+      char* dst = mptr(a.recv, m * a.count + c0, es);
       const void* src = m == r ? cptr(a.send, c0, es) : ex.in(m, k);
-      copy(mptr(a.recv, m * a.count + c0, es), src, cnt * es, stream_out(a.count * es * n));
+      if (m == r && src == dst) continue;  // in place
+      // My own piece from my staging copy of it (just written, in cache) rather than from the input again.
+      if (m == r && n > 1) src = ex.out(k);
+      copy(dst, src, cnt * es, stream_out(a.count * es * n));
     }
   }
   return nc;
@@ -104,7 +108,8 @@ uint64_t allgatherv_direct(Exec& ex, const Args& a) {
     }
     for (int m = 0; m < n; ++m) {
       if (a.rcounts[m] <= c0) continue;
-      const void* src = m == r ? cptr(a.send, c0, es) : ex.in(m, k);
+      // My own piece from my staging copy of it (just written, in cache) rather than from the input again.
+      const void* src = m != r ? ex.in(m, k) : n > 1 ? static_cast<const void*>(ex.out(k)) : cptr(a.send, c0, es);
       copy(mptr(a.recv, a.rdispls[m] + c0, es), src, std::min(per, a.rcounts[m] - c0) * es);
     }
   }

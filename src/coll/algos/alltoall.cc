@@ -15,12 +15,15 @@ uint64_t alltoall_direct(Exec& ex, const Args& a) {
   for (size_t k = 0; k < nc; ++k) {
     const size_t c0 = k * per, cnt = std::min(per, a.count - c0);
     ex.step(k);
-    // publish my pieces for everyone (my own too: in place, my block of the output is overwritten below)
+    // publish my pieces for the others
     char* o = ex.out(k);
-    for (int m = 0; m < n; ++m) copy(o + static_cast<size_t>(m) * per * es, cptr(a.send, m * a.count + c0, es), cnt * es);
+    for (int m = 0; m < n; ++m)
+      if (m != r) copy(o + static_cast<size_t>(m) * per * es, cptr(a.send, m * a.count + c0, es), cnt * es);
     ex.publish(k);
-    // take mine from everyone, starting with myself, then in pairwise order
-    for (int j = 0; j < n; ++j) {
+    // my own piece straight from my input (in place it is already there), then mine from the others in
+    // pairwise order
+    copy(mptr(a.recv, r * a.count + c0, es), cptr(a.send, r * a.count + c0, es), cnt * es, stream_out(a.count * es * n));
+    for (int j = 1; j < n; ++j) {
       const int m = patterns::pairwise_from(r, j, n);
       copy(mptr(a.recv, m * a.count + c0, es), ex.in(m, k) + static_cast<size_t>(r) * per * es, cnt * es,
            stream_out(a.count * es * n));

@@ -124,7 +124,12 @@ const Algorithm kAlgorithms[] = {
     // ---- broadcast
     {Kind::kBroadcast, 0, "direct", "the root publishes each chunk, every member copies it; 1 step per chunk (symmetric buffers: "
      "read in place, 2 steps)",
-     true, any, [](const Shape& s, const M& m) { return CH(s, S(s)) * alpha_of(s, m) + 2 * B(s) * m.beta; },
+     // The root's copy of chunk k + 1 overlaps the receivers' copy of chunk k: one copy time plus the first
+     // chunk. Broadcast costs are those of the in-place form (MPI_Bcast, torch.distributed.broadcast); out of
+     // place, the root also copies its input to its output (from cache in this algorithm, between chunks).
+     true, any, [](const Shape& s, const M& m) {
+       return CH(s, S(s)) * alpha_of(s, m) + (B(s) + std::min(B(s), S(s))) * m.beta;
+     },
      algos::broadcast_direct_zc},
     {Kind::kBroadcast, 1, "chain", "pipelined chain from the root: each member copies from its predecessor",
      true, any,
@@ -161,7 +166,8 @@ const Algorithm kAlgorithms[] = {
     {Kind::kAlltoall, 0, "direct",
      "every member publishes its n pieces, each reads its own from everyone (pairwise order); 1 step per "
      "chunk (symmetric buffers: read in place, 2 steps)", true, any,
-     [](const Shape& s, const M& m) { return CH(s, S(s) / N(s)) * alpha_of(s, m) + 2 * N(s) * B(s) * m.beta; },
+     // n - 1 pieces staged and copied out, my own piece copied once
+     [](const Shape& s, const M& m) { return CH(s, S(s) / N(s)) * alpha_of(s, m) + (2 * N(s) - 1) * B(s) * m.beta; },
      algos::alltoall_direct_zc},
     {Kind::kAlltoall, 1, "pairwise", "n-1 steps per chunk; at step j serve member r+j, take from r-j", true, any,
      [](const Shape& s, const M& m) {

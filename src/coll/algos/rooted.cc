@@ -10,13 +10,17 @@ uint64_t broadcast_direct(Exec& ex, const Args& a) {
   const size_t es = esize(a);
   const size_t per = chunk_elems(ex.slot_bytes(), es);
   const size_t nc = ex.size() == 1 ? 0 : nchunks(a.count, per);
-  if (r == a.root) copy(a.recv, a.send, a.count * es);
+  if (r == a.root && nc == 0) copy(a.recv, a.send, a.count * es);
   for (size_t k = 0; k < nc; ++k) {
     const size_t c0 = k * per, cnt = std::min(per, a.count - c0);
     ex.step(k);
     if (r == a.root) {
-      copy(ex.out(k), cptr(a.send, c0, es), cnt * es);
+      // The root's own copy follows each published chunk, from the staging copy it just wrote (in cache):
+      // the receivers start at once, and the input is read from memory once.
+      char* out = ex.out(k);
+      copy(out, cptr(a.send, c0, es), cnt * es);
       ex.publish(k);
+      if (a.recv != a.send) copy(mptr(a.recv, c0, es), out, cnt * es, stream_out(a.count * es));
     } else {
       copy(mptr(a.recv, c0, es), ex.in(a.root, k), cnt * es, stream_out(a.count * es));
     }

@@ -55,8 +55,9 @@ TEST(Select, LLForTinyDirectForLarge) {
 }
 
 // The single-copy algorithms (cma, and broadcast's cma_split) win at 64 MiB where the kernel copies from a
-// peer about as fast as memcpy (cma_beta = beta) and lose where it is several times slower (8x here: at
-// 4x, broadcast's cma_split, with both sides copying half, ties the staged copy); never chosen without the path; a few bytes still go by the LL protocol. (reduce_scatter
+// peer about as fast as memcpy (cma_beta = beta) and lose where it is several times slower (8x here; at 3x,
+// as on the Zen 5 hosts with 4 KiB pages, the staged copies already win); never chosen without the path;
+// a few bytes still go by the LL protocol. (reduce_scatter
 // copies as many bytes either way, so its single-copy form only saves steps and pays a syscall per MiB: not
 // asserted.) Broadcast shares its single copy between root and receivers (cma_split) unless members
 // outnumber CPUs.
