@@ -19,8 +19,10 @@ mpicc -O2 -o "$out/coll_mpi" "$here/coll_mpi.c"
 mpirun_() { mpirun --allow-run-as-root --oversubscribe --bind-to none -np "$@"; }
 py=/usr/bin/python3
 
+# Iterations per size, the same as coll_mpi.c's: sub-microsecond calls need 20000 for the timing to outlast
+# the jitter of the first calls of a job.
 iters_for() { local b=$1; if [ "$b" -ge $((16 << 20)) ]; then echo 8; elif [ "$b" -ge $((1 << 20)) ]; then echo 30;
-              elif [ "$b" -ge 65536 ]; then echo 200; else echo 2000; fi; }
+              elif [ "$b" -ge 65536 ]; then echo 200; elif [ "$b" -ge 4096 ]; then echo 2000; else echo 20000; fi; }
 
 # Broadcast is timed in place, the form MPI_Bcast and torch.distributed.broadcast have (one buffer; out of
 # place, as ncclBroadcast, the root also copies its input to its output); every other collective out of place.
@@ -29,9 +31,11 @@ tessera() {  # np coll bytes [lib tessera-perf-options...]  (lib tessera-sym: --
   shift 3; [ $# -gt 0 ] && shift
   [ "$coll" = broadcast ] && z=1 key=inplace_time_us
   it=$(iters_for "$b")
-  "$run" -n "$np" "$perf" "$coll" -b "$b" -e "$b" -n "$it" -w $((it / 4 + 1)) -z $z --json "$@" |
-    $py -c 'import json,sys; d=json.load(sys.stdin); r=d["results"][0];
-print(json.dumps({"lib":sys.argv[3],"coll":sys.argv[1],"np":d["ranks"],"bytes":int(sys.argv[2]),"time_us":r[sys.argv[4]]}))' "$coll" "$b" "$lib" "$key" >> "$res"
+  # Into a file first: a Python reading the pipe would start up (tens of ms of CPU) while the PEs run.
+  "$run" -n "$np" "$perf" "$coll" -b "$b" -e "$b" -n "$it" -w $((it / 4 + 1)) -z $z --json "$@" > "$out/last.json"
+  $py -c 'import json,sys; d=json.load(open(sys.argv[5])); r=d["results"][0];
+print(json.dumps({"lib":sys.argv[3],"coll":sys.argv[1],"np":d["ranks"],"bytes":int(sys.argv[2]),"time_us":r[sys.argv[4]]}))' \
+    "$coll" "$b" "$lib" "$key" "$out/last.json" >> "$res"
 }
 mpi() { mpirun_ "$1" "$out/coll_mpi" "$2" "$3" >> "$res" 2>/dev/null; }
 gloo() { $py "$here/coll_gloo.py" "$1" "$2" "$3" >> "$res" 2>/dev/null || echo "gloo $2 np=$1 failed" >&2; }

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int iters_for(size_t bytes) { return bytes >= (16u << 20) ? 8 : bytes >= (1u << 20) ? 30 : bytes >= 65536 ? 200 : 2000; }
+static int iters_for(size_t bytes) { return bytes >= (16u << 20) ? 8 : bytes >= (1u << 20) ? 30 : bytes >= 65536 ? 200 : bytes >= 4096 ? 2000 : 20000; }
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
