@@ -2,7 +2,9 @@
 # Tessera collectives side by side with Open MPI 4.1 (MPI_Allreduce & co.) and PyTorch gloo, at 2 and 4
 # ranks, in one run; prints the ratio table against the project's targets and draws the bandwidth curves.
 # Tessera runs with ordinary buffers (the targets) and, at 64 MiB, also with symmetric-heap buffers (sym).
-#   bash bench/coll_compare.sh [build-dir] [out-dir]
+#   [ROUNDS=3] bash bench/coll_compare.sh [build-dir] [out-dir]
+# The rows the project's targets are set on are measured ROUNDS times, alternating libraries; the report
+# keeps each library's best time of a row.
 # Needs: openmpi-bin libopenmpi-dev python3-torch python3-matplotlib (scripts/install-deps.sh bench).
 # Each (collective, size) is measured by the three libraries back to back, so drift of the shared machine
 # affects them alike; compare ratios, not absolute numbers from different runs.
@@ -40,6 +42,7 @@ print(json.dumps({"lib":sys.argv[3],"coll":sys.argv[1],"np":d["ranks"],"bytes":i
 mpi() { mpirun_ "$1" "$out/coll_mpi" "$2" "$3" >> "$res" 2>/dev/null; }
 gloo() { $py "$here/coll_gloo.py" "$1" "$2" "$3" >> "$res" 2>/dev/null || echo "gloo $2 np=$1 failed" >&2; }
 
+ROUNDS=${ROUNDS:-3}
 sweep="8 64 512 4096 32768 262144 524288 2097152 16777216 67108864"
 M64=67108864
 for np in 2 4; do
@@ -56,5 +59,14 @@ for np in 2 4; do
   done
   echo "   barrier" >&2
   tessera "$np" barrier 8; mpi "$np" barrier 8
+  # The rows the targets are set on, measured ROUNDS times in all (alternating libraries): the report keeps
+  # each library's best, so a burst of load from the machine's neighbours in one round does not decide a ratio.
+  for ((round = 2; round <= ROUNDS; ++round)); do
+    echo "   round $round: target rows" >&2
+    for b in 8 524288 $M64; do tessera "$np" allreduce "$b"; mpi "$np" allreduce "$b"; done
+    [ "$np" = 2 ] && gloo "$np" allreduce $M64
+    for coll in reduce_scatter allgather alltoall broadcast; do tessera "$np" "$coll" $M64; mpi "$np" "$coll" $M64; done
+    tessera "$np" barrier 8; mpi "$np" barrier 8
+  done
 done
 $py "$here/coll_report.py" "$res" "$out/coll_bandwidth.png"

@@ -79,6 +79,29 @@ Shape make_shape(const Communicator& c, Kind kind, size_t bytes) {
   return s;
 }
 
+namespace {
+// The algorithm for a call that missed the one-entry cache (remembered there unless forced).
+[[gnu::noinline]] Result<const Algorithm*> pick(Communicator& c, Kind kind, const Args& a, size_t bytes,
+                                                const Algorithm* force) {
+  Shape s = make_shape(c, kind, bytes);
+  s.dtype = a.dtype;
+  s.op = a.op;
+  if (force && deterministic_mode() && !force->canonical) force = nullptr;  // order beats the request
+  if (force) {
+    if (force->kind != kind || !force->supports(s))
+      return make_status(Code::kUnsupported, "{}: algorithm {} does not support {} bytes on {} ranks", kind_name(kind),
+                         force->name, s.bytes, c.size);
+    return force;
+  }
+  const Algorithm* algo = select(s, c.model, deterministic_mode()).algo;
+  if (!algo) return make_status(Code::kUnsupported, "{}: no algorithm supports {} bytes on {} ranks", kind_name(kind), s.bytes, c.size);
+  c.last_kind = kind;
+  c.last_bytes = s.bytes;
+  c.last_algo = algo;
+  return algo;
+}
+}  // namespace
+
 Status dispatch(Communicator& c, Kind kind, const Args& a, const Algorithm* force) {
   size_t total = 0;
   TS_RETURN_IF_ERROR(check_args(c, kind, a, &total));
@@ -87,25 +110,12 @@ Status dispatch(Communicator& c, Kind kind, const Args& a, const Algorithm* forc
   size_t per_rank = (kind == Kind::kAllgatherv || kind == Kind::kReduceScatterv || kind == Kind::kAlltoallv)
                         ? total / static_cast<size_t>(c.size) : a.count;
   if (kind == Kind::kAlltoallv) per_rank = 0;  // counts are per member; use the cheap path's shape
-  Shape s = make_shape(c, kind, per_rank * es);
-  s.dtype = a.dtype;
-  s.op = a.op;
-  // One-entry cache: the same call again skips the cost evaluation.
-  const Algorithm* algo;
-  if (force && deterministic_mode() && !force->canonical) force = nullptr;  // order beats the request
-  if (force) {
-    if (force->kind != kind || !force->supports(s))
-      return make_status(Code::kUnsupported, "{}: algorithm {} does not support {} bytes on {} ranks", kind_name(kind),
-                         force->name, s.bytes, c.size);
-    algo = force;
-  } else if (c.last_kind == kind && c.last_bytes == s.bytes && c.last_algo) {
-    algo = c.last_algo;
-  } else {
-    algo = select(s, c.model, deterministic_mode()).algo;
-    if (!algo) return make_status(Code::kUnsupported, "{}: no algorithm supports {} bytes on {} ranks", kind_name(kind), s.bytes, c.size);
-    c.last_kind = kind;
-    c.last_bytes = s.bytes;
-    c.last_algo = algo;
+  // One-entry cache: the same call again skips the shape and the cost evaluation.
+  const Algorithm* algo = c.last_algo;
+  if (force || c.last_kind != kind || c.last_bytes != per_rank * es || !algo) [[unlikely]] {
+    Result<const Algorithm*> r = pick(c, kind, a, per_rank * es, force);
+    if (!r.is_ok()) return r.status();
+    algo = r.value();
   }
   CallDesc d;
   d.kind = kind;
@@ -117,7 +127,8 @@ Status dispatch(Communicator& c, Kind kind, const Args& a, const Algorithm* forc
   Exec ex(c, d);
   uint64_t steps = algo->run(ex, a);
   uint64_t h = 0;
-  if (check_level() >= 1 && replicated(kind) && c.size > 1) {
+  static const int check = check_level();
+  if (check >= 1 && replicated(kind) && c.size > 1) {
     // Thorough check: every member publishes a hash of its result and compares everyone's.
     size_t bytes = (kind == Kind::kAllgather ? total * static_cast<size_t>(c.size) : total) * es;
     if (kind == Kind::kAllgatherv) bytes = total * es;  // assumes a packed layout

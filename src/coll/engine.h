@@ -68,6 +68,10 @@ class Exec {
   uint64_t seq_;
   Record* rec_;
   int ll_read_ = 0;  // peers whose LL buffer this call has read
+  // Out-of-line slow paths of the LL protocol (the fast path stays a few instructions).
+  void ll_sync_reuse();
+  uint64_t ll_wait(int m, uint64_t w);
+  [[noreturn]] void ll_mismatch(int m, uint64_t w);
 };
 
 // The 32-bit form of a call description carried in LL flags: exact for LL calls (count < 2^20).

@@ -37,21 +37,24 @@ uint32_t ll_tag(const CallDesc& d) {
 }
 
 char* Exec::ll_out(size_t bytes) {
-  if (c_.ll_synced + 1 < seq_ && seq_ > 2) {  // calls 1 and 2 find their buffers unused
-    const uint64_t need = seq_ - 1;
-    for (int m = 0; m < c_.size; ++m) {
-      if (m == c_.rank) continue;
-      const Ctrl* p = c_.ctrl[m];
-      coll_wait(
-          c_, [&] { return p->hot.seq.load(std::memory_order_acquire) >= need; },
-          [&] {
-            return flight_recorder(c_, fmt::format("rank {} (PE {}) to start call #{} (before call #{} rewrites its "
-                                                   "LL buffer)", m, c_.world[m], need, seq_));
-          });
-    }
-    c_.ll_synced = need;
-  }
+  // Calls 1 and 2 find their buffers unused; a member alone has no reader to wait for.
+  if (c_.ll_synced + 1 < seq_ && seq_ > 2 && c_.size > 1) [[unlikely]] ll_sync_reuse();
   return c_.ll(c_.rank, seq_).payload(bytes);
+}
+
+void Exec::ll_sync_reuse() {
+  const uint64_t need = seq_ - 1;
+  for (int m = 0; m < c_.size; ++m) {
+    if (m == c_.rank) continue;
+    const Ctrl* p = c_.ctrl[m];
+    coll_wait(
+        c_, [&] { return p->hot.seq.load(std::memory_order_acquire) >= need; },
+        [&] {
+          return flight_recorder(c_, fmt::format("rank {} (PE {}) to start call #{} (before call #{} rewrites its "
+                                                 "LL buffer)", m, c_.world[m], need, seq_));
+        });
+  }
+  c_.ll_synced = need;
 }
 
 void Exec::ll_publish() {
@@ -71,42 +74,49 @@ void Exec::ll_put(const void* src, size_t bytes) {
 const char* Exec::ll_in(int m, size_t bytes) {
   const LLBuf& b = c_.ll(m, seq_);
   if (m == c_.rank) return b.payload(bytes);
-  const uint64_t want = seq_ & 0xffffffffu;
   uint64_t w = b.flag.load(std::memory_order_acquire);
-  uint64_t& word = c_.checked[static_cast<size_t>(m) / 64];
-  const uint64_t bit = uint64_t{1} << (m % 64);
-  if ((w >> 32) != want) {
-    const Ctrl* p = c_.ctrl[m];
-    uint32_t polls = 0;
-    coll_wait(
-        c_,
-        [&] {
-          w = b.flag.load(std::memory_order_acquire);
-          if ((w >> 32) == want) return true;
-          // Not at once (the peer writes its hot line at the start of every call): has the peer started this
-          // call as a different, stepped collective?
-          if (!(word & bit) && ++polls > 64 && p->hot.seq.load(std::memory_order_acquire) >= seq_) {
-            check_peer(m);
-            word |= bit;
-          }
-          return false;
-        },
-        [&] {
-          return flight_recorder(c_, fmt::format("rank {} (PE {}) to publish its LL buffer for call #{} ({} count {} "
-                                                 "{}; the buffer holds call #{})",
-                                                 m, c_.world[m], seq_, kind_name(desc_.kind), desc_.count,
-                                                 dtype_name(desc_.dtype), w >> 32));
-        });
-  }
-  if (static_cast<uint32_t>(w) != ll_tag(desc_)) {
-    check_peer(m);  // reports the mismatch with both descriptions
-    log::fatal("collective mismatch on {}, call #{}: rank {} (PE {}) published LL tag {:08x}, rank {} (PE {}) "
-               "expected {:08x}", c_.name, seq_, m, c_.world[m], static_cast<uint32_t>(w), c_.rank,
-               c_.world[c_.rank], ll_tag(desc_));
-  }
-  word |= bit;
+  if ((w >> 32) != (seq_ & 0xffffffffu)) [[unlikely]] w = ll_wait(m, w);
+  if (static_cast<uint32_t>(w) != ll_tag(desc_)) [[unlikely]] ll_mismatch(m, w);
+  c_.checked[static_cast<size_t>(m) / 64] |= uint64_t{1} << (m % 64);
   if (++ll_read_ == c_.size - 1) c_.ll_synced = seq_;
   return b.payload(bytes);
+}
+
+// Waits for member m's flag to show this call; returns it.
+uint64_t Exec::ll_wait(int m, uint64_t w) {
+  const LLBuf& b = c_.ll(m, seq_);
+  const uint64_t want = seq_ & 0xffffffffu;
+  uint64_t& word = c_.checked[static_cast<size_t>(m) / 64];
+  const uint64_t bit = uint64_t{1} << (m % 64);
+  const Ctrl* p = c_.ctrl[m];
+  uint32_t polls = 0;
+  coll_wait(
+      c_,
+      [&] {
+        w = b.flag.load(std::memory_order_acquire);
+        if ((w >> 32) == want) return true;
+        // Not at once (the peer writes its hot line at the start of every call): has the peer started this
+        // call as a different, stepped collective?
+        if (!(word & bit) && ++polls > 64 && p->hot.seq.load(std::memory_order_acquire) >= seq_) {
+          check_peer(m);
+          word |= bit;
+        }
+        return false;
+      },
+      [&] {
+        return flight_recorder(c_, fmt::format("rank {} (PE {}) to publish its LL buffer for call #{} ({} count {} "
+                                               "{}; the buffer holds call #{})",
+                                               m, c_.world[m], seq_, kind_name(desc_.kind), desc_.count,
+                                               dtype_name(desc_.dtype), w >> 32));
+      });
+  return w;
+}
+
+void Exec::ll_mismatch(int m, uint64_t w) {
+  check_peer(m);  // reports the mismatch with both descriptions
+  log::fatal("collective mismatch on {}, call #{}: rank {} (PE {}) published LL tag {:08x}, rank {} (PE {}) "
+             "expected {:08x}", c_.name, seq_, m, c_.world[m], static_cast<uint32_t>(w), c_.rank,
+             c_.world[c_.rank], ll_tag(desc_));
 }
 
 }  // namespace tessera::coll

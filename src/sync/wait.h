@@ -135,21 +135,11 @@ void sleep_ns(uint64_t ns);
 void watch_begin(PeWaitWords* me, Watch w);  // registers as a sleeper watching w
 void watch_end(PeWaitWords* me);
 
-// Blocks until done() is true. describe() builds the text printed when the deadline expires.
+// The phases after the first polls, out of line: the callers' fast path stays small (no register saves or
+// stack frame for the spin, yield and sleep loops and the deadline message).
 template <typename Done, typename Describe>
-void wait_until(Done&& done, Describe&& describe, Watch watch = Watch::any()) {
-  if (done()) return;
+[[gnu::noinline]] void wait_until_slow(Done& done, Describe& describe, Watch watch) {
   const WaitContext& ctx = wait_context();
-  // Phase 0: a few polls with neither `pause` nor a clock read. A peer that is running answers within a
-  // cache-line transfer (50-150 ns), while a pause costs ~25 ns on Zen 5 (~40 on recent Intel) and a clock
-  // read 10-25 ns: both would add to every small collective's latency.
-  for (uint32_t i = 0; i < kEagerPolls; ++i) {
-    std::atomic_signal_fence(std::memory_order_seq_cst);
-    if (done()) {
-      count_wait(g_wait_stats.spun);
-      return;
-    }
-  }
   const uint64_t start = fast_now_ns();
   const uint64_t spin_end = start + spin_ns();
   // Phase 1: spin.
@@ -206,6 +196,23 @@ void wait_until(Done&& done, Describe&& describe, Watch watch = Watch::any()) {
     if (slice < 4'000'000) slice *= 2;
   }
   if (me) watch_end(me);
+}
+
+// Blocks until done() is true. describe() builds the text printed when the deadline expires.
+template <typename Done, typename Describe>
+inline void wait_until(Done&& done, Describe&& describe, Watch watch = Watch::any()) {
+  if (done()) return;
+  // Phase 0: a few polls with neither `pause` nor a clock read. A peer that is running answers within a
+  // cache-line transfer (50-150 ns), while a pause costs ~25 ns on Zen 5 (~40 on recent Intel) and a clock
+  // read 10-25 ns: both would add to every small collective's latency.
+  for (uint32_t i = 0; i < kEagerPolls; ++i) {
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    if (done()) {
+      count_wait(g_wait_stats.spun);
+      return;
+    }
+  }
+  wait_until_slow(done, describe, watch);
 }
 
 }  // namespace tessera::sync
