@@ -21,6 +21,7 @@ bool fits_slot(const Shape& s) { return small_n(s) && s.bytes <= s.slot_bytes; }
 // Allreduce one-shot: every member reads all n inputs, which stop fitting in its L2 beyond a few hundred KiB
 // (2 ranks, Zen 5: 12 against 19.5 GB/s for direct and ring at 2 MiB, a tie at 512 KiB).
 constexpr size_t kOneShotMax = size_t{512} << 10;
+constexpr double kRingEfficiency = 0.85;
 bool oneshot_fits(const Shape& s) { return fits_slot(s) && s.bytes <= kOneShotMax; }
 bool cma(const Shape& s) { return s.cma && small_n(s); }
 // A process_vm_readv call: syscall entry plus the permission check and page-table walk of the call.
@@ -49,8 +50,13 @@ const Algorithm kAlgorithms[] = {
      algos::allreduce_direct_zc},
     {Kind::kAllreduce, 2, "ring",
      "ring reduce-scatter + allgather, chunked and pipelined; 2(n-1)+1 steps per chunk of n slots", false, any,
+     // Its bytes at 0.85 of the staged copy rate: with as many bytes per member as direct at 2 ranks (and
+     // fewer steps), it measured 6.0-7.9 against direct's 8.3-10.9 GB/s busbw from 4 to 64 MiB (Zen 5 VM;
+     // 4 ranks on 2 CPUs: 3.4-3.9 against 4.7-5.0 from 16 MiB), as NCCL's tuner weighs its algorithms by
+     // measured efficiency.
      [](const Shape& s, const M& m) {
-       return (2 * N(s) - 1) * CH(s, N(s) * S(s)) * alpha_of(s, m) + 2 * (N(s) - 1) / N(s) * B(s) * (2 * m.beta + m.gamma);
+       return (2 * N(s) - 1) * CH(s, N(s) * S(s)) * alpha_of(s, m) +
+              2 * (N(s) - 1) / N(s) * B(s) * (2 * m.beta + m.gamma) / kRingEfficiency;
      },
      algos::allreduce_ring},
     {Kind::kAllreduce, 3, "rabenseifner",
