@@ -1,8 +1,9 @@
 // Softmax and LogSoftmax along the last axis.
 //
 // Whole rows per block (S == 1), x read from memory once, y written once (streamed when larger than the LLC):
-//   softmax, rows of kStagedMin..L2: per row r, m = max(x), e = exp(x - m) into scratch with s = sum(e),
-//     then y = e / s: one exp per element, pipelined over rows (see the body).
+//   rows of kStagedMin..L2: per row r, m = max(x), s = sum(exp(x - m)) (softmax: the exponentials e into
+//     scratch), then softmax y = e / s, log_softmax y = x - m - log s: one exp per element, pipelined over
+//     rows (see the body).
 //   otherwise: s = sum(exp(x - m)), fused with m' = max(row r + 1) (the next row's memory stream overlaps
 //     this row's exp work); then softmax y = exp(x - m) / s (exponentials kept in scratch when row +
 //     exponentials + next row fit in L1, else recomputed), log_softmax y = x - m - log s.
@@ -54,7 +55,7 @@ Status softmax(const ConstTensor& x, const Tensor& y, bool log, const OpOptions&
   // being streamed fit in L1; beyond that, recomputing exp is cheaper than the L2 round trips (measured:
   // f32 rows of 4096 recompute, bf16 rows of 4096 keep).
   const bool keep_exp = !log && n * (2 * es + sizeof(float)) <= kL1Bytes && n * sizeof(float) <= rt::scratch_bytes();
-  const bool staged = !log && n >= kStagedMin && kExpOffset + 2 * n * sizeof(float) <= rt::scratch_bytes() &&
+  const bool staged = n >= kStagedMin && kExpOffset + 2 * n * sizeof(float) <= rt::scratch_bytes() &&
                       n * (2 * es + sizeof(float)) <= l2_cache_bytes() / 2;
   const size_t ws = R.units * 2 * sizeof(double);
   const bool stream = stream_output(numel * es);
@@ -75,9 +76,13 @@ Status softmax(const ConstTensor& x, const Tensor& y, bool log, const OpOptions&
       auto [r0, r1] = split(R.rows, c.block_num(), c.block_idx());
       const size_t rb = n * es;
       const char* prev_y = nullptr;  // row r - 1's output, pending (null: nothing pending)
-      float prev_inv = 0.f;
+      float prev_inv = 0.f;          // softmax: 1 / s of row r - 1; log_softmax: -(m + log s)
       auto out_chunk = [&](size_t i, const float* pe) {
-        if (prev_y) p.scale_f32(pe + i, const_cast<char*>(prev_y) + i * es, std::min(kChunk, n - i), prev_inv, stream);
+        if (!prev_y) return;
+        char* y = const_cast<char*>(prev_y) + i * es;
+        // log_softmax: y = x - m - log s, from row r - 1's input (still in L1/L2) instead of exponentials
+        if (log) p.add(xb + (y - yb), y, std::min(kChunk, n - i), prev_inv, stream);
+        else p.scale_f32(pe + i, y, std::min(kChunk, n - i), prev_inv, stream);
       };
       for (size_t r = r0; r < r1; ++r) {
         const char* x = xb + r * rb;
@@ -96,11 +101,11 @@ Status softmax(const ConstTensor& x, const Tensor& y, bool log, const OpOptions&
           // The next row's chunk into L2 while this chunk is exponentiated: the memory stream then overlaps
           // the exp work instead of waiting for the next row's max pass (Zen 5: ~6% in alternated runs).
           if (r + 1 < r1) prefetch_l2(x + rb + i * es, std::min(kChunk, n - i) * es);
-          s += p.exp_sum(x + i * es, std::min(kChunk, n - i), m, e + i, nullptr, nullptr);
+          s += p.exp_sum(x + i * es, std::min(kChunk, n - i), m, log ? nullptr : e + i, nullptr, nullptr);
           out_chunk(i, pe);
         }
         prev_y = y;
-        prev_inv = static_cast<float>(1.0 / s);
+        prev_inv = log ? static_cast<float>(-(m + std::log(s))) : static_cast<float>(1.0 / s);
       }
       const float* pe = ebuf[(r1 - r0 + 1) & 1];
       for (size_t i = 0; i < n; i += kChunk) out_chunk(i, pe);

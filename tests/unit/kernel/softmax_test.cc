@@ -118,7 +118,8 @@ TEST(Softmax, NaNInsideALongRowPoisonsOnlyThatRow) {
 }
 
 TEST(Softmax, NonFiniteRowsAmongLongRowsBecomeNaNAlone) {
-  // Rows of 3000: the staged path, whose output of row r is written while row r + 1 is exponentiated.
+  // Rows of 3000: the staged path, whose output of row r is written while row r + 1 is exponentiated
+  // (softmax and log_softmax).
   const size_t n = 3000;
   for (DType dt : testing::all_dtypes()) {
     Buf x(dt, Shape{6, static_cast<int64_t>(n)});
@@ -126,13 +127,16 @@ TEST(Softmax, NonFiniteRowsAmongLongRowsBecomeNaNAlone) {
     x.set(1 * n + 2999, NAN);
     x.set(2 * n + 5, INFINITY);
     for (size_t i = 0; i < n; ++i) x.set(4 * n + i, -INFINITY);
-    Buf y(dt, x.shape);
-    softmax(x.ct(), y.t(), {.block_num = 1});
-    for (size_t r = 0; r < 6; ++r) {
-      double sum = 0;
-      for (size_t i = 0; i < n; ++i) sum += y.get(r * n + i);
-      if (r == 1 || r == 2 || r == 4) EXPECT_TRUE(std::isnan(sum)) << dtype_name(dt) << " row " << r;
-      else EXPECT_NEAR(sum, 1.0, 0.02) << dtype_name(dt) << " row " << r;
+    for (bool log : {false, true}) {
+      Buf y(dt, x.shape);
+      if (log) log_softmax(x.ct(), y.t(), {.block_num = 1});
+      else softmax(x.ct(), y.t(), {.block_num = 1});
+      for (size_t r = 0; r < 6; ++r) {
+        double sum = 0;  // of the probabilities (log_softmax: of exp(y))
+        for (size_t i = 0; i < n; ++i) sum += log ? std::exp(y.get(r * n + i)) : y.get(r * n + i);
+        if (r == 1 || r == 2 || r == 4) EXPECT_TRUE(std::isnan(sum)) << dtype_name(dt) << " log " << log << " row " << r;
+        else EXPECT_NEAR(sum, 1.0, 0.02) << dtype_name(dt) << " log " << log << " row " << r;
+      }
     }
   }
 }
