@@ -11,21 +11,21 @@ uint64_t allgather_direct(Exec& ex, const Args& a) {
   const size_t es = esize(a);
   const size_t per = chunk_elems(ex.slot_bytes(), es);
   const size_t nc = nchunks(a.count, per);
+  const bool stream = stream_out(a.count * es * n);
   for (size_t k = 0; k < nc; ++k) {
     const size_t c0 = k * per, cnt = std::min(per, a.count - c0);
     ex.step(k);
-    if (n > 1) {
-      copy(ex.out(k), cptr(a.send, c0, es), cnt * es);
-      ex.publish(k);
+    // My piece into my staging and my output in one pass over the input (in place: staging only).
+    char* own = mptr(a.recv, r * a.count + c0, es);
+    if (n == 1) {
+      copy(own, cptr(a.send, c0, es), cnt * es);
+      continue;
     }
-    for (int j = 0; j < n; ++j) {
-      const int m = patterns::mod(r + j, n);  // start with my own piece, then the next members
-      char* dst = mptr(a.recv, m * a.count + c0, es);
-      const void* src = m == r ? cptr(a.send, c0, es) : ex.in(m, k);
-      if (m == r && src == dst) continue;  // in place
-      // My own piece from my staging copy of it (just written, in cache) rather than from the input again.
-      if (m == r && n > 1) src = ex.out(k);
-      copy(dst, src, cnt * es, stream_out(a.count * es * n));
+    copy2(own, ex.out(k), cptr(a.send, c0, es), cnt * es, stream);
+    ex.publish(k);
+    for (int j = 1; j < n; ++j) {
+      const int m = patterns::mod(r + j, n);  // the next members in turn
+      copy(mptr(a.recv, m * a.count + c0, es), ex.in(m, k), cnt * es, stream);
     }
   }
   return nc;

@@ -15,12 +15,10 @@ uint64_t broadcast_direct(Exec& ex, const Args& a) {
     const size_t c0 = k * per, cnt = std::min(per, a.count - c0);
     ex.step(k);
     if (r == a.root) {
-      // The root's own copy follows each published chunk, from the staging copy it just wrote (in cache):
-      // the receivers start at once, and the input is read from memory once.
-      char* out = ex.out(k);
-      copy(out, cptr(a.send, c0, es), cnt * es);
+      // The root's own copy goes with each chunk it publishes, in the same pass over its input (in place:
+      // staging only): the receivers start at once, and the input is read from memory once.
+      copy2(mptr(a.recv, c0, es), ex.out(k), cptr(a.send, c0, es), cnt * es, stream_out(a.count * es));
       ex.publish(k);
-      if (a.recv != a.send) copy(mptr(a.recv, c0, es), out, cnt * es, stream_out(a.count * es));
     } else {
       copy(mptr(a.recv, c0, es), ex.in(a.root, k), cnt * es, stream_out(a.count * es));
     }

@@ -26,4 +26,8 @@ const char* reduce_isa();
 // and the size is large, since the destination will not be read by this core again soon.
 void copy(void* dst, const void* src, size_t bytes, bool stream = false);
 
+// One read of src, two writes: dst (streamed when `stream`, as copy()) and cached (ordinary stores, for a
+// peer to read next). A member's own piece goes to its output and to its staging slot in one pass.
+void copy2(void* dst, void* cached, const void* src, size_t bytes, bool stream);
+
 }  // namespace tessera::coll
