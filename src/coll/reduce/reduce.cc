@@ -8,9 +8,6 @@
 #include "pgas/copy.h"
 
 namespace tessera::coll {
-using ReduceFn = void (*)(void*, const void* const*, int, size_t, int, int);
-const ReduceFn* reduce_table_avx2();
-const ReduceFn* reduce_table_base();
 
 namespace {
 bool has_avx2() {

@@ -19,6 +19,12 @@ namespace tessera::coll {
 
 void reduce(void* dst, const void* const* srcs, int nsrc, size_t count, DType t, Op op, int divide = 0);
 
+// The kernel tables, one function per DType: (dst, srcs, nsrc >= 2, count, op, divide). reduce() picks one
+// at run time; tests run both.
+using ReduceFn = void (*)(void*, const void* const*, int, size_t, int, int);
+const ReduceFn* reduce_table_avx2();
+const ReduceFn* reduce_table_base();
+
 // Name of the kernel table in use ("avx2" or "baseline"), for tessera-info.
 const char* reduce_isa();
 

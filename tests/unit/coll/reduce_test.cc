@@ -40,6 +40,36 @@ TEST(Reduce, EveryTypeOpAndSourceCountMatchesReference) {
         }
 }
 
+// Both kernel tables, whichever this host would choose: the baseline x86-64 one (for hosts without AVX2)
+// is otherwise never run where the tests run. Bitwise against the reference, so the two agree too.
+TEST(Reduce, BaselineAndAvx2TablesMatchReference) {
+  __builtin_cpu_init();
+  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+  for (const ReduceFn* table : {reduce_table_base(), avx2 ? reduce_table_avx2() : nullptr}) {
+    if (!table) continue;
+    for (int t = 0; t < kNumDTypes; ++t)
+      for (int o = 0; o < kNumOps; ++o)
+        for (int nsrc : {2, 3, 8})
+          for (size_t count : {size_t{1}, size_t{7}, size_t{33}, size_t{1500}}) {
+            const DType dt = static_cast<DType>(t);
+            const Op op = static_cast<Op>(o);
+            const size_t es = dtype_size(dt);
+            std::vector<std::vector<char>> in(nsrc, std::vector<char>(count * es));
+            std::vector<const void*> srcs;
+            for (int r = 0; r < nsrc; ++r) {
+              for (size_t i = 0; i < count; ++i) ref::store(in[r].data(), i, dt, ref::input_value(r, i, dt, op));
+              srcs.push_back(in[r].data());
+            }
+            std::vector<char> out(count * es), expect(count * es);
+            table[t](out.data(), srcs.data(), nsrc, count, o, op == Op::kAvg ? nsrc : 0);
+            for (size_t i = 0; i < count; ++i) ref::expected(expect.data() + i * es, i, dt, op, nsrc);
+            EXPECT_EQ(std::memcmp(out.data(), expect.data(), out.size()), 0)
+                << (table == reduce_table_base() ? "baseline " : "avx2 ") << dtype_name(dt) << " " << op_name(op)
+                << " nsrc " << nsrc << " count " << count;
+          }
+  }
+}
+
 TEST(Reduce, HalfPrecisionAccumulatesInFloat32AndRoundsOnce) {
   // 1 + 2^-11 + 2^-11: in float16 steps the small terms vanish; accumulated in float32 they carry.
   const uint16_t one = ref::float_to_f16(1.0f), tiny = ref::float_to_f16(1.0f / 2048);
