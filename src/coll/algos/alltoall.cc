@@ -10,7 +10,7 @@ namespace tessera::coll::algos {
 uint64_t alltoall_direct(Exec& ex, const Args& a) {
   const int n = ex.size(), r = ex.rank();
   const size_t es = esize(a);
-  const size_t per = chunk_elems(ex.slot_bytes() / static_cast<size_t>(n), es);
+  const size_t per = chunk_elems(std::min(kAlltoallPieceMax, ex.slot_bytes() / static_cast<size_t>(n)), es);
   const size_t nc = nchunks(a.count, per);
   for (size_t k = 0; k < nc; ++k) {
     const size_t c0 = k * per, cnt = std::min(per, a.count - c0);

@@ -1,10 +1,12 @@
 // The algorithm table: one record per algorithm with its alpha-beta-gamma cost (see select/model.h).
 // Costs count, per member: steps (alpha), bytes copied (beta) and reduction input bytes (gamma). B is the
 // per-rank payload (Shape::bytes), S a staging slot, n the members.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
 #include "coll/algos/algos.h"
+#include "coll/algos/common.h"
 #include "coll/comm.h"
 
 namespace tessera::coll {
@@ -181,7 +183,10 @@ const Algorithm kAlgorithms[] = {
      "every member publishes its n pieces, each reads its own from everyone (pairwise order); 1 step per "
      "chunk (symmetric buffers: read in place, 2 steps)", true, any,
      // n - 1 pieces staged and copied out, my own piece copied once
-     [](const Shape& s, const M& m) { return CH(s, S(s) / N(s)) * alpha_of(s, m) + (2 * N(s) - 1) * B(s) * m.beta; },
+     [](const Shape& s, const M& m) {
+       return CH(s, std::min(S(s) / N(s), static_cast<double>(algos::kAlltoallPieceMax))) * alpha_of(s, m) +
+              (2 * N(s) - 1) * B(s) * m.beta;
+     },
      algos::alltoall_direct_zc},
     {Kind::kAlltoall, 1, "pairwise", "n-1 steps per chunk; at step j serve member r+j, take from r-j", true, any,
      [](const Shape& s, const M& m) {
