@@ -102,15 +102,20 @@ uint64_t allgatherv_direct(Exec& ex, const Args& a) {
   for (size_t k = 0; k < nc; ++k) {
     const size_t c0 = k * per;
     ex.step(k);
-    if (n > 1 && a.count > c0) {
-      copy(ex.out(k), cptr(a.send, c0, es), std::min(per, a.count - c0) * es);
-      ex.publish(k);
+    if (a.count > c0) {
+      // My piece into my staging and my output in one pass over the input (as allgather_direct).
+      char* own = mptr(a.recv, a.rdispls[r] + c0, es);
+      const size_t bytes = std::min(per, a.count - c0) * es;
+      if (n == 1) {
+        copy(own, cptr(a.send, c0, es), bytes);
+      } else {
+        copy2(own, ex.out(k), cptr(a.send, c0, es), bytes, false);
+        ex.publish(k);
+      }
     }
     for (int m = 0; m < n; ++m) {
-      if (a.rcounts[m] <= c0) continue;
-      // My own piece from my staging copy of it (just written, in cache) rather than from the input again.
-      const void* src = m != r ? ex.in(m, k) : n > 1 ? static_cast<const void*>(ex.out(k)) : cptr(a.send, c0, es);
-      copy(mptr(a.recv, a.rdispls[m] + c0, es), src, std::min(per, a.rcounts[m] - c0) * es);
+      if (m == r || a.rcounts[m] <= c0) continue;
+      copy(mptr(a.recv, a.rdispls[m] + c0, es), ex.in(m, k), std::min(per, a.rcounts[m] - c0) * es);
     }
   }
   return nc;
