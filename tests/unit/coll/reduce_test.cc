@@ -15,6 +15,23 @@
 namespace tessera::coll {
 namespace {
 
+// nsrc inputs of count elements from the reference, and the reference's expected result.
+struct Case {
+  std::vector<std::vector<char>> in;
+  std::vector<const void*> srcs;
+  std::vector<char> expect;
+};
+Case make_case(DType dt, Op op, int nsrc, size_t count) {
+  const size_t es = dtype_size(dt);
+  Case c{std::vector<std::vector<char>>(nsrc, std::vector<char>(count * es)), {}, std::vector<char>(count * es)};
+  for (int r = 0; r < nsrc; ++r) {
+    for (size_t i = 0; i < count; ++i) ref::store(c.in[r].data(), i, dt, ref::input_value(r, i, dt, op));
+    c.srcs.push_back(c.in[r].data());
+  }
+  for (size_t i = 0; i < count; ++i) ref::expected(c.expect.data() + i * es, i, dt, op, nsrc);
+  return c;
+}
+
 TEST(Reduce, EveryTypeOpAndSourceCountMatchesReference) {
   for (int t = 0; t < kNumDTypes; ++t)
     for (int o = 0; o < kNumOps; ++o)
@@ -22,21 +39,14 @@ TEST(Reduce, EveryTypeOpAndSourceCountMatchesReference) {
         for (size_t count : {size_t{1}, size_t{7}, size_t{33}, size_t{513}, size_t{1500}}) {
           const DType dt = static_cast<DType>(t);
           const Op op = static_cast<Op>(o);
-          const size_t es = dtype_size(dt);
-          std::vector<std::vector<char>> in(nsrc, std::vector<char>(count * es));
-          std::vector<const void*> srcs;
-          for (int r = 0; r < nsrc; ++r) {
-            for (size_t i = 0; i < count; ++i) ref::store(in[r].data(), i, dt, ref::input_value(r, i, dt, op));
-            srcs.push_back(in[r].data());
-          }
-          std::vector<char> out(count * es), expect(count * es);
-          reduce(out.data(), srcs.data(), nsrc, count, dt, op, op == Op::kAvg ? nsrc : 0);
-          for (size_t i = 0; i < count; ++i) ref::expected(expect.data() + i * es, i, dt, op, nsrc);
-          EXPECT_EQ(std::memcmp(out.data(), expect.data(), out.size()), 0)
+          Case c = make_case(dt, op, nsrc, count);
+          std::vector<char> out(c.expect.size());
+          reduce(out.data(), c.srcs.data(), nsrc, count, dt, op, op == Op::kAvg ? nsrc : 0);
+          EXPECT_EQ(std::memcmp(out.data(), c.expect.data(), out.size()), 0)
               << dtype_name(dt) << " " << op_name(op) << " nsrc " << nsrc << " count " << count;
           // in place on the first source
-          reduce(in[0].data(), srcs.data(), nsrc, count, dt, op, op == Op::kAvg ? nsrc : 0);
-          EXPECT_EQ(std::memcmp(in[0].data(), expect.data(), out.size()), 0) << "in place";
+          reduce(c.in[0].data(), c.srcs.data(), nsrc, count, dt, op, op == Op::kAvg ? nsrc : 0);
+          EXPECT_EQ(std::memcmp(c.in[0].data(), c.expect.data(), out.size()), 0) << "in place";
         }
 }
 
@@ -53,17 +63,10 @@ TEST(Reduce, BaselineAndAvx2TablesMatchReference) {
           for (size_t count : {size_t{1}, size_t{7}, size_t{33}, size_t{1500}}) {
             const DType dt = static_cast<DType>(t);
             const Op op = static_cast<Op>(o);
-            const size_t es = dtype_size(dt);
-            std::vector<std::vector<char>> in(nsrc, std::vector<char>(count * es));
-            std::vector<const void*> srcs;
-            for (int r = 0; r < nsrc; ++r) {
-              for (size_t i = 0; i < count; ++i) ref::store(in[r].data(), i, dt, ref::input_value(r, i, dt, op));
-              srcs.push_back(in[r].data());
-            }
-            std::vector<char> out(count * es), expect(count * es);
-            table[t](out.data(), srcs.data(), nsrc, count, o, op == Op::kAvg ? nsrc : 0);
-            for (size_t i = 0; i < count; ++i) ref::expected(expect.data() + i * es, i, dt, op, nsrc);
-            EXPECT_EQ(std::memcmp(out.data(), expect.data(), out.size()), 0)
+            Case c = make_case(dt, op, nsrc, count);
+            std::vector<char> out(c.expect.size());
+            table[t](out.data(), c.srcs.data(), nsrc, count, o, op == Op::kAvg ? nsrc : 0);
+            EXPECT_EQ(std::memcmp(out.data(), c.expect.data(), out.size()), 0)
                 << (table == reduce_table_base() ? "baseline " : "avx2 ") << dtype_name(dt) << " " << op_name(op)
                 << " nsrc " << nsrc << " count " << count;
           }
