@@ -109,7 +109,7 @@ void reduce(Group& g, T* dest, const T* source, size_t n, Op op) {
       // Step: push the reduced block into every member's dest, starting with the next member.
       for (int j = 0; j < N; ++j) {
         int to = (g.me() + 1 + j) % N;
-        std::memcpy(dsts[to] + b, buf, m * sizeof(T));
+        memcopy(dsts[to] + b, buf, m * sizeof(T));
       }
     }
     g.barrier();
@@ -137,7 +137,7 @@ void scan(Group& g, T* dest, const T* source, size_t n, bool inclusive) {
     combine(out, srcs, upto, 0, n, OpSum{});
   }
   g.barrier();
-  if (dest == source) std::memcpy(dest, staged.data(), bytes);
+  if (dest == source) memcopy(dest, staged.data(), bytes);
   g.finish();
 }
 

@@ -15,6 +15,7 @@
 
 #include <tessera/coll.hpp>
 
+#include "base/memcopy.h"
 #include "coll/types.h"
 
 namespace tessera::coll {
@@ -88,13 +89,13 @@ struct Bucketer::Impl {
     stream.enqueue(fmt_item(k, elems, t), [this, parts = std::move(parts), flat, elems, t] {
       size_t off = 0;
       for (const auto& [p, n] : parts) {
-        std::memcpy(flat + off, p, n);
+        memcopy(flat + off, p, n);
         off += n;
       }
       comm.allreduce(flat, flat, elems, t, op);
       off = 0;
       for (const auto& [p, n] : parts) {
-        std::memcpy(p, flat + off, n);
+        memcopy(p, flat + off, n);
         off += n;
       }
     });

@@ -2,11 +2,14 @@
 
 #include <sys/uio.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <memory>
 
 #include "base/config.h"
 #include "base/log.h"
+#include "base/memcopy.h"
 #include "coll/comm.h"
 
 namespace tessera::coll {
@@ -28,7 +31,7 @@ bool cma_probe(int64_t pid, const void* remote, uint64_t expect) {
 
 namespace {
 // One loop for both directions: `write` moves local -> member m, else member m -> local.
-void cma_copy(const Communicator& c, int m, char* local, char* remote, size_t bytes, bool write) {
+void cma_copy_direct(const Communicator& c, int m, char* local, char* remote, size_t bytes, bool write) {
   while (bytes) {
     iovec l{local, bytes}, r{remote, bytes};
     const pid_t pid = static_cast<pid_t>(c.pids[m]);
@@ -43,6 +46,38 @@ void cma_copy(const Communicator& c, int m, char* local, char* remote, size_t by
     local += got;
     remote += got;
     bytes -= static_cast<size_t>(got);
+  }
+}
+
+// When the two addresses alias (base/memcopy.h: copy_aliases), the kernel's copy runs at about 1.8 GB/s
+// instead of 9-10: the data goes through a private bounce buffer placed at the remote address's offset
+// within a page, piece by piece, and memcopy() moves it on the local side (at 30-40 GB/s from cache).
+constexpr size_t kBouncePiece = size_t{256} << 10;
+char* bounce_like(const char* remote) {
+  thread_local std::unique_ptr<char[]> buf;
+  if (!buf) buf = std::make_unique<char[]>(kBouncePiece + 2 * 4096);
+  const uintptr_t base = (reinterpret_cast<uintptr_t>(buf.get()) + 4095) & ~uintptr_t{4095};
+  return reinterpret_cast<char*>(base + (reinterpret_cast<uintptr_t>(remote) & 4095));
+}
+
+void cma_copy(const Communicator& c, int m, char* local, char* remote, size_t bytes, bool write) {
+  if (bytes < 4096 || !(write ? copy_aliases(remote, local) : copy_aliases(local, remote))) {
+    cma_copy_direct(c, m, local, remote, bytes, write);
+    return;
+  }
+  while (bytes) {
+    const size_t k = std::min(bytes, kBouncePiece);
+    char* b = bounce_like(remote);
+    if (write) {
+      memcopy(b, local, k);
+      cma_copy_direct(c, m, b, remote, k, true);
+    } else {
+      cma_copy_direct(c, m, b, remote, k, false);
+      memcopy(local, b, k);
+    }
+    local += k;
+    remote += k;
+    bytes -= k;
   }
 }
 }  // namespace

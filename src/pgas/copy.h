@@ -4,6 +4,8 @@
 #include <cstddef>
 #include <cstring>
 
+#include "base/memcopy.h"
+
 namespace tessera::pgas {
 
 // Above this size copy_large() is used (set at init from TESSERA_COPY_STREAMING_MIN).
@@ -13,7 +15,7 @@ void copy_large(void* dst, const void* src, size_t n);
 
 inline void copy_bytes(void* dst, const void* src, size_t n) {
   if (n < g_large_copy_min) [[likely]] {
-    std::memcpy(dst, src, n);
+    memcopy(dst, src, n);
   } else {
     copy_large(dst, src, n);
   }

@@ -10,6 +10,7 @@
 #include "base/config.h"
 #include "base/cpu.h"
 #include "base/log.h"
+#include "base/memcopy.h"
 #include "pgas/copy.h"
 #include "sync/futex.h"
 #include "sync/wait.h"
@@ -100,7 +101,7 @@ void copy_chunk(Engine& e, Job& j, uint32_t c) {
   size_t off = static_cast<size_t>(c) * e.chunk;
   size_t n = std::min(e.chunk, j.bytes - off);
   if (j.streaming) copy_large(j.dst + off, j.src + off, n);
-  else std::memcpy(j.dst + off, j.src + off, n);
+  else memcopy(j.dst + off, j.src + off, n);
   if (j.done.fetch_add(1, std::memory_order_acq_rel) + 1 == j.nchunks && j.notify_pe >= 0)
     sync::notify_range(j.notify_pe, j.watch_off, j.bytes);
 }

@@ -3,9 +3,11 @@
 // mismatch the consistency check must catch. Runs at 1, 2, 3, 4, 7 and 8 PEs (coll_algos.cmake).
 #include <shmem.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
+#include <vector>
 
 #include <tessera/coll.hpp>
 
@@ -188,6 +190,48 @@ TEST(Cma, LargeCountsSpanSeveralBouncePieces) {
 }
 
 double val(int rank, size_t i);
+
+// Buffers whose page offsets differ by 1..31 bytes from a peer's make the kernel's copy slow
+// (base/memcopy.h: copy_aliases), so cma_read goes through a bounce buffer placed like the source. Each
+// rank's buffers sit 8 bytes further into a page than the previous rank's: some pairs take the bounce
+// path, others read directly; both must deliver every byte.
+TEST(Cma, BuffersAtShiftedPageOffsets) {
+  Communicator& c = world();
+  const int n = c.size, r = c.rank;
+  const size_t count = 300001;  // 1.2 MB of float32: several bounce pieces
+  const size_t shift = 8 * static_cast<size_t>(r) % 4096;
+  const Algorithm* ar = find_algorithm(Kind::kAllreduce, "cma");
+  const Algorithm* ag = find_algorithm(Kind::kAllgather, "cma");
+  if (!ar->supports(make_shape(c, Kind::kAllreduce, count * 4))) GTEST_SKIP() << "single-copy path unavailable";
+  auto page_at = [&](std::vector<char>& v, size_t elems) {
+    v.assign(elems * 4 + 2 * 4096, 0);
+    const uintptr_t p = (reinterpret_cast<uintptr_t>(v.data()) + 4095) & ~uintptr_t{4095};
+    return reinterpret_cast<float*>(p + shift);
+  };
+  std::vector<char> sv, rv;
+  float* send = page_at(sv, count);
+  float* recv = page_at(rv, count * n);
+  for (size_t i = 0; i < count; ++i) send[i] = static_cast<float>(val(r, i));
+  Args x;
+  x.count = count;
+  x.dtype = DType::kFloat32;
+  x.op = Op::kSum;
+  x.send = send;
+  x.recv = recv;
+  run(c, Kind::kAllreduce, x, ar);
+  size_t wrong = 0;
+  for (size_t i = 0; i < count; ++i) {
+    double e = 0;
+    for (int m = 0; m < n; ++m) e += val(m, i);
+    wrong += recv[i] != static_cast<float>(e);
+  }
+  EXPECT_EQ(wrong, 0u) << "allreduce";
+  run(c, Kind::kAllgather, x, ag);
+  wrong = 0;
+  for (int m = 0; m < n; ++m)
+    for (size_t i = 0; i < count; ++i) wrong += recv[m * count + i] != static_cast<float>(val(m, i));
+  EXPECT_EQ(wrong, 0u) << "allgather";
+}
 
 // Zero copy: with every member's buffers in the symmetric heap, the direct algorithms read them in place
 // (3 steps for allreduce, 2 for the others, whatever the size; allreduce and alltoall only when members

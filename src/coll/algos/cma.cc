@@ -50,7 +50,10 @@ void reduce_from_peers(Exec& ex, const Args& a, const char* const* at, char* dst
   const size_t piece_bytes =
       std::max(kMinPiece, kBounceBytes / static_cast<size_t>(std::max(1, n - 1))) / 64 * 64;
   const size_t per = std::max<size_t>(1, piece_bytes / es);
-  char* bounce = ex.comm().scratch_bytes(static_cast<size_t>(n) * per * es);
+  // A page more per member: each piece lands at its source's offset within a page, so the kernel's copy
+  // never meets the aliasing case of base/memcopy.h (a 5x slower copy).
+  const size_t stride = per * es + 4096;
+  char* bounce = ex.comm().scratch_bytes(static_cast<size_t>(n) * stride);
   for (size_t c0 = 0; c0 < cnt; c0 += per) {
     const size_t k = std::min(per, cnt - c0);
     Srcs s;
@@ -58,7 +61,8 @@ void reduce_from_peers(Exec& ex, const Args& a, const char* const* at, char* dst
       if (m == r) {
         s.add(at[m] + c0 * es);
       } else {
-        char* b = bounce + static_cast<size_t>(m) * per * es;
+        char* base = bounce + static_cast<size_t>(m) * stride;
+        char* b = base + ((reinterpret_cast<uintptr_t>(at[m] + c0 * es) - reinterpret_cast<uintptr_t>(base)) & 4095);
         cma_read(ex.comm(), m, b, at[m] + c0 * es, k * es);
         s.add(b);
       }

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "base/memcopy.h"
 #include "pgas/copy.h"
 
 namespace tessera::coll {
@@ -37,7 +38,7 @@ void sum_small(void* dst, const void* const* srcs, int nsrc, size_t count) {
 void reduce(void* dst, const void* const* srcs, int nsrc, size_t count, DType t, Op op, int divide) {
   if (count == 0 || nsrc <= 0) return;
   if (nsrc == 1 && !(op == Op::kAvg && divide > 1)) {
-    if (dst != srcs[0]) std::memcpy(dst, srcs[0], count * dtype_size(t));
+    if (dst != srcs[0]) memcopy(dst, srcs[0], count * dtype_size(t));
     return;
   }
   if (count <= kSmallSum && op == Op::kSum) {
@@ -99,7 +100,7 @@ void copy(void* dst, const void* src, size_t bytes, bool stream) {
   if (stream && avx2 && bytes >= (size_t{64} << 10))
     pgas::copy_large(dst, src, bytes);  // the PGAS layer's streaming-store copy
   else
-    std::memcpy(dst, src, bytes);
+    memcopy(dst, src, bytes);
 }
 
 }  // namespace tessera::coll
