@@ -6,7 +6,7 @@
 //          pinning, kernel copy); measured on our VMs at 1.7-4x beta, so the single-copy algorithms win
 //          only where the kernel copies about as fast as user space
 // Parameters come from, in order: TESSERA_COLL_MODEL=<file> ("alpha=... beta=... gamma=..." in seconds),
-// a per-host cache (~/.cache/tessera/coll-model-<host>.txt, or $XDG_CACHE_HOME), or a quick measurement
+// a per-host cache (~/.cache/tessera/coll-model-v2-<host>.txt, or $XDG_CACHE_HOME), or a quick measurement
 // (about 20 ms) that is then written to the cache. Rank 0 of a communicator decides and publishes its
 // parameters in shared memory so every member selects the same algorithm.
 #pragma once
