@@ -17,6 +17,10 @@
 #include "kernel/ops/prims.h"
 #include "kernel/ops/scalar.h"
 
+namespace tessera::kernel::ops {
+extern bool g_stream_prefetch;  // set before the first dispatch (TESSERA_KERNEL_PREFETCH)
+}
+
 HWY_BEFORE_NAMESPACE();
 namespace tessera::kernel::ops {
 namespace HWY_NAMESPACE {
@@ -29,10 +33,14 @@ namespace hn = hwy::HWY_NAMESPACE;
 // lanes keep the documented 32 terms per lane over a kSumRun run.
 // Streaming loops prefetch kStreamAhead bytes ahead (two lines per 256 bytes; the adjacent-line prefetcher
 // fetches the pair): an Intel core's read bandwidth is bound by the misses it keeps in flight, and the
-// hardware prefetchers alone left a sum at 0.83 of the machine's read bound there.
+// hardware prefetchers alone left a sum at 0.83 of the machine's read bound there. On AMD (Zen 3, 2 blocks)
+// the same prefetches cost a fifth of the rate instead: sum f32 0.91-0.94 -> 1.01-1.08 of the read bound
+// without them, bf16 0.65-0.71 -> 0.95-0.98, max over rows 0.74-0.76 -> 0.98-1.08. TESSERA_KERNEL_PREFETCH
+// (g_stream_prefetch) chooses; by default they are issued on every vendor but AMD.
 constexpr size_t kStreamAhead = 4096;
 template <typename T>
 HWY_INLINE void PrefetchAhead(const T* p) {
+  if (!g_stream_prefetch) return;
   hwy::Prefetch(reinterpret_cast<const char*>(p) + kStreamAhead);
   hwy::Prefetch(reinterpret_cast<const char*>(p) + kStreamAhead + 128);
 }
@@ -327,6 +335,8 @@ HWY_AFTER_NAMESPACE();
 namespace tessera::kernel::ops {
 HWY_EXPORT(GetTable);
 
+bool g_stream_prefetch = true;
+
 namespace {
 const config::Var<uint64_t> kStreamMin{
     "TESSERA_KERNEL_STREAM_MIN", 0,
@@ -356,6 +366,19 @@ const config::Var<std::string> kSimd{
     "Best instruction set the kernel operators may use: auto (the best this CPU has), avx512, avx2 or sse4 (to "
     "compare hosts, or to test the narrower code paths on a wider CPU)"};
 
+const config::Var<std::string> kPrefetch{
+    "TESSERA_KERNEL_PREFETCH", "auto",
+    "Software prefetch in the operators' streaming loops: on, off, or auto (on except on AMD CPUs, where it "
+    "measured slower)"};
+
+void apply_prefetch_choice() {
+  const std::string& s = kPrefetch.get();
+  if (s == "on") g_stream_prefetch = true;
+  else if (s == "off") g_stream_prefetch = false;
+  else if (s == "auto") g_stream_prefetch = !(__builtin_cpu_init(), __builtin_cpu_is("amd"));
+  else config::fatal_config(invalid_arg("TESSERA_KERNEL_PREFETCH={}: expected auto, on or off", s));
+}
+
 // Targets better than the one TESSERA_KERNEL_SIMD names are disabled before the first dispatch.
 void apply_simd_cap() {
   const std::string& s = kSimd.get();
@@ -371,6 +394,7 @@ void apply_simd_cap() {
 const Prims& prims(DType t) {
   static const std::array<const Prims*, 3> tables = [] {
     apply_simd_cap();
+    apply_prefetch_choice();
     return std::array<const Prims*, 3>{HWY_DYNAMIC_DISPATCH(GetTable)(0), HWY_DYNAMIC_DISPATCH(GetTable)(1),
                                        HWY_DYNAMIC_DISPATCH(GetTable)(2)};
   }();

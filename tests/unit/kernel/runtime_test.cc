@@ -159,5 +159,15 @@ TEST(SimdDeathTest, UnknownCapIsRefusedWithTheChoices) {
       "TESSERA_KERNEL_SIMD=avx1024: expected auto, avx512, avx2 or sse4");
 }
 
+TEST(SimdDeathTest, UnknownPrefetchChoiceIsRefusedWithTheChoices) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        setenv("TESSERA_KERNEL_PREFETCH", "sometimes", 1);
+        ops::prims(DType::kF32);
+      },
+      "TESSERA_KERNEL_PREFETCH=sometimes: expected auto, on or off");
+}
+
 }  // namespace
 }  // namespace tessera::kernel
