@@ -2,7 +2,7 @@
 # Tessera collectives side by side with Open MPI 4.1 (MPI_Allreduce & co.) and PyTorch gloo, at 2 and 4
 # ranks, in one run; prints the ratio table against the project's targets and draws the bandwidth curves.
 # Tessera runs with ordinary buffers (the targets) and, at 64 MiB, also with symmetric-heap buffers (sym).
-#   [ROUNDS=3] bash bench/coll_compare.sh [build-dir] [out-dir]
+#   [ROUNDS=5] bash bench/coll_compare.sh [build-dir] [out-dir]
 # The rows the project's targets are set on are measured ROUNDS times, alternating libraries; the report
 # keeps each library's best time of a row.
 # Needs: openmpi-bin libopenmpi-dev python3-torch python3-matplotlib (scripts/install-deps.sh bench).
@@ -18,6 +18,11 @@ res="$out/results.jsonl"
 run="$build/bin/tessera-run"
 perf="$build/bin/tessera-perf"
 mpicc -O2 -o "$out/coll_mpi" "$here/coll_mpi.c"
+cc -O2 -o "$out/line_pingpong" "$here/rma/line_pingpong.c"
+# The hardware floor of the latency rows at that moment: on a virtual machine the cache-line hop between the
+# two CPUs changes with where the host places them (57-214 ns within minutes on a Zen 3 VM), and every
+# library's small-message figures follow it.
+hop() { echo "   $1 (cache-line hop: $("$out/line_pingpong" | sed -n 's/.*: \([0-9.]*\) ns.*/\1/p') ns)" >&2; }
 mpirun_() { mpirun --allow-run-as-root --oversubscribe --bind-to none -np "$@"; }
 py=/usr/bin/python3
 
@@ -42,11 +47,12 @@ print(json.dumps({"lib":sys.argv[3],"coll":sys.argv[1],"np":d["ranks"],"bytes":i
 mpi() { mpirun_ "$1" "$out/coll_mpi" "$2" "$3" >> "$res" 2>/dev/null; }
 gloo() { $py "$here/coll_gloo.py" "$1" "$2" "$3" >> "$res" 2>/dev/null || echo "gloo $2 np=$1 failed" >&2; }
 
-ROUNDS=${ROUNDS:-3}
+ROUNDS=${ROUNDS:-5}
 sweep="8 64 512 4096 32768 262144 524288 2097152 16777216 67108864"
 M64=67108864
 for np in 2 4; do
   echo "== $np ranks" >&2
+  hop "round 1"
   for b in $sweep; do
     echo "   allreduce $b" >&2
     tessera "$np" allreduce "$b"; mpi "$np" allreduce "$b"; gloo "$np" allreduce "$b"
@@ -62,7 +68,7 @@ for np in 2 4; do
   # The rows the targets are set on, measured ROUNDS times in all (alternating libraries): the report keeps
   # each library's best, so a burst of load from the machine's neighbours in one round does not decide a ratio.
   for ((round = 2; round <= ROUNDS; ++round)); do
-    echo "   round $round: target rows" >&2
+    hop "round $round: target rows"
     for b in 8 524288 $M64; do tessera "$np" allreduce "$b"; mpi "$np" allreduce "$b"; done
     [ "$np" = 2 ] && gloo "$np" allreduce $M64
     for coll in reduce_scatter allgather alltoall broadcast; do tessera "$np" "$coll" $M64; mpi "$np" "$coll" $M64; done
