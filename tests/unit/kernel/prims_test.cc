@@ -1,0 +1,108 @@
+// The output loops of the SIMD primitives against the scalar conversions of base/half.h, bit for bit: every
+// loop shape (the alignment prologue of streamed stores, the 16-element bf16 pairs of AVX2, single vectors,
+// scalar tails), streamed or not, with the values where rounding is easy to get wrong: ties to even, NaN,
+// infinities, overflow to infinity, subnormals, signed zeros. Runs under every SIMD cap (tests/CMakeLists.txt).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "base/half.h"
+#include "kernel/ops/prims.h"
+
+namespace tessera::kernel {
+namespace {
+
+float from_bits(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+// Values in f32 whose conversion to bf16/f16 exercises each rounding case, then pseudo-random ones.
+std::vector<float> awkward_values(size_t n) {
+  const float inf = std::numeric_limits<float>::infinity();
+  std::vector<float> v = {from_bits(0x3f808000),  // bf16 tie, even below: rounds down
+                          from_bits(0x3f818000),  // bf16 tie, odd below: rounds up
+                          from_bits(0x3f808001),  // just above a tie
+                          from_bits(0x7f7fffff),  // largest float: rounds to inf in bf16
+                          from_bits(0x7fffffff),  // NaN with every mantissa bit set
+                          from_bits(0x7f800001),  // signalling NaN, lowest payload
+                          from_bits(0xffc00000),  // negative quiet NaN
+                          inf, -inf, 0.0f, -0.0f,
+                          from_bits(0x00000001),  // smallest subnormal
+                          from_bits(0x807fffff),  // largest negative subnormal
+                          1.0f + 0x1p-11f,        // f16 tie
+                          65520.0f,               // rounds to inf in f16
+                          -3.14159265f};
+  uint32_t s = 12345;
+  while (v.size() < n) {
+    s = s * 1664525u + 1013904223u;
+    v.push_back(from_bits((s & 0x3fffffffu) | 0x3c000000u) * ((s >> 31) ? -1.f : 1.f));
+  }
+  v.resize(n);
+  return v;
+}
+
+uint16_t expected_bits(DType t, float f) { return t == DType::kBF16 ? f32_to_bf16_bits(f) : f32_to_f16_bits(f); }
+bool is_nan_bits(DType t, uint16_t h) {
+  return t == DType::kBF16 ? (h & 0x7f80) == 0x7f80 && (h & 0x7f) : (h & 0x7c00) == 0x7c00 && (h & 0x3ff);
+}
+
+// Compares y[0, n) with the scalar conversion of want[i]; NaN must stay NaN (f16 payloads are the
+// hardware's), everything else bit for bit.
+void expect_converted(DType t, const uint16_t* y, const std::vector<float>& want, const char* what, size_t n,
+                      size_t offset, bool stream) {
+  size_t wrong = 0, first = n;
+  for (size_t i = 0; i < n; ++i) {
+    const uint16_t e = expected_bits(t, want[i]);
+    const bool ok = std::isnan(want[i]) ? is_nan_bits(t, y[i]) : y[i] == e;
+    if (!ok && wrong++ == 0) first = i;
+  }
+  uint32_t in_bits = 0;
+  uint16_t got = 0, exp = 0;
+  if (first < n) {
+    std::memcpy(&in_bits, &want[first], 4);
+    got = y[first];
+    exp = expected_bits(t, want[first]);
+  }
+  EXPECT_EQ(wrong, 0u) << what << " " << dtype_name(t) << " n " << n << " offset " << offset
+                       << (stream ? " streamed" : "") << "; first at " << first << ": input bits 0x" << std::hex
+                       << in_bits << " got 0x" << got << " want 0x" << exp;
+}
+
+TEST(Prims, HalfOutputsMatchTheScalarConversionInEveryLoopShape) {
+  for (DType t : {DType::kBF16, DType::kF16}) {
+    const ops::Prims& p = ops::prims(t);
+    for (size_t n : {1u, 7u, 8u, 15u, 16u, 17u, 31u, 33u, 100u, 4099u}) {
+      const std::vector<float> e = awkward_values(n);
+      for (size_t offset : {0u, 1u, 3u, 8u}) {  // elements into a 64-byte aligned buffer
+        for (bool stream : {false, true}) {
+          alignas(64) static uint16_t out[4200 + 16], in[4200 + 16];
+          std::memset(out, 0xEE, sizeof out);
+          p.scale_f32(e.data(), out + offset, n, 1.0f, stream);
+          ops::stream_fence();
+          expect_converted(t, out + offset, e, "scale_f32", n, offset, stream);
+          EXPECT_EQ(out[offset + n], 0xEEEE) << "wrote past the end, " << dtype_name(t) << " n " << n << " offset " << offset << (stream ? " streamed" : "");
+          if (offset) EXPECT_EQ(out[offset - 1], 0xEEEE) << "wrote before the start, n " << n;
+          // add: the input in the dtype, widened exactly, plus a constant
+          for (size_t i = 0; i < n; ++i) in[offset + i] = expected_bits(t, e[i]);
+          std::vector<float> want(n);
+          for (size_t i = 0; i < n; ++i) {
+            const float x = t == DType::kBF16 ? bf16_bits_to_f32(in[offset + i]) : f16_bits_to_f32(in[offset + i]);
+            want[i] = x + 0.25f;
+          }
+          p.add(in + offset, out + offset, n, 0.25f, stream);
+          ops::stream_fence();
+          expect_converted(t, out + offset, want, "add", n, offset, stream);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tessera::kernel
