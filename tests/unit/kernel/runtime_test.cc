@@ -149,24 +149,26 @@ TEST(Simd, CapFromTheEnvironmentTakesEffect) {
   EXPECT_EQ(std::string(ops::prims(DType::kBF16).target), target);
 }
 
-TEST(SimdDeathTest, UnknownCapIsRefusedWithTheChoices) {
+// The first dispatch reads the SIMD cap and the prefetch choice; an unknown value ends the process with the
+// variable, the value and the choices.
+void expect_refused_at_first_dispatch(const char* var, const char* value, const char* message) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_DEATH(
       {
-        setenv("TESSERA_KERNEL_SIMD", "avx1024", 1);
+        setenv(var, value, 1);
         ops::prims(DType::kF32);
       },
-      "TESSERA_KERNEL_SIMD=avx1024: expected auto, avx512, avx2 or sse4");
+      message);
+}
+
+TEST(SimdDeathTest, UnknownCapIsRefusedWithTheChoices) {
+  expect_refused_at_first_dispatch("TESSERA_KERNEL_SIMD", "avx1024",
+                                   "TESSERA_KERNEL_SIMD=avx1024: expected auto, avx512, avx2 or sse4");
 }
 
 TEST(SimdDeathTest, UnknownPrefetchChoiceIsRefusedWithTheChoices) {
-  GTEST_FLAG_SET(death_test_style, "threadsafe");
-  EXPECT_DEATH(
-      {
-        setenv("TESSERA_KERNEL_PREFETCH", "sometimes", 1);
-        ops::prims(DType::kF32);
-      },
-      "TESSERA_KERNEL_PREFETCH=sometimes: expected auto, on or off");
+  expect_refused_at_first_dispatch("TESSERA_KERNEL_PREFETCH", "sometimes",
+                                   "TESSERA_KERNEL_PREFETCH=sometimes: expected auto, on or off");
 }
 
 }  // namespace
