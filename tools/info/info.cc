@@ -13,6 +13,7 @@
 
 #include "base/config.h"
 #include "base/cpu.h"
+#include "base/memcopy.h"
 #include "coll/algo.h"
 #include "coll/cma.h"
 #include "coll/reduce/reduce.h"
@@ -97,7 +98,8 @@ int main(int argc, char** argv) {
   }
   ModelParams m = load_model();
   if (model || coll.empty()) {
-    std::printf("cost model: %s\nreduction kernels: %s\n", describe(m).c_str(), reduce_isa());
+    std::printf("cost model: %s\nreduction kernels: %s\ndata copies: %s\n", describe(m).c_str(), reduce_isa(),
+                g_memcopy_loop ? "AVX2 loop from 2 KiB (base/memcopy.h), memcpy below" : "memcpy");
     if (coll.empty()) return model ? 0 : (usage(""), 2);
   }
   if (ranks <= 0) ranks = 8;

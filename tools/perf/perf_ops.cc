@@ -177,8 +177,9 @@ int run_ops(int argc, char** argv) {
                                  "their own interleaved bound)");
   CLI11_PARSE(app, argc, argv);
 
-  std::printf("# tessera-perf ops: %d blocks, %d CPUs, SIMD target %s, best of %d (median in brackets)\n", blocks,
-              usable_cpus(), k::ops::prims(k::DType::kF32).target, iters);
+  std::printf("# tessera-perf ops: %d blocks, %d CPUs, SIMD target %s, software prefetch %s, best of %d (median in "
+              "brackets)\n", blocks, usable_cpus(), k::ops::prims(k::DType::kF32).target,
+              k::ops::stream_prefetch() ? "on" : "off", iters);
 
   // ---- runtime: launch overhead and grid sync latency
   if (!quick) std::printf("#\n# %-28s %12s %12s\n", "runtime", "best(us)", "median(us)");

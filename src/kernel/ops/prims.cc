@@ -400,5 +400,10 @@ const Prims& prims(DType t) {
   }();
   return *tables[static_cast<size_t>(t)];
 }
+
+bool stream_prefetch() {
+  prims(DType::kF32);
+  return g_stream_prefetch;
+}
 }  // namespace tessera::kernel::ops
 #endif

@@ -56,6 +56,10 @@ struct Prims {
 
 const Prims& prims(DType t);
 
+// Whether the streaming sums and extremes issue software prefetches (TESSERA_KERNEL_PREFETCH, decided with
+// the first dispatch), for tessera-perf.
+bool stream_prefetch();
+
 // Whether an operator writing `bytes` of output should stream it (non-temporal stores): above the LLC size.
 bool stream_output(size_t bytes);
 
