@@ -124,7 +124,7 @@ Status dispatch(Communicator& c, Kind kind, const Args& a, const Algorithm* forc
   d.algo = algo->id;
   d.root = rooted(kind) ? a.root : -1;
   d.count = kind == Kind::kAlltoallv ? 0 : total;  // alltoallv counts differ per rank (checked in the algorithm)
-  Exec ex(c, d);
+  Exec ex(c, d, !algo->ll);
   uint64_t steps = algo->run(ex, a);
   uint64_t h = 0;
   static const int check = check_level();

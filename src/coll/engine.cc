@@ -69,7 +69,7 @@ bool g_mismatch_throws = false;
 }
 }  // namespace
 
-Exec::Exec(Communicator& c, const CallDesc& d) : c_(c), desc_(d) {
+Exec::Exec(Communicator& c, const CallDesc& d, bool stamp_start) : c_(c), desc_(d) {
   seq_ = ++c.seq;
   base_ = c.tag;
   Ctrl* me = c.ctrl[c.rank];
@@ -81,7 +81,7 @@ Exec::Exec(Communicator& c, const CallDesc& d) : c_(c), desc_(d) {
   rec_->count.store(d.count, std::memory_order_relaxed);
   rec_->tag_base.store(base_, std::memory_order_relaxed);
   rec_->tags.store(0, std::memory_order_relaxed);
-  rec_->start_ns.store(fast_now_ns(), std::memory_order_relaxed);
+  rec_->start_ns.store(stamp_start ? fast_now_ns() : 0, std::memory_order_relaxed);
   rec_->end_ns.store(0, std::memory_order_relaxed);
   rec_->hash.store(0, std::memory_order_relaxed);
   rec_->seq.store(seq_, std::memory_order_release);
@@ -213,7 +213,10 @@ void Exec::end(uint64_t nsteps, uint64_t result_hash) {
   rec_->hash.store(result_hash, std::memory_order_relaxed);
   // A call without steps (LL protocol) takes well under a microsecond: it ends stamped with its start time,
   // saving a clock read (~10 ns) on the calls whose latency matters most; the recorder prints it as "done".
-  rec_->end_ns.store(nsteps ? fast_now_ns() : rec_->start_ns.load(std::memory_order_relaxed), std::memory_order_release);
+  // An LL call that never waited has no start time: 1 for both.
+  uint64_t start = rec_->start_ns.load(std::memory_order_relaxed);
+  if (start == 0) rec_->start_ns.store(start = 1, std::memory_order_relaxed);
+  rec_->end_ns.store(nsteps && start != 1 ? fast_now_ns() : start, std::memory_order_release);
 }
 
 void set_mismatch_throws(bool on) { g_mismatch_throws = on; }
@@ -238,6 +241,8 @@ std::string flight_recorder(const Communicator& c, const std::string& waiting_fo
       } else if (end) {
         // fast_now_ns() may step back by a few ns when its rate is re-measured.
         state = fmt::format("done in {:.1f} us", static_cast<double>(end > start ? end - start : 0) / 1e3);
+      } else if (start == 0) {
+        state = "RUNNING (an LL call that has not waited yet)";
       } else {
         state = fmt::format("RUNNING for {:.3f} s: finished {} steps, published {}",
                             static_cast<double>(now > start ? now - start : 0) / 1e9, done >= base ? done - base + 1 : 0,

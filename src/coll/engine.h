@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <string>
 
+#include "base/cpu.h"
 #include "coll/algo.h"
 #include "coll/comm.h"
 
@@ -29,7 +30,9 @@ namespace tessera::coll {
 
 class Exec {
  public:
-  Exec(Communicator& c, const CallDesc& d);
+  // stamp_start false (LL calls): the record's start time is written when the call first has to wait
+  // (stamp_wait), or never.
+  Exec(Communicator& c, const CallDesc& d, bool stamp_start = true);
   Exec(const Exec&) = delete;
   Exec& operator=(const Exec&) = delete;
 
@@ -72,6 +75,12 @@ class Exec {
   void ll_sync_reuse();
   uint64_t ll_wait(int m, uint64_t w);
   [[noreturn]] void ll_mismatch(int m, uint64_t w);
+  // An LL call that has to wait records when it started waiting, as its start (the flight recorder's
+  // "RUNNING for").
+  void stamp_wait() {
+    if (rec_->start_ns.load(std::memory_order_relaxed) == 0)
+      rec_->start_ns.store(fast_now_ns(), std::memory_order_relaxed);
+  }
 };
 
 // The 32-bit form of a call description carried in LL flags: exact for LL calls (count < 2^20).

@@ -43,6 +43,7 @@ char* Exec::ll_out(size_t bytes) {
 }
 
 void Exec::ll_sync_reuse() {
+  stamp_wait();
   const uint64_t need = seq_ - 1;
   for (int m = 0; m < c_.size; ++m) {
     if (m == c_.rank) continue;
@@ -95,9 +96,10 @@ uint64_t Exec::ll_wait(int m, uint64_t w) {
       [&] {
         w = b.flag.load(std::memory_order_acquire);
         if ((w >> 32) == want) return true;
+        if (++polls == 64) stamp_wait();  // no longer a short wait
         // Not at once (the peer writes its hot line at the start of every call): has the peer started this
         // call as a different, stepped collective?
-        if (!(word & bit) && ++polls > 64 && p->hot.seq.load(std::memory_order_acquire) >= seq_) {
+        if (!(word & bit) && polls > 64 && p->hot.seq.load(std::memory_order_acquire) >= seq_) {
           check_peer(m);
           word |= bit;
         }

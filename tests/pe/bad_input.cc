@@ -12,6 +12,8 @@
 #include <cstring>
 #include <string>
 
+#include <tessera/coll.hpp>
+
 int main(int argc, char** argv) {
   if (argc < 2) return 2;
   std::string c = argv[1];
@@ -54,6 +56,14 @@ int main(int argc, char** argv) {
     }
   }
   if (c == "wait_timeout") shmem_long_wait_until(sym, SHMEM_CMP_EQ, 42);  // nobody ever writes 42
+  if (c == "coll_hang") {
+    // PE 1 never joins the second allreduce (an LL call): PE 0's deadline prints the flight recorder.
+    tessera::coll::Comm comm = tessera::coll::Comm::world();
+    float x[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    comm.allreduce(x, x, 8);
+    if (me == 1) sleep(20);
+    comm.allreduce(x, x, 8);
+  }
   if (c == "no_finalize" && me == n - 1) std::exit(0);
   if (c == "global_exit" && me == 0) shmem_global_exit(7);
   if (c == "wrong_secret") {

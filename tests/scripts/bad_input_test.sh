@@ -48,6 +48,19 @@ expect no_finalize         3 nonzero "tessera-run: PE 2 exited without calling s
 expect global_exit         3 7       "tessera-run: PE 0 called shmem_global_exit\(7\); ending the job"
 expect wrong_secret        2 0       "refused a bootstrap connection that did not present the job's secret"
 
+# A collective that a member never joins: the deadline names what it waited for and prints every member's
+# flight recorder (the LL call that had to wait shows how long it ran, the finished one "done").
+out=$(timeout 60 "$run" -n 2 --timeout 30 --env TESSERA_TIMEOUT=1 "$prog" coll_hang 2>&1 </dev/null); rc=$?
+ok=1
+[ $rc -ne 0 ] || ok=0
+for re in "PE 0: timed out after 1\.[0-9] s \(TESSERA_TIMEOUT=1\) waiting for rank 1 \(PE 1\) to publish its LL buffer for call #2" \
+          "rank 0 \(PE 0\): 2 calls started" "#2 allreduce count 8 float32 sum \(ll\): RUNNING for 1\.[0-9]+ s" \
+          "#1 allreduce count 8 float32 sum \(ll\): done" "rank 1 \(PE 1\): 1 calls started"; do
+  echo "$out" | grep -Eq -- "$re" || { ok=0; echo "     missing: $re"; }
+done
+if [ $ok = 1 ]; then passes=$((passes+1)); echo "ok   coll_hang"
+else fails=$((fails+1)); echo "FAIL coll_hang (exit $rc)"; echo "$out" | sed 's/^/     | /'; fi
+
 # The launcher's own arguments.
 out=$("$run" -n 2 --env NOEQUALS "$prog" x 2>&1); rc=$?
 if [ $rc -ne 0 ] && echo "$out" | grep -q "expected K=V, got 'NOEQUALS'"; then passes=$((passes+1)); echo "ok   launcher_bad_env"

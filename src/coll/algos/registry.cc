@@ -87,7 +87,7 @@ const Algorithm kAlgorithms[] = {
      "LL protocol: every member writes its input and the call number into its own cache lines, then reduces "
      "all n inputs; one wait per peer (up to 512 B)", true, fits_ll,
      [](const Shape& s, const M& m) { return (s.bytes ? kLLStep * alpha_of(s, m) : 0) + B(s) * m.beta + N(s) * B(s) * m.gamma; },
-     algos::allreduce_ll},
+     algos::allreduce_ll, true},
     // ---- reduce_scatter
     {Kind::kReduceScatter, 0, "direct",
      "each member reduces its block from every member's staging; 1 step per chunk (symmetric buffers: read in "
@@ -214,7 +214,7 @@ const Algorithm kAlgorithms[] = {
     {Kind::kBarrier, 1, "dissemination", "ceil(log2 n) steps, one partner each", true, any,
      [](const Shape& s, const M& m) { return alpha_of(s, m) * L(s); }, algos::barrier_dissemination},
     {Kind::kBarrier, 8, "ll", "LL protocol: write the call number into my flag line, read every member's", true, any,
-     [](const Shape& s, const M& m) { return kLLStep * alpha_of(s, m) * (1 + (N(s) - 2) / 4); }, algos::barrier_ll},
+     [](const Shape& s, const M& m) { return kLLStep * alpha_of(s, m) * (1 + (N(s) - 2) / 4); }, algos::barrier_ll, true},
 };
 }  // namespace
 
