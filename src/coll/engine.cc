@@ -241,8 +241,11 @@ std::string flight_recorder(const Communicator& c, const std::string& waiting_fo
       } else if (end) {
         // fast_now_ns() may step back by a few ns when its rate is re-measured.
         state = fmt::format("done in {:.1f} us", static_cast<double>(end > start ? end - start : 0) / 1e3);
-      } else if (start == 0) {
-        state = "RUNNING (an LL call that has not waited yet)";
+      } else if (const Algorithm* al = find_algorithm(d.kind, d.algo); al && al->ll) {
+        // No steps to count: the LL call waits for its peers' buffers (start: when it began to wait).
+        state = start ? fmt::format("RUNNING for {:.3f} s, waiting for peers' LL buffers",
+                                    static_cast<double>(now > start ? now - start : 0) / 1e9)
+                      : std::string("RUNNING, not waiting yet");
       } else {
         state = fmt::format("RUNNING for {:.3f} s: finished {} steps, published {}",
                             static_cast<double>(now > start ? now - start : 0) / 1e9, done >= base ? done - base + 1 : 0,

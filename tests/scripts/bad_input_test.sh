@@ -54,7 +54,7 @@ out=$(timeout 60 "$run" -n 2 --timeout 30 --env TESSERA_TIMEOUT=1 "$prog" coll_h
 ok=1
 [ $rc -ne 0 ] || ok=0
 for re in "PE 0: timed out after 1\.[0-9] s \(TESSERA_TIMEOUT=1\) waiting for rank 1 \(PE 1\) to publish its LL buffer for call #2" \
-          "rank 0 \(PE 0\): 2 calls started" "#2 allreduce count 8 float32 sum \(ll\): RUNNING for 1\.[0-9]+ s" \
+          "rank 0 \(PE 0\): 2 calls started" "#2 allreduce count 8 float32 sum \(ll\): RUNNING for 1\.[0-9]+ s, waiting for peers. LL buffers" \
           "#1 allreduce count 8 float32 sum \(ll\): done" "rank 1 \(PE 1\): 1 calls started"; do
   echo "$out" | grep -Eq -- "$re" || { ok=0; echo "     missing: $re"; }
 done
