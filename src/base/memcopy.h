@@ -2,7 +2,7 @@
 //
 // glibc 2.36 (Debian 12) copies 4 KiB .. about L2-size blocks with `rep movsb` on CPUs with ERMS. On AMD
 // Zen that instruction runs at 2-3 GB/s instead of 40-70 when the destination lies just past the source
-// modulo 4 KiB ((dst - src) mod 4096 in 1..~48: glibc bug 30994, fixed in 2.40): a malloc'd user buffer
+// modulo 4 KiB ((dst - src) mod 4096 in 1..31: glibc bug 30994, fixed in 2.40): a malloc'd user buffer
 // (16 bytes into a page) copied from or to a page-aligned staging slot is exactly that case, and it made
 // mid-size collectives 5-10x slower on a Zen 3 host. From kMemcopyLoopMin bytes up, memcopy() uses its own
 // AVX2 loop (32-byte aligned stores), which measured as fast as glibc's best case at every size and offset
@@ -23,6 +23,12 @@ inline constexpr size_t kMemcopyLoopMin = 2048;
 inline bool copy_aliases(const void* dst, const void* src) {
   const uintptr_t d = (reinterpret_cast<uintptr_t>(dst) - reinterpret_cast<uintptr_t>(src)) & 4095;
   return d != 0 && d < 32;
+}
+
+// The address in [region, region + 4096) at the same offset within a page as `like`: a copy between the two
+// never aliases. `region` needs 4095 bytes of slack beyond what the caller places there.
+inline char* at_page_offset_of(char* region, const void* like) {
+  return region + ((reinterpret_cast<uintptr_t>(like) - reinterpret_cast<uintptr_t>(region)) & 4095);
 }
 
 // The vector loop (any size >= 128; callers go through memcopy()).

@@ -55,9 +55,8 @@ void cma_copy_direct(const Communicator& c, int m, char* local, char* remote, si
 constexpr size_t kBouncePiece = size_t{256} << 10;
 char* bounce_like(const char* remote) {
   thread_local std::unique_ptr<char[]> buf;
-  if (!buf) buf = std::make_unique<char[]>(kBouncePiece + 2 * 4096);
-  const uintptr_t base = (reinterpret_cast<uintptr_t>(buf.get()) + 4095) & ~uintptr_t{4095};
-  return reinterpret_cast<char*>(base + (reinterpret_cast<uintptr_t>(remote) & 4095));
+  if (!buf) buf = std::make_unique<char[]>(kBouncePiece + 4096);
+  return at_page_offset_of(buf.get(), remote);
 }
 
 void cma_copy(const Communicator& c, int m, char* local, char* remote, size_t bytes, bool write) {

@@ -11,6 +11,7 @@
 // The waits are Exec::in() (deadline, flight recorder, consistency check); the staging slots are unused.
 #include "coll/algos/algos.h"
 #include "coll/algos/common.h"
+#include "base/memcopy.h"
 #include "coll/cma.h"
 
 namespace tessera::coll::algos {
@@ -61,8 +62,7 @@ void reduce_from_peers(Exec& ex, const Args& a, const char* const* at, char* dst
       if (m == r) {
         s.add(at[m] + c0 * es);
       } else {
-        char* base = bounce + static_cast<size_t>(m) * stride;
-        char* b = base + ((reinterpret_cast<uintptr_t>(at[m] + c0 * es) - reinterpret_cast<uintptr_t>(base)) & 4095);
+        char* b = at_page_offset_of(bounce + static_cast<size_t>(m) * stride, at[m] + c0 * es);
         cma_read(ex.comm(), m, b, at[m] + c0 * es, k * es);
         s.add(b);
       }

@@ -64,18 +64,21 @@ HWY_INLINE void StoreF(D d, hn::Vec<D> v, F16* p) {
   hn::StoreU(hn::DemoteTo(dh, v), dh, p);
 #endif
 }
+// The bf16 bits of each f32 lane, in the low half of a 32-bit lane: round to nearest even (Highway 1.0's
+// DemoteTo truncates); NaN stays a quiet NaN.
 template <class D>
-HWY_INLINE void StoreF(D d, hn::Vec<D> v, BF16* p) {
-  // Round to nearest even (Highway 1.0's DemoteTo truncates); NaN stays a quiet NaN.
+HWY_INLINE hn::Vec<hn::RebindToSigned<D>> BF16Bits(D, hn::Vec<D> v) {
   const hn::RebindToUnsigned<D> du;
   const hn::RebindToSigned<D> di;
-  const hn::Rebind<uint16_t, D> du16;
   const auto u = hn::BitCast(du, v);
-  const auto lsb = hn::And(hn::ShiftRight<16>(u), hn::Set(du, 1u));
-  auto r = hn::ShiftRight<16>(hn::Add(u, hn::Add(hn::Set(du, 0x7fffu), lsb)));
-  const auto qnan = hn::Or(hn::ShiftRight<16>(u), hn::Set(du, 0x40u));
-  r = hn::IfThenElse(hn::RebindMask(du, hn::IsNaN(v)), qnan, r);
-  hn::StoreU(hn::DemoteTo(du16, hn::BitCast(di, r)), du16, reinterpret_cast<uint16_t*>(p));
+  const auto hi = hn::ShiftRight<16>(u);
+  const auto r = hn::ShiftRight<16>(hn::Add(u, hn::Add(hn::Set(du, 0x7fffu), hn::And(hi, hn::Set(du, 1u)))));
+  return hn::BitCast(di, hn::IfThenElse(hn::RebindMask(du, hn::IsNaN(v)), hn::Or(hi, hn::Set(du, 0x40u)), r));
+}
+template <class D>
+HWY_INLINE void StoreF(D d, hn::Vec<D> v, BF16* p) {
+  const hn::Rebind<uint16_t, D> du16;
+  hn::StoreU(hn::DemoteTo(du16, BF16Bits(d, v)), du16, reinterpret_cast<uint16_t*>(p));
 }
 
 using DF = hn::ScalableTag<float>;
@@ -100,19 +103,14 @@ HWY_INLINE void StreamF(D d, hn::Vec<D> v, F16* p) {
 }
 template <class D>
 HWY_INLINE void StreamF(D d, hn::Vec<D> v, BF16* p) {
-  const hn::RebindToUnsigned<D> du;
-  const hn::RebindToSigned<D> di;
   const hn::Rebind<uint16_t, D> du16;
-  const auto u = hn::BitCast(du, v);
-  const auto lsb = hn::And(hn::ShiftRight<16>(u), hn::Set(du, 1u));
-  auto r = hn::ShiftRight<16>(hn::Add(u, hn::Add(hn::Set(du, 0x7fffu), lsb)));
-  r = hn::IfThenElse(hn::RebindMask(du, hn::IsNaN(v)), hn::Or(hn::ShiftRight<16>(u), hn::Set(du, 0x40u)), r);
+  const auto r = BF16Bits(d, v);
   // Highway 1.0 streams a whole 16-byte register even for a partial vector (4 bf16 lanes on SSE4), which
   // wrote 8 bytes past the end: partial vectors are stored normally.
   if constexpr (hn::MaxLanes(du16) * sizeof(uint16_t) < 16)
-    hn::StoreU(hn::DemoteTo(du16, hn::BitCast(di, r)), du16, reinterpret_cast<uint16_t*>(p));
+    hn::StoreU(hn::DemoteTo(du16, r), du16, reinterpret_cast<uint16_t*>(p));
   else
-    hn::Stream(hn::DemoteTo(du16, hn::BitCast(di, r)), du16, reinterpret_cast<uint16_t*>(p));
+    hn::Stream(hn::DemoteTo(du16, r), du16, reinterpret_cast<uint16_t*>(p));
 }
 
 // y[i] = f(i) for i < n: vec(i) gives lanes [i, i + N), one(i) a single element (ends, alignment prologue).
@@ -138,14 +136,9 @@ HWY_INLINE void MapOut(T* y, size_t n, Vec&& vec, One&& one) {
 // add (bf16 in and out) 0.198 -> 0.166.
 template <bool kStream>
 HWY_INLINE void StoreBF16x2(hn::Vec<DF> v0, hn::Vec<DF> v1, BF16* p) {
-  const hn::RebindToUnsigned<DF> du;
-  const auto round = [&](hn::Vec<DF> v) {
-    const auto u = hn::BitCast(du, v);
-    const auto hi = hn::ShiftRight<16>(u);
-    const auto r = hn::ShiftRight<16>(hn::Add(u, hn::Add(hn::Set(du, 0x7fffu), hn::And(hi, hn::Set(du, 1u)))));
-    return hn::IfThenElse(hn::RebindMask(du, hn::IsNaN(v)), hn::Or(hi, hn::Set(du, 0x40u)), r).raw;
-  };
-  const __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(round(v0), round(v1)), 0xD8);
+  const DF d;
+  const __m256i packed =
+      _mm256_permute4x64_epi64(_mm256_packus_epi32(BF16Bits(d, v0).raw, BF16Bits(d, v1).raw), 0xD8);
   if (kStream) _mm256_stream_si256(reinterpret_cast<__m256i*>(p), packed);
   else _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), packed);
 }
