@@ -120,8 +120,10 @@ double SqDev(const void* x, size_t n, float shift, double* dev) {
              : SqDevImpl<T, false>(static_cast<const T*>(x), n, shift, nullptr);
 }
 
-template <typename T, bool kMax>
-float Extreme(const void* xv, size_t n) {
+// kLo (with kMax): also the minimum into *lo, in the same pass (softmax: whether its exponentials need the
+// underflow flush, see ExpNonPositive); one more operation per 4 vectors of a memory-bound loop.
+template <typename T, bool kMax, bool kLo>
+float ExtremeImpl(const void* xv, size_t n, float* lo) {
   const T* x = static_cast<const T*>(xv);
   const DF d;
   const size_t N = hn::Lanes(d);
@@ -131,6 +133,7 @@ float Extreme(const void* xv, size_t n) {
   // conversion to a vector per step): 0.145 -> 0.11 cycles per element in L1 (Zen 5), which matters to
   // softmax, whose first pass over each row this is.
   auto m0 = hn::Set(d, init), m1 = m0, m2 = m0, m3 = m0;
+  auto l0 = hn::Set(d, std::numeric_limits<float>::infinity());
   auto nan = hn::FirstN(d, 0);  // lanes that saw a NaN
   size_t i = 0;
   for (; i + 4 * N <= n; i += 4 * N) {
@@ -141,22 +144,35 @@ float Extreme(const void* xv, size_t n) {
     m1 = pick(m1, v1);
     m2 = pick(m2, v2);
     m3 = pick(m3, v3);
+    if (kLo) l0 = hn::Min(l0, hn::Min(hn::Min(v0, v1), hn::Min(v2, v3)));
     nan = hn::Or(nan, hn::Or(hn::Or(hn::IsNaN(v0), hn::IsNaN(v1)), hn::Or(hn::IsNaN(v2), hn::IsNaN(v3))));
   }
   for (; i + N <= n; i += N) {
     const auto v = LoadF(d, x + i);
     m0 = pick(m0, v);
+    if (kLo) l0 = hn::Min(l0, v);
     nan = hn::Or(nan, hn::IsNaN(v));
   }
   const auto m = pick(pick(m0, m1), pick(m2, m3));
   float r = hn::GetLane(kMax ? hn::MaxOfLanes(d, m) : hn::MinOfLanes(d, m));
+  float l = hn::GetLane(hn::MinOfLanes(d, l0));
   bool any_nan = !hn::AllFalse(d, nan);
   for (; i < n; ++i) {
     const float v = ld(x + i);
     if (std::isnan(v)) any_nan = true;
     r = kMax ? std::max(r, v) : std::min(r, v);
+    l = std::min(l, v);
   }
+  if (kLo) *lo = l;
   return any_nan ? std::numeric_limits<float>::quiet_NaN() : r;
+}
+template <typename T, bool kMax>
+float Extreme(const void* x, size_t n) {
+  return ExtremeImpl<T, kMax, false>(x, n, nullptr);
+}
+template <typename T>
+float Range(const void* x, size_t n, float* lo) {
+  return ExtremeImpl<T, true, true>(x, n, lo);
 }
 
 template <typename T>
@@ -311,7 +327,7 @@ void FromF32(const float* x, void* yv, size_t n) {
 
 template <typename T>
 Prims MakeTable() {
-  return Prims{&Sum<T>,           &SqDev<T>,   &Extreme<T, true>, &Extreme<T, false>, &Prod<T>,
+  return Prims{&Sum<T>,           &SqDev<T>,   &Extreme<T, true>, &Extreme<T, false>, &Range<T>, &Prod<T>,
                &ColSum<T>,        &ColExtreme<T, true>, &ColExtreme<T, false>, &ColProd<T>,
                &ExpSum<T>,        &ScaleF32<T>, &ExpScale<T>, &AddC<T>, &Norm<T>, &ToF32<T>, &FromF32<T>,
                hwy::TargetName(HWY_TARGET)};

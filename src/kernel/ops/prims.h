@@ -25,6 +25,7 @@ struct Prims {
   double (*sqdev)(const void* x, size_t n, float shift, double* dev);
   float (*max)(const void* x, size_t n);                  // NaN if any x is NaN; -inf when n == 0
   float (*min)(const void* x, size_t n);                  // NaN if any x is NaN; +inf when n == 0
+  float (*range)(const void* x, size_t n, float* lo);     // max (as `max`), and the minimum into *lo
   double (*prod)(const void* x, size_t n);                // in f64
   // Column reductions of the rows x[i * ld + j], i < rows, j < cols, accumulated into acc[j].
   // tmp: f32 scratch of min(cols, kColTile) elements (col_sum) or 2 * that (col_max/min).
@@ -38,11 +39,15 @@ struct Prims {
   // fence per row or per 4 KiB run waits for the write-combining buffers to drain and stalls the stream).
   // false: ordinary stores (y stays in cache for whoever reads it next).
   // Softmax pieces. exp_sum: returns sum of exp(x - m); stores the exponentials into e (f32) if e != null.
-  // If next != null, also writes the maximum of next[0, n) (NaN if any is NaN) to *next_max, in the same
-  // loop: the next row's memory stream overlaps this row's exp work.
-  double (*exp_sum)(const void* x, size_t n, float m, float* e, const void* next, float* next_max);
+  // lo: a lower bound of x (its minimum, or -inf if unknown): when lo - m >= -86 the exponentials skip the
+  // underflow flush (exp-inl.h), about 15% of their work on AVX2.
+  // If next != null, also writes the maximum of next[0, n) (NaN if any is NaN) to *next_max and its
+  // minimum to *next_lo, in the same loop: the next row's memory stream overlaps this row's exp work.
+  double (*exp_sum)(const void* x, size_t n, float m, float lo, float* e, const void* next, float* next_max,
+                    float* next_lo);
   void (*scale_f32)(const float* e, void* y, size_t n, float s, bool stream);        // y = e * s
-  void (*exp_scale)(const void* x, void* y, size_t n, float m, float s, bool stream); // y = exp(x - m) * s
+  // y = exp(x - m) * s; lo as for exp_sum
+  void (*exp_scale)(const void* x, void* y, size_t n, float m, float lo, float s, bool stream);
   void (*add)(const void* x, void* y, size_t n, float c, bool stream);               // y = x + c
   // y = ((x - shift) - shift_lo) * scale * w + b + beta   (w, b: f32 arrays of n, or null for 1 / 0).
   // shift + shift_lo carries a mean to ~48 bits: x - shift is exact for x near the mean, so a large common

@@ -78,6 +78,7 @@ void ShardedSoftmax::run(ConstTensor x, Tensor y, float* lse, bool log, const Op
   auto body = [&](BlockContext& c) {
     double* lsum = c.workspace_as<double>();  // [rows] this PE's partials (contiguous per block: put source)
     float* lmax = reinterpret_cast<float*>(lsum + R);
+    float* llo = lmax + R;  // local minima: whether the exponentials need the underflow flush (exp_sum)
     auto [r0, r1] = ops::split(R, c.block_num(), c.block_idx());
     const size_t cnt = r1 - r0;
     auto row = [&](size_t r) { return xb + r * n * es; };
@@ -89,7 +90,7 @@ void ShardedSoftmax::run(ConstTensor x, Tensor y, float* lse, bool log, const Op
       }
     };
     // step 1: local maxima, then to every PE
-    for (size_t r = r0; r < r1; ++r) lmax[r] = p.max(row(r), n);
+    for (size_t r = r0; r < r1; ++r) lmax[r] = p.range(row(r), n, &llo[r]);
     send(pmax, lmax, &sig[0]);
     shmem_signal_wait_until(&sig[0], SHMEM_CMP_GE, want);
     // step 2: global max (PE order), local sums of exponentials, to every PE
@@ -103,7 +104,7 @@ void ShardedSoftmax::run(ConstTensor x, Tensor y, float* lse, bool log, const Op
     };
     for (size_t r = r0; r < r1; ++r) {
       const float m = gmax(r);
-      lsum[r] = std::isfinite(m) ? p.exp_sum(row(r), n, m, nullptr, nullptr, nullptr) : 0.0;
+      lsum[r] = std::isfinite(m) ? p.exp_sum(row(r), n, m, llo[r], nullptr, nullptr, nullptr, nullptr) : 0.0;
     }
     send(psum, lsum, &sig[1]);
     shmem_signal_wait_until(&sig[1], SHMEM_CMP_GE, want);
@@ -121,12 +122,12 @@ void ShardedSoftmax::run(ConstTensor x, Tensor y, float* lse, bool log, const Op
       } else if (log) {
         p.add(row(r), out, n, static_cast<float>(-l), stream);
       } else {
-        p.exp_scale(row(r), out, n, m, static_cast<float>(1.0 / s), stream);
+        p.exp_scale(row(r), out, n, m, llo[r], static_cast<float>(1.0 / s), stream);
       }
     }
     if (stream) ops::stream_fence();
   };
-  check(rt::launch_fn(LaunchOptions{blocks, R * (sizeof(double) + sizeof(float)), name}, body));
+  check(rt::launch_fn(LaunchOptions{blocks, R * (sizeof(double) + 2 * sizeof(float)), name}, body));
 }
 
 }  // namespace tessera::kernel

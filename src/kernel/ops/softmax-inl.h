@@ -27,14 +27,17 @@ namespace hn = hwy::HWY_NAMESPACE;
 // runs from L1, so the two overlap instead of alternating (the row-at-a-time form left memory idle half
 // the time). Four independent vectors per step: the exp is a chain of ~10 dependent operations, and two
 // vectors per step left an AVX-512 core waiting on it (0.45 -> 0.38 cycles per element, Zen 5, in L1).
-template <typename T, bool kStore, bool kNext>
-double ExpSumImpl(const T* x, size_t n, float m, float* e, const T* next, float* next_max) {
+// kFlush: see ExpNonPositive (false when every x - m >= -86). With kNext, the next row's minimum too
+// (*next_lo), from which the caller decides kFlush for that row.
+template <typename T, bool kStore, bool kNext, bool kFlush>
+double ExpSumImpl(const T* x, size_t n, float m, float* e, const T* next, float* next_max, float* next_lo) {
   const DF d;
   const size_t N = hn::Lanes(d);
   const auto vm = hn::Set(d, m);
   auto nm0 = hn::Set(d, -std::numeric_limits<float>::infinity()), nm1 = nm0;
+  auto nl = hn::Set(d, std::numeric_limits<float>::infinity());
   auto nan = hn::Zero(d);
-  float nm_tail = -std::numeric_limits<float>::infinity();
+  float nm_tail = -std::numeric_limits<float>::infinity(), nl_tail = std::numeric_limits<float>::infinity();
   bool nan_tail = false;
   double total = 0.0;
   for (size_t i = 0; i < n;) {
@@ -46,12 +49,13 @@ double ExpSumImpl(const T* x, size_t n, float m, float* e, const T* next, float*
         const auto w2 = LoadF(d, next + i + 2 * N), w3 = LoadF(d, next + i + 3 * N);
         nm0 = hn::Max(nm0, hn::Max(w0, w2));
         nm1 = hn::Max(nm1, hn::Max(w1, w3));
+        nl = hn::Min(nl, hn::Min(hn::Min(w0, w2), hn::Min(w1, w3)));
         nan = hn::Or(nan, hn::VecFromMask(d, hn::Or(hn::Or(hn::IsNaN(w0), hn::IsNaN(w1)), hn::Or(hn::IsNaN(w2), hn::IsNaN(w3)))));
       }
-      const auto v0 = ExpNonPositive(d, hn::Sub(LoadF(d, x + i), vm));
-      const auto v1 = ExpNonPositive(d, hn::Sub(LoadF(d, x + i + N), vm));
-      const auto v2 = ExpNonPositive(d, hn::Sub(LoadF(d, x + i + 2 * N), vm));
-      const auto v3 = ExpNonPositive(d, hn::Sub(LoadF(d, x + i + 3 * N), vm));
+      const auto v0 = ExpNonPositive<kFlush>(d, hn::Sub(LoadF(d, x + i), vm));
+      const auto v1 = ExpNonPositive<kFlush>(d, hn::Sub(LoadF(d, x + i + N), vm));
+      const auto v2 = ExpNonPositive<kFlush>(d, hn::Sub(LoadF(d, x + i + 2 * N), vm));
+      const auto v3 = ExpNonPositive<kFlush>(d, hn::Sub(LoadF(d, x + i + 3 * N), vm));
       if (kStore) {
         hn::StoreU(v0, d, e + i);
         hn::StoreU(v1, d, e + i + N);
@@ -65,9 +69,10 @@ double ExpSumImpl(const T* x, size_t n, float m, float* e, const T* next, float*
       if (kNext) {
         const auto w0 = LoadF(d, next + i);
         nm0 = hn::Max(nm0, w0);
+        nl = hn::Min(nl, w0);
         nan = hn::Or(nan, hn::VecFromMask(d, hn::IsNaN(w0)));
       }
-      const auto v0 = ExpNonPositive(d, hn::Sub(LoadF(d, x + i), vm));
+      const auto v0 = ExpNonPositive<kFlush>(d, hn::Sub(LoadF(d, x + i), vm));
       if (kStore) hn::StoreU(v0, d, e + i);
       a0 = hn::Add(a0, v0);
     }
@@ -77,6 +82,7 @@ double ExpSumImpl(const T* x, size_t n, float m, float* e, const T* next, float*
         const float w = ld(next + i);
         nan_tail |= std::isnan(w);
         nm_tail = std::max(nm_tail, w);
+        nl_tail = std::min(nl_tail, w);
       }
       const float v = std::exp(ld(x + i) - m);
       if (kStore) e[i] = v;
@@ -88,20 +94,31 @@ double ExpSumImpl(const T* x, size_t n, float m, float* e, const T* next, float*
     const float vmax = hn::GetLane(hn::MaxOfLanes(d, hn::Max(nm0, nm1)));
     const bool any_nan = nan_tail || !hn::AllFalse(d, hn::MaskFromVec(nan));
     *next_max = any_nan ? std::numeric_limits<float>::quiet_NaN() : std::max(vmax, nm_tail);
+    *next_lo = std::min(hn::GetLane(hn::MinOfLanes(d, nl)), nl_tail);
   }
   return total;
 }
 
+// Whether exp(x - m) needs the flush for some x >= lo (see ExpNonPositive). x - m >= lo - m in f32, as
+// rounding is monotonic.
+inline bool NeedsFlush(float m, float lo) { return !(lo - m >= -86.0f); }
+
 template <typename T>
-double ExpSum(const void* xv, size_t n, float m, float* e, const void* nextv, float* next_max) {
+double ExpSum(const void* xv, size_t n, float m, float lo, float* e, const void* nextv, float* next_max,
+              float* next_lo) {
   const T* x = static_cast<const T*>(xv);
   const T* next = static_cast<const T*>(nextv);
+  const bool flush = NeedsFlush(m, lo);
+#define TESSERA_EXP_SUM(kStore, kNext)                                                                       \
+  return flush ? ExpSumImpl<T, kStore, kNext, true>(x, n, m, e, next, next_max, next_lo)                    \
+               : ExpSumImpl<T, kStore, kNext, false>(x, n, m, e, next, next_max, next_lo)
   if (next) {
-    return e ? ExpSumImpl<T, true, true>(x, n, m, e, next, next_max)
-             : ExpSumImpl<T, false, true>(x, n, m, nullptr, next, next_max);
+    if (e) TESSERA_EXP_SUM(true, true);
+    TESSERA_EXP_SUM(false, true);
   }
-  return e ? ExpSumImpl<T, true, false>(x, n, m, e, nullptr, nullptr)
-           : ExpSumImpl<T, false, false>(x, n, m, nullptr, nullptr, nullptr);
+  if (e) TESSERA_EXP_SUM(true, false);
+  TESSERA_EXP_SUM(false, false);
+#undef TESSERA_EXP_SUM
 }
 
 template <typename T, bool kS>
@@ -116,18 +133,21 @@ void ScaleF32(const float* e, void* y, size_t n, float s, bool stream) {
   else ScaleF32Impl<T, false>(e, static_cast<T*>(y), n, s);
 }
 
-template <typename T, bool kS>
+template <typename T, bool kS, bool kFlush>
 void ExpScaleImpl(const T* x, T* y, size_t n, float m, float s) {
   const DF d;
   const auto vm = hn::Set(d, m), vs = hn::Set(d, s);
   MapOut<kS>(
-      y, n, [&](size_t i) { return hn::Mul(ExpNonPositive(d, hn::Sub(LoadF(d, x + i), vm)), vs); },
+      y, n, [&](size_t i) { return hn::Mul(ExpNonPositive<kFlush>(d, hn::Sub(LoadF(d, x + i), vm)), vs); },
       [&](size_t i) { return std::exp(ld(x + i) - m) * s; });
 }
 template <typename T>
-void ExpScale(const void* x, void* y, size_t n, float m, float s, bool stream) {
-  if (stream) ExpScaleImpl<T, true>(static_cast<const T*>(x), static_cast<T*>(y), n, m, s);
-  else ExpScaleImpl<T, false>(static_cast<const T*>(x), static_cast<T*>(y), n, m, s);
+void ExpScale(const void* xv, void* yv, size_t n, float m, float lo, float s, bool stream) {
+  const T* x = static_cast<const T*>(xv);
+  T* y = static_cast<T*>(yv);
+  const bool flush = NeedsFlush(m, lo);
+  if (stream) flush ? ExpScaleImpl<T, true, true>(x, y, n, m, s) : ExpScaleImpl<T, true, false>(x, y, n, m, s);
+  else flush ? ExpScaleImpl<T, false, true>(x, y, n, m, s) : ExpScaleImpl<T, false, false>(x, y, n, m, s);
 }
 
 template <typename T, bool kS>

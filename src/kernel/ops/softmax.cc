@@ -57,7 +57,7 @@ Status softmax(const ConstTensor& x, const Tensor& y, bool log, const OpOptions&
   const bool keep_exp = !log && n * (2 * es + sizeof(float)) <= kL1Bytes && n * sizeof(float) <= rt::scratch_bytes();
   const bool staged = n >= kStagedMin && kExpOffset + 2 * n * sizeof(float) <= rt::scratch_bytes() &&
                       n * (2 * es + sizeof(float)) <= l2_cache_bytes() / 2;
-  const size_t ws = R.units * 2 * sizeof(double);
+  const size_t ws = R.units * 3 * sizeof(double);
   const bool stream = stream_output(numel * es);
 
   const float nan = std::numeric_limits<float>::quiet_NaN();
@@ -89,7 +89,8 @@ Status softmax(const ConstTensor& x, const Tensor& y, bool log, const OpOptions&
         char* y = yb + r * rb;
         float* e = ebuf[(r - r0) & 1];
         const float* pe = ebuf[(r - r0 + 1) & 1];
-        const float m = p.max(x, n);
+        float lo;
+        const float m = p.range(x, n, &lo);
         if (!std::isfinite(m)) {
           for (size_t i = 0; i < n; i += kChunk) out_chunk(i, pe);
           prev_y = nullptr;
@@ -101,7 +102,7 @@ Status softmax(const ConstTensor& x, const Tensor& y, bool log, const OpOptions&
           // The next row's chunk into L2 while this chunk is exponentiated: the memory stream then overlaps
           // the exp work instead of waiting for the next row's max pass (Zen 5: ~6% in alternated runs).
           if (r + 1 < r1) prefetch_l2(x + rb + i * es, std::min(kChunk, n - i) * es);
-          s += p.exp_sum(x + i * es, std::min(kChunk, n - i), m, log ? nullptr : e + i, nullptr, nullptr);
+          s += p.exp_sum(x + i * es, std::min(kChunk, n - i), m, lo, log ? nullptr : e + i, nullptr, nullptr, nullptr);
           out_chunk(i, pe);
         }
         prev_y = y;
@@ -118,27 +119,30 @@ Status softmax(const ConstTensor& x, const Tensor& y, bool log, const OpOptions&
       float* e = c.scratch_as<float>();
       auto [r0, r1] = split(R.rows, c.block_num(), c.block_idx());
       auto row = [&](size_t r) { return xb + r * n * es; };
-      float m = r0 < r1 ? p.max(row(r0), n) : 0.f;
+      float lo = 0.f;  // the row's minimum
+      float m = r0 < r1 ? p.range(row(r0), n, &lo) : 0.f;
       for (size_t r = r0; r < r1; ++r) {
         const void* next = r + 1 < r1 ? row(r + 1) : nullptr;
         char* y = yb + r * n * es;
-        float m_next = 0.f;
+        float m_next = 0.f, lo_next = 0.f;
         if (!std::isfinite(m)) {
           nan_row(y, n);
-          if (next) m_next = p.max(next, n);
+          if (next) m_next = p.range(next, n, &lo_next);
         } else {
-          const double s = p.exp_sum(row(r), n, m, keep_exp ? e : nullptr, next, &m_next);
+          const double s = p.exp_sum(row(r), n, m, lo, keep_exp ? e : nullptr, next, &m_next, &lo_next);
           if (log) p.add(row(r), y, n, static_cast<float>(-(m + std::log(s))), stream);
           else if (keep_exp) p.scale_f32(e, y, n, static_cast<float>(1.0 / s), stream);
-          else p.exp_scale(row(r), y, n, m, static_cast<float>(1.0 / s), stream);
+          else p.exp_scale(row(r), y, n, m, lo, static_cast<float>(1.0 / s), stream);
         }
         m = m_next;
+        lo = lo_next;
       }
       if (stream) stream_fence();
       return;
     }
     double* pmax = c.workspace_as<double>();
     double* psum = pmax + R.units;
+    double* plo = psum + R.units;  // each segment's minimum (for its exponentials' flush, exp_sum)
     auto row_max = [&](size_t row) {
       double m = pmax[row * R.S];
       for (size_t s = 1; s < R.S; ++s) m = nan_max(m, pmax[row * R.S + s]);
@@ -152,10 +156,15 @@ Status softmax(const ConstTensor& x, const Tensor& y, bool log, const OpOptions&
     auto at = [&](size_t row, size_t i) { return (row * n + i) * es; };
     run_rowwise(
         c, R, 3,
-        [&](size_t row, size_t b, size_t end, size_t u) { pmax[u] = p.max(xb + at(row, b), end - b); },
+        [&](size_t row, size_t b, size_t end, size_t u) {
+          float lo;
+          pmax[u] = p.range(xb + at(row, b), end - b, &lo);
+          plo[u] = lo;
+        },
         [&](size_t row, size_t b, size_t end, size_t u) {
           const double m = row_max(row);
-          psum[u] = std::isfinite(m) ? p.exp_sum(xb + at(row, b), end - b, static_cast<float>(m), nullptr, nullptr, nullptr)
+          psum[u] = std::isfinite(m) ? p.exp_sum(xb + at(row, b), end - b, static_cast<float>(m),
+                                                 static_cast<float>(plo[u]), nullptr, nullptr, nullptr, nullptr)
                                      : 0.0;
         },
         [&](size_t row, size_t b, size_t end, size_t u) {
@@ -167,7 +176,8 @@ Status softmax(const ConstTensor& x, const Tensor& y, bool log, const OpOptions&
           }
           const double s = row_sum(row);
           if (log) p.add(xb + at(row, b), yb + at(row, b), len, static_cast<float>(-(m + std::log(s))), stream);
-          else p.exp_scale(xb + at(row, b), yb + at(row, b), len, static_cast<float>(m), static_cast<float>(1.0 / s), stream);
+          else p.exp_scale(xb + at(row, b), yb + at(row, b), len, static_cast<float>(m), static_cast<float>(plo[u]),
+                           static_cast<float>(1.0 / s), stream);
         },
         n * es <= (256u << 10) ? xb : nullptr, n * es);
     if (stream) stream_fence();

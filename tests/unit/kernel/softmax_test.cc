@@ -18,11 +18,13 @@ namespace {
 using testing::Buf;
 using ::testing::HasSubstr;
 
-void check(DType dt, Shape shape, bool log, int blocks, double lo = -5, double hi = 5, bool in_place = false) {
+// Runs the operator on x and checks every output against the double-precision reference.
+void check_input(const Buf& input, bool log, int blocks, bool in_place = false) {
+  const DType dt = input.dt;
+  const Shape shape = input.shape;
   SCOPED_TRACE(::testing::Message() << (log ? "log_softmax " : "softmax ") << dtype_name(dt) << " "
                                     << to_string(shape) << " blocks " << blocks << (in_place ? " in place" : ""));
-  Buf x(dt, shape);
-  x.fill_uniform(11, lo, hi);
+  Buf x = input;
   Buf y = x;
   Buf x0 = x;
   if (log) log_softmax(x.ct(), in_place ? x.t() : y.t(), {.block_num = blocks});
@@ -41,6 +43,10 @@ void check(DType dt, Shape shape, bool log, int blocks, double lo = -5, double h
       const double xi = x0.get(r * n + i), got = out.get(r * n + i);
       if (log) {
         const double want = xi - lse;
+        if (std::isinf(want)) {  // a masked entry
+          ASSERT_EQ(got, want) << "row " << r << " col " << i;
+          continue;
+        }
         ASSERT_NEAR(got, want, 2 * u * std::fabs(want) + 4e-6 * (std::fabs(xi) + std::fabs(m) + std::log(s)))
             << "row " << r << " col " << i;
       } else {
@@ -49,6 +55,12 @@ void check(DType dt, Shape shape, bool log, int blocks, double lo = -5, double h
       }
     }
   }
+}
+
+void check(DType dt, Shape shape, bool log, int blocks, double lo = -5, double hi = 5, bool in_place = false) {
+  Buf x(dt, shape);
+  x.fill_uniform(11, lo, hi);
+  check_input(x, log, blocks, in_place);
 }
 
 class SoftmaxTest : public ::testing::TestWithParam<std::tuple<DType, int>> {};
@@ -137,6 +149,43 @@ TEST(Softmax, NonFiniteRowsAmongLongRowsBecomeNaNAlone) {
         if (r == 1 || r == 2 || r == 4) EXPECT_TRUE(std::isnan(sum)) << dtype_name(dt) << " log " << log << " row " << r;
         else EXPECT_NEAR(sum, 1.0, 0.02) << dtype_name(dt) << " log " << log << " row " << r;
       }
+    }
+  }
+}
+
+// Masked entries (-inf) and entries more than 86 below the row's maximum, in some rows only: the
+// exponentials of a row skip the underflow flush when its minimum is within 86 of its maximum, and the
+// minimum of row r + 1 is taken inside row r's exp loop, so rows cycle through untouched, masked and
+// far-below-only rows. Masked
+// entries must come out exactly 0 (log_softmax: -inf), on every path: whole short rows, staged rows, rows
+// longer than the scratch, rows split across blocks.
+TEST(Softmax, MaskedAndFarBelowEntriesOnEveryPath) {
+  for (DType dt : testing::all_dtypes()) {
+    for (Shape shape : {Shape{7, 100}, Shape{7, 4096}, Shape{3, 300000}, Shape{2, 40001}}) {
+      Buf x(dt, shape);
+      x.fill_uniform(8, -5, 5);
+      const size_t n = static_cast<size_t>(shape.dims[1]), rows = x.size() / n;
+      for (size_t r = 0; r < rows; ++r) {
+        const size_t kind = (r + 1) % 3;  // 0: untouched (the unflushed form), 1: masked, 2: far below only
+        if (kind == 0) continue;
+        if (kind == 1)
+          for (size_t i = 0; i < n; i += 3) x.set(r * n + i, -INFINITY);
+        x.set(r * n + 1, -95.0);    // 90-100 below the maximum: flushed to 0 (reference: ~1e-40)
+        x.set(r * n + n - 1, -81);  // 76-86 below: kept
+      }
+      for (bool log : {false, true})
+        for (int blocks : {1, 3}) {
+          check_input(x, log, blocks);
+          Buf y(dt, shape);
+          if (log) log_softmax(x.ct(), y.t(), {.block_num = blocks});
+          else softmax(x.ct(), y.t(), {.block_num = blocks});
+          for (size_t r = 0; r < rows; ++r)
+            for (size_t i = 0; i < n; ++i)
+              if (std::isinf(x.get(r * n + i))) {
+                ASSERT_EQ(y.get(r * n + i), log ? -INFINITY : 0.0)
+                    << dtype_name(dt) << " " << to_string(shape) << " row " << r << " col " << i;
+              }
+        }
     }
   }
 }
