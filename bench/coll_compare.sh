@@ -19,6 +19,7 @@ run="$build/bin/tessera-run"
 perf="$build/bin/tessera-perf"
 mpicc -O2 -o "$out/coll_mpi" "$here/coll_mpi.c"
 cc -O2 -o "$out/line_pingpong" "$here/rma/line_pingpong.c"
+cc -O2 -o "$out/barrier_floor" "$here/barrier_floor.c"
 # The hardware floor of the latency rows at that moment: on a virtual machine the cache-line hop between the
 # two CPUs changes with where the host places them (57-214 ns within minutes on a Zen 3 VM), and every
 # library's small-message figures follow it.
@@ -45,6 +46,8 @@ print(json.dumps({"lib":sys.argv[3],"coll":sys.argv[1],"np":d["ranks"],"bytes":i
     "$coll" "$b" "$lib" "$key" "$out/last.json" >> "$res"
 }
 mpi() { mpirun_ "$1" "$out/coll_mpi" "$2" "$3" >> "$res" 2>/dev/null; }
+# The barrier rows' floor: plain processes passing flags, no library (bench/barrier_floor.c).
+floor() { "$out/barrier_floor" "$1" >> "$res" || echo "barrier_floor np=$1 failed" >&2; }
 gloo() { $py "$here/coll_gloo.py" "$1" "$2" "$3" >> "$res" 2>/dev/null || echo "gloo $2 np=$1 failed" >&2; }
 
 ROUNDS=${ROUNDS:-5}
@@ -64,7 +67,7 @@ for np in 2 4; do
     case $coll in allgather|broadcast) gloo "$np" "$coll" $M64 ;; esac
   done
   echo "   barrier" >&2
-  tessera "$np" barrier 8; mpi "$np" barrier 8
+  tessera "$np" barrier 8; mpi "$np" barrier 8; floor "$np"
   # The rows the targets are set on, measured ROUNDS times in all (alternating libraries): the report keeps
   # each library's best, so a burst of load from the machine's neighbours in one round does not decide a ratio.
   for ((round = 2; round <= ROUNDS; ++round)); do
@@ -72,7 +75,7 @@ for np in 2 4; do
     for b in 8 524288 $M64; do tessera "$np" allreduce "$b"; mpi "$np" allreduce "$b"; done
     [ "$np" = 2 ] && gloo "$np" allreduce $M64
     for coll in reduce_scatter allgather alltoall broadcast; do tessera "$np" "$coll" $M64; mpi "$np" "$coll" $M64; done
-    tessera "$np" barrier 8; mpi "$np" barrier 8
+    tessera "$np" barrier 8; mpi "$np" barrier 8; floor "$np"
   done
 done
 $py "$here/coll_report.py" "$res" "$out/coll_bandwidth.png"

@@ -69,7 +69,11 @@ def main(path, png):
             r = libs[peer] / libs["tessera"]  # busbw ratio = inverse time ratio (same bytes, same factor)
         ok = r <= goal if cmp == "<=" else r >= goal
         ok_all &= ok
-        print(f"  {coll:<15} np={n} {b:>9} B vs {peer:<8}: {r:6.2f}x (target {cmp} {goal}x)  {'OK' if ok else 'MISSED'}")
+        floor = ""
+        if "floor" in libs:  # bench/barrier_floor.c: plain processes, no library, in the same rounds
+            fr = libs["floor"] / libs[peer]
+            floor = f"  (floor {libs['floor']:.3f} us = {fr:.2f}x: {'within reach' if fr <= goal else 'the target is below it'})"
+        print(f"  {coll:<15} np={n} {b:>9} B vs {peer:<8}: {r:6.2f}x (target {cmp} {goal}x)  {'OK' if ok else 'MISSED'}{floor}")
 
     try:
         import matplotlib
