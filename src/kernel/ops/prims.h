@@ -45,10 +45,12 @@ struct Prims {
   // minimum to *next_lo, in the same loop: the next row's memory stream overlaps this row's exp work.
   double (*exp_sum)(const void* x, size_t n, float m, float lo, float* e, const void* next, float* next_max,
                     float* next_lo);
+  // The three outputs of softmax take inputs without NaN (a row with a NaN has a NaN maximum and takes
+  // another path): their bf16 rounding leaves out the NaN case.
   void (*scale_f32)(const float* e, void* y, size_t n, float s, bool stream);        // y = e * s
   // y = exp(x - m) * s; lo as for exp_sum
   void (*exp_scale)(const void* x, void* y, size_t n, float m, float lo, float s, bool stream);
-  void (*add)(const void* x, void* y, size_t n, float c, bool stream);               // y = x + c
+  void (*add)(const void* x, void* y, size_t n, float c, bool stream);               // y = x + c (no NaN)
   // y = ((x - shift) - shift_lo) * scale * w + b + beta   (w, b: f32 arrays of n, or null for 1 / 0).
   // shift + shift_lo carries a mean to ~48 bits: x - shift is exact for x near the mean, so a large common
   // offset (|mean| >> std) costs no accuracy.

@@ -51,9 +51,11 @@ template <class D>
 HWY_INLINE hn::Vec<D> LoadF(D d, const F16* p) { return hn::PromoteTo(d, hn::LoadU(hn::Rebind<F16, D>(), p)); }
 #endif
 
-template <class D>
+// kNoNaN (bf16 only): the caller knows no lane is NaN, and the rounding skips the NaN case (3 of its 8
+// operations per vector; softmax outputs, whose rows with a NaN take another path).
+template <bool kNoNaN = false, class D>
 HWY_INLINE void StoreF(D d, hn::Vec<D> v, float* p) { hn::StoreU(v, d, p); }
-template <class D>
+template <bool kNoNaN = false, class D>
 HWY_INLINE void StoreF(D d, hn::Vec<D> v, F16* p) {
 #ifdef TESSERA_F16_BY_LANE
   HWY_ALIGN float tmp[16];
@@ -65,20 +67,21 @@ HWY_INLINE void StoreF(D d, hn::Vec<D> v, F16* p) {
 #endif
 }
 // The bf16 bits of each f32 lane, in the low half of a 32-bit lane: round to nearest even (Highway 1.0's
-// DemoteTo truncates); NaN stays a quiet NaN.
-template <class D>
+// DemoteTo truncates); NaN stays a quiet NaN (kNoNaN: no lane is NaN).
+template <bool kNoNaN = false, class D>
 HWY_INLINE hn::Vec<hn::RebindToSigned<D>> BF16Bits(D, hn::Vec<D> v) {
   const hn::RebindToUnsigned<D> du;
   const hn::RebindToSigned<D> di;
   const auto u = hn::BitCast(du, v);
   const auto hi = hn::ShiftRight<16>(u);
   const auto r = hn::ShiftRight<16>(hn::Add(u, hn::Add(hn::Set(du, 0x7fffu), hn::And(hi, hn::Set(du, 1u)))));
-  return hn::BitCast(di, hn::IfThenElse(hn::RebindMask(du, hn::IsNaN(v)), hn::Or(hi, hn::Set(du, 0x40u)), r));
+  if constexpr (kNoNaN) return hn::BitCast(di, r);
+  else return hn::BitCast(di, hn::IfThenElse(hn::RebindMask(du, hn::IsNaN(v)), hn::Or(hi, hn::Set(du, 0x40u)), r));
 }
-template <class D>
+template <bool kNoNaN = false, class D>
 HWY_INLINE void StoreF(D d, hn::Vec<D> v, BF16* p) {
   const hn::Rebind<uint16_t, D> du16;
-  hn::StoreU(hn::DemoteTo(du16, BF16Bits(d, v)), du16, reinterpret_cast<uint16_t*>(p));
+  hn::StoreU(hn::DemoteTo(du16, BF16Bits<kNoNaN>(d, v)), du16, reinterpret_cast<uint16_t*>(p));
 }
 
 using DF = hn::ScalableTag<float>;
@@ -86,9 +89,9 @@ using DF = hn::ScalableTag<float>;
 using DS = hn::CappedTag<float, 8>;
 
 // Non-temporal variants of StoreF: p must be aligned to the stored vector's size.
-template <class D>
+template <bool kNoNaN = false, class D>
 HWY_INLINE void StreamF(D d, hn::Vec<D> v, float* p) { hn::Stream(v, d, p); }
-template <class D>
+template <bool kNoNaN = false, class D>
 HWY_INLINE void StreamF(D d, hn::Vec<D> v, F16* p) {
 #ifdef TESSERA_F16_BY_LANE
   StoreF(d, v, p);
@@ -101,10 +104,10 @@ HWY_INLINE void StreamF(D d, hn::Vec<D> v, F16* p) {
     hn::Stream(hn::BitCast(du, hn::DemoteTo(dh, v)), du, reinterpret_cast<uint16_t*>(p));
 #endif
 }
-template <class D>
+template <bool kNoNaN = false, class D>
 HWY_INLINE void StreamF(D d, hn::Vec<D> v, BF16* p) {
   const hn::Rebind<uint16_t, D> du16;
-  const auto r = BF16Bits(d, v);
+  const auto r = BF16Bits<kNoNaN>(d, v);
   // Highway 1.0 streams a whole 16-byte register even for a partial vector (4 bf16 lanes on SSE4), which
   // wrote 8 bytes past the end: partial vectors are stored normally.
   if constexpr (hn::MaxLanes(du16) * sizeof(uint16_t) < 16)
@@ -115,7 +118,7 @@ HWY_INLINE void StreamF(D d, hn::Vec<D> v, BF16* p) {
 
 // y[i] = f(i) for i < n: vec(i) gives lanes [i, i + N), one(i) a single element (ends, alignment prologue).
 // Streamed stores are not fenced here: the operator calls stream_fence() once after its last one.
-template <bool kStream, typename T, class Vec, class One>
+template <bool kStream, bool kNoNaN = false, typename T, class Vec, class One>
 HWY_INLINE void MapOut(T* y, size_t n, Vec&& vec, One&& one) {
   const DF d;
   const size_t N = hn::Lanes(d);
@@ -123,8 +126,8 @@ HWY_INLINE void MapOut(T* y, size_t n, Vec&& vec, One&& one) {
   if (kStream)
     for (; i < n && reinterpret_cast<uintptr_t>(y + i) % (N * sizeof(T)) != 0; ++i) st(y + i, one(i));
   for (; i + N <= n; i += N) {
-    if (kStream) StreamF(d, vec(i), y + i);
-    else StoreF(d, vec(i), y + i);
+    if (kStream) StreamF<kNoNaN>(d, vec(i), y + i);
+    else StoreF<kNoNaN>(d, vec(i), y + i);
   }
   for (; i < n; ++i) st(y + i, one(i));
 }
@@ -134,26 +137,26 @@ HWY_INLINE void MapOut(T* y, size_t n, Vec&& vec, One&& one) {
 // elements instead of a pack, a permute and a 128-bit store for each 8 (Highway's DemoteTo). Stores or
 // streams 32 bytes (streamed: p aligned to 32). Zen 3, a row in L1: scale 0.156 -> 0.129 ns per element,
 // add (bf16 in and out) 0.198 -> 0.166.
-template <bool kStream>
+template <bool kStream, bool kNoNaN>
 HWY_INLINE void StoreBF16x2(hn::Vec<DF> v0, hn::Vec<DF> v1, BF16* p) {
   const DF d;
-  const __m256i packed =
-      _mm256_permute4x64_epi64(_mm256_packus_epi32(BF16Bits(d, v0).raw, BF16Bits(d, v1).raw), 0xD8);
+  const __m256i packed = _mm256_permute4x64_epi64(
+      _mm256_packus_epi32(BF16Bits<kNoNaN>(d, v0).raw, BF16Bits<kNoNaN>(d, v1).raw), 0xD8);
   if (kStream) _mm256_stream_si256(reinterpret_cast<__m256i*>(p), packed);
   else _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), packed);
 }
 
-template <bool kStream, class Vec, class One>
+template <bool kStream, bool kNoNaN = false, class Vec, class One>
 HWY_INLINE void MapOut(BF16* y, size_t n, Vec&& vec, One&& one) {
   const DF d;
   constexpr size_t N = 8;
   size_t i = 0;
   if (kStream)
     for (; i < n && reinterpret_cast<uintptr_t>(y + i) % 32 != 0; ++i) st(y + i, one(i));
-  for (; i + 2 * N <= n; i += 2 * N) StoreBF16x2<kStream>(vec(i), vec(i + N), y + i);
+  for (; i + 2 * N <= n; i += 2 * N) StoreBF16x2<kStream, kNoNaN>(vec(i), vec(i + N), y + i);
   for (; i + N <= n; i += N) {
-    if (kStream) StreamF(d, vec(i), y + i);
-    else StoreF(d, vec(i), y + i);
+    if (kStream) StreamF<kNoNaN>(d, vec(i), y + i);
+    else StoreF<kNoNaN>(d, vec(i), y + i);
   }
   for (; i < n; ++i) st(y + i, one(i));
 }

@@ -125,7 +125,8 @@ template <typename T, bool kS>
 void ScaleF32Impl(const float* e, T* y, size_t n, float s) {
   const DF d;
   const auto vs = hn::Set(d, s);
-  MapOut<kS>(y, n, [&](size_t i) { return hn::Mul(hn::LoadU(d, e + i), vs); }, [&](size_t i) { return e[i] * s; });
+  // e in [0, 1], s finite: no NaN (rows with a NaN never get here)
+  MapOut<kS, true>(y, n, [&](size_t i) { return hn::Mul(hn::LoadU(d, e + i), vs); }, [&](size_t i) { return e[i] * s; });
 }
 template <typename T>
 void ScaleF32(const float* e, void* y, size_t n, float s, bool stream) {
@@ -137,7 +138,7 @@ template <typename T, bool kS, bool kFlush>
 void ExpScaleImpl(const T* x, T* y, size_t n, float m, float s) {
   const DF d;
   const auto vm = hn::Set(d, m), vs = hn::Set(d, s);
-  MapOut<kS>(
+  MapOut<kS, true>(  // exp of x - m in [0, 1] (a row with a NaN never gets here), times a finite s
       y, n, [&](size_t i) { return hn::Mul(ExpNonPositive<kFlush>(d, hn::Sub(LoadF(d, x + i), vm)), vs); },
       [&](size_t i) { return std::exp(ld(x + i) - m) * s; });
 }
@@ -154,7 +155,8 @@ template <typename T, bool kS>
 void AddImpl(const T* x, T* y, size_t n, float c) {
   const DF d;
   const auto vc = hn::Set(d, c);
-  MapOut<kS>(y, n, [&](size_t i) { return hn::Add(LoadF(d, x + i), vc); }, [&](size_t i) { return ld(x + i) + c; });
+  // log_softmax: x of a row without NaN (else the row's maximum is NaN and it takes another path), c finite
+  MapOut<kS, true>(y, n, [&](size_t i) { return hn::Add(LoadF(d, x + i), vc); }, [&](size_t i) { return ld(x + i) + c; });
 }
 template <typename T>
 void AddC(const void* x, void* y, size_t n, float c, bool stream) {

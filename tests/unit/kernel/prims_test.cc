@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <limits>
 #include <vector>
 
@@ -74,30 +75,50 @@ void expect_converted(DType t, const uint16_t* y, const std::vector<float>& want
                        << in_bits << " got 0x" << got << " want 0x" << exp;
 }
 
+// The outputs of softmax (scale_f32, add; exp_scale shares their loop) take inputs without NaN and round
+// without the NaN case (prims.h); norm and from_f32 keep it, so NaN inputs go through those.
 TEST(Prims, HalfOutputsMatchTheScalarConversionInEveryLoopShape) {
   for (DType t : {DType::kBF16, DType::kF16}) {
     const ops::Prims& p = ops::prims(t);
     for (size_t n : {1u, 7u, 8u, 15u, 16u, 17u, 31u, 33u, 100u, 4099u}) {
       const std::vector<float> e = awkward_values(n);
+      std::vector<float> e_finite = e;  // NaN lanes replaced: the softmax outputs' contract
+      for (float& v : e_finite)
+        if (std::isnan(v)) v = -1.5f;
       for (size_t offset : {0u, 1u, 3u, 8u}) {  // elements into a 64-byte aligned buffer
+        alignas(64) static uint16_t out[4200 + 16], in[4200 + 16];
+        auto check_bounds = [&](const char* what, bool stream) {
+          EXPECT_EQ(out[offset + n], 0xEEEE) << what << " wrote past the end, " << dtype_name(t) << " n " << n
+                                             << " offset " << offset << (stream ? " streamed" : "");
+          if (offset) EXPECT_EQ(out[offset - 1], 0xEEEE) << what << " wrote before the start, n " << n;
+        };
+        std::memset(out, 0xEE, sizeof out);
+        p.from_f32(e.data(), out + offset, n);
+        expect_converted(t, out + offset, e, "from_f32", n, offset, false);
+        check_bounds("from_f32", false);
         for (bool stream : {false, true}) {
-          alignas(64) static uint16_t out[4200 + 16], in[4200 + 16];
           std::memset(out, 0xEE, sizeof out);
-          p.scale_f32(e.data(), out + offset, n, 1.0f, stream);
+          p.scale_f32(e_finite.data(), out + offset, n, 1.0f, stream);
           ops::stream_fence();
-          expect_converted(t, out + offset, e, "scale_f32", n, offset, stream);
-          EXPECT_EQ(out[offset + n], 0xEEEE) << "wrote past the end, " << dtype_name(t) << " n " << n << " offset " << offset << (stream ? " streamed" : "");
-          if (offset) EXPECT_EQ(out[offset - 1], 0xEEEE) << "wrote before the start, n " << n;
-          // add: the input in the dtype, widened exactly, plus a constant
-          for (size_t i = 0; i < n; ++i) in[offset + i] = expected_bits(t, e[i]);
-          std::vector<float> want(n);
-          for (size_t i = 0; i < n; ++i) {
-            const float x = t == DType::kBF16 ? bf16_bits_to_f32(in[offset + i]) : f16_bits_to_f32(in[offset + i]);
-            want[i] = x + 0.25f;
+          expect_converted(t, out + offset, e_finite, "scale_f32", n, offset, stream);
+          check_bounds("scale_f32", stream);
+          // add and norm: the input in the dtype, widened exactly, plus a constant (norm with unit scale and
+          // no shift, weight or bias: the same sum, and NaN inputs)
+          for (const std::vector<float>* src : std::initializer_list<const std::vector<float>*>{&e_finite, &e}) {
+            const bool with_nan = src == &e;
+            for (size_t i = 0; i < n; ++i) in[offset + i] = expected_bits(t, (*src)[i]);
+            std::vector<float> want(n);
+            for (size_t i = 0; i < n; ++i) {
+              const float x = t == DType::kBF16 ? bf16_bits_to_f32(in[offset + i]) : f16_bits_to_f32(in[offset + i]);
+              want[i] = x + 0.25f;
+            }
+            std::memset(out, 0xEE, sizeof out);
+            if (with_nan) p.norm(in + offset, out + offset, n, 0.f, 0.f, 1.f, nullptr, nullptr, 0.25f, stream);
+            else p.add(in + offset, out + offset, n, 0.25f, stream);
+            ops::stream_fence();
+            expect_converted(t, out + offset, want, with_nan ? "norm" : "add", n, offset, stream);
+            check_bounds(with_nan ? "norm" : "add", stream);
           }
-          p.add(in + offset, out + offset, n, 0.25f, stream);
-          ops::stream_fence();
-          expect_converted(t, out + offset, want, "add", n, offset, stream);
         }
       }
     }
