@@ -138,8 +138,9 @@ float ExtremeImpl(const void* xv, size_t n, float* lo) {
   size_t i = 0;
   for (; i + 4 * N <= n; i += 4 * N) {
     if (((i * sizeof(T)) & 255) == 0) PrefetchAhead(x + i);
-    const auto v0 = LoadF(d, x + i), v1 = LoadF(d, x + i + N);
-    const auto v2 = LoadF(d, x + i + 2 * N), v3 = LoadF(d, x + i + 3 * N);
+    hn::Vec<DF> v0, v1, v2, v3;  // order-free: bf16 splits even and odd elements (LoadF2)
+    LoadF2(d, x + i, v0, v1);
+    LoadF2(d, x + i + 2 * N, v2, v3);
     m0 = pick(m0, v0);
     m1 = pick(m1, v1);
     m2 = pick(m2, v2);

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "kernel/ops/scalar.h"
 
@@ -50,6 +51,23 @@ HWY_INLINE hn::Vec<D> LoadF(D d, const F16* p) {
 template <class D>
 HWY_INLINE hn::Vec<D> LoadF(D d, const F16* p) { return hn::PromoteTo(d, hn::LoadU(hn::Rebind<F16, D>(), p)); }
 #endif
+
+// Loads 2 * Lanes(d) elements at p as two f32 vectors, for loops whose result does not depend on the order
+// of the elements (max, min, sums of exp(x - m) over a row, whose order is then fixed per n anyway). bf16:
+// one load of 32-bit lanes, the even elements by a shift and the odd ones by a mask (2 operations for
+// 2 vectors, against 2 widening loads and 2 shifts); other types: the two halves in order.
+template <class D, typename T>
+HWY_INLINE void LoadF2(D d, const T* p, hn::Vec<D>& a, hn::Vec<D>& b) {
+  if constexpr (std::is_same_v<T, BF16>) {
+    const hn::RebindToUnsigned<D> du;
+    const auto raw = hn::LoadU(du, reinterpret_cast<const uint32_t*>(p));
+    a = hn::BitCast(d, hn::ShiftLeft<16>(raw));
+    b = hn::BitCast(d, hn::And(raw, hn::Set(du, 0xffff0000u)));
+  } else {
+    a = LoadF(d, p);
+    b = LoadF(d, p + hn::Lanes(d));
+  }
+}
 
 // kNoNaN (bf16 only): the caller knows no lane is NaN, and the rounding skips the NaN case (3 of its 8
 // operations per vector; softmax outputs, whose rows with a NaN take another path).

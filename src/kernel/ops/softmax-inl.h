@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 #include "kernel/ops/exp-inl.h"
 #include "kernel/ops/prims.h"
@@ -45,17 +46,26 @@ double ExpSumImpl(const T* x, size_t n, float m, float* e, const T* next, float*
     auto a0 = hn::Zero(d), a1 = hn::Zero(d);
     for (; i + 4 * N <= end; i += 4 * N) {
       if (kNext) {
-        const auto w0 = LoadF(d, next + i), w1 = LoadF(d, next + i + N);
-        const auto w2 = LoadF(d, next + i + 2 * N), w3 = LoadF(d, next + i + 3 * N);
+        hn::Vec<DF> w0, w1, w2, w3;  // order-free (LoadF2)
+        LoadF2(d, next + i, w0, w1);
+        LoadF2(d, next + i + 2 * N, w2, w3);
         nm0 = hn::Max(nm0, hn::Max(w0, w2));
         nm1 = hn::Max(nm1, hn::Max(w1, w3));
         nl = hn::Min(nl, hn::Min(hn::Min(w0, w2), hn::Min(w1, w3)));
         nan = hn::Or(nan, hn::VecFromMask(d, hn::Or(hn::Or(hn::IsNaN(w0), hn::IsNaN(w1)), hn::Or(hn::IsNaN(w2), hn::IsNaN(w3)))));
       }
-      const auto v0 = ExpNonPositive<kFlush>(d, hn::Sub(LoadF(d, x + i), vm));
-      const auto v1 = ExpNonPositive<kFlush>(d, hn::Sub(LoadF(d, x + i + N), vm));
-      const auto v2 = ExpNonPositive<kFlush>(d, hn::Sub(LoadF(d, x + i + 2 * N), vm));
-      const auto v3 = ExpNonPositive<kFlush>(d, hn::Sub(LoadF(d, x + i + 3 * N), vm));
+      // Without kStore only the sum is kept, so the order is free (LoadF2); the exponentials e keep it.
+      hn::Vec<DF> x0, x1, x2, x3;
+      if (kStore) {
+        x0 = LoadF(d, x + i), x1 = LoadF(d, x + i + N), x2 = LoadF(d, x + i + 2 * N), x3 = LoadF(d, x + i + 3 * N);
+      } else {
+        LoadF2(d, x + i, x0, x1);
+        LoadF2(d, x + i + 2 * N, x2, x3);
+      }
+      const auto v0 = ExpNonPositive<kFlush>(d, hn::Sub(x0, vm));
+      const auto v1 = ExpNonPositive<kFlush>(d, hn::Sub(x1, vm));
+      const auto v2 = ExpNonPositive<kFlush>(d, hn::Sub(x2, vm));
+      const auto v3 = ExpNonPositive<kFlush>(d, hn::Sub(x3, vm));
       if (kStore) {
         hn::StoreU(v0, d, e + i);
         hn::StoreU(v1, d, e + i + N);
@@ -156,6 +166,33 @@ void AddImpl(const T* x, T* y, size_t n, float c) {
   const DF d;
   const auto vc = hn::Set(d, c);
   // log_softmax: x of a row without NaN (else the row's maximum is NaN and it takes another path), c finite
+  if constexpr (std::is_same_v<T, BF16> && hn::MaxLanes(DF()) >= 2) {
+    // bf16 in and out, in 32-bit lanes: the even elements are the low halves, the odd ones the high halves.
+    // Each half is widened in place (a shift, a mask), added to, rounded to nearest even, and the two are
+    // merged back by 16-bit lanes (OddEven): no widening loads, packs or lane permutes (15 operations per
+    // 2 vectors instead of 19).
+    const hn::RebindToUnsigned<DF> du;
+    const hn::Repartition<uint16_t, DF> dh;
+    const size_t N2 = 2 * hn::Lanes(d);  // elements per step
+    const auto hi = hn::Set(du, 0xffff0000u), half = hn::Set(du, 0x7fffu), one = hn::Set(du, 1u);
+    auto round = [&](hn::Vec<DF> v) {  // the f32 bits rounded at bit 16 (the bf16 bits are the high half)
+      const auto u = hn::BitCast(du, v);
+      return hn::Add(u, hn::Add(half, hn::And(hn::ShiftRight<16>(u), one)));
+    };
+    size_t i = 0;
+    if (kS)
+      for (; i < n && reinterpret_cast<uintptr_t>(y + i) % (N2 * sizeof(T)) != 0; ++i) st(y + i, ld(x + i) + c);
+    for (; i + N2 <= n; i += N2) {
+      const auto raw = hn::LoadU(du, reinterpret_cast<const uint32_t*>(x + i));
+      const auto even = round(hn::Add(hn::BitCast(d, hn::ShiftLeft<16>(raw)), vc));
+      const auto odd = round(hn::Add(hn::BitCast(d, hn::And(raw, hi)), vc));
+      const auto out = hn::OddEven(hn::BitCast(dh, odd), hn::BitCast(dh, hn::ShiftRight<16>(even)));
+      if (kS) hn::Stream(out, dh, reinterpret_cast<uint16_t*>(y + i));
+      else hn::StoreU(out, dh, reinterpret_cast<uint16_t*>(y + i));
+    }
+    for (; i < n; ++i) st(y + i, ld(x + i) + c);
+    return;
+  }
   MapOut<kS, true>(y, n, [&](size_t i) { return hn::Add(LoadF(d, x + i), vc); }, [&](size_t i) { return ld(x + i) + c; });
 }
 template <typename T>
