@@ -94,7 +94,7 @@ double ExpSumImpl(const T* x, size_t n, float m, float* e, const T* next, float*
         nm_tail = std::max(nm_tail, w);
         nl_tail = std::min(nl_tail, w);
       }
-      const float v = std::exp(ld(x + i) - m);
+      const float v = ExpNonPositive1<kFlush>(ld(x + i) - m);
       if (kStore) e[i] = v;
       tail += v;
     }
@@ -150,7 +150,7 @@ void ExpScaleImpl(const T* x, T* y, size_t n, float m, float s) {
   const auto vm = hn::Set(d, m), vs = hn::Set(d, s);
   MapOut<kS, true>(  // exp of x - m in [0, 1] (a row with a NaN never gets here), times a finite s
       y, n, [&](size_t i) { return hn::Mul(ExpNonPositive<kFlush>(d, hn::Sub(LoadF(d, x + i), vm)), vs); },
-      [&](size_t i) { return std::exp(ld(x + i) - m) * s; });
+      [&](size_t i) { return ExpNonPositive1<kFlush>(ld(x + i) - m) * s; });
 }
 template <typename T>
 void ExpScale(const void* xv, void* yv, size_t n, float m, float lo, float s, bool stream) {

@@ -125,5 +125,45 @@ TEST(Prims, HalfOutputsMatchTheScalarConversionInEveryLoopShape) {
   }
 }
 
+// exp(x - m) as softmax computes it (exp_sum storing the exponentials), against exp in double, within the
+// ulp bounds exp-inl.h documents for each range of x - m; with the underflow flush (a row minimum below
+// m - 86) and without it (exp_sum leaves the flush out when the row's minimum is within 86 of m).
+TEST(Prims, ExpStaysWithinItsUlpBounds) {
+  const ops::Prims& p = ops::prims(DType::kF32);
+  struct Range {
+    double lo, hi, ulps;
+  };
+  for (const Range& r : {Range{-10, 0, 2.6}, Range{-43, -10, 3.7}, Range{-86, -43, 5.1}}) {
+    const size_t n = 400000;
+    std::vector<float> x(n), e(n);
+    for (size_t i = 0; i < n; ++i) x[i] = static_cast<float>(r.lo + (r.hi - r.lo) * (static_cast<double>(i) / n));
+    for (bool flush : {false, true}) {
+      const float m = 0.f, lo = flush ? -std::numeric_limits<float>::infinity() : static_cast<float>(r.lo);
+      const double sum = p.exp_sum(x.data(), n, m, lo, e.data(), nullptr, nullptr, nullptr);
+      double worst = 0, total = 0;
+      size_t at = 0;
+      for (size_t i = 0; i < n; ++i) {
+        const double want = std::exp(static_cast<double>(x[i]));
+        const double ulp = std::ldexp(1.0, std::ilogb(static_cast<float>(want)) - 23);
+        const double err = std::fabs(e[i] - want) / ulp;
+        if (err > worst) worst = err, at = i;
+        total += e[i];
+      }
+      EXPECT_LE(worst, r.ulps) << "x in [" << r.lo << ", " << r.hi << "]" << (flush ? " with the flush" : "")
+                               << ": worst at x = " << x[at] << ", got " << e[at];
+      EXPECT_NEAR(sum, total, 1e-6 * total) << "exp_sum's sum against its stored exponentials";
+    }
+  }
+  // With the flush: below -86 (and -inf) exactly 0, in the vector loop and the tail.
+  std::vector<float> x(37, -87.0f), e(37, 1.0f);
+  x[3] = -1000.f;
+  x[36] = -std::numeric_limits<float>::infinity();
+  x[0] = 0.f;
+  const double sum = p.exp_sum(x.data(), x.size(), 0.f, -std::numeric_limits<float>::infinity(), e.data(), nullptr,
+                               nullptr, nullptr);
+  EXPECT_EQ(sum, 1.0);
+  for (size_t i = 1; i < x.size(); ++i) EXPECT_EQ(e[i], 0.0f) << "x = " << x[i];
+}
+
 }  // namespace
 }  // namespace tessera::kernel
