@@ -82,9 +82,19 @@ std::vector<int> listed_cpus(const char* list) {
 
 TEST(Threads, PeIsBoundToItsCpuUnlessUnbound) {
   const char* list = std::getenv("TESSERA_JOB_CPUS");
-  if (!list) GTEST_SKIP() << "PEs outnumber CPUs: not placed";
+  // tessera-run places PE r on the (r mod CPUs)-th CPU when the PEs fit or are a whole multiple of the CPUs.
+  if (!list) {  // an unplaced PE keeps the launcher's CPUs
+    cpu_set_t launcher;
+    ASSERT_EQ(sched_getaffinity(0, sizeof launcher, &launcher), 0);
+    const int ncpu = CPU_COUNT(&launcher);
+    ASSERT_TRUE(npes() > ncpu && npes() % ncpu != 0)
+        << npes() << " PEs on " << ncpu << " CPUs fit or are a whole multiple of them, but were not placed";
+    GTEST_SKIP() << "PEs are not a whole multiple of the CPUs: not placed";
+  }
   const std::vector<int> cpus = listed_cpus(list);
-  ASSERT_LT(me(), static_cast<int>(cpus.size())) << "TESSERA_JOB_CPUS=" << list;
+  const size_t mine = static_cast<size_t>(me()) % cpus.size();
+  ASSERT_TRUE(npes() <= static_cast<int>(cpus.size()) || npes() % static_cast<int>(cpus.size()) == 0)
+      << npes() << " PEs on TESSERA_JOB_CPUS=" << list;
   const char* bind = std::getenv("TESSERA_BIND");
   const bool unbound = bind && std::string(bind) == "none";
   cpu_set_t set;
@@ -93,8 +103,7 @@ TEST(Threads, PeIsBoundToItsCpuUnlessUnbound) {
     EXPECT_EQ(CPU_COUNT(&set), static_cast<int>(cpus.size())) << "TESSERA_JOB_CPUS=" << list;
   } else {
     EXPECT_EQ(CPU_COUNT(&set), 1);
-    EXPECT_TRUE(CPU_ISSET(cpus[static_cast<size_t>(me())], &set))
-        << "PE " << me() << " should be on CPU " << cpus[static_cast<size_t>(me())];
+    EXPECT_TRUE(CPU_ISSET(cpus[mine], &set)) << "PE " << me() << " should be on CPU " << cpus[mine];
   }
   EXPECT_EQ(tessera::usable_cpus(), static_cast<int>(cpus.size()));
   // A thread the PE starts for itself may run on every CPU of the job.

@@ -20,8 +20,9 @@ int main(int argc, char** argv) {
           throw CLI::ValidationError("--env", "expected K=V, got '" + kv + "'");
       });
   app.add_option("--bind-to", opt.bind_to,
-                 "core: each PE stays on a CPU of its own when the PEs fit on the CPUs (default); none: PEs "
-                 "run on every CPU (sets TESSERA_BIND)")
+                 "core: each PE stays on a CPU of its own when the PEs fit on the CPUs, PE r on CPU r mod the "
+                 "count when they are a whole multiple of them (default); none: PEs run on every CPU (sets "
+                 "TESSERA_BIND)")
       ->check(CLI::IsMember({"core", "none"}));
   app.prefix_command();  // everything after the program belongs to it
   try {
