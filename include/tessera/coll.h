@@ -82,6 +82,13 @@ tesseraResult_t tesseraGather(const void* sendbuff, void* recvbuff, size_t sendc
                               int root, tesseraComm_t comm);
 tesseraResult_t tesseraScatter(const void* sendbuff, void* recvbuff, size_t recvcount, tesseraDataType_t datatype,
                                int root, tesseraComm_t comm);
+/* v variants of gather and scatter (MPI_Gatherv, MPI_Scatterv): counts and displacements in elements, read
+ * at the root only; every member's own count must match the root's entry for it (else the job ends naming
+ * both). */
+tesseraResult_t tesseraGatherV(const void* sendbuff, size_t sendcount, void* recvbuff, const size_t* recvcounts,
+                               const size_t* displs, tesseraDataType_t datatype, int root, tesseraComm_t comm);
+tesseraResult_t tesseraScatterV(const void* sendbuff, const size_t* sendcounts, const size_t* displs, void* recvbuff,
+                                size_t recvcount, tesseraDataType_t datatype, int root, tesseraComm_t comm);
 tesseraResult_t tesseraAllToAll(const void* sendbuff, void* recvbuff, size_t count, tesseraDataType_t datatype,
                                 tesseraComm_t comm);
 tesseraResult_t tesseraAllToAllV(const void* sendbuff, const size_t* sendcounts, const size_t* sdispls,

@@ -138,6 +138,11 @@ class Comm {
   void reduce(const void* send, void* recv, size_t count, DataType t, RedOp op, int root);
   void gather(const void* send, void* recv, size_t sendcount, DataType t, int root);
   void scatter(const void* send, void* recv, size_t recvcount, DataType t, int root);
+  // Counts and displacements (elements) are read at the root only (MPI_Gatherv / MPI_Scatterv).
+  void gatherv(const void* send, size_t sendcount, void* recv, const size_t* recvcounts, const size_t* displs,
+               DataType t, int root);
+  void scatterv(const void* send, const size_t* sendcounts, const size_t* displs, void* recv, size_t recvcount,
+                DataType t, int root);
   void alltoall(const void* send, void* recv, size_t count, DataType t);
   void alltoallv(const void* send, const size_t* scounts, const size_t* sdispls, void* recv, const size_t* rcounts,
                  const size_t* rdispls, DataType t);

@@ -204,6 +204,22 @@ tesseraResult_t tesseraScatter(const void* s, void* r, size_t count, tesseraData
   TS_COMM("tesseraScatter", comm);
   return run(comm, Kind::kScatter, args(s, r, count, t, tesseraSum, root));
 }
+tesseraResult_t tesseraGatherV(const void* s, size_t count, void* r, const size_t* rcounts, const size_t* displs,
+                               tesseraDataType_t t, int root, tesseraComm_t comm) {
+  TS_COMM("tesseraGatherV", comm);
+  Args a = args(s, r, count, t, tesseraSum, root);
+  a.rcounts = rcounts;
+  a.rdispls = displs;
+  return run(comm, Kind::kGatherv, a);
+}
+tesseraResult_t tesseraScatterV(const void* s, const size_t* scounts, const size_t* displs, void* r, size_t count,
+                                tesseraDataType_t t, int root, tesseraComm_t comm) {
+  TS_COMM("tesseraScatterV", comm);
+  Args a = args(s, r, count, t, tesseraSum, root);
+  a.scounts = scounts;
+  a.sdispls = displs;
+  return run(comm, Kind::kScatterv, a);
+}
 tesseraResult_t tesseraAllToAll(const void* s, void* r, size_t count, tesseraDataType_t t, tesseraComm_t comm) {
   TS_COMM("tesseraAllToAll", comm);
   return run(comm, Kind::kAlltoall, args(s, r, count, t));

@@ -74,6 +74,14 @@ void Comm::reduce(const void* s, void* r, size_t count, DataType t, RedOp op, in
 }
 void Comm::gather(const void* s, void* r, size_t count, DataType t, int root) { check(tesseraGather(s, r, count, T(t), root, h_)); }
 void Comm::scatter(const void* s, void* r, size_t count, DataType t, int root) { check(tesseraScatter(s, r, count, T(t), root, h_)); }
+void Comm::gatherv(const void* s, size_t count, void* r, const size_t* counts, const size_t* displs, DataType t,
+                   int root) {
+  check(tesseraGatherV(s, count, r, counts, displs, T(t), root, h_));
+}
+void Comm::scatterv(const void* s, const size_t* counts, const size_t* displs, void* r, size_t count, DataType t,
+                    int root) {
+  check(tesseraScatterV(s, counts, displs, r, count, T(t), root, h_));
+}
 void Comm::alltoall(const void* s, void* r, size_t count, DataType t) { check(tesseraAllToAll(s, r, count, T(t), h_)); }
 void Comm::alltoallv(const void* s, const size_t* sc, const size_t* sd, void* r, const size_t* rc, const size_t* rd, DataType t) {
   check(tesseraAllToAllV(s, sc, sd, r, rc, rd, T(t), h_));

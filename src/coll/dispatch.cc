@@ -10,7 +10,8 @@ namespace tessera::coll {
 namespace {
 
 bool rooted(Kind k) {
-  return k == Kind::kBroadcast || k == Kind::kReduce || k == Kind::kGather || k == Kind::kScatter;
+  return k == Kind::kBroadcast || k == Kind::kReduce || k == Kind::kGather || k == Kind::kScatter ||
+         k == Kind::kGatherv || k == Kind::kScatterv;
 }
 bool reducing(Kind k) {
   return k == Kind::kAllreduce || k == Kind::kReduce || k == Kind::kReduceScatter || k == Kind::kReduceScatterv;
@@ -51,15 +52,32 @@ Status check_args(const Communicator& c, Kind kind, const Args& a, size_t* total
     if (kind == Kind::kAllgatherv && a.count != a.rcounts[c.rank])
       return invalid_arg("allgatherv: rank {} contributes {} elements but recvcounts[{}] is {}", c.rank, a.count, c.rank, a.rcounts[c.rank]);
   }
+  const bool is_root = c.rank == a.root;
+  if ((kind == Kind::kGatherv || kind == Kind::kScatterv) && is_root) {
+    // The root's arrays give every member's count; a member's own count is its sendcount (gatherv) or
+    // recvcount (scatterv), checked against the root's inside the algorithm.
+    const size_t* counts = kind == Kind::kGatherv ? a.rcounts : a.scounts;
+    const size_t* displs = kind == Kind::kGatherv ? a.rdispls : a.sdispls;
+    if (!counts || !displs) return invalid_arg("{}: the root's count/displacement arrays must not be null", name);
+    if (counts[c.rank] != a.count)
+      return invalid_arg("{}: the root (rank {}) {} {} elements itself but its counts[{}] is {}", name, c.rank,
+                         kind == Kind::kGatherv ? "sends" : "receives", a.count, c.rank, counts[c.rank]);
+    elems = 0;
+    for (size_t m = 0; m < n; ++m) {
+      if (__builtin_add_overflow(elems, counts[m], &elems))
+        return invalid_arg("{}: the counts overflow the address space", name);
+    }
+  }
   if (__builtin_mul_overflow(elems, es * n, &tmp))
     return invalid_arg("{}: {} elements of {} bytes on {} ranks overflow the address space", name, elems, es, n);
   *total = elems;
   if (elems == 0 || kind == Kind::kBarrier) return Status::ok();
-  const bool is_root = c.rank == a.root;
   bool need_send = true, need_recv = true;
   if (kind == Kind::kBroadcast) need_send = is_root;
   if (kind == Kind::kReduce || kind == Kind::kGather) need_recv = is_root;
   if (kind == Kind::kScatter) need_send = is_root;
+  if (kind == Kind::kGatherv) need_send = a.count > 0, need_recv = is_root;
+  if (kind == Kind::kScatterv) need_send = is_root, need_recv = a.count > 0;
   if (kind == Kind::kAllgatherv || kind == Kind::kAlltoallv) need_send = kind == Kind::kAllgatherv ? a.count > 0 : true;
   if (need_send && !a.send) return invalid_arg("{}: send buffer is null with a count of {}", name, a.count);
   if (need_recv && !a.recv) return invalid_arg("{}: receive buffer is null with a count of {}", name, a.count);
@@ -109,7 +127,9 @@ Status dispatch(Communicator& c, Kind kind, const Args& a, const Algorithm* forc
   // Selection sees the per-rank payload; v variants use the average.
   size_t per_rank = (kind == Kind::kAllgatherv || kind == Kind::kReduceScatterv || kind == Kind::kAlltoallv)
                         ? total / static_cast<size_t>(c.size) : a.count;
-  if (kind == Kind::kAlltoallv) per_rank = 0;  // counts are per member; use the cheap path's shape
+  // Counts known per member (alltoallv) or only at the root (gatherv, scatterv): every member must select
+  // the same algorithm, so selection sees no size.
+  if (kind == Kind::kAlltoallv || kind == Kind::kGatherv || kind == Kind::kScatterv) per_rank = 0;
   // One-entry cache: the same call again skips the shape and the cost evaluation.
   const Algorithm* algo = c.last_algo;
   if (force || c.last_kind != kind || c.last_bytes != per_rank * es || !algo) [[unlikely]] {
@@ -123,7 +143,8 @@ Status dispatch(Communicator& c, Kind kind, const Args& a, const Algorithm* forc
   d.op = reducing(kind) ? a.op : Op::kSum;
   d.algo = algo->id;
   d.root = rooted(kind) ? a.root : -1;
-  d.count = kind == Kind::kAlltoallv ? 0 : total;  // alltoallv counts differ per rank (checked in the algorithm)
+  // alltoallv, gatherv and scatterv counts differ per rank (checked in the algorithm)
+  d.count = (kind == Kind::kAlltoallv || kind == Kind::kGatherv || kind == Kind::kScatterv) ? 0 : total;
   Exec ex(c, d, !algo->ll);
   uint64_t steps = algo->run(ex, a);
   uint64_t h = 0;

@@ -221,6 +221,11 @@ void Exec::end(uint64_t nsteps, uint64_t result_hash) {
 
 void set_mismatch_throws(bool on) { g_mismatch_throws = on; }
 
+void mismatch_fatal(const std::string& msg) {
+  if (g_mismatch_throws) throw std::runtime_error(msg);
+  log::fatal("{}", msg);
+}
+
 std::string flight_recorder(const Communicator& c, const std::string& waiting_for) {
   std::string s = fmt::format("{} on {}.\nFlight recorder (last collectives of every member, newest first):",
                               waiting_for, c.name);

@@ -92,6 +92,9 @@ std::string flight_recorder(const Communicator& c, const std::string& waiting_fo
 // Tests only: a consistency mismatch throws std::runtime_error (with the message) instead of ending the
 // job. The communicator is unusable afterwards (see comm_abandon).
 void set_mismatch_throws(bool on);
+// Ends the job with a mismatch found inside an algorithm (the counts of the v variants), or throws under
+// set_mismatch_throws.
+[[noreturn]] void mismatch_fatal(const std::string& msg);
 
 // Waits with the layer's policy: sync::wait_until, and when oversubscribed the predicate yields the CPU.
 template <typename Done, typename Describe>

@@ -24,8 +24,8 @@ static_assert([] {
 constexpr const char* kOps[kNumOps] = {"sum", "prod", "min", "max", "avg"};
 constexpr const char* kKinds[kNumKinds] = {"allreduce", "reduce_scatter", "allgather",  "broadcast",
                                            "reduce",    "gather",         "scatter",    "alltoall",
-                                           "alltoallv", "allgatherv",     "reduce_scatterv", "barrier",
-                                           "sendrecv"};
+                                           "alltoallv", "allgatherv",     "reduce_scatterv", "gatherv",
+                                           "scatterv",  "barrier",        "sendrecv"};
 std::string lower(std::string_view s) {
   std::string r(s);
   for (char& c : r) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);

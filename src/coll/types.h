@@ -17,8 +17,9 @@ inline constexpr int kNumOps = 5;
 
 // Every collective the layer runs (the flight recorder and the consistency check name them).
 enum class Kind : uint8_t { kAllreduce, kReduceScatter, kAllgather, kBroadcast, kReduce, kGather, kScatter,
-                            kAlltoall, kAlltoallv, kAllgatherv, kReduceScatterv, kBarrier, kSendRecv };
-inline constexpr int kNumKinds = 13;
+                            kAlltoall, kAlltoallv, kAllgatherv, kReduceScatterv, kGatherv, kScatterv, kBarrier,
+                            kSendRecv };
+inline constexpr int kNumKinds = 15;
 
 constexpr bool valid(DType t) { return static_cast<unsigned>(t) < kNumDTypes; }
 constexpr bool valid(Op o) { return static_cast<unsigned>(o) < kNumOps; }

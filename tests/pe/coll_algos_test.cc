@@ -526,6 +526,74 @@ TEST(VVariants, AllgathervAlltoallvReduceScatterv) {
   }
 }
 
+// gatherv and scatterv, uneven counts (some 0) and gaps between the blocks at the root, every root; the
+// gaps must stay untouched. Through the C++ API once (the C entry points underneath).
+TEST(VVariants, GathervScattervEveryRoot) {
+  Communicator& c = world();
+  const int n = c.size, r = c.rank;
+  const int64_t kGap = -77;
+  for (size_t scale : {size_t{0}, size_t{1}, size_t{5000}})
+    for (int root : {0, n - 1}) {
+      SCOPED_TRACE("scale " + std::to_string(scale) + " root " + std::to_string(root));
+      auto cnt = [&](int m) { return scale * static_cast<size_t>((m + 1) % 3) + static_cast<size_t>(m % 2); };
+      std::vector<size_t> counts(n), displs(n);
+      size_t total = 0;
+      for (int m = 0; m < n; ++m) {
+        counts[m] = cnt(m);
+        displs[m] = total + 2;  // a gap of 2 before every block
+        total += counts[m] + 2;
+      }
+      // gatherv: member m's block at displs[m]
+      Buf mine(DType::kInt64, cnt(r)), all(DType::kInt64, total), expect(DType::kInt64, total);
+      for (size_t i = 0; i < cnt(r); ++i) mine.set(i, val(r, i));
+      for (size_t i = 0; i < total; ++i) all.set(i, static_cast<double>(kGap)), expect.set(i, static_cast<double>(kGap));
+      for (int m = 0; m < n; ++m)
+        for (size_t i = 0; i < counts[m]; ++i) expect.set(displs[m] + i, val(m, i));
+      Args g;
+      g.dtype = DType::kInt64;
+      g.root = root;
+      g.count = cnt(r);
+      g.send = mine.data();
+      g.recv = all.data();
+      g.rcounts = r == root ? counts.data() : nullptr;  // read at the root only
+      g.rdispls = r == root ? displs.data() : nullptr;
+      run(c, Kind::kGatherv, g);
+      if (r == root) {
+        EXPECT_EQ(count_wrong(all.at(0), expect.at(0), total, 8), 0u);
+      }
+      // scatterv: the root's blocks (at displs, gaps between) back to their members
+      Buf back(DType::kInt64, cnt(r) + 1);
+      back.set(cnt(r), static_cast<double>(kGap));  // one element past the block: untouched
+      Args s;
+      s.dtype = DType::kInt64;
+      s.root = root;
+      s.count = cnt(r);
+      s.send = r == root ? all.data() : nullptr;
+      s.recv = back.data();
+      s.scounts = r == root ? counts.data() : nullptr;
+      s.sdispls = r == root ? displs.data() : nullptr;
+      run(c, Kind::kScatterv, s);
+      EXPECT_EQ(count_wrong(back.at(0), mine.at(0), cnt(r), 8), 0u);
+      EXPECT_EQ(back.get(cnt(r)), static_cast<double>(kGap));
+    }
+  // The public API: every member's rank, gathered at the last member with a displacement of 1, scattered
+  // back doubled.
+  tessera::coll::Comm comm = tessera::coll::Comm::world();
+  const int last = comm.size() - 1;
+  std::vector<int32_t> gathered(static_cast<size_t>(comm.size()) + 1, -1), doubled(static_cast<size_t>(comm.size()) + 1);
+  std::vector<size_t> ones(static_cast<size_t>(comm.size()), 1), disp(static_cast<size_t>(comm.size()));
+  for (size_t m = 0; m < disp.size(); ++m) disp[m] = m + 1;
+  int32_t me = comm.rank(), got = -1;
+  comm.gatherv(&me, 1, gathered.data(), ones.data(), disp.data(), tessera::coll::DataType::kInt32, last);
+  if (comm.rank() == last) {
+    EXPECT_EQ(gathered[0], -1);
+    for (int m = 0; m < comm.size(); ++m) EXPECT_EQ(gathered[static_cast<size_t>(m) + 1], m);
+    for (size_t i = 0; i < gathered.size(); ++i) doubled[i] = 2 * gathered[i];
+  }
+  comm.scatterv(doubled.data(), ones.data(), disp.data(), &got, 1, tessera::coll::DataType::kInt32, last);
+  EXPECT_EQ(got, 2 * comm.rank());
+}
+
 TEST(Barrier, EveryAlgorithmOrdersRounds) {
   Communicator& c = world();
   const int n = c.size;
@@ -619,6 +687,18 @@ TEST(Api, ErrorsNameTheValueAndTheLimit) {
   EXPECT_EQ(tesseraAllReduce(&x, &x, 1, static_cast<tesseraDataType_t>(42), tesseraSum, comm.handle()),
             tesseraInvalidArgument);
   EXPECT_EQ(tesseraAllReduce(&x, &x, 1, tesseraFloat32, tesseraSum, nullptr), tesseraInvalidArgument);
+  // v variants at the root (every member its own root here, so every member fails before communicating)
+  const int me = comm.rank();
+  EXPECT_EQ(tesseraGatherV(&x, 1, &x, nullptr, nullptr, tesseraFloat32, me, comm.handle()), tesseraInvalidArgument);
+  EXPECT_NE(std::string(tesseraGetLastError()).find("gatherv: the root's count/displacement arrays must not be null"),
+            std::string::npos) << tesseraGetLastError();
+  std::vector<size_t> twos(static_cast<size_t>(comm.size()), 2), zeros(static_cast<size_t>(comm.size()), 0);
+  EXPECT_EQ(tesseraScatterV(&x, twos.data(), zeros.data(), &x, 1, tesseraFloat32, me, comm.handle()),
+            tesseraInvalidArgument);
+  EXPECT_NE(std::string(tesseraGetLastError())
+                .find("scatterv: the root (rank " + std::to_string(me) + ") receives 1 elements itself but its counts[" +
+                      std::to_string(me) + "] is 2"),
+            std::string::npos) << tesseraGetLastError();
 }
 
 // ---- Consistency check: each kind of mismatch ends with a message naming collective, ranks and values.
@@ -720,6 +800,42 @@ TEST(Consistency, LLBarrierAgainstLLAllreduce) {
                 m.find("collective barrier vs allreduce") != std::string::npos) << m;
   }
 }
+// A gatherv or scatterv with root 0 and 2 elements per member, where rank 1's own count is `rank1_count`.
+void v_call(Communicator& c, Kind kind, size_t rank1_count) {
+  std::vector<float> pieces(4 * static_cast<size_t>(c.size), 1.0f), mine(4, 1.0f);
+  std::vector<size_t> counts(static_cast<size_t>(c.size), 2), displs(static_cast<size_t>(c.size));
+  for (size_t i = 0; i < displs.size(); ++i) displs[i] = 4 * i;
+  const bool gather = kind == Kind::kGatherv;
+  Args a;
+  a.root = 0;
+  a.count = c.rank == 1 ? rank1_count : 2;
+  a.send = gather ? mine.data() : pieces.data();
+  a.recv = gather ? pieces.data() : mine.data();
+  (gather ? a.rcounts : a.scounts) = counts.data();
+  (gather ? a.rdispls : a.sdispls) = displs.data();
+  (void)dispatch(c, kind, a);
+}
+
+// A member whose own count differs from the root's entry for it: gatherv reports it at the root, scatterv
+// at the member.
+TEST(Consistency, VCountsDisagreeWithTheRoot) {
+  if (world().size < 2) GTEST_SKIP();
+  std::string m = mismatch_message([](Communicator& c) { v_call(c, Kind::kGatherv, 3); });
+  if (world().rank == 0) {
+    EXPECT_NE(m.find("gatherv"), std::string::npos) << m;
+    EXPECT_NE(m.find("rank 1 (PE 1) sends 3 elements to the root, rank 0 (PE 0), which expects 2"), std::string::npos) << m;
+  } else {
+    EXPECT_TRUE(m.empty()) << m;
+  }
+  m = mismatch_message([](Communicator& c) { v_call(c, Kind::kScatterv, 1); });
+  if (world().rank == 1) {
+    EXPECT_NE(m.find("scatterv"), std::string::npos) << m;
+    EXPECT_NE(m.find("the root, rank 0 (PE 0), sends 2 elements to rank 1 (PE 1), which expects 1"), std::string::npos) << m;
+  } else {
+    EXPECT_TRUE(m.empty()) << m;
+  }
+}
+
 TEST(Consistency, DifferentRoot) {
   if (world().size < 2) GTEST_SKIP();
   std::string m = mismatch_message([](Communicator& c) {

@@ -29,7 +29,7 @@ namespace {
                "usage: tessera-info --coll <collective|all> [--bytes N] [--ranks N] [--buffsize N] [--oversubscribed]\n"
                "       tessera-info --env | --model\n"
                "  collectives: allreduce reduce_scatter allgather broadcast reduce gather scatter alltoall\n"
-               "  alltoallv allgatherv reduce_scatterv barrier; sizes take K/M/G suffixes\n");
+               "  alltoallv allgatherv reduce_scatterv gatherv scatterv barrier; sizes take K/M/G suffixes\n");
   std::exit(2);
 }
 

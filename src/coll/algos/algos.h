@@ -25,6 +25,8 @@ uint64_t reduce_oneshot(Exec&, const Args&);
 uint64_t reduce_direct(Exec&, const Args&);
 uint64_t gather_direct(Exec&, const Args&);
 uint64_t scatter_direct(Exec&, const Args&);
+uint64_t gatherv_direct(Exec&, const Args&);
+uint64_t scatterv_direct(Exec&, const Args&);
 uint64_t alltoall_direct(Exec&, const Args&);
 uint64_t alltoall_pairwise(Exec&, const Args&);
 uint64_t alltoall_bruck(Exec&, const Args&);

@@ -110,8 +110,8 @@ uint64_t alltoallv_direct(Exec& ex, const Args& a) {
     const uint64_t* theirs = reinterpret_cast<const uint64_t*>(ex.in(m, 0));
     for (int q = 0; q < n; ++q) maxc = std::max<size_t>(maxc, theirs[q]);
     if (theirs[r] != a.rcounts[m])
-      log::fatal("alltoallv on {}: rank {} (PE {}) sends {} elements to rank {} (PE {}), which expects {}",
-                 ex.comm().name, m, ex.comm().world[m], theirs[r], r, ex.comm().world[r], a.rcounts[m]);
+      mismatch_fatal(fmt::format("alltoallv on {}: rank {} (PE {}) sends {} elements to rank {} (PE {}), which expects {}",
+                                 ex.comm().name, m, ex.comm().world[m], theirs[r], r, ex.comm().world[r], a.rcounts[m]));
   }
   const size_t nc = nchunks(maxc, per);
   for (size_t k = 0; k < nc; ++k) {

@@ -178,6 +178,11 @@ const Algorithm kAlgorithms[] = {
     {Kind::kScatter, 0, "direct", "the root publishes one piece per member, each copies its own", true, any,
      [](const Shape& s, const M& m) { return CH(s, S(s) / N(s)) * alpha_of(s, m) + N(s) * B(s) * m.beta; },
      algos::scatter_direct},
+    {Kind::kGatherv, 0, "direct", "gather with per-member counts: the counts first, then as gather direct", true, any,
+     [](const Shape& s, const M& m) { return alpha_of(s, m) + N(s) * B(s) * m.beta; }, algos::gatherv_direct},
+    {Kind::kScatterv, 0, "direct", "scatter with per-member counts: the root's counts first, then as scatter direct",
+     true, any, [](const Shape& s, const M& m) { return alpha_of(s, m) + N(s) * B(s) * m.beta; },
+     algos::scatterv_direct},
     // ---- alltoall
     {Kind::kAlltoall, 0, "direct",
      "every member publishes its n pieces, each reads its own from everyone (pairwise order); 1 step per "

@@ -1,4 +1,6 @@
-// Rooted collectives: broadcast (direct, chain), reduce (direct, one-shot), gather and scatter (direct).
+// Rooted collectives: broadcast (direct, chain), reduce (direct, one-shot), gather and scatter (direct), and
+// their v variants (direct).
+#include "base/log.h"
 #include "coll/algos/algos.h"
 #include "coll/algos/common.h"
 
@@ -142,6 +144,93 @@ uint64_t scatter_direct(Exec& ex, const Args& a) {
     }
   }
   return nc;
+}
+
+// Gatherv, direct: step 0 publishes every member's count (the root checks each against its recvcounts, and
+// every member takes the largest for the number of chunks, so all run the same steps); then as gather_direct,
+// member m's piece into recv + rdispls[m] (displacements in elements).
+uint64_t gatherv_direct(Exec& ex, const Args& a) {
+  const int n = ex.size(), r = ex.rank();
+  const bool root = r == a.root;
+  const size_t es = esize(a);
+  const size_t per = chunk_elems(ex.slot_bytes(), es);
+  if (root && a.count) copy(mptr(a.recv, a.rdispls[r], es), a.send, a.count * es);
+  if (n == 1) return 0;
+  ex.step(0);
+  const uint64_t mine = a.count;
+  std::memcpy(ex.out(0), &mine, sizeof mine);
+  ex.publish(0);
+  size_t maxc = 0;
+  for (int m = 0; m < n; ++m) {
+    uint64_t theirs;
+    std::memcpy(&theirs, ex.in(m, 0), sizeof theirs);
+    maxc = std::max<size_t>(maxc, theirs);
+    if (root && theirs != a.rcounts[m])
+      mismatch_fatal(fmt::format("gatherv on {}: rank {} (PE {}) sends {} elements to the root, rank {} (PE {}), "
+                                 "which expects {}", ex.comm().name, m, ex.comm().world[m], theirs, r,
+                                 ex.comm().world[r], a.rcounts[m]));
+  }
+  const size_t nc = nchunks(maxc, per);
+  for (size_t k = 0; k < nc; ++k) {
+    const size_t c0 = k * per;
+    ex.step(1 + k);
+    if (!root) {
+      if (a.count > c0) copy(ex.out(1 + k), cptr(a.send, c0, es), std::min(per, a.count - c0) * es);
+      ex.publish(1 + k);
+      continue;
+    }
+    for (int m = 0; m < n; ++m)
+      if (m != r && a.rcounts[m] > c0)
+        copy(mptr(a.recv, a.rdispls[m] + c0, es), ex.in(m, 1 + k), std::min(per, a.rcounts[m] - c0) * es);
+  }
+  return 1 + nc;
+}
+
+// Scatterv, direct: step 0 the root publishes every member's count (each member checks its own against its
+// recvcount; all take the largest); then as scatter_direct, the piece of member m from send + sdispls[m].
+uint64_t scatterv_direct(Exec& ex, const Args& a) {
+  const int n = ex.size(), r = ex.rank();
+  const bool root = r == a.root;
+  const size_t es = esize(a);
+  const size_t per = chunk_elems(ex.slot_bytes() / static_cast<size_t>(n), es);
+  if (root && a.count) copy(a.recv, cptr(a.send, a.sdispls[r], es), a.count * es);
+  if (n == 1) return 0;
+  ex.step(0);
+  if (root) {
+    for (int m = 0; m < n; ++m) {
+      const uint64_t c = a.scounts[m];
+      std::memcpy(ex.out(0) + static_cast<size_t>(m) * sizeof c, &c, sizeof c);
+    }
+    ex.publish(0);
+  }
+  const char* counts = ex.in(a.root, 0);
+  size_t maxc = 0;
+  for (int m = 0; m < n; ++m) {
+    uint64_t c;
+    std::memcpy(&c, counts + static_cast<size_t>(m) * sizeof c, sizeof c);
+    maxc = std::max<size_t>(maxc, c);
+    if (m == r && c != a.count)
+      mismatch_fatal(fmt::format("scatterv on {}: the root, rank {} (PE {}), sends {} elements to rank {} (PE {}), "
+                                 "which expects {}", ex.comm().name, a.root, ex.comm().world[a.root], c, r,
+                                 ex.comm().world[r], a.count));
+  }
+  const size_t nc = nchunks(maxc, per);
+  for (size_t k = 0; k < nc; ++k) {
+    const size_t c0 = k * per;
+    ex.step(1 + k);
+    if (root) {
+      char* o = ex.out(1 + k);
+      for (int m = 0; m < n; ++m)
+        if (m != r && a.scounts[m] > c0)
+          copy(o + static_cast<size_t>(m) * per * es, cptr(a.send, a.sdispls[m] + c0, es),
+               std::min(per, a.scounts[m] - c0) * es);
+      ex.publish(1 + k);
+    } else if (a.count > c0) {
+      copy(mptr(a.recv, c0, es), ex.in(a.root, 1 + k) + static_cast<size_t>(r) * per * es,
+           std::min(per, a.count - c0) * es);
+    }
+  }
+  return 1 + nc;
 }
 
 }  // namespace tessera::coll::algos
