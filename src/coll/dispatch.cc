@@ -16,6 +16,9 @@ bool rooted(Kind k) {
 bool reducing(Kind k) {
   return k == Kind::kAllreduce || k == Kind::kReduce || k == Kind::kReduceScatter || k == Kind::kReduceScatterv;
 }
+// Counts that differ per rank (alltoallv) or that only the root knows (gatherv, scatterv): every member must
+// select the same algorithm and describe the call alike, so neither sees a size; the algorithm checks them.
+bool counts_unshared(Kind k) { return k == Kind::kAlltoallv || k == Kind::kGatherv || k == Kind::kScatterv; }
 bool replicated(Kind k) {
   return k == Kind::kAllreduce || k == Kind::kAllgather || k == Kind::kAllgatherv || k == Kind::kBroadcast;
 }
@@ -127,9 +130,7 @@ Status dispatch(Communicator& c, Kind kind, const Args& a, const Algorithm* forc
   // Selection sees the per-rank payload; v variants use the average.
   size_t per_rank = (kind == Kind::kAllgatherv || kind == Kind::kReduceScatterv || kind == Kind::kAlltoallv)
                         ? total / static_cast<size_t>(c.size) : a.count;
-  // Counts known per member (alltoallv) or only at the root (gatherv, scatterv): every member must select
-  // the same algorithm, so selection sees no size.
-  if (kind == Kind::kAlltoallv || kind == Kind::kGatherv || kind == Kind::kScatterv) per_rank = 0;
+  if (counts_unshared(kind)) per_rank = 0;
   // One-entry cache: the same call again skips the shape and the cost evaluation.
   const Algorithm* algo = c.last_algo;
   if (force || c.last_kind != kind || c.last_bytes != per_rank * es || !algo) [[unlikely]] {
@@ -143,8 +144,7 @@ Status dispatch(Communicator& c, Kind kind, const Args& a, const Algorithm* forc
   d.op = reducing(kind) ? a.op : Op::kSum;
   d.algo = algo->id;
   d.root = rooted(kind) ? a.root : -1;
-  // alltoallv, gatherv and scatterv counts differ per rank (checked in the algorithm)
-  d.count = (kind == Kind::kAlltoallv || kind == Kind::kGatherv || kind == Kind::kScatterv) ? 0 : total;
+  d.count = counts_unshared(kind) ? 0 : total;
   Exec ex(c, d, !algo->ll);
   uint64_t steps = algo->run(ex, a);
   uint64_t h = 0;

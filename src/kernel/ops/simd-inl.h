@@ -84,17 +84,27 @@ HWY_INLINE void StoreF(D d, hn::Vec<D> v, F16* p) {
   hn::StoreU(hn::DemoteTo(dh, v), dh, p);
 #endif
 }
+// The f32 bits of each lane rounded to nearest even at bit 16: the bf16 bits are the high half (NaN not
+// handled).
+template <class D>
+HWY_INLINE hn::Vec<hn::RebindToUnsigned<D>> BF16Round(D, hn::Vec<D> v) {
+  const hn::RebindToUnsigned<D> du;
+  const auto u = hn::BitCast(du, v);
+  return hn::Add(u, hn::Add(hn::Set(du, 0x7fffu), hn::And(hn::ShiftRight<16>(u), hn::Set(du, 1u))));
+}
 // The bf16 bits of each f32 lane, in the low half of a 32-bit lane: round to nearest even (Highway 1.0's
 // DemoteTo truncates); NaN stays a quiet NaN (kNoNaN: no lane is NaN).
 template <bool kNoNaN = false, class D>
-HWY_INLINE hn::Vec<hn::RebindToSigned<D>> BF16Bits(D, hn::Vec<D> v) {
+HWY_INLINE hn::Vec<hn::RebindToSigned<D>> BF16Bits(D d, hn::Vec<D> v) {
   const hn::RebindToUnsigned<D> du;
   const hn::RebindToSigned<D> di;
-  const auto u = hn::BitCast(du, v);
-  const auto hi = hn::ShiftRight<16>(u);
-  const auto r = hn::ShiftRight<16>(hn::Add(u, hn::Add(hn::Set(du, 0x7fffu), hn::And(hi, hn::Set(du, 1u)))));
-  if constexpr (kNoNaN) return hn::BitCast(di, r);
-  else return hn::BitCast(di, hn::IfThenElse(hn::RebindMask(du, hn::IsNaN(v)), hn::Or(hi, hn::Set(du, 0x40u)), r));
+  const auto r = hn::ShiftRight<16>(BF16Round(d, v));
+  if constexpr (kNoNaN) {
+    return hn::BitCast(di, r);
+  } else {
+    const auto hi = hn::ShiftRight<16>(hn::BitCast(du, v));  // NaN: its own high half, made quiet
+    return hn::BitCast(di, hn::IfThenElse(hn::RebindMask(du, hn::IsNaN(v)), hn::Or(hi, hn::Set(du, 0x40u)), r));
+  }
 }
 template <bool kNoNaN = false, class D>
 HWY_INLINE void StoreF(D d, hn::Vec<D> v, BF16* p) {

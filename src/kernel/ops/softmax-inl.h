@@ -174,11 +174,9 @@ void AddImpl(const T* x, T* y, size_t n, float c) {
     const hn::RebindToUnsigned<DF> du;
     const hn::Repartition<uint16_t, DF> dh;
     const size_t N2 = 2 * hn::Lanes(d);  // elements per step
-    const auto hi = hn::Set(du, 0xffff0000u), half = hn::Set(du, 0x7fffu), one = hn::Set(du, 1u);
-    auto round = [&](hn::Vec<DF> v) {  // the f32 bits rounded at bit 16 (the bf16 bits are the high half)
-      const auto u = hn::BitCast(du, v);
-      return hn::Add(u, hn::Add(half, hn::And(hn::ShiftRight<16>(u), one)));
-    };
+    const auto hi = hn::Set(du, 0xffff0000u);
+    // generic: the branch stays uninstantiated on targets of one lane
+    auto round = [&](auto v) { return BF16Round(d, v); };
     size_t i = 0;
     if (kS)
       for (; i < n && reinterpret_cast<uintptr_t>(y + i) % (N2 * sizeof(T)) != 0; ++i) st(y + i, ld(x + i) + c);
