@@ -2,8 +2,8 @@
 //
 // Tessera's machines often run more PEs than cores (4 PEs on 2 cores in tests), where pure spinning
 // starves the PE that would satisfy the wait. A waiter therefore
-//   0. polls kEagerPolls times, without `pause` or a clock read (a running peer answers within a cache-line
-//      transfer: small collectives and ping-pongs end here),
+//   0. polls kEagerPolls times without a clock read, `pause` between polls after the first kTightPolls
+//      (a running peer answers within a cache-line transfer: small collectives and ping-pongs end here),
 //   1. spins with `pause` for TESSERA_WAIT_SPIN_NS (short: the fast case when the peer is running),
 //   2. yields the CPU for TESSERA_WAIT_YIELD_NS,
 //   3. parks on its PE's doorbell futex in growing slices (50 µs .. 4 ms), re-checking the condition after
@@ -76,8 +76,9 @@ extern WaitStats g_wait_stats;
 // A plain load and store, not a locked add (which costs as much as the rest of a small collective's wait):
 // two threads of one PE counting at the same instant may lose a count, which statistics can afford.
 inline void count_wait(std::atomic<uint64_t>& c) { c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
-// Polls of a wait's first phase (no pause, no clock read).
+// Polls of a wait's first phase (no clock read), the first kTightPolls of them without a pause.
 inline constexpr uint32_t kEagerPolls = 64;
+inline constexpr uint32_t kTightPolls = 16;
 
 // Tunables (from the environment, parsed once).
 uint64_t spin_ns();
@@ -202,11 +203,15 @@ template <typename Done, typename Describe>
 template <typename Done, typename Describe>
 inline void wait_until(Done&& done, Describe&& describe, Watch watch = Watch::any()) {
   if (done()) return;
-  // Phase 0: a few polls with neither `pause` nor a clock read. A peer that is running answers within a
-  // cache-line transfer (50-150 ns), while a pause costs ~25 ns on Zen 5 (~40 on recent Intel) and a clock
-  // read 10-25 ns: both would add to every small collective's latency.
+  // Phase 0: polls without a clock read (10-25 ns). The first kTightPolls back to back: a peer on a
+  // nearby core answers within one cache-line transfer (15-50 ns), less than a `pause` (~21 ns on the
+  // EPYC we measure on, ~25 on Zen 5, ~40 on recent Intel). Then with a pause between polls: a poller
+  // that re-reads the line the moment it is invalidated competes with the writer's own transfer, and
+  // when the hop is long (150-250 ns between CCXs) a 2-process flag exchange took 0.28-0.32 us that way
+  // against 0.15-0.25 us with pauses (same job, alternated; bench/barrier_floor.c pauses too).
   for (uint32_t i = 0; i < kEagerPolls; ++i) {
-    std::atomic_signal_fence(std::memory_order_seq_cst);
+    if (i >= kTightPolls) cpu_relax();
+    else std::atomic_signal_fence(std::memory_order_seq_cst);
     if (done()) {
       count_wait(g_wait_stats.spun);
       return;
