@@ -50,7 +50,10 @@ struct CallDesc {
   uint8_t algo = 0;
   int32_t root = -1;
   uint64_t count = 0;
-  uint64_t pack() const;  // kind | dtype | op | algo | root
+  uint64_t pack() const {  // kind | dtype | op | algo | root
+    return static_cast<uint64_t>(kind) | static_cast<uint64_t>(dtype) << 8 | static_cast<uint64_t>(op) << 16 |
+           static_cast<uint64_t>(algo) << 24 | static_cast<uint64_t>(static_cast<uint32_t>(root)) << 32;
+  }
   static CallDesc unpack(uint64_t w, uint64_t count);
 };
 

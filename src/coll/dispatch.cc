@@ -9,19 +9,45 @@
 namespace tessera::coll {
 namespace {
 
-bool rooted(Kind k) {
-  return k == Kind::kBroadcast || k == Kind::kReduce || k == Kind::kGather || k == Kind::kScatter ||
-         k == Kind::kGatherv || k == Kind::kScatterv;
-}
-bool reducing(Kind k) {
-  return k == Kind::kAllreduce || k == Kind::kReduce || k == Kind::kReduceScatter || k == Kind::kReduceScatterv;
-}
+// What each collective takes, as one table lookup per call (the checks below run on every call, and the
+// smallest calls take a few hundred nanoseconds).
+enum : uint8_t {
+  kRooted = 1,       // has a root
+  kReducing = 2,     // takes a reduction op
+  kVCounts = 4,      // per-member count arrays (allgatherv, reduce_scatterv, alltoallv)
+  kUnshared = 8,     // counts differ per rank or only the root knows them (see counts_unshared)
+  kReplicated = 16,  // every member ends with the same result (TESSERA_CHECK=1 compares it)
+  kSendAtRoot = 32,  // only the root's send buffer is read
+  kRecvAtRoot = 64,  // only the root's receive buffer is written
+};
+constexpr uint8_t kKindFlags[kNumKinds] = {
+    /* allreduce */ kReducing | kReplicated,
+    /* reduce_scatter */ kReducing,
+    /* allgather */ kReplicated,
+    /* broadcast */ kRooted | kReplicated | kSendAtRoot,
+    /* reduce */ kRooted | kReducing | kRecvAtRoot,
+    /* gather */ kRooted | kRecvAtRoot,
+    /* scatter */ kRooted | kSendAtRoot,
+    /* alltoall */ 0,
+    /* alltoallv */ kVCounts | kUnshared,
+    /* allgatherv */ kVCounts | kReplicated,
+    /* reduce_scatterv */ kVCounts | kReducing,
+    /* gatherv */ kRooted | kUnshared,
+    /* scatterv */ kRooted | kUnshared,
+    /* barrier */ 0,
+    /* sendrecv */ 0,
+};
+constexpr uint8_t flags_of(Kind k) { return kKindFlags[static_cast<int>(k)]; }
+constexpr bool rooted(Kind k) { return flags_of(k) & kRooted; }
+constexpr bool reducing(Kind k) { return flags_of(k) & kReducing; }
 // Counts that differ per rank (alltoallv) or that only the root knows (gatherv, scatterv): every member must
 // select the same algorithm and describe the call alike, so neither sees a size; the algorithm checks them.
-bool counts_unshared(Kind k) { return k == Kind::kAlltoallv || k == Kind::kGatherv || k == Kind::kScatterv; }
-bool replicated(Kind k) {
-  return k == Kind::kAllreduce || k == Kind::kAllgather || k == Kind::kAllgatherv || k == Kind::kBroadcast;
-}
+constexpr bool counts_unshared(Kind k) { return flags_of(k) & kUnshared; }
+constexpr bool replicated(Kind k) { return flags_of(k) & kReplicated; }
+static_assert(rooted(Kind::kBroadcast) && rooted(Kind::kScatterv) && !rooted(Kind::kAllreduce));
+static_assert(reducing(Kind::kReduceScatterv) && !reducing(Kind::kAllgather));
+static_assert(counts_unshared(Kind::kAlltoallv) && counts_unshared(Kind::kGatherv) && !counts_unshared(Kind::kAllgatherv));
+static_assert(replicated(Kind::kAllgatherv) && !replicated(Kind::kReduce));
 
 uint64_t hash_bytes(const void* p, size_t n) {
   const unsigned char* b = static_cast<const unsigned char*>(p);
@@ -37,26 +63,21 @@ uint64_t hash_bytes(const void* p, size_t n) {
   return h;
 }
 
-Status check_args(const Communicator& c, Kind kind, const Args& a, size_t* total) {
+// The count arrays of the v variants and of gatherv/scatterv at the root: their sum is the call's total.
+[[gnu::noinline]] Status check_counts(const Communicator& c, Kind kind, const Args& a, size_t* elems) {
   const char* name = kind_name(kind);
-  if (!valid(a.dtype)) return invalid_arg("{}: datatype {} is not one of the 10 supported types", name, static_cast<int>(a.dtype));
-  if (reducing(kind) && !valid(a.op)) return invalid_arg("{}: reduction op {} is not sum/prod/min/max/avg", name, static_cast<int>(a.op));
-  if (rooted(kind) && (a.root < 0 || a.root >= c.size))
-    return invalid_arg("{}: root {} is out of range: the communicator has {} ranks (0..{})", name, a.root, c.size, c.size - 1);
-  const size_t es = dtype_size(a.dtype), n = static_cast<size_t>(c.size);
-  size_t elems = a.count, tmp;
-  if (kind == Kind::kAllgatherv || kind == Kind::kReduceScatterv || kind == Kind::kAlltoallv) {
+  const size_t n = static_cast<size_t>(c.size);
+  if (flags_of(kind) & kVCounts) {
     const size_t* counts = kind == Kind::kAlltoallv ? a.scounts : a.rcounts;
     if (!a.rcounts || (kind == Kind::kAlltoallv && (!a.scounts || !a.sdispls || !a.rdispls)) ||
         (kind == Kind::kAllgatherv && !a.rdispls))
       return invalid_arg("{}: the count/displacement arrays must not be null", name);
-    elems = 0;
-    for (size_t m = 0; m < n; ++m) elems += counts[m];
+    *elems = 0;
+    for (size_t m = 0; m < n; ++m) *elems += counts[m];
     if (kind == Kind::kAllgatherv && a.count != a.rcounts[c.rank])
       return invalid_arg("allgatherv: rank {} contributes {} elements but recvcounts[{}] is {}", c.rank, a.count, c.rank, a.rcounts[c.rank]);
   }
-  const bool is_root = c.rank == a.root;
-  if ((kind == Kind::kGatherv || kind == Kind::kScatterv) && is_root) {
+  if ((kind == Kind::kGatherv || kind == Kind::kScatterv) && c.rank == a.root) {
     // The root's arrays give every member's count; a member's own count is its sendcount (gatherv) or
     // recvcount (scatterv), checked against the root's inside the algorithm.
     const size_t* counts = kind == Kind::kGatherv ? a.rcounts : a.scounts;
@@ -65,25 +86,42 @@ Status check_args(const Communicator& c, Kind kind, const Args& a, size_t* total
     if (counts[c.rank] != a.count)
       return invalid_arg("{}: the root (rank {}) {} {} elements itself but its counts[{}] is {}", name, c.rank,
                          kind == Kind::kGatherv ? "sends" : "receives", a.count, c.rank, counts[c.rank]);
-    elems = 0;
+    *elems = 0;
     for (size_t m = 0; m < n; ++m) {
-      if (__builtin_add_overflow(elems, counts[m], &elems))
+      if (__builtin_add_overflow(*elems, counts[m], elems))
         return invalid_arg("{}: the counts overflow the address space", name);
     }
   }
-  if (__builtin_mul_overflow(elems, es * n, &tmp))
-    return invalid_arg("{}: {} elements of {} bytes on {} ranks overflow the address space", name, elems, es, n);
+  return Status::ok();
+}
+
+// Messages name the collective; they are built only on the error paths.
+Status check_args(const Communicator& c, Kind kind, const Args& a, size_t* total) {
+  const uint8_t f = flags_of(kind);
+  if (!valid(a.dtype)) [[unlikely]]
+    return invalid_arg("{}: datatype {} is not one of the 10 supported types", kind_name(kind), static_cast<int>(a.dtype));
+  if ((f & kReducing) && !valid(a.op)) [[unlikely]]
+    return invalid_arg("{}: reduction op {} is not sum/prod/min/max/avg", kind_name(kind), static_cast<int>(a.op));
+  if ((f & kRooted) && (a.root < 0 || a.root >= c.size)) [[unlikely]]
+    return invalid_arg("{}: root {} is out of range: the communicator has {} ranks (0..{})", kind_name(kind), a.root,
+                       c.size, c.size - 1);
+  const size_t es = dtype_size(a.dtype), n = static_cast<size_t>(c.size);
+  size_t elems = a.count, tmp;
+  if (f & (kVCounts | kUnshared)) [[unlikely]]
+    TS_RETURN_IF_ERROR(check_counts(c, kind, a, &elems));
+  if (__builtin_mul_overflow(elems, es * n, &tmp)) [[unlikely]]
+    return invalid_arg("{}: {} elements of {} bytes on {} ranks overflow the address space", kind_name(kind), elems, es, n);
   *total = elems;
   if (elems == 0 || kind == Kind::kBarrier) return Status::ok();
-  bool need_send = true, need_recv = true;
-  if (kind == Kind::kBroadcast) need_send = is_root;
-  if (kind == Kind::kReduce || kind == Kind::kGather) need_recv = is_root;
-  if (kind == Kind::kScatter) need_send = is_root;
+  const bool is_root = c.rank == a.root;
+  bool need_send = !(f & kSendAtRoot) || is_root, need_recv = !(f & kRecvAtRoot) || is_root;
   if (kind == Kind::kGatherv) need_send = a.count > 0, need_recv = is_root;
   if (kind == Kind::kScatterv) need_send = is_root, need_recv = a.count > 0;
-  if (kind == Kind::kAllgatherv || kind == Kind::kAlltoallv) need_send = kind == Kind::kAllgatherv ? a.count > 0 : true;
-  if (need_send && !a.send) return invalid_arg("{}: send buffer is null with a count of {}", name, a.count);
-  if (need_recv && !a.recv) return invalid_arg("{}: receive buffer is null with a count of {}", name, a.count);
+  if (kind == Kind::kAllgatherv) need_send = a.count > 0;
+  if (need_send && !a.send) [[unlikely]]
+    return invalid_arg("{}: send buffer is null with a count of {}", kind_name(kind), a.count);
+  if (need_recv && !a.recv) [[unlikely]]
+    return invalid_arg("{}: receive buffer is null with a count of {}", kind_name(kind), a.count);
   return Status::ok();
 }
 
@@ -128,8 +166,7 @@ Status dispatch(Communicator& c, Kind kind, const Args& a, const Algorithm* forc
   TS_RETURN_IF_ERROR(check_args(c, kind, a, &total));
   const size_t es = dtype_size(a.dtype);
   // Selection sees the per-rank payload; v variants use the average.
-  size_t per_rank = (kind == Kind::kAllgatherv || kind == Kind::kReduceScatterv || kind == Kind::kAlltoallv)
-                        ? total / static_cast<size_t>(c.size) : a.count;
+  size_t per_rank = (flags_of(kind) & kVCounts) ? total / static_cast<size_t>(c.size) : a.count;
   if (counts_unshared(kind)) per_rank = 0;
   // One-entry cache: the same call again skips the shape and the cost evaluation.
   const Algorithm* algo = c.last_algo;

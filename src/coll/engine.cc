@@ -8,10 +8,6 @@
 
 namespace tessera::coll {
 
-uint64_t CallDesc::pack() const {
-  return static_cast<uint64_t>(kind) | static_cast<uint64_t>(dtype) << 8 | static_cast<uint64_t>(op) << 16 |
-         static_cast<uint64_t>(algo) << 24 | static_cast<uint64_t>(static_cast<uint32_t>(root)) << 32;
-}
 CallDesc CallDesc::unpack(uint64_t w, uint64_t count) {
   CallDesc d;
   d.kind = static_cast<Kind>(w & 0xff);
@@ -74,20 +70,20 @@ Exec::Exec(Communicator& c, const CallDesc& d, bool stamp_start) : c_(c), desc_(
   base_ = c.tag;
   Ctrl* me = c.ctrl[c.rank];
   rec_ = &me->rec[seq_ % kRecords];
+  const uint64_t packed = d.pack();
   // Both the record and the hot line are seqlocks: seq is 0 while the fields change, then the call number.
+  // tags and hash are the record's results: end() writes them (nothing reads them while the call runs).
   rec_->seq.store(0, std::memory_order_relaxed);
   std::atomic_thread_fence(std::memory_order_release);
-  rec_->desc.store(d.pack(), std::memory_order_relaxed);
+  rec_->desc.store(packed, std::memory_order_relaxed);
   rec_->count.store(d.count, std::memory_order_relaxed);
   rec_->tag_base.store(base_, std::memory_order_relaxed);
-  rec_->tags.store(0, std::memory_order_relaxed);
   rec_->start_ns.store(stamp_start ? fast_now_ns() : 0, std::memory_order_relaxed);
   rec_->end_ns.store(0, std::memory_order_relaxed);
-  rec_->hash.store(0, std::memory_order_relaxed);
   rec_->seq.store(seq_, std::memory_order_release);
   me->hot.seq.store(0, std::memory_order_relaxed);
   std::atomic_thread_fence(std::memory_order_release);
-  me->hot.desc.store(d.pack(), std::memory_order_relaxed);
+  me->hot.desc.store(packed, std::memory_order_relaxed);
   me->hot.count.store(d.count, std::memory_order_relaxed);
   me->hot.seq.store(seq_, std::memory_order_release);
   if (c.checked.size() == 1) c.checked[0] = 0;  // up to 64 members: one word, no memset call

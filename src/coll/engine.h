@@ -84,7 +84,12 @@ class Exec {
 };
 
 // The 32-bit form of a call description carried in LL flags: exact for LL calls (count < 2^20).
-uint32_t ll_tag(const CallDesc& d);
+static_assert(kLLBytes < (size_t{1} << 20), "ll_tag() keeps 20 bits of count");
+static_assert(kNumKinds <= 32 && kNumDTypes <= 16 && kNumOps <= 8, "ll_tag() field widths");
+inline uint32_t ll_tag(const CallDesc& d) {
+  return static_cast<uint32_t>(d.kind) << 27 | static_cast<uint32_t>(d.dtype) << 23 |
+         static_cast<uint32_t>(d.op) << 20 | static_cast<uint32_t>(d.count & 0xfffff);
+}
 
 // The text printed when a wait expires: what this member waited for and every member's flight recorder.
 std::string flight_recorder(const Communicator& c, const std::string& waiting_for);

@@ -28,14 +28,6 @@
 
 namespace tessera::coll {
 
-static_assert(kLLBytes < (size_t{1} << 20), "ll_tag() keeps 20 bits of count");
-static_assert(kNumKinds <= 32 && kNumDTypes <= 16 && kNumOps <= 8, "ll_tag() field widths");
-
-uint32_t ll_tag(const CallDesc& d) {
-  return static_cast<uint32_t>(d.kind) << 27 | static_cast<uint32_t>(d.dtype) << 23 |
-         static_cast<uint32_t>(d.op) << 20 | static_cast<uint32_t>(d.count & 0xfffff);
-}
-
 char* Exec::ll_out(size_t bytes) {
   // Calls 1 and 2 find their buffers unused; a member alone has no reader to wait for.
   if (c_.ll_synced + 1 < seq_ && seq_ > 2 && c_.size > 1) [[unlikely]] ll_sync_reuse();
@@ -67,8 +59,38 @@ void Exec::ll_publish() {
     if (m != c_.rank) sync::notify(c_.world[m]);
 }
 
+namespace {
+// Copies up to 64 bytes with at most two overlapping fixed-size moves each way (the compiler inlines
+// fixed-size memcpy): the payloads of the smallest calls skip the call into the C library.
+inline void copy_small(char* d, const char* s, size_t n) {
+  if (n >= 16) {
+    char a[32], b[32];
+    if (n >= 32) {
+      std::memcpy(a, s, 32), std::memcpy(b, s + n - 32, 32);
+      std::memcpy(d, a, 32), std::memcpy(d + n - 32, b, 32);
+    } else {
+      std::memcpy(a, s, 16), std::memcpy(b, s + n - 16, 16);
+      std::memcpy(d, a, 16), std::memcpy(d + n - 16, b, 16);
+    }
+  } else if (n >= 8) {
+    uint64_t a, b;
+    std::memcpy(&a, s, 8), std::memcpy(&b, s + n - 8, 8);
+    std::memcpy(d, &a, 8), std::memcpy(d + n - 8, &b, 8);
+  } else if (n >= 4) {
+    uint32_t a, b;
+    std::memcpy(&a, s, 4), std::memcpy(&b, s + n - 4, 4);
+    std::memcpy(d, &a, 4), std::memcpy(d + n - 4, &b, 4);
+  } else if (n > 0) {
+    const char a = s[0], b = s[n / 2], c = s[n - 1];
+    d[0] = a, d[n / 2] = b, d[n - 1] = c;
+  }
+}
+}  // namespace
+
 void Exec::ll_put(const void* src, size_t bytes) {
-  std::memcpy(ll_out(bytes), src, bytes);
+  char* out = ll_out(bytes);
+  if (bytes <= 64) copy_small(out, static_cast<const char*>(src), bytes);
+  else std::memcpy(out, src, bytes);
   ll_publish();
 }
 
@@ -97,9 +119,10 @@ uint64_t Exec::ll_wait(int m, uint64_t w) {
         w = b.flag.load(std::memory_order_acquire);
         if ((w >> 32) == want) return true;
         if (++polls == 64) stamp_wait();  // no longer a short wait
-        // Not at once (the peer writes its hot line at the start of every call): has the peer started this
-        // call as a different, stepped collective?
-        if (!(word & bit) && polls > 64 && p->hot.seq.load(std::memory_order_acquire) >= seq_) {
+        // Only after a long wait (thousands of polls, microseconds): has the peer started this call as a
+        // different, stepped collective? Reading the peer's hot line sooner would make the peer's next write
+        // of it a cache-line transfer, on every call that waits a little.
+        if (!(word & bit) && polls > 4096 && p->hot.seq.load(std::memory_order_acquire) >= seq_) {
           check_peer(m);
           word |= bit;
         }
