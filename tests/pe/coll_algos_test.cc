@@ -110,6 +110,17 @@ TEST(Allreduce, LLUpToItsLimitEveryTypeAndOp) {
   EXPECT_NE(st.message().find(std::to_string(kLLBytes + 1) + " bytes"), std::string::npos) << st.message();
 }
 
+// Every payload size from 1 to 72 bytes: each branch of the inline copy of small payloads (ll.cc), and
+// both sides of the 56 bytes that share the flag's cache line. In place and out of place alternate.
+TEST(Allreduce, LLEveryPayloadSizeUpTo72Bytes) {
+  const Algorithm* ll = find_algorithm(Kind::kAllreduce, "ll");
+  ASSERT_NE(ll, nullptr);
+  for (size_t count = 1; count <= 72; ++count)
+    check_reduction(Kind::kAllreduce, ll, count, count % 2 == 0, DType::kUint8, Op::kSum);
+  for (size_t count = 1; count <= 18; ++count)
+    check_reduction(Kind::kAllreduce, ll, count, count % 2 == 1, DType::kFloat32, Op::kMax);
+}
+
 // LL calls between stepped calls and LL calls of count 0, which do not prove that every member has
 // left the previous use of an LL buffer (ll.cc); every result is checked.
 TEST(Allreduce, LLInterleavedWithSteppedCalls) {
