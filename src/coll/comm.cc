@@ -114,6 +114,7 @@ Result<Communicator*> build(std::vector<int> world, int rank, uint64_t uid, Sync
     c->cma = c->cma && c->ctrl[m]->peer.cma_ok.load(std::memory_order_relaxed) == 1;
   }
   c->oversubscribed = r.n_pes > usable_cpus();
+  c->stores.forced = stage_stores_setting();
   c->p2p_sent.assign(static_cast<size_t>(n), 0);
   c->p2p_taken.assign(static_cast<size_t>(n), 0);
   c->checked.assign((static_cast<size_t>(n) + 63) / 64, 0);

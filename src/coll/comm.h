@@ -117,6 +117,17 @@ struct Ctrl {
   // peer q's channel consumed by me).
 };
 
+// How a member writes its staging slots (algos/stage.cc): the cost of each kind of store, sampled from
+// large writes, and the kind in use.
+struct StageStores {
+  double cost[2] = {0, 0};  // ns per byte of a staging write: ordinary stores (0), streaming stores (1)
+  uint32_t writes = 0;      // large staging writes made
+  bool stream = false;      // streaming stores in use
+  int forced = 0;           // TESSERA_STAGE_STORES: 0 auto, 1 ordinary, 2 streaming
+};
+// TESSERA_STAGE_STORES as StageStores::forced (a fatal error names a bad value).
+int stage_stores_setting();
+
 struct Communicator {
   int rank = 0, size = 1;
   std::vector<int> world;            // world PE of each rank
@@ -147,6 +158,7 @@ struct Communicator {
   std::string name;                  // for messages: "communicator 3f2a (4 ranks)"
   bool cma = false;                  // every member can read every member's memory (process_vm_readv)
   std::vector<int64_t> pids;         // process id of each member
+  StageStores stores;                // this member's staging stores (algos/stage.cc)
   // Set while a collective runs on this communicator (the C API's entry): a second thread calling in
   // meanwhile (say, the main thread while a comm stream's work runs) gets an error instead of corrupting
   // the call sequence. Plain loads and stores, no locked instruction: it catches overlapping calls, not

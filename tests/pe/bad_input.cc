@@ -64,6 +64,8 @@ int main(int argc, char** argv) {
     if (me == 1) sleep(20);
     comm.allreduce(x, x, 8);
   }
+  // A communicator reads the collective settings when it is created.
+  if (c == "bad_stage_stores") tessera::coll::Comm comm = tessera::coll::Comm::world();
   if (c == "no_finalize" && me == n - 1) std::exit(0);
   if (c == "global_exit" && me == 0) shmem_global_exit(7);
   if (c == "wrong_secret") {

@@ -11,6 +11,15 @@ add_test(NAME pe.coll_algos_nocma.n4
          COMMAND ${TESSERA_RUN} -n 4 --timeout 300 --env TESSERA_BUFFSIZE=64K --env TESSERA_P2P_BUFFSIZE=8K
                  --env TESSERA_COLL_CMA=0 $<TARGET_FILE:pe_coll_algos> --gtest_brief=1)
 set_tests_properties(pe.coll_algos_nocma.n4 PROPERTIES LABELS pe TIMEOUT 300)
+# Streaming stores into staging (algos/stage.cc), forced: slots of 256 KiB so that staging writes reach the
+# 64 KiB from which they stream (ZeroCopy counts steps for 64 KiB staging and stays out).
+foreach(n 2 3)
+  add_test(NAME pe.coll_algos_stream_stores.n${n}
+           COMMAND ${TESSERA_RUN} -n ${n} --timeout 300 --env TESSERA_BUFFSIZE=1M --env TESSERA_P2P_BUFFSIZE=8K
+                   --env TESSERA_STAGE_STORES=streaming $<TARGET_FILE:pe_coll_algos> --gtest_brief=1
+                   --gtest_filter=-ZeroCopy.*)
+  set_tests_properties(pe.coll_algos_stream_stores.n${n} PROPERTIES LABELS pe TIMEOUT 300)
+endforeach()
 # Comm streams, events and gradient bucketing through the public C++ API.
 tessera_pe_test(coll_stream NPES 1 2 3 4 TIMEOUT 120 ENV TESSERA_TIMEOUT=60)
 # The data-parallel example checks itself (identical parameters on every PE after each step).

@@ -21,7 +21,7 @@ uint64_t allgather_direct(Exec& ex, const Args& a) {
       copy(own, cptr(a.send, c0, es), cnt * es);
       continue;
     }
-    copy2(own, ex.out(k), cptr(a.send, c0, es), cnt * es, stream);
+    stage2(ex.comm(), own, ex.out(k), cptr(a.send, c0, es), cnt * es, stream);
     ex.publish(k);
     for (int j = 1; j < n; ++j) {
       const int m = patterns::mod(r + j, n);  // the next members in turn
@@ -44,7 +44,7 @@ uint64_t allgather_ring(Exec& ex, const Args& a) {
     copy(mptr(a.recv, r * a.count + c0, es), cptr(a.send, c0, es), cnt * es);
     if (n == 1) continue;
     ex.step(b);
-    copy(ex.out(b), cptr(a.send, c0, es), cnt * es);
+    stage(ex.comm(), ex.out(b), cptr(a.send, c0, es), cnt * es);
     ex.publish(b);
     for (int s = 0; s < n - 1; ++s) {
       ex.step(b + s);
@@ -52,7 +52,7 @@ uint64_t allgather_ring(Exec& ex, const Args& a) {
       const char* in = ex.in(left, b + s);
       copy(mptr(a.recv, j * a.count + c0, es), in, cnt * es);
       if (s < n - 2) {
-        copy(ex.out(b + s + 1), in, cnt * es);
+        stage(ex.comm(), ex.out(b + s + 1), in, cnt * es);
         ex.publish(b + s + 1);
       }
     }
@@ -77,7 +77,7 @@ uint64_t allgather_bruck(Exec& ex, const Args& a) {
     int have = 1;
     for (int s = 0; s < L; ++s) {
       ex.step(b + s);
-      copy(ex.out(b + s), acc, static_cast<size_t>(have) * pb);
+      stage(ex.comm(), ex.out(b + s), acc, static_cast<size_t>(have) * pb);
       ex.publish(b + s);
       const int take = patterns::bruck_ag_count(s, n);
       copy(acc + static_cast<size_t>(have) * pb, ex.in(patterns::bruck_ag_peer(r, s, n), b + s),
@@ -109,7 +109,7 @@ uint64_t allgatherv_direct(Exec& ex, const Args& a) {
       if (n == 1) {
         copy(own, cptr(a.send, c0, es), bytes);
       } else {
-        copy2(own, ex.out(k), cptr(a.send, c0, es), bytes, false);
+        stage2(ex.comm(), own, ex.out(k), cptr(a.send, c0, es), bytes, false);
         ex.publish(k);
       }
     }

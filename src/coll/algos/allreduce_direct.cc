@@ -43,7 +43,7 @@ uint64_t allreduce_direct(Exec& ex, const Args& a) {
     for (int m = 0; m < n; ++m) {
       if (m == r) continue;
       Range s = patterns::slice(cnt, n, m, al);
-      copy(in_slot + s.begin * es, cptr(a.send, c0 + s.begin, es), s.size() * es);
+      stage(ex.comm(), in_slot + s.begin * es, cptr(a.send, c0 + s.begin, es), s.size() * es);
     }
     ex.publish(t);
     // step 2k+1: reduce my slice from all members, in rank order
@@ -51,9 +51,17 @@ uint64_t allreduce_direct(Exec& ex, const Args& a) {
     Srcs s;
     for (int m = 0; m < n; ++m) s.add(m == r ? cptr(a.send, c0 + my.begin, es) : ex.in(m, t) + my.begin * es);
     char* res = ex.out(t + 1) + my.begin * es;
-    reduce(res, s.p, n, my.size(), a.dtype, a.op, divisor(a, n));
-    ex.publish(t + 1);
-    copy(mptr(a.recv, c0 + my.begin, es), res, my.size() * es, st);
+    char* mine = mptr(a.recv, c0 + my.begin, es);
+    if (stage_streams(ex.comm(), my.size() * es)) {
+      // Streaming staging stores (common.h): reduce into my output, then stream the result to my slot.
+      reduce(mine, s.p, n, my.size(), a.dtype, a.op, divisor(a, n));
+      copy(res, mine, my.size() * es, true);
+      ex.publish(t + 1);
+    } else {
+      reduce(res, s.p, n, my.size(), a.dtype, a.op, divisor(a, n));
+      ex.publish(t + 1);
+      copy(mine, res, my.size() * es, st);
+    }
     ex.step(t + 1);
     // gather the other reduced slices
     for (int m = 0; m < n; ++m) {

@@ -26,7 +26,7 @@ uint64_t allreduce_ring(Exec& ex, const Args& a) {
     // prologue: publish my own block for my right neighbour
     ex.step(b);
     Range mine = blk(r);
-    copy(ex.out(b), cptr(a.send, c0 + mine.begin, es), mine.size() * es);
+    stage(ex.comm(), ex.out(b), cptr(a.send, c0 + mine.begin, es), mine.size() * es);
     ex.publish(b);
     // n-1 steps: add my contribution to the partial my left neighbour published, publish the sum
     for (int s = 0; s < n - 1; ++s) {
@@ -47,7 +47,7 @@ uint64_t allreduce_ring(Exec& ex, const Args& a) {
       const char* in = ex.in(left, t);
       copy(mptr(a.recv, c0 + bj.begin, es), in, bj.size() * es);
       if (s < n - 2) {
-        copy(ex.out(t + 1), in, bj.size() * es);
+        stage(ex.comm(), ex.out(t + 1), in, bj.size() * es);
         ex.publish(t + 1);
       }
     }
@@ -82,7 +82,7 @@ uint64_t allreduce_rhd(Exec& ex, const Args& a) {
     // fold: an even rank among the first 2*extra hands its chunk to the odd one above it
     ex.step(b);
     if (r < 2 * p.extra && (r & 1) == 0) {
-      copy(ex.out(b), work, cnt * es);
+      stage(ex.comm(), ex.out(b), work, cnt * es);
       ex.publish(b);
     } else if (r < 2 * p.extra) {
       const void* src[2] = {ex.in(r - 1, b), work};
@@ -97,7 +97,7 @@ uint64_t allreduce_rhd(Exec& ex, const Args& a) {
       int lo, hi;
       patterns::rhd_range(p, pv, l + 1, &lo, &hi);
       Range give = elems(lo, hi);
-      copy(ex.out(t) + give.begin * es, work + give.begin * es, give.size() * es);
+      stage(ex.comm(), ex.out(t) + give.begin * es, work + give.begin * es, give.size() * es);
       ex.publish(t);
       patterns::rhd_range(p, v, l + 1, &lo, &hi);
       Range keep = elems(lo, hi);
@@ -116,7 +116,7 @@ uint64_t allreduce_rhd(Exec& ex, const Args& a) {
       int lo, hi;
       patterns::rhd_range(p, v, l + 1, &lo, &hi);
       Range have = elems(lo, hi);
-      copy(ex.out(t) + have.begin * es, work + have.begin * es, have.size() * es);
+      stage(ex.comm(), ex.out(t) + have.begin * es, work + have.begin * es, have.size() * es);
       ex.publish(t);
       patterns::rhd_range(p, pv, l + 1, &lo, &hi);
       Range get = elems(lo, hi);
@@ -126,7 +126,7 @@ uint64_t allreduce_rhd(Exec& ex, const Args& a) {
     const uint64_t t = b + spc - 1;
     ex.step(t);
     if (r < 2 * p.extra && (r & 1)) {
-      copy(ex.out(t), work, cnt * es);
+      stage(ex.comm(), ex.out(t), work, cnt * es);
       ex.publish(t);
     } else if (r < 2 * p.extra) {
       copy(work, ex.in(r + 1, t), cnt * es);
@@ -173,7 +173,7 @@ uint64_t allreduce_dbtree(Exec& ex, const Args& a) {
       char* dst = mptr(a.recv, c0 + R.begin, es);
       if (node[h].parent >= 0) copy(dst, ex.in(node[h].parent, d) + R.begin * es, R.size() * es);
       if (node[h].child[0] >= 0 || node[h].child[1] >= 0) {
-        copy(ex.out(d) + R.begin * es, dst, R.size() * es);
+        stage(ex.comm(), ex.out(d) + R.begin * es, dst, R.size() * es);
         ex.publish(d);
       }
     }

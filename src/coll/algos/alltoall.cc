@@ -18,7 +18,7 @@ uint64_t alltoall_direct(Exec& ex, const Args& a) {
     // publish my pieces for the others
     char* o = ex.out(k);
     for (int m = 0; m < n; ++m)
-      if (m != r) copy(o + static_cast<size_t>(m) * per * es, cptr(a.send, m * a.count + c0, es), cnt * es);
+      if (m != r) stage(ex.comm(), o + static_cast<size_t>(m) * per * es, cptr(a.send, m * a.count + c0, es), cnt * es);
     ex.publish(k);
     // my own piece straight from my input (in place it is already there), then mine from the others in
     // pairwise order
@@ -53,7 +53,7 @@ uint64_t alltoall_pairwise(Exec& ex, const Args& a) {
     for (int j = 1; j < n; ++j) {
       const uint64_t t = b + j - 1;
       ex.step(t);
-      copy(ex.out(t), piece(patterns::pairwise_to(r, j, n)), cnt * es);
+      stage(ex.comm(), ex.out(t), piece(patterns::pairwise_to(r, j, n)), cnt * es);
       ex.publish(t);
       const int from = patterns::pairwise_from(r, j, n);
       copy(mptr(a.recv, from * a.count + c0, es), ex.in(from, t), cnt * es);
@@ -82,7 +82,7 @@ uint64_t alltoall_bruck(Exec& ex, const Args& a) {
       char* o = ex.out(b + s);
       size_t at = 0;
       for (int j = 0; j < n; ++j)
-        if (j & (1 << s)) copy(o + (at++) * pb, tmp + j * pb, pb);
+        if (j & (1 << s)) stage(ex.comm(), o + (at++) * pb, tmp + j * pb, pb);
       ex.publish(b + s);
       const char* in = ex.in(patterns::bruck_a2a_peer(r, s, n), b + s);
       at = 0;
@@ -120,7 +120,7 @@ uint64_t alltoallv_direct(Exec& ex, const Args& a) {
     char* o = ex.out(1 + k);
     for (int m = 0; m < n; ++m)
       if (a.scounts[m] > c0)
-        copy(o + static_cast<size_t>(m) * per * es, cptr(a.send, a.sdispls[m] + c0, es), std::min(per, a.scounts[m] - c0) * es);
+        stage(ex.comm(), o + static_cast<size_t>(m) * per * es, cptr(a.send, a.sdispls[m] + c0, es), std::min(per, a.scounts[m] - c0) * es);
     ex.publish(1 + k);
     for (int j = 0; j < n; ++j) {
       const int m = patterns::pairwise_from(r, j, n);

@@ -18,7 +18,7 @@ uint64_t reduce_scatter_direct(Exec& ex, const Args& a) {
     // publish the pieces of the other members' blocks
     char* o = ex.out(k);
     for (int m = 0; m < n; ++m)
-      if (m != r) copy(o + static_cast<size_t>(m) * per * es, cptr(a.send, m * a.count + c0, es), cnt * es);
+      if (m != r) stage(ex.comm(), o + static_cast<size_t>(m) * per * es, cptr(a.send, m * a.count + c0, es), cnt * es);
     ex.publish(k);
     // reduce my piece from everyone, in rank order
     Srcs s;
@@ -48,7 +48,7 @@ uint64_t reduce_scatter_ring(Exec& ex, const Args& a) {
     const uint64_t b = k * spc;
     ex.step(b);
     // prologue: my contribution to block r-1 starts its trip
-    copy(ex.out(b), cptr(a.send, block(r - 1) * a.count + c0, es), cnt * es);
+    stage(ex.comm(), ex.out(b), cptr(a.send, block(r - 1) * a.count + c0, es), cnt * es);
     ex.publish(b);
     for (int s = 0; s < n - 1; ++s) {
       ex.step(b + s);
@@ -85,7 +85,7 @@ uint64_t reduce_scatterv_direct(Exec& ex, const Args& a) {
     char* o = ex.out(k);
     for (int m = 0; m < n; ++m) {
       if (m == r || a.rcounts[m] <= c0) continue;
-      copy(o + static_cast<size_t>(m) * per * es, cptr(a.send, offs[m] + c0, es), std::min(per, a.rcounts[m] - c0) * es);
+      stage(ex.comm(), o + static_cast<size_t>(m) * per * es, cptr(a.send, offs[m] + c0, es), std::min(per, a.rcounts[m] - c0) * es);
     }
     ex.publish(k);
     if (a.rcounts[r] <= c0) continue;

@@ -19,7 +19,7 @@ uint64_t broadcast_direct(Exec& ex, const Args& a) {
     if (r == a.root) {
       // The root's own copy goes with each chunk it publishes, in the same pass over its input (in place:
       // staging only): the receivers start at once, and the input is read from memory once.
-      copy2(mptr(a.recv, c0, es), ex.out(k), cptr(a.send, c0, es), cnt * es, stream_out(a.count * es));
+      stage2(ex.comm(), mptr(a.recv, c0, es), ex.out(k), cptr(a.send, c0, es), cnt * es, stream_out(a.count * es));
       ex.publish(k);
     } else {
       copy(mptr(a.recv, c0, es), ex.in(a.root, k), cnt * es, stream_out(a.count * es));
@@ -42,7 +42,7 @@ uint64_t broadcast_chain(Exec& ex, const Args& a) {
     const char* src = pos == 0 ? cptr(a.send, c0, es) : ex.in(patterns::mod(r - 1, n), k);
     if (pos != 0) copy(mptr(a.recv, c0, es), src, cnt * es);
     if (pos != n - 1) {
-      copy(ex.out(k), src, cnt * es);
+      stage(ex.comm(), ex.out(k), src, cnt * es);
       ex.publish(k);
     }
   }
@@ -56,7 +56,7 @@ uint64_t reduce_oneshot(Exec& ex, const Args& a) {
   if (a.count == 0) return 0;
   ex.step(0);
   if (r != a.root) {
-    copy(ex.out(0), a.send, bytes);
+    stage(ex.comm(), ex.out(0), a.send, bytes);
     ex.publish(0);
     return 1;
   }
@@ -80,7 +80,7 @@ uint64_t reduce_direct(Exec& ex, const Args& a) {
     for (int m = 0; m < n; ++m) {
       if (m == r) continue;
       Range s = patterns::slice(cnt, n, m, al);
-      copy(o + s.begin * es, cptr(a.send, c0 + s.begin, es), s.size() * es);
+      stage(ex.comm(), o + s.begin * es, cptr(a.send, c0 + s.begin, es), s.size() * es);
     }
     ex.publish(t);
     Range my = patterns::slice(cnt, n, r, al);
@@ -114,7 +114,7 @@ uint64_t gather_direct(Exec& ex, const Args& a) {
     const size_t c0 = k * per, cnt = std::min(per, a.count - c0);
     ex.step(k);
     if (r != a.root) {
-      copy(ex.out(k), cptr(a.send, c0, es), cnt * es);
+      stage(ex.comm(), ex.out(k), cptr(a.send, c0, es), cnt * es);
       ex.publish(k);
       continue;
     }
@@ -137,7 +137,7 @@ uint64_t scatter_direct(Exec& ex, const Args& a) {
     if (r == a.root) {
       char* o = ex.out(k);
       for (int m = 0; m < n; ++m)
-        if (m != r) copy(o + static_cast<size_t>(m) * per * es, cptr(a.send, m * a.count + c0, es), cnt * es);
+        if (m != r) stage(ex.comm(), o + static_cast<size_t>(m) * per * es, cptr(a.send, m * a.count + c0, es), cnt * es);
       ex.publish(k);
     } else {
       copy(mptr(a.recv, c0, es), ex.in(a.root, k) + static_cast<size_t>(r) * per * es, cnt * es);
@@ -175,7 +175,7 @@ uint64_t gatherv_direct(Exec& ex, const Args& a) {
     const size_t c0 = k * per;
     ex.step(1 + k);
     if (!root) {
-      if (a.count > c0) copy(ex.out(1 + k), cptr(a.send, c0, es), std::min(per, a.count - c0) * es);
+      if (a.count > c0) stage(ex.comm(), ex.out(1 + k), cptr(a.send, c0, es), std::min(per, a.count - c0) * es);
       ex.publish(1 + k);
       continue;
     }
@@ -222,8 +222,8 @@ uint64_t scatterv_direct(Exec& ex, const Args& a) {
       char* o = ex.out(1 + k);
       for (int m = 0; m < n; ++m)
         if (m != r && a.scounts[m] > c0)
-          copy(o + static_cast<size_t>(m) * per * es, cptr(a.send, a.sdispls[m] + c0, es),
-               std::min(per, a.scounts[m] - c0) * es);
+          stage(ex.comm(), o + static_cast<size_t>(m) * per * es, cptr(a.send, a.sdispls[m] + c0, es),
+                std::min(per, a.scounts[m] - c0) * es);
       ex.publish(1 + k);
     } else if (a.count > c0) {
       copy(mptr(a.recv, c0, es), ex.in(a.root, 1 + k) + static_cast<size_t>(r) * per * es,
