@@ -117,12 +117,17 @@ struct Ctrl {
   // peer q's channel consumed by me).
 };
 
-// How a member writes its staging slots (algos/stage.cc): the cost of each kind of store, sampled from
-// large writes, and the kind in use.
+// How a member writes its staging slots (algos/stage.cc): ordinary or streaming stores, chosen per call
+// from the measured time of earlier calls of the same collective and size class with each.
+inline constexpr int kStageClasses = 10;  // per-rank payload 128 KiB, 256 KiB, ... 64 MiB and more
 struct StageStores {
-  double cost[2] = {0, 0};  // ns per byte of a staging write: ordinary stores (0), streaming stores (1)
-  uint32_t writes = 0;      // large staging writes made
-  bool stream = false;      // streaming stores in use
+  struct Entry {
+    double cost[2] = {0, 0};  // ns per byte of a whole call: ordinary stores (0), streaming stores (1)
+    uint32_t calls = 0;
+  };
+  Entry entry[kNumKinds][kStageClasses];
+  Entry* timing = nullptr;  // the entry the running call is timed for (null: not timed)
+  bool stream = false;      // the running call streams its large staging writes
   int forced = 0;           // TESSERA_STAGE_STORES: 0 auto, 1 ordinary, 2 streaming
 };
 // TESSERA_STAGE_STORES as StageStores::forced (a fatal error names a bad value).
@@ -172,6 +177,11 @@ struct Communicator {
   LLBuf& ll(int m, uint64_t call) const { return ctrl[m]->ll[call & 1]; }
   char* scratch_bytes(size_t n);
 };
+
+// Around each call (algos/stage.cc): chooses the call's kind of staging store (StageStores::stream) and
+// times the call.
+uint64_t stage_call_begin(Communicator& c, Kind kind, size_t bytes_per_rank);
+void stage_call_end(Communicator& c, uint64_t t0, size_t bytes_per_rank);
 
 // Creation and destruction: collective over the members (and, for split, over the parent).
 Result<Communicator*> comm_create_team(pgas::Team* team);

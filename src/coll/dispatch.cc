@@ -182,6 +182,7 @@ Status dispatch(Communicator& c, Kind kind, const Args& a, const Algorithm* forc
   d.algo = algo->id;
   d.root = rooted(kind) ? a.root : -1;
   d.count = counts_unshared(kind) ? 0 : total;
+  const uint64_t t0 = stage_call_begin(c, kind, per_rank * es);
   Exec ex(c, d, !algo->ll);
   uint64_t steps = algo->run(ex, a);
   uint64_t h = 0;
@@ -206,6 +207,7 @@ Status dispatch(Communicator& c, Kind kind, const Args& a, const Algorithm* forc
     ++steps;
   }
   ex.end(steps, h);
+  stage_call_end(c, t0, per_rank * es);
   return Status::ok();
 }
 

@@ -1,4 +1,4 @@
-// Staging stores: ordinary or streaming, chosen per member from the measured cost of each (common.h).
+// Staging stores: ordinary or streaming, chosen per call from the measured time of earlier calls (common.h).
 #include "base/config.h"
 #include "base/cpu.h"
 #include "base/status.h"
@@ -8,63 +8,30 @@ namespace tessera::coll::algos {
 namespace {
 const config::Var<std::string> kStores{
     "TESSERA_STAGE_STORES", "auto",
-    "Stores of large writes into collective staging: auto (each member times both kinds and uses streaming "
-    "stores while ordinary ones cost several times as much), ordinary or streaming"};
+    "Stores of large writes into collective staging: auto (each member times calls made with each kind and "
+    "uses the faster), ordinary or streaming"};
 
-// Writes below this use ordinary stores, untimed (copy() streams only from 64 KiB).
-constexpr size_t kTimedMin = size_t{64} << 10;
-// One large write in kProbeEvery uses the other kind of store, so that its cost stays known.
-constexpr uint32_t kProbeEvery = 32;
-// Streaming stores start when ordinary ones cost more than kEnter times as much per byte, and stop when
-// they cost less than kLeave times as much (the ratio measured 5-7 at 256 KiB and 1.3-3.8 at 64 MiB across
-// CCXs, 0.2-0.3 and 0.8-1.3 between CPUs sharing a cache).
-constexpr double kEnter = 2.0, kLeave = 1.5;
-
-void note(StageStores& s, bool streamed, uint64_t ns, size_t bytes) {
-  const double c = static_cast<double>(ns) / static_cast<double>(bytes);
-  double& e = s.cost[streamed];
-  e = e == 0 ? c : 0.75 * e + 0.25 * c;
-  if (s.cost[0] > 0 && s.cost[1] > 0) s.stream = s.cost[0] > (s.stream ? kLeave : kEnter) * s.cost[1];
-}
-
-// The kind of store for this write: the one in use, or the other one once in kProbeEvery writes.
-bool pick(StageStores& s) {
-  const uint32_t w = s.writes++;
-  if (s.forced) return s.stream = s.forced == 2;
-  return (w % kProbeEvery == kProbeEvery - 1) != s.stream;
-}
+// Writes below this use ordinary stores (copy() streams only from 64 KiB); calls below kTimedMin per rank
+// are not timed and use ordinary stores.
+constexpr size_t kStreamMin = size_t{64} << 10;
+constexpr size_t kTimedMin = size_t{128} << 10;
+// Of every kExplore calls of a collective and size class, one runs with each kind of store whatever the
+// choice, so that both costs stay current (the host may move the CPUs meanwhile).
+constexpr uint32_t kExplore = 32;
 }  // namespace
 
-bool stage_streams(const Communicator& c, size_t bytes) {
-  return bytes >= kTimedMin && (c.stores.forced ? c.stores.forced == 2 : c.stores.stream);
-}
+bool stage_streams(const Communicator& c, size_t bytes) { return bytes >= kStreamMin && c.stores.stream; }
 
 void stage(Communicator& c, void* slot, const void* src, size_t bytes) {
-  if (bytes < kTimedMin) return copy(slot, src, bytes);
-  StageStores& s = c.stores;
-  const bool st = pick(s);
-  const uint64_t t0 = fast_now_ns();
-  copy(slot, src, bytes, st);
-  note(s, st, fast_now_ns() - t0, bytes);
+  copy(slot, src, bytes, stage_streams(c, bytes));
 }
 
 void stage2(Communicator& c, void* out, void* slot, const void* src, size_t bytes, bool stream_out) {
-  if (bytes < kTimedMin || out == src) {
-    if (out == src) return stage(c, slot, src, bytes);
-    return copy2(out, slot, src, bytes, stream_out);
-  }
-  StageStores& s = c.stores;
-  const bool st = pick(s);
-  const uint64_t t0 = fast_now_ns();
-  // Ordinary stores: one pass writing both. Streaming ones: the slot, then the output from src (in cache
-  // now). Either way the time of both writes is what the member pays.
-  if (st) {
-    copy(slot, src, bytes, true);
-    copy(out, src, bytes, stream_out);
-  } else {
-    copy2(out, slot, src, bytes, stream_out);
-  }
-  note(s, st, fast_now_ns() - t0, bytes);
+  if (out == src) return stage(c, slot, src, bytes);
+  if (!stage_streams(c, bytes)) return copy2(out, slot, src, bytes, stream_out);
+  // Streaming stores to the slot, then the output from src (in cache now).
+  copy(slot, src, bytes, true);
+  copy(out, src, bytes, stream_out);
 }
 
 }  // namespace tessera::coll::algos
@@ -80,5 +47,41 @@ int stage_stores_setting() {
     return 0;
   }();
   return f;
+}
+
+// Every member makes the same calls, so every member's count of an entry is the same and the calls run with
+// one kind of store on every member are the same calls: the first of an entry warms up (page faults) and
+// runs ordinary, the second ordinary and the third streaming are timed, then each member uses the kind
+// with the lower time per byte, except on the calls that keep the other one measured.
+uint64_t stage_call_begin(Communicator& c, Kind kind, size_t bytes_per_rank) {
+  StageStores& s = c.stores;
+  s.timing = nullptr;
+  if (s.forced || bytes_per_rank < algos::kTimedMin) {
+    s.stream = s.forced == 2;
+    return 0;
+  }
+  int cls = 0;
+  for (size_t b = bytes_per_rank / algos::kTimedMin; b > 1 && cls < kStageClasses - 1; b >>= 1) ++cls;
+  StageStores::Entry& e = s.entry[static_cast<int>(kind)][cls];
+  const uint32_t k = e.calls++;
+  if (k == 0) {
+    s.stream = false;
+    return 0;
+  }
+  if (k <= 2) s.stream = k == 2;
+  else if (k % algos::kExplore == 0) s.stream = false;
+  else if (k % algos::kExplore == algos::kExplore / 2) s.stream = true;
+  else s.stream = e.cost[1] < e.cost[0];
+  s.timing = &e;
+  return fast_now_ns();
+}
+
+void stage_call_end(Communicator& c, uint64_t t0, size_t bytes_per_rank) {
+  StageStores& s = c.stores;
+  if (!s.timing) return;
+  const double ns = static_cast<double>(fast_now_ns() - t0) / static_cast<double>(bytes_per_rank);
+  double& e = s.timing->cost[s.stream];
+  e = e == 0 ? ns : 0.7 * e + 0.3 * ns;
+  s.timing = nullptr;
 }
 }  // namespace tessera::coll
