@@ -28,6 +28,9 @@ bool oneshot_fits(const Shape& s) { return fits_slot(s) && s.bytes <= kOneShotMa
 bool cma(const Shape& s) { return s.cma && small_n(s); }
 // A process_vm_readv call: syscall entry plus the permission check and page-table walk of the call.
 constexpr double kCmaCall = 2e-6;
+// process_vm_readv's rate per byte for a member whose own buffers (input + output) take `footprint` bytes:
+// the in-cache rate while a loop of calls finds them in cache, the memory rate beyond (model.h).
+double CMAB(const M& m, double footprint) { return footprint <= m.cache_bytes ? m.cma_beta : m.cma_beta_mem; }
 // Reductions through an L2-sized bounce buffer: one process_vm_readv per peer and MiB.
 double CMAR(const Shape& s) { return std::ceil(B(s) / double(1 << 20)) * kCmaCall; }
 bool fits_ll(const Shape& s) { return small_n(s) && s.bytes <= kLLBytes; }
@@ -80,7 +83,7 @@ const Algorithm kAlgorithms[] = {
      "copies the other slices from their outputs; 3 steps whatever the size", true, cma,
      [](const Shape& s, const M& m) {
        return 3 * alpha_of(s, m) + (N(s) - 1) * (2 * kCmaCall) + CMAR(s) / N(s) +
-              2 * (N(s) - 1) / N(s) * B(s) * m.cma_beta + B(s) * m.gamma;
+              2 * (N(s) - 1) / N(s) * B(s) * CMAB(m, 2 * B(s)) + B(s) * m.gamma;
      },
      algos::allreduce_cma},
     {Kind::kAllreduce, 8, "ll",
@@ -106,7 +109,7 @@ const Algorithm kAlgorithms[] = {
      cma,
      [](const Shape& s, const M& m) {
        return 2 * alpha_of(s, m) + (N(s) - 1) * kCmaCall + CMAR(s) * (N(s) - 1) / N(s) +
-              (N(s) - 1) * B(s) * m.cma_beta + N(s) * B(s) * m.gamma;
+              (N(s) - 1) * B(s) * CMAB(m, (N(s) + 1) * B(s)) + N(s) * B(s) * m.gamma;
      },
      algos::reduce_scatter_cma},
     {Kind::kReduceScatterv, 0, "direct", "reduce_scatter with per-member counts, direct reads", true, small_n,
@@ -132,7 +135,8 @@ const Algorithm kAlgorithms[] = {
     {Kind::kAllgather, 3, "cma", "single copy: one process_vm_readv per peer straight into place; 2 steps", true,
      cma,
      [](const Shape& s, const M& m) {
-       return 2 * alpha_of(s, m) + (N(s) - 1) * kCmaCall + (N(s) - 1) * B(s) * m.cma_beta + B(s) * m.beta;
+       return 2 * alpha_of(s, m) + (N(s) - 1) * kCmaCall + (N(s) - 1) * B(s) * CMAB(m, (N(s) + 1) * B(s)) +
+              B(s) * m.beta;
      },
      algos::allgather_cma},
     {Kind::kAllgatherv, 0, "direct", "allgather with per-member counts, direct reads", true, any,
@@ -153,14 +157,14 @@ const Algorithm kAlgorithms[] = {
      algos::broadcast_chain},
     {Kind::kBroadcast, 2, "cma", "single copy: every member reads the root's buffer with process_vm_readv; 2 steps",
      true, cma,
-     [](const Shape& s, const M& m) { return 2 * alpha_of(s, m) + kCmaCall + B(s) * m.cma_beta; },
+     [](const Shape& s, const M& m) { return 2 * alpha_of(s, m) + kCmaCall + B(s) * CMAB(m, B(s)); },
      algos::broadcast_cma},
     {Kind::kBroadcast, 3, "cma_split",
      "single copy shared by root and receivers: the root writes 1/n of each receiver's buffer with "
      "process_vm_writev while the receivers read the rest; 2 steps (members must not outnumber CPUs)",
      true, [](const Shape& s) { return cma(s) && !s.oversubscribed; },
      [](const Shape& s, const M& m) {
-       return 2 * alpha_of(s, m) + N(s) * kCmaCall + (N(s) - 1) / N(s) * B(s) * m.cma_beta;
+       return 2 * alpha_of(s, m) + N(s) * kCmaCall + (N(s) - 1) / N(s) * B(s) * CMAB(m, B(s));
      },
      algos::broadcast_cma_split},
     // ---- reduce
@@ -207,7 +211,8 @@ const Algorithm kAlgorithms[] = {
     {Kind::kAlltoall, 3, "cma",
      "single copy: every member reads its piece of each peer's input with process_vm_readv; 2 steps", true, cma,
      [](const Shape& s, const M& m) {
-       return 2 * alpha_of(s, m) + (N(s) - 1) * kCmaCall + (N(s) - 1) * B(s) * m.cma_beta + B(s) * m.beta;
+       return 2 * alpha_of(s, m) + (N(s) - 1) * kCmaCall + (N(s) - 1) * B(s) * CMAB(m, 2 * N(s) * B(s)) +
+              B(s) * m.beta;
      },
      algos::alltoall_cma},
     {Kind::kAlltoallv, 0, "direct", "count matrix exchange, then direct reads of every member's pieces", true,

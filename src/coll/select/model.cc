@@ -23,12 +23,12 @@ namespace {
 const config::Var<std::string> kModelFile{
     "TESSERA_COLL_MODEL", "",
     "File with the collective cost model ('alpha=<s> beta=<s/byte> gamma=<s/byte>', optionally "
-    "'cma_beta=<s/byte>'); empty: the per-host cache, measured on first use"};
+    "'cma_beta=<s/byte>', 'cma_beta_mem=<s/byte>', 'cache_bytes=<bytes>'); empty: the per-host cache, measured on first use"};
 
-// need_cma: the per-host cache must carry cma_beta (older caches are measured again); a user's file may
-// leave it out (default: 3 beta).
+// need_cma: the per-host cache must carry cma_beta and cma_beta_mem (older caches are measured again); a
+// user's file may leave them out (default cma_beta: 3 beta; cma_beta_mem: cma_beta, with no cache limit).
 bool parse(const std::string& text, ModelParams* m, bool need_cma) {
-  bool cma = false;
+  bool cma = false, mem = false, cache = false;
   std::istringstream in(text);
   std::string tok;
   int got = 0;
@@ -44,9 +44,12 @@ bool parse(const std::string& text, ModelParams* m, bool need_cma) {
     else if (k == "gamma") m->gamma = v, ++got;
     else if (k == "oversub_alpha") m->oversub_alpha = v;
     else if (k == "cma_beta") m->cma_beta = v, cma = true;
+    else if (k == "cma_beta_mem") m->cma_beta_mem = v, mem = true;
+    else if (k == "cache_bytes") m->cache_bytes = v, cache = true;
   }
   if (!cma) m->cma_beta = 3 * m->beta;
-  return got == 3 && (cma || !need_cma);
+  if (!mem) m->cma_beta_mem = m->cma_beta;
+  return got == 3 && ((cma && mem && cache) || !need_cma);
 }
 
 std::string cache_path() {
@@ -57,12 +60,13 @@ std::string cache_path() {
   char host[64] = {};
   gethostname(host, sizeof host - 1);
   // The version in the name: caches written by an older way of measuring are measured again.
-  return dir + "/coll-model-v2-" + host + ".txt";
+  return dir + "/coll-model-v3-" + host + ".txt";
 }
 
-double seconds_of(auto&& f) {
+// The best of `reps` runs (the 1 MiB copies are a few tens of microseconds: 9 runs ride out a preemption).
+double seconds_of(auto&& f, int reps = 9) {
   double best = 1e9;
-  for (int rep = 0; rep < 3; ++rep) {
+  for (int rep = 0; rep < reps; ++rep) {
     auto t0 = std::chrono::steady_clock::now();
     f();
     best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
@@ -93,6 +97,28 @@ ModelParams measure() {
     }
   });
   m.cma_beta = cma_ok ? std::max(m.beta, tk / static_cast<double>(n)) : 3 * m.beta;
+  m.cma_beta_mem = m.cma_beta;
+  // cache_bytes: the largest footprint (source + destination) whose repeated copy still runs at 0.7 of the
+  // 1 MiB rate, probing 8 to 64 MiB; cma_beta_mem: process_vm_readv at a 64 MiB footprint, repeated as a
+  // loop of calls repeats it. About 30 ms, once per host.
+  if (cma_ok) {
+    const size_t big = size_t{32} << 20;
+    std::vector<char> x(big, 1), y(big, 2);
+    m.cache_bytes = 4.0 * static_cast<double>(n);
+    for (size_t half = size_t{4} << 20; half <= big; half *= 2) {
+      double t = seconds_of([&] { memcopy(y.data(), x.data(), half); }, 5);
+      if (t / static_cast<double>(half) > m.beta / 0.7) break;
+      m.cache_bytes = 2.0 * static_cast<double>(half);
+    }
+    double tm = seconds_of([&] {
+      for (size_t o = 0; o < big && cma_ok; o += n) {
+        iovec l{y.data() + o, n};
+        iovec r{x.data() + o, n};
+        cma_ok = process_vm_readv(getpid(), &l, 1, &r, 1, 0) == static_cast<ssize_t>(n);
+      }
+    }, 5);
+    if (cma_ok) m.cma_beta_mem = std::max(m.cma_beta, tm / static_cast<double>(big));
+  }
   // alpha: one cache-line handoff between cores is ~0.1-0.3 us; a step also polls n flags. Measuring it
   // needs two PEs at once, so the default stands (override it with a model file).
   std::snprintf(m.source, sizeof m.source, "measured");
@@ -133,8 +159,9 @@ ModelParams load_model() {
       std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
       std::string tmp = path + "." + std::to_string(getpid());
       if (std::FILE* f = std::fopen(tmp.c_str(), "w")) {
-        std::fprintf(f, "alpha=%.6g beta=%.6g gamma=%.6g oversub_alpha=%.6g cma_beta=%.6g\n", m.alpha, m.beta,
-                     m.gamma, m.oversub_alpha, m.cma_beta);
+        std::fprintf(f, "alpha=%.6g beta=%.6g gamma=%.6g oversub_alpha=%.6g cma_beta=%.6g cma_beta_mem=%.6g "
+                     "cache_bytes=%.6g\n", m.alpha, m.beta, m.gamma, m.oversub_alpha, m.cma_beta, m.cma_beta_mem,
+                     m.cache_bytes);
         std::fclose(f);
         std::filesystem::rename(tmp, path, ec);
       }
@@ -146,8 +173,9 @@ ModelParams load_model() {
 
 std::string describe(const ModelParams& m) {
   return fmt::format("alpha {:.2f} us/step ({:.1f} us oversubscribed), beta {:.1f} GB/s copy, gamma {:.1f} GB/s "
-                     "reduce input, cma_beta {:.1f} GB/s process_vm_readv ({})",
-                     m.alpha * 1e6, m.oversub_alpha * 1e6, 1e-9 / m.beta, 1e-9 / m.gamma, 1e-9 / m.cma_beta, m.source);
+                     "reduce input, cma_beta {:.1f} GB/s process_vm_readv ({:.1f} GB/s beyond {:.0f} MiB) ({})",
+                     m.alpha * 1e6, m.oversub_alpha * 1e6, 1e-9 / m.beta, 1e-9 / m.gamma, 1e-9 / m.cma_beta,
+                     1e-9 / m.cma_beta_mem, std::min(m.cache_bytes, 1e12) / double(1 << 20), m.source);
 }
 
 }  // namespace tessera::coll

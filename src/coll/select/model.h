@@ -5,8 +5,13 @@
 //   cma_beta: seconds per byte copied from another process by the kernel (process_vm_readv: syscall, page
 //          pinning, kernel copy); measured on our VMs at 1.7-4x beta, so the single-copy algorithms win
 //          only where the kernel copies about as fast as user space
+//   cma_beta_mem, cache_bytes: the kernel copy's rate once a member's buffers (its input and output) outgrow
+//          cache_bytes, the largest footprint a repeated copy still finds in cache. On the Zen 5 VM it fell
+//          from 17-20 to 5-7 GB/s between 4 and 16 MiB copied, where staged copies keep their staging in
+//          L2 and lose less; priced in cache, the single-copy alltoall was chosen at 64 MiB and took
+//          7.4-8.6 ms against the staged one's 4.9-5.7
 // Parameters come from, in order: TESSERA_COLL_MODEL=<file> ("alpha=... beta=... gamma=..." in seconds),
-// a per-host cache (~/.cache/tessera/coll-model-v2-<host>.txt, or $XDG_CACHE_HOME), or a quick measurement
+// a per-host cache (~/.cache/tessera/coll-model-v3-<host>.txt, or $XDG_CACHE_HOME), or a quick measurement
 // (about 20 ms) that is then written to the cache. Rank 0 of a communicator decides and publishes its
 // parameters in shared memory so every member selects the same algorithm.
 #pragma once
@@ -20,6 +25,8 @@ struct ModelParams {
   double gamma = 1.0 / 10e9;
   double oversub_alpha = 4e-6;  // alpha when members outnumber CPUs (a wait may need a context switch)
   double cma_beta = 3.0 / 8e9;  // seconds per byte copied from a peer by process_vm_readv (coll/cma.h)
+  double cma_beta_mem = 3.0 / 8e9;  // the same once a member's buffers exceed cache_bytes
+  double cache_bytes = 1e18;        // footprint (bytes) a repeated copy still finds in cache
   char source[48] = "default";  // "file", "cache", "measured", "default"
 };
 
