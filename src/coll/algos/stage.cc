@@ -1,4 +1,6 @@
 // Staging stores: ordinary or streaming, chosen per call from the measured time of earlier calls (common.h).
+#include <algorithm>
+
 #include "base/config.h"
 #include "base/cpu.h"
 #include "base/status.h"
@@ -18,6 +20,11 @@ constexpr size_t kTimedMin = size_t{128} << 10;
 // Of every kExplore calls of a collective and size class, one runs with each kind of store whatever the
 // choice, so that both costs stay current (the host may move the CPUs meanwhile).
 constexpr uint32_t kExplore = 32;
+// The first timed calls of an entry alternate the two kinds (ordinary first), three of each: at 1 MiB and
+// 2 ranks, one of each (the best being kept from then on by a mean) left allgather on ordinary stores in 7
+// runs of 8, at 104-114 us a call against streaming's 44-56. From 8 MiB per rank a call outlasts a
+// preemption's noise and one of each is enough (a benchmark's few calls of 64 MiB are not spent exploring).
+constexpr uint32_t first_timed(size_t bytes_per_rank) { return bytes_per_rank >= (size_t{8} << 20) ? 2 : 6; }
 }  // namespace
 
 bool stage_streams(const Communicator& c, size_t bytes) { return bytes >= kStreamMin && c.stores.stream; }
@@ -51,8 +58,9 @@ int stage_stores_setting() {
 
 // Every member makes the same calls, so every member's count of an entry is the same and the calls run with
 // one kind of store on every member are the same calls: the first of an entry warms up (page faults) and
-// runs ordinary, the second ordinary and the third streaming are timed, then each member uses the kind
-// with the lower time per byte, except on the calls that keep the other one measured.
+// runs ordinary, the next first_timed() alternate ordinary and streaming and are timed (each kind's best
+// kept), then each member uses the kind with the lower mean time per byte, except on the calls that keep
+// the other one measured.
 uint64_t stage_call_begin(Communicator& c, Kind kind, size_t bytes_per_rank) {
   StageStores& s = c.stores;
   s.timing = nullptr;
@@ -68,7 +76,7 @@ uint64_t stage_call_begin(Communicator& c, Kind kind, size_t bytes_per_rank) {
     s.stream = false;
     return 0;
   }
-  if (k <= 2) s.stream = k == 2;
+  if (k <= algos::first_timed(bytes_per_rank)) s.stream = k % 2 == 0;
   else if (k % algos::kExplore == 0) s.stream = false;
   else if (k % algos::kExplore == algos::kExplore / 2) s.stream = true;
   else s.stream = e.cost[1] < e.cost[0];
@@ -81,7 +89,10 @@ void stage_call_end(Communicator& c, uint64_t t0, size_t bytes_per_rank) {
   if (!s.timing) return;
   const double ns = static_cast<double>(fast_now_ns() - t0) / static_cast<double>(bytes_per_rank);
   double& e = s.timing->cost[s.stream];
-  e = e == 0 ? ns : 0.7 * e + 0.3 * ns;
+  // The first timed calls keep each kind's best (one preempted call must not hold a kind back for dozens
+  // of calls); later ones follow its mean.
+  if (e == 0) e = ns;
+  else e = s.timing->calls <= algos::first_timed(bytes_per_rank) + 1 ? std::min(e, ns) : 0.7 * e + 0.3 * ns;
   s.timing = nullptr;
 }
 }  // namespace tessera::coll
