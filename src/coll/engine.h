@@ -83,12 +83,14 @@ class Exec {
   }
 };
 
-// The 32-bit form of a call description carried in LL flags: exact for LL calls (count < 2^20).
-static_assert(kLLBytes < (size_t{1} << 20), "ll_tag() keeps 20 bits of count");
+// The 32-bit form of a call description carried in LL flags: exact for LL calls (count < 2^11, a root
+// below 511: LL algorithms support up to 256 members).
+static_assert(kLLBytes < (size_t{1} << 11), "ll_tag() keeps 11 bits of count");
 static_assert(kNumKinds <= 32 && kNumDTypes <= 16 && kNumOps <= 8, "ll_tag() field widths");
 inline uint32_t ll_tag(const CallDesc& d) {
   return static_cast<uint32_t>(d.kind) << 27 | static_cast<uint32_t>(d.dtype) << 23 |
-         static_cast<uint32_t>(d.op) << 20 | static_cast<uint32_t>(d.count & 0xfffff);
+         static_cast<uint32_t>(d.op) << 20 | (static_cast<uint32_t>(d.root + 1) & 0x1ff) << 11 |
+         static_cast<uint32_t>(d.count & 0x7ff);
 }
 
 // The text printed when a wait expires: what this member waited for and every member's flight recorder.

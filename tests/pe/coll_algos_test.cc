@@ -134,17 +134,94 @@ TEST(Allreduce, LLInterleavedWithSteppedCalls) {
     switch (round % 3) {
       case 0: check_reduction(Kind::kAllreduce, oneshot, 5, false, DType::kFloat32, Op::kMax); break;
       case 1: check_reduction(Kind::kAllreduce, ll, 0, false, DType::kFloat32, Op::kSum); break;
-      case 2: {  // a broadcast root waits for nobody but its right neighbour
+      case 2: {  // a stepped broadcast: its root waits for nobody but its right neighbour
         std::vector<int32_t> b(9, c.rank == round % n ? round : -1);
         Args x;
         x.send = x.recv = b.data();
         x.count = b.size();
         x.dtype = DType::kInt32;
         x.root = round % n;
-        run(c, Kind::kBroadcast, x);
+        run(c, Kind::kBroadcast, x, find_algorithm(Kind::kBroadcast, "direct"));
         EXPECT_EQ(b, std::vector<int32_t>(9, round));
         break;
       }
+    }
+  }
+}
+
+// The LL allgather, broadcast and reduce up to the LL limit, every root in turn, between stepped calls
+// and LL calls of count 0 (which leave the reuse of LL buffers to be proved by waiting: ll.cc).
+TEST(LL, AllgatherBroadcastReduceEveryRootUpToTheLimitBetweenSteppedCalls) {
+  Communicator& c = world();
+  const int n = c.size, r = c.rank;
+  const Algorithm* ag = find_algorithm(Kind::kAllgather, "ll");
+  const Algorithm* bc = find_algorithm(Kind::kBroadcast, "ll");
+  const Algorithm* rd = find_algorithm(Kind::kReduce, "ll");
+  const Algorithm* stepped = find_algorithm(Kind::kAllgather, "direct");
+  ASSERT_TRUE(ag && bc && rd && stepped);
+  const size_t sizes[] = {1, 7, 56, 57, 200, kLLBytes};  // bytes: inline in the flag's line, or not
+  for (int round = 0; round < 24; ++round) {
+    const size_t bytes = sizes[round % 6];
+    const int root = round % n;
+    SCOPED_TRACE("round " + std::to_string(round) + ", " + std::to_string(bytes) + " bytes, root " +
+                 std::to_string(root));
+    // allgather of uint8, in place on odd rounds
+    std::vector<uint8_t> in(bytes), out(bytes * n, 0xee);
+    for (size_t i = 0; i < bytes; ++i) in[i] = static_cast<uint8_t>(r * 31 + i * 7 + round);
+    Args g;
+    g.count = bytes;
+    g.dtype = DType::kUint8;
+    g.recv = out.data();
+    if (round % 2) std::memcpy(out.data() + r * bytes, in.data(), bytes);
+    g.send = round % 2 ? static_cast<const void*>(out.data() + r * bytes) : in.data();
+    run(c, Kind::kAllgather, g, ag);
+    size_t wrong = 0;
+    for (int m = 0; m < n; ++m)
+      for (size_t i = 0; i < bytes; ++i) wrong += out[m * bytes + i] != static_cast<uint8_t>(m * 31 + i * 7 + round);
+    EXPECT_EQ(wrong, 0u) << "allgather";
+    // broadcast of uint8 from `root`, out of place on even rounds
+    std::vector<uint8_t> b(bytes, r == root ? static_cast<uint8_t>(round + 1) : 0), o(bytes, 0);
+    Args x;
+    x.count = bytes;
+    x.dtype = DType::kUint8;
+    x.root = root;
+    x.send = b.data();
+    x.recv = round % 2 ? b.data() : o.data();
+    run(c, Kind::kBroadcast, x, bc);
+    EXPECT_EQ(std::vector<uint8_t>(static_cast<uint8_t*>(x.recv), static_cast<uint8_t*>(x.recv) + bytes),
+              std::vector<uint8_t>(bytes, static_cast<uint8_t>(round + 1))) << "broadcast";
+    // reduce (sum of int32) to `root`
+    const size_t count = std::max<size_t>(bytes / 4, 1);
+    std::vector<int32_t> v(count), sum(count, -1);
+    for (size_t i = 0; i < count; ++i) v[i] = static_cast<int32_t>(r * 1000 + i);
+    Args d;
+    d.count = count;
+    d.dtype = DType::kInt32;
+    d.op = Op::kSum;
+    d.root = root;
+    d.send = v.data();
+    d.recv = sum.data();
+    run(c, Kind::kReduce, d, rd);
+    if (r == root) {
+      for (size_t i = 0; i < count; ++i)
+        ASSERT_EQ(sum[i], static_cast<int32_t>(1000 * n * (n - 1) / 2 + n * i)) << "reduce, element " << i;
+    }
+    // between rounds: a stepped call, or an LL call of count 0
+    if (round % 3 == 0) {
+      std::vector<float> a(3, 1.0f), all(3 * n);
+      Args s;
+      s.count = 3;
+      s.dtype = DType::kFloat32;
+      s.send = a.data();
+      s.recv = all.data();
+      run(c, Kind::kAllgather, s, stepped);
+      EXPECT_EQ(all, std::vector<float>(3 * n, 1.0f));
+    } else if (round % 3 == 1) {
+      Args z;
+      z.count = 0;
+      z.dtype = DType::kUint8;
+      z.root = root;
+      run(c, Kind::kBroadcast, z, bc);
     }
   }
 }

@@ -1,7 +1,13 @@
-// Algorithms on the LL protocol (engine.h: ll_out/ll_publish/ll_in): small allreduce and the barrier.
-// One wait per peer and no step counters; the payload is at most kLLBytes.
+// Algorithms on the LL protocol (engine.h: ll_out/ll_publish/ll_in): small allreduce, allgather,
+// broadcast and reduce, and the barrier. One wait per peer and no step counters; the payload is at most
+// kLLBytes. Every member publishes a flag and reads every peer's, also where it needs no peer's data (the
+// root of a broadcast, the receivers of a reduce): each member then sees every peer's call description
+// (a root that differs is a mismatch, not a silent result) and every call proves that its peers have
+// left call s-1, so call s+1 may rewrite the buffers of s-1 without waiting (ll.cc in coll/).
 #include "coll/algos/algos.h"
 #include "coll/algos/common.h"
+
+#include <cstring>
 
 namespace tessera::coll::algos {
 
@@ -19,6 +25,57 @@ uint64_t allreduce_ll(Exec& ex, const Args& a) {
   // buffer is private and in cache.
   Srcs s;
   for (int m = 0; m < n; ++m) s.add(m == ex.rank() ? a.send : ex.ll_in(m, bytes));
+  reduce(a.recv, s.p, n, a.count, a.dtype, a.op, divisor(a, n));
+  return 0;
+}
+
+// Every member publishes its piece; each copies every member's into place (mine from my input).
+uint64_t allgather_ll(Exec& ex, const Args& a) {
+  const int n = ex.size(), r = ex.rank();
+  if (a.count == 0) return 0;
+  const size_t bytes = a.count * esize(a);
+  ex.ll_put(a.send, bytes);
+  char* out = static_cast<char*>(a.recv);
+  for (int m = 0; m < n; ++m) {
+    const char* src = m == r ? static_cast<const char*>(a.send) : ex.ll_in(m, bytes);
+    if (out + m * bytes != src) std::memcpy(out + m * bytes, src, bytes);
+  }
+  return 0;
+}
+
+// The root publishes its buffer, the others a flag; each receiver copies the root's payload.
+uint64_t broadcast_ll(Exec& ex, const Args& a) {
+  const int n = ex.size(), r = ex.rank();
+  if (a.count == 0) return 0;
+  const size_t bytes = a.count * esize(a);
+  if (r == a.root) {
+    ex.ll_put(a.send, bytes);
+    if (a.recv != a.send) std::memcpy(a.recv, a.send, bytes);
+  } else {
+    ex.ll_out(0);
+    ex.ll_publish();
+  }
+  for (int m = 0; m < n; ++m) {
+    if (m == r) continue;
+    const char* p = ex.ll_in(m, m == a.root ? bytes : 0);
+    if (m == a.root) std::memcpy(a.recv, p, bytes);
+  }
+  return 0;
+}
+
+// Every member publishes its input; the root reduces all n in rank order (canonical, as allreduce_ll).
+uint64_t reduce_ll(Exec& ex, const Args& a) {
+  const int n = ex.size(), r = ex.rank();
+  if (a.count == 0) return 0;
+  const size_t bytes = a.count * esize(a);
+  ex.ll_put(a.send, bytes);
+  if (r != a.root) {
+    for (int m = 0; m < n; ++m)
+      if (m != r) ex.ll_in(m, bytes);
+    return 0;
+  }
+  Srcs s;
+  for (int m = 0; m < n; ++m) s.add(m == r ? a.send : ex.ll_in(m, bytes));
   reduce(a.recv, s.p, n, a.count, a.dtype, a.op, divisor(a, n));
   return 0;
 }

@@ -139,6 +139,11 @@ const Algorithm kAlgorithms[] = {
               B(s) * m.beta;
      },
      algos::allgather_cma},
+    {Kind::kAllgather, 8, "ll",
+     "LL protocol: every member writes its piece and the call number into its own cache lines, then copies "
+     "every member's; one wait per peer (up to 512 B per member)", true, fits_ll,
+     [](const Shape& s, const M& m) { return (s.bytes ? kLLStep * alpha_of(s, m) : 0) + (N(s) + 1) * B(s) * m.beta; },
+     algos::allgather_ll, true},
     {Kind::kAllgatherv, 0, "direct", "allgather with per-member counts, direct reads", true, any,
      [](const Shape& s, const M& m) { return alpha_of(s, m) + N(s) * B(s) * m.beta; }, algos::allgatherv_direct},
     // ---- broadcast
@@ -167,6 +172,11 @@ const Algorithm kAlgorithms[] = {
        return 2 * alpha_of(s, m) + N(s) * kCmaCall + (N(s) - 1) / N(s) * B(s) * CMAB(m, B(s));
      },
      algos::broadcast_cma_split},
+    {Kind::kBroadcast, 8, "ll",
+     "LL protocol: the root writes its buffer and the call number into its cache lines, the others a flag; "
+     "one wait per peer (up to 512 B)", true, fits_ll,
+     [](const Shape& s, const M& m) { return (s.bytes ? kLLStep * alpha_of(s, m) : 0) + 2 * B(s) * m.beta; },
+     algos::broadcast_ll, true},
     // ---- reduce
     {Kind::kReduce, 0, "oneshot", "every member publishes its input, the root reduces all; 1 step", true,
      fits_slot, [](const Shape& s, const M& m) { return (s.bytes ? alpha_of(s, m) : 0) + B(s) * m.beta + N(s) * B(s) * m.gamma; },
@@ -175,6 +185,11 @@ const Algorithm kAlgorithms[] = {
      "each member reduces 1/n of every chunk, the root gathers the slices; 2 steps per chunk", true, small_n,
      [](const Shape& s, const M& m) { return 2 * CH(s, S(s)) * alpha_of(s, m) + 2 * B(s) * m.beta + B(s) * m.gamma; },
      algos::reduce_direct},
+    {Kind::kReduce, 8, "ll",
+     "LL protocol: every member writes its input and the call number into its own cache lines, the root "
+     "reduces all n inputs; one wait per peer (up to 512 B)", true, fits_ll,
+     [](const Shape& s, const M& m) { return (s.bytes ? kLLStep * alpha_of(s, m) : 0) + B(s) * m.beta + N(s) * B(s) * m.gamma; },
+     algos::reduce_ll, true},
     // ---- gather, scatter
     {Kind::kGather, 0, "direct", "every member publishes its piece, the root copies them; 1 step per chunk",
      true, any, [](const Shape& s, const M& m) { return CH(s, S(s)) * alpha_of(s, m) + N(s) * B(s) * m.beta; },
