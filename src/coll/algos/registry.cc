@@ -24,6 +24,13 @@ bool fits_slot(const Shape& s) { return small_n(s) && s.bytes <= s.slot_bytes; }
 // (2 ranks, Zen 5: 12 against 19.5 GB/s for direct and ring at 2 MiB, a tie at 512 KiB).
 constexpr size_t kOneShotMax = size_t{512} << 10;
 constexpr double kRingEfficiency = 0.85;
+// Broadcast `direct` overlaps the root's copy into staging with the receivers' copies out of it, but the
+// receivers read lines the root has just written: at 2 ranks on the Zen 5 VM it measured 1.6-2.2x its
+// overlapped copy time from 4 to 64 MiB (8 MiB: 388-395 us, 16 MiB: 695-786, 64 MiB: 2.7-2.9 ms), and
+// selection kept it where `cma_split` measured 1.3-1.5x faster (4-8 MiB). Not when members outnumber
+// CPUs: there `cma_split` does not apply and `cma` measured 1.3-2.9x slower than `direct` at 1-2 MiB (4
+// ranks on 2 CPUs), as the unscaled costs order them.
+constexpr double kBroadcastEfficiency = 0.5;
 bool oneshot_fits(const Shape& s) { return fits_slot(s) && s.bytes <= kOneShotMax; }
 bool cma(const Shape& s) { return s.cma && small_n(s); }
 // A process_vm_readv call: syscall entry plus the permission check and page-table walk of the call.
@@ -153,7 +160,8 @@ const Algorithm kAlgorithms[] = {
      // chunk. Broadcast costs are those of the in-place form (MPI_Bcast, torch.distributed.broadcast); out of
      // place, the root also copies its input to its output (from cache in this algorithm, between chunks).
      true, any, [](const Shape& s, const M& m) {
-       return CH(s, S(s)) * alpha_of(s, m) + (B(s) + std::min(B(s), S(s))) * m.beta;
+       return CH(s, S(s)) * alpha_of(s, m) + (B(s) + std::min(B(s), S(s))) * m.beta /
+                                                  (s.oversubscribed ? 1.0 : kBroadcastEfficiency);
      },
      algos::broadcast_direct_zc},
     {Kind::kBroadcast, 1, "chain", "pipelined chain from the root: each member copies from its predecessor",

@@ -109,6 +109,33 @@ TEST(Select, SingleCopyPricedByFootprint) {
   EXPECT_STREQ(select(b, m, false).algo->name, "cma_split");
 }
 
+// The parameters measured on the Zen 5 VM: broadcast `direct` is priced at half its overlapped copy rate
+// (its receivers read lines the root has just written), so the shared single copy wins at 4-8 MiB and 2
+// ranks, and not when members outnumber CPUs (cma_split then does not apply and cma is dearer).
+TEST(Select, BroadcastSharedSingleCopyAtMiBsUnlessOversubscribed) {
+  ModelParams m;
+  m.alpha = 0.4e-6;
+  m.oversub_alpha = 4e-6;
+  m.beta = 18.5e-12;
+  m.cma_beta = 56e-12;
+  m.cma_beta_mem = 194e-12;
+  m.cache_bytes = 8 << 20;
+  Shape b = shape(Kind::kBroadcast, 4 << 20, 2);
+  b.slot_bytes = 2 << 20;
+  b.cma = true;
+  EXPECT_STREQ(select(b, m, false).algo->name, "cma_split");
+  b.bytes = 8 << 20;
+  EXPECT_STREQ(select(b, m, false).algo->name, "cma_split");
+  b.bytes = 64 << 20;  // from memory: the staged copies
+  EXPECT_STREQ(select(b, m, false).algo->name, "direct");
+  b.n = 4;
+  b.oversubscribed = true;
+  for (size_t bytes : {size_t{1} << 20, size_t{2} << 20}) {
+    b.bytes = bytes;
+    EXPECT_STREQ(select(b, m, false).algo->name, "direct") << bytes;
+  }
+}
+
 TEST(Select, IdsAreUniquePerCollective) {
   for (const Algorithm& a : algorithms())
     for (const Algorithm& b : algorithms())
