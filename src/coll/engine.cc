@@ -65,29 +65,34 @@ bool g_mismatch_throws = false;
 }
 }  // namespace
 
-Exec::Exec(Communicator& c, const CallDesc& d, bool stamp_start) : c_(c), desc_(d) {
+Exec::Exec(Communicator& c, const CallDesc& d, bool stepped) : c_(c), desc_(d) {
   seq_ = ++c.seq;
   base_ = c.tag;
-  Ctrl* me = c.ctrl[c.rank];
-  rec_ = &me->rec[seq_ % kRecords];
-  const uint64_t packed = d.pack();
+  rec_ = &c.ctrl[c.rank]->rec[seq_ % kRecords];
+  if (stepped) record(fast_now_ns());
+  if (c.checked.size() == 1) c.checked[0] = 0;  // up to 64 members: one word, no memset call
+  else std::fill(c.checked.begin(), c.checked.end(), 0);
+}
+
+void Exec::record(uint64_t start_ns) {
+  recorded_ = true;
+  Ctrl* me = c_.ctrl[c_.rank];
+  const uint64_t packed = desc_.pack();
   // Both the record and the hot line are seqlocks: seq is 0 while the fields change, then the call number.
   // tags and hash are the record's results: end() writes them (nothing reads them while the call runs).
   rec_->seq.store(0, std::memory_order_relaxed);
   std::atomic_thread_fence(std::memory_order_release);
   rec_->desc.store(packed, std::memory_order_relaxed);
-  rec_->count.store(d.count, std::memory_order_relaxed);
+  rec_->count.store(desc_.count, std::memory_order_relaxed);
   rec_->tag_base.store(base_, std::memory_order_relaxed);
-  rec_->start_ns.store(stamp_start ? fast_now_ns() : 0, std::memory_order_relaxed);
+  rec_->start_ns.store(start_ns, std::memory_order_relaxed);
   rec_->end_ns.store(0, std::memory_order_relaxed);
   rec_->seq.store(seq_, std::memory_order_release);
   me->hot.seq.store(0, std::memory_order_relaxed);
   std::atomic_thread_fence(std::memory_order_release);
   me->hot.desc.store(packed, std::memory_order_relaxed);
-  me->hot.count.store(d.count, std::memory_order_relaxed);
+  me->hot.count.store(desc_.count, std::memory_order_relaxed);
   me->hot.seq.store(seq_, std::memory_order_release);
-  if (c.checked.size() == 1) c.checked[0] = 0;  // up to 64 members: one word, no memset call
-  else std::fill(c.checked.begin(), c.checked.end(), 0);
 }
 
 void Exec::step(uint64_t t) {
@@ -190,6 +195,7 @@ void Exec::wait_done(int m, uint64_t t) {
 }
 
 void Exec::end(uint64_t nsteps, uint64_t result_hash) {
+  if (!recorded_) [[unlikely]] record(0);  // an LL call that published nothing (count 0)
   step(nsteps);
   // A member that waited for nobody in this call (a root that only publishes) still compares its call
   // with its right neighbour's, once the neighbour has started it.

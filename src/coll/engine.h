@@ -30,9 +30,12 @@ namespace tessera::coll {
 
 class Exec {
  public:
-  // stamp_start false (LL calls): the record's start time is written when the call first has to wait
-  // (stamp_wait), or never.
-  Exec(Communicator& c, const CallDesc& d, bool stamp_start = true);
+  // Opens call number comm.seq + 1. A stepped call records itself (flight recorder, hot line) at once,
+  // with its start time. An LL call (stepped false) records itself right after storing its flag
+  // (ll_publish), so that the flag is not queued behind a dozen stores to two other lines (measured at
+  // 2 ranks: a flag exchange took 12 ns longer with them in front), or when it first waits, or in end();
+  // its start time is written when it first has to wait (stamp_wait), or never.
+  Exec(Communicator& c, const CallDesc& d, bool stepped = true);
   Exec(const Exec&) = delete;
   Exec& operator=(const Exec&) = delete;
 
@@ -71,6 +74,9 @@ class Exec {
   uint64_t seq_;
   Record* rec_;
   int ll_read_ = 0;  // peers whose LL buffer this call has read
+  bool recorded_ = false;
+  // Writes this call's flight-recorder entry and the hot line (its description, for peers' checks).
+  void record(uint64_t start_ns);
   // Out-of-line slow paths of the LL protocol (the fast path stays a few instructions).
   void ll_sync_reuse();
   uint64_t ll_wait(int m, uint64_t w);
@@ -78,6 +84,7 @@ class Exec {
   // An LL call that has to wait records when it started waiting, as its start (the flight recorder's
   // "RUNNING for").
   void stamp_wait() {
+    if (!recorded_) record(0);
     if (rec_->start_ns.load(std::memory_order_relaxed) == 0)
       rec_->start_ns.store(fast_now_ns(), std::memory_order_relaxed);
   }

@@ -55,6 +55,7 @@ void Exec::ll_publish() {
   // Release is enough: notify() orders this store before its read of the sleeper counts (a full fence, or
   // the membarrier a sleeping waiter issues; sync/wait.h), so a locked store would only add a stall.
   c_.ll(c_.rank, seq_).flag.store(flag, std::memory_order_release);
+  if (!recorded_) record(0);  // after the flag: the flag leaves first (engine.h)
   for (int m = 0; m < c_.size; ++m)
     if (m != c_.rank) sync::notify(c_.world[m]);
 }
@@ -138,7 +139,13 @@ uint64_t Exec::ll_wait(int m, uint64_t w) {
 }
 
 void Exec::ll_mismatch(int m, uint64_t w) {
-  check_peer(m);  // reports the mismatch with both descriptions
+  // The peer records its call right after its flag (engine.h): wait for the record, then report the
+  // mismatch with both descriptions.
+  const Ctrl* p = c_.ctrl[m];
+  coll_wait(
+      c_, [&] { return p->hot.seq.load(std::memory_order_acquire) >= seq_; },
+      [&] { return flight_recorder(c_, fmt::format("rank {} (PE {}) to record call #{}", m, c_.world[m], seq_)); });
+  check_peer(m);
   log::fatal("collective mismatch on {}, call #{}: rank {} (PE {}) published LL tag {:08x}, rank {} (PE {}) "
              "expected {:08x}", c_.name, seq_, m, c_.world[m], static_cast<uint32_t>(w), c_.rank,
              c_.world[c_.rank], ll_tag(desc_));
