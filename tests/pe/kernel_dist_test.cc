@@ -82,7 +82,7 @@ void check_sharded(tk::DType dt, int64_t rows, int64_t vocab, int blocks, int ca
   for (float& v : full) {
     if (dt == tk::DType::kF32) continue;
     uint16_t h = as16(v);
-    v = static_cast<float>(back(reinterpret_cast<uint8_t*>(&h)));
+    v = dt == tk::DType::kBF16 ? tk::bf16_to_f32(h) : tk::f16_to_f32(h);
   }
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t j = 0; j < local; ++j) {

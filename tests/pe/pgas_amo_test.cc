@@ -18,8 +18,8 @@ TEST(Amo, FetchAddUnderContention) {
     shmem_int_atomic_inc(c32, npes() - 1);
   }
   shmem_barrier_all();
-  if (me() == 0) EXPECT_EQ(*c, 2L * iters * npes());
-  if (me() == npes() - 1) EXPECT_EQ(*c32, iters * npes());
+  if (me() == 0) { EXPECT_EQ(*c, 2L * iters * npes()); }
+  if (me() == npes() - 1) { EXPECT_EQ(*c32, iters * npes()); }
   EXPECT_LT(seen_max, 2L * iters * npes());
   shmem_barrier_all();
   shmem_free(c);
@@ -35,8 +35,9 @@ TEST(Amo, FetchIncGivesUniqueTickets) {
     shmem_int_atomic_add(seen + k, 1, 0);
   }
   shmem_barrier_all();
-  if (me() == 0)
+  if (me() == 0) {
     for (int i = 0; i < 50 * npes(); ++i) EXPECT_EQ(seen[i], 1) << "ticket " << i;
+  }
   shmem_barrier_all();
   shmem_free(t);
   shmem_free(seen);
@@ -82,7 +83,7 @@ TEST(Amo, BitwiseEachPeOwnsABit) {
   uint64_t before = shmem_uint64_atomic_fetch_xor(bits, uint64_t{1} << me(), 0);
   EXPECT_NE(before & (uint64_t{1} << me()), 0u);
   shmem_barrier_all();
-  if (me() == 0) EXPECT_EQ(*bits, 0u);
+  if (me() == 0) { EXPECT_EQ(*bits, 0u); }
   uint64_t f = 0;
   shmem_uint64_atomic_fetch_or_nbi(&f, bits, 0, 0);
   shmem_quiet();

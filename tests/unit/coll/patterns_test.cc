@@ -19,7 +19,7 @@ TEST(Slice, CoversExactlyOnceAndAligns) {
           Range r = slice(count, parts, i, align);
           EXPECT_EQ(r.begin, next);
           EXPECT_LE(r.begin, r.end);
-          if (r.begin < count) EXPECT_EQ(r.begin % align, 0u);
+          if (r.begin < count) { EXPECT_EQ(r.begin % align, 0u); }
           next = r.end;
         }
         EXPECT_EQ(next, count);

@@ -90,7 +90,7 @@ TEST(Prims, HalfOutputsMatchTheScalarConversionInEveryLoopShape) {
         auto check_bounds = [&](const char* what, bool stream) {
           EXPECT_EQ(out[offset + n], 0xEEEE) << what << " wrote past the end, " << dtype_name(t) << " n " << n
                                              << " offset " << offset << (stream ? " streamed" : "");
-          if (offset) EXPECT_EQ(out[offset - 1], 0xEEEE) << what << " wrote before the start, n " << n;
+          if (offset) { EXPECT_EQ(out[offset - 1], 0xEEEE) << what << " wrote before the start, n " << n; }
         };
         std::memset(out, 0xEE, sizeof out);
         p.from_f32(e.data(), out + offset, n);
