@@ -149,16 +149,20 @@ TEST(Allreduce, LLInterleavedWithSteppedCalls) {
   }
 }
 
-// The LL allgather, broadcast and reduce up to the LL limit, every root in turn, between stepped calls
-// and LL calls of count 0 (which leave the reuse of LL buffers to be proved by waiting: ll.cc).
-TEST(LL, AllgatherBroadcastReduceEveryRootUpToTheLimitBetweenSteppedCalls) {
+// The LL allgather, broadcast, reduce, alltoall, gather and scatter up to the LL limit, every root in turn,
+// between stepped calls and LL calls of count 0 (which leave the reuse of LL buffers to be proved by
+// waiting: ll.cc).
+TEST(LL, EveryCollectiveEveryRootUpToTheLimitBetweenSteppedCalls) {
   Communicator& c = world();
   const int n = c.size, r = c.rank;
   const Algorithm* ag = find_algorithm(Kind::kAllgather, "ll");
   const Algorithm* bc = find_algorithm(Kind::kBroadcast, "ll");
   const Algorithm* rd = find_algorithm(Kind::kReduce, "ll");
+  const Algorithm* aa = find_algorithm(Kind::kAlltoall, "ll");
+  const Algorithm* ga = find_algorithm(Kind::kGather, "ll");
+  const Algorithm* sc = find_algorithm(Kind::kScatter, "ll");
   const Algorithm* stepped = find_algorithm(Kind::kAllgather, "direct");
-  ASSERT_TRUE(ag && bc && rd && stepped);
+  ASSERT_TRUE(ag && bc && rd && aa && ga && sc && stepped);
   const size_t sizes[] = {1, 7, 56, 57, 200, kLLBytes};  // bytes: inline in the flag's line, or not
   for (int round = 0; round < 24; ++round) {
     const size_t bytes = sizes[round % 6];
@@ -205,6 +209,61 @@ TEST(LL, AllgatherBroadcastReduceEveryRootUpToTheLimitBetweenSteppedCalls) {
     if (r == root) {
       for (size_t i = 0; i < count; ++i)
         ASSERT_EQ(sum[i], static_cast<int32_t>(1000 * n * (n - 1) / 2 + n * i)) << "reduce, element " << i;
+    }
+    // alltoall, gather and scatter of uint8: pieces of bytes / n (alltoall, scatter: all n pieces in one
+    // LL buffer) and of bytes (gather), in place on odd rounds
+    const size_t piece = std::max<size_t>(bytes / static_cast<size_t>(n), 1);
+    auto byte = [&](int from, int to, size_t i) { return static_cast<uint8_t>(from * 31 + to * 5 + i * 7 + round); };
+    {
+      std::vector<uint8_t> snd(piece * n), rcv(piece * n, 0xee);
+      for (int m = 0; m < n; ++m)
+        for (size_t i = 0; i < piece; ++i) snd[m * piece + i] = byte(r, m, i);
+      Args t;
+      t.count = piece;
+      t.dtype = DType::kUint8;
+      t.send = snd.data();
+      t.recv = round % 2 ? snd.data() : rcv.data();
+      run(c, Kind::kAlltoall, t, aa);
+      const uint8_t* got = static_cast<const uint8_t*>(t.recv);
+      size_t bad = 0;
+      for (int m = 0; m < n; ++m)
+        for (size_t i = 0; i < piece; ++i) bad += got[m * piece + i] != byte(m, r, i);
+      EXPECT_EQ(bad, 0u) << "alltoall";
+    }
+    {
+      std::vector<uint8_t> mine(bytes), all(bytes * n, 0xee);
+      for (size_t i = 0; i < bytes; ++i) mine[i] = byte(r, root, i);
+      if (round % 2 && r == root) std::memcpy(all.data() + r * bytes, mine.data(), bytes);
+      Args t;
+      t.count = bytes;
+      t.dtype = DType::kUint8;
+      t.root = root;
+      t.send = round % 2 && r == root ? static_cast<const void*>(all.data() + r * bytes) : mine.data();
+      t.recv = r == root ? all.data() : nullptr;
+      run(c, Kind::kGather, t, ga);
+      if (r == root) {
+        size_t bad = 0;
+        for (int m = 0; m < n; ++m)
+          for (size_t i = 0; i < bytes; ++i) bad += all[m * bytes + i] != byte(m, root, i);
+        EXPECT_EQ(bad, 0u) << "gather";
+      }
+    }
+    {
+      std::vector<uint8_t> src(piece * n), got(piece, 0xee);
+      if (r == root)
+        for (int m = 0; m < n; ++m)
+          for (size_t i = 0; i < piece; ++i) src[m * piece + i] = byte(root, m, i);
+      Args t;
+      t.count = piece;
+      t.dtype = DType::kUint8;
+      t.root = root;
+      t.send = r == root ? src.data() : nullptr;
+      t.recv = round % 2 && r == root ? src.data() + r * piece : got.data();
+      run(c, Kind::kScatter, t, sc);
+      const uint8_t* p = static_cast<const uint8_t*>(t.recv);
+      size_t bad = 0;
+      for (size_t i = 0; i < piece; ++i) bad += p[i] != byte(root, r, i);
+      EXPECT_EQ(bad, 0u) << "scatter";
     }
     // between rounds: a stepped call, or an LL call of count 0
     if (round % 3 == 0) {
@@ -482,34 +541,58 @@ TEST(Broadcast, EveryAlgorithmAndRoot) {
         }
 }
 
-TEST(GatherScatter, EveryRoot) {
+TEST(GatherScatter, EveryRootEveryAlgorithm) {
   Communicator& c = world();
   const int n = c.size, r = c.rank;
-  for (size_t count : kCounts)
-    for (int root : {0, n - 1}) {
-      SCOPED_TRACE("count " + std::to_string(count) + " root " + std::to_string(root));
-      Buf mine(DType::kUint64, count), all(DType::kUint64, count * n), expect(DType::kUint64, count * n);
-      for (size_t i = 0; i < count; ++i) mine.set(i, val(r, i));
-      for (int m = 0; m < n; ++m)
-        for (size_t i = 0; i < count; ++i) expect.set(m * count + i, val(m, i));
-      Args g;
-      g.count = count;
-      g.dtype = DType::kUint64;
-      g.root = root;
-      g.send = mine.data();
-      g.recv = all.data();
-      run(c, Kind::kGather, g);
-      if (r == root) {
-        EXPECT_EQ(count_wrong(all.at(0), expect.at(0), count * n, 8), 0u);
-      }
-      // scatter the gathered data back from the root
-      Buf back(DType::kUint64, count);
-      Args s = g;
-      s.send = r == root ? all.data() : nullptr;
-      s.recv = back.data();
-      run(c, Kind::kScatter, s);
-      EXPECT_EQ(count_wrong(back.at(0), mine.at(0), count, 8), 0u);
-    }
+  for (const char* name : {"direct", "ll"})
+    for (size_t count : kCounts)
+      for (int root : {0, n - 1})
+        for (bool ip : {false, true}) {
+          const Algorithm* ga = find_algorithm(Kind::kGather, name);
+          const Algorithm* sc = find_algorithm(Kind::kScatter, name);
+          ASSERT_TRUE(ga && sc) << name;
+          const bool gather_ok = ga->supports(make_shape(c, Kind::kGather, count * 8));
+          const bool scatter_ok = sc->supports(make_shape(c, Kind::kScatter, count * 8));
+          if (!gather_ok && !scatter_ok) continue;
+          SCOPED_TRACE(std::string(name) + " count " + std::to_string(count) + " root " + std::to_string(root) +
+                       (ip ? " in place" : ""));
+          Buf mine(DType::kUint64, count), all(DType::kUint64, count * n), expect(DType::kUint64, count * n);
+          for (size_t i = 0; i < count; ++i) mine.set(i, val(r, i));
+          for (int m = 0; m < n; ++m)
+            for (size_t i = 0; i < count; ++i) expect.set(m * count + i, val(m, i));
+          if (gather_ok) {
+            // in place at the root: its piece already sits at its offset of the result
+            Args g;
+            g.count = count;
+            g.dtype = DType::kUint64;
+            g.root = root;
+            g.send = mine.data();
+            g.recv = all.data();
+            if (ip && r == root) {
+              if (count) std::memcpy(all.at(static_cast<size_t>(r) * count), mine.data(), count * 8);
+              g.send = all.at(static_cast<size_t>(r) * count);
+            }
+            run(c, Kind::kGather, g, ga);
+            if (r == root) {
+              EXPECT_EQ(count_wrong(all.at(0), expect.at(0), count * n, 8), 0u) << "gather";
+            }
+          }
+          if (scatter_ok) {
+            // scatter every member's piece from the root (in place at the root: its piece is read where
+            // it already is)
+            Buf src(DType::kUint64, count * n), back(DType::kUint64, count);
+            for (int m = 0; m < n; ++m)
+              for (size_t i = 0; i < count; ++i) src.set(m * count + i, val(m, i));
+            Args s;
+            s.count = count;
+            s.dtype = DType::kUint64;
+            s.root = root;
+            s.send = r == root ? src.data() : nullptr;
+            s.recv = ip && r == root ? src.at(static_cast<size_t>(r) * count) : back.data();
+            run(c, Kind::kScatter, s, sc);
+            EXPECT_EQ(count_wrong(static_cast<const char*>(s.recv), mine.at(0), count, 8), 0u) << "scatter";
+          }
+        }
 }
 
 TEST(Alltoall, EveryAlgorithm) {

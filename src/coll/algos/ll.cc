@@ -1,5 +1,5 @@
 // Algorithms on the LL protocol (engine.h: ll_out/ll_publish/ll_in): small allreduce, allgather,
-// broadcast and reduce, and the barrier. One wait per peer and no step counters; the payload is at most
+// broadcast, reduce, alltoall, gather and scatter, and the barrier. One wait per peer and no step counters; the payload is at most
 // kLLBytes. Every member publishes a flag and reads every peer's, also where it needs no peer's data (the
 // root of a broadcast, the receivers of a reduce): each member then sees every peer's call description
 // (a root that differs is a mismatch, not a silent result) and every call proves that its peers have
@@ -77,6 +77,58 @@ uint64_t reduce_ll(Exec& ex, const Args& a) {
   Srcs s;
   for (int m = 0; m < n; ++m) s.add(m == r ? a.send : ex.ll_in(m, bytes));
   reduce(a.recv, s.p, n, a.count, a.dtype, a.op, divisor(a, n));
+  return 0;
+}
+
+// Every member publishes its whole input (n pieces); each copies piece r of every peer's (mine from my
+// input). In place is safe: my input is in my LL buffer before any piece of recv is overwritten.
+uint64_t alltoall_ll(Exec& ex, const Args& a) {
+  const int n = ex.size(), r = ex.rank();
+  if (a.count == 0) return 0;
+  const size_t piece = a.count * esize(a), bytes = piece * static_cast<size_t>(n);
+  ex.ll_put(a.send, bytes);
+  char* out = static_cast<char*>(a.recv);
+  for (int m = 0; m < n; ++m) {
+    const char* src = m == r ? static_cast<const char*>(a.send) + r * piece : ex.ll_in(m, bytes) + r * piece;
+    if (out + m * piece != src) std::memcpy(out + m * piece, src, piece);
+  }
+  return 0;
+}
+
+// Every member publishes its piece; the root copies every member's into place, the others only see every
+// peer's flag (as reduce_ll).
+uint64_t gather_ll(Exec& ex, const Args& a) {
+  const int n = ex.size(), r = ex.rank();
+  if (a.count == 0) return 0;
+  const size_t bytes = a.count * esize(a);
+  ex.ll_put(a.send, bytes);
+  char* out = static_cast<char*>(a.recv);
+  for (int m = 0; m < n; ++m) {
+    if (m == r && r != a.root) continue;
+    const char* src = m == r ? static_cast<const char*>(a.send) : ex.ll_in(m, bytes);
+    if (r == a.root && out + m * bytes != src) std::memcpy(out + m * bytes, src, bytes);
+  }
+  return 0;
+}
+
+// The root publishes its n pieces, the others a flag; each member copies its own piece.
+uint64_t scatter_ll(Exec& ex, const Args& a) {
+  const int n = ex.size(), r = ex.rank();
+  if (a.count == 0) return 0;
+  const size_t piece = a.count * esize(a), bytes = piece * static_cast<size_t>(n);
+  if (r == a.root) {
+    ex.ll_put(a.send, bytes);
+    const char* mine = static_cast<const char*>(a.send) + r * piece;
+    if (a.recv != mine) std::memcpy(a.recv, mine, piece);
+  } else {
+    ex.ll_out(0);
+    ex.ll_publish();
+  }
+  for (int m = 0; m < n; ++m) {
+    if (m == r) continue;
+    const char* p = ex.ll_in(m, m == a.root ? bytes : 0);
+    if (m == a.root) std::memcpy(a.recv, p + r * piece, piece);
+  }
   return 0;
 }
 

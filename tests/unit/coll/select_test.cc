@@ -3,6 +3,8 @@
 // and chunked direct algorithms for large ones.
 #include "coll/select/select.h"
 
+#include "coll/comm.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
@@ -134,6 +136,33 @@ TEST(Select, BroadcastSharedSingleCopyAtMiBsUnlessOversubscribed) {
     b.bytes = bytes;
     EXPECT_STREQ(select(b, m, false).algo->name, "direct") << bytes;
   }
+}
+
+// Small alltoall, gather and scatter take LL; gather and scatter fall back to `direct` when members
+// outnumber CPUs (every LL member waits for every peer, direct's non-roots for nobody). alltoall and scatter
+// hold all n pieces in one LL buffer: 512 B in all.
+TEST(Select, LLAlltoallGatherScatterForSmallPayloads) {
+  ModelParams m;
+  m.alpha = 0.4e-6;
+  m.oversub_alpha = 4e-6;
+  m.beta = 18.5e-12;
+  for (Kind k : {Kind::kAlltoall, Kind::kGather, Kind::kScatter}) {
+    Shape s = shape(k, 64, 2);
+    s.slot_bytes = 2 << 20;
+    EXPECT_STREQ(select(s, m, false).algo->name, "ll") << kind_name(k);
+    s.n = 4;
+    s.oversubscribed = true;
+    EXPECT_STREQ(select(s, m, false).algo->name, k == Kind::kAlltoall ? "ll" : "direct") << kind_name(k);
+  }
+  const Algorithm* a = find_algorithm(Kind::kAlltoall, "ll");
+  const Algorithm* sc = find_algorithm(Kind::kScatter, "ll");
+  const Algorithm* g = find_algorithm(Kind::kGather, "ll");
+  ASSERT_TRUE(a && sc && g);
+  EXPECT_TRUE(a->supports(shape(Kind::kAlltoall, kLLBytes / 4, 4)));
+  EXPECT_FALSE(a->supports(shape(Kind::kAlltoall, kLLBytes / 4 + 1, 4)));
+  EXPECT_FALSE(sc->supports(shape(Kind::kScatter, kLLBytes / 4 + 1, 4)));
+  EXPECT_TRUE(g->supports(shape(Kind::kGather, kLLBytes, 4)));
+  EXPECT_FALSE(g->supports(shape(Kind::kGather, kLLBytes + 1, 4)));
 }
 
 TEST(Select, IdsAreUniquePerCollective) {
