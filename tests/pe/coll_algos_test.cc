@@ -149,7 +149,8 @@ TEST(Allreduce, LLInterleavedWithSteppedCalls) {
   }
 }
 
-// The LL allgather, broadcast, reduce, alltoall, gather and scatter up to the LL limit, every root in turn,
+// The LL allgather, broadcast, reduce, reduce_scatter, alltoall, gather and scatter up to the LL limit,
+// every root in turn,
 // between stepped calls and LL calls of count 0 (which leave the reuse of LL buffers to be proved by
 // waiting: ll.cc).
 TEST(LL, EveryCollectiveEveryRootUpToTheLimitBetweenSteppedCalls) {
@@ -161,8 +162,9 @@ TEST(LL, EveryCollectiveEveryRootUpToTheLimitBetweenSteppedCalls) {
   const Algorithm* aa = find_algorithm(Kind::kAlltoall, "ll");
   const Algorithm* ga = find_algorithm(Kind::kGather, "ll");
   const Algorithm* sc = find_algorithm(Kind::kScatter, "ll");
+  const Algorithm* rs = find_algorithm(Kind::kReduceScatter, "ll");
   const Algorithm* stepped = find_algorithm(Kind::kAllgather, "direct");
-  ASSERT_TRUE(ag && bc && rd && aa && ga && sc && stepped);
+  ASSERT_TRUE(ag && bc && rd && aa && ga && sc && rs && stepped);
   const size_t sizes[] = {1, 7, 56, 57, 200, kLLBytes};  // bytes: inline in the flag's line, or not
   for (int round = 0; round < 24; ++round) {
     const size_t bytes = sizes[round % 6];
@@ -229,6 +231,24 @@ TEST(LL, EveryCollectiveEveryRootUpToTheLimitBetweenSteppedCalls) {
       for (int m = 0; m < n; ++m)
         for (size_t i = 0; i < piece; ++i) bad += got[m * piece + i] != byte(m, r, i);
       EXPECT_EQ(bad, 0u) << "alltoall";
+    }
+    {
+      // reduce_scatter (sum of int32): blocks of up to bytes / n, in place on odd rounds
+      const size_t block = std::max<size_t>(bytes / 4 / static_cast<size_t>(n), 1);
+      std::vector<int32_t> in(block * n), out(block, -1);
+      for (size_t i = 0; i < block * n; ++i) in[i] = static_cast<int32_t>(r * 1000 + i + round);
+      Args t;
+      t.count = block;
+      t.dtype = DType::kInt32;
+      t.op = Op::kSum;
+      t.send = in.data();
+      t.recv = round % 2 ? in.data() + r * block : out.data();
+      run(c, Kind::kReduceScatter, t, rs);
+      const int32_t* got = static_cast<const int32_t*>(t.recv);
+      size_t bad = 0;
+      for (size_t i = 0; i < block; ++i)
+        bad += got[i] != static_cast<int32_t>(1000 * n * (n - 1) / 2 + n * (r * block + i + round));
+      EXPECT_EQ(bad, 0u) << "reduce_scatter";
     }
     {
       std::vector<uint8_t> mine(bytes), all(bytes * n, 0xee);

@@ -16,6 +16,7 @@ uint64_t allgather_ll(Exec&, const Args&);
 uint64_t broadcast_ll(Exec&, const Args&);
 uint64_t reduce_ll(Exec&, const Args&);
 uint64_t alltoall_ll(Exec&, const Args&);
+uint64_t reduce_scatter_ll(Exec&, const Args&);
 uint64_t gather_ll(Exec&, const Args&);
 uint64_t scatter_ll(Exec&, const Args&);
 uint64_t reduce_scatter_direct(Exec&, const Args&);

@@ -1,5 +1,5 @@
-// Algorithms on the LL protocol (engine.h: ll_out/ll_publish/ll_in): small allreduce, allgather,
-// broadcast, reduce, alltoall, gather and scatter, and the barrier. One wait per peer and no step counters; the payload is at most
+// Algorithms on the LL protocol (engine.h: ll_out/ll_publish/ll_in): small allreduce, reduce_scatter,
+// allgather, broadcast, reduce, alltoall, gather and scatter, and the barrier. One wait per peer and no step counters; the payload is at most
 // kLLBytes. Every member publishes a flag and reads every peer's, also where it needs no peer's data (the
 // root of a broadcast, the receivers of a reduce): each member then sees every peer's call description
 // (a root that differs is a mismatch, not a silent result) and every call proves that its peers have
@@ -25,6 +25,21 @@ uint64_t allreduce_ll(Exec& ex, const Args& a) {
   // buffer is private and in cache.
   Srcs s;
   for (int m = 0; m < n; ++m) s.add(m == ex.rank() ? a.send : ex.ll_in(m, bytes));
+  reduce(a.recv, s.p, n, a.count, a.dtype, a.op, divisor(a, n));
+  return 0;
+}
+
+// Every member publishes its whole input (n blocks); each reduces block r of all n inputs in rank order
+// (canonical, as allreduce_ll), mine from my send buffer. In place (recv = send + r blocks) the kernel
+// reads every source's element before it writes it, as in allreduce_ll.
+uint64_t reduce_scatter_ll(Exec& ex, const Args& a) {
+  const int n = ex.size(), r = ex.rank();
+  if (a.count == 0) return 0;
+  const size_t block = a.count * esize(a), bytes = block * static_cast<size_t>(n);
+  ex.ll_put(a.send, bytes);
+  Srcs s;
+  for (int m = 0; m < n; ++m)
+    s.add((m == r ? static_cast<const char*>(a.send) : ex.ll_in(m, bytes)) + static_cast<size_t>(r) * block);
   reduce(a.recv, s.p, n, a.count, a.dtype, a.op, divisor(a, n));
   return 0;
 }

@@ -126,6 +126,11 @@ const Algorithm kAlgorithms[] = {
               (N(s) - 1) * B(s) * CMAB(m, (N(s) + 1) * B(s)) + N(s) * B(s) * m.gamma;
      },
      algos::reduce_scatter_cma},
+    {Kind::kReduceScatter, 8, "ll",
+     "LL protocol: every member writes its whole input and the call number into its own cache lines, then "
+     "reduces its block of all n inputs; one wait per peer (up to 512 B of input per member)", true, fits_ll_n,
+     [](const Shape& s, const M& m) { return (s.bytes ? kLLStep * alpha_of(s, m) : 0) + N(s) * B(s) * (m.beta + m.gamma); },
+     algos::reduce_scatter_ll, true},
     {Kind::kReduceScatterv, 0, "direct", "reduce_scatter with per-member counts, direct reads", true, small_n,
      [](const Shape& s, const M& m) { return alpha_of(s, m) + N(s) * B(s) * (m.beta + m.gamma); },
      algos::reduce_scatterv_direct},

@@ -138,21 +138,22 @@ TEST(Select, BroadcastSharedSingleCopyAtMiBsUnlessOversubscribed) {
   }
 }
 
-// Small alltoall, gather and scatter take LL; gather and scatter fall back to `direct` when members
+// Small alltoall, reduce_scatter, gather and scatter take LL; gather and scatter fall back to `direct` when members
 // outnumber CPUs (every LL member waits for every peer, direct's non-roots for nobody). alltoall and scatter
 // hold all n pieces in one LL buffer: 512 B in all.
-TEST(Select, LLAlltoallGatherScatterForSmallPayloads) {
+TEST(Select, LLAlltoallReduceScatterGatherScatterForSmallPayloads) {
   ModelParams m;
   m.alpha = 0.4e-6;
   m.oversub_alpha = 4e-6;
   m.beta = 18.5e-12;
-  for (Kind k : {Kind::kAlltoall, Kind::kGather, Kind::kScatter}) {
+  for (Kind k : {Kind::kAlltoall, Kind::kGather, Kind::kScatter, Kind::kReduceScatter}) {
     Shape s = shape(k, 64, 2);
     s.slot_bytes = 2 << 20;
     EXPECT_STREQ(select(s, m, false).algo->name, "ll") << kind_name(k);
     s.n = 4;
     s.oversubscribed = true;
-    EXPECT_STREQ(select(s, m, false).algo->name, k == Kind::kAlltoall ? "ll" : "direct") << kind_name(k);
+    const bool rooted = k == Kind::kGather || k == Kind::kScatter;
+    EXPECT_STREQ(select(s, m, false).algo->name, rooted ? "direct" : "ll") << kind_name(k);
   }
   const Algorithm* a = find_algorithm(Kind::kAlltoall, "ll");
   const Algorithm* sc = find_algorithm(Kind::kScatter, "ll");
@@ -161,6 +162,10 @@ TEST(Select, LLAlltoallGatherScatterForSmallPayloads) {
   EXPECT_TRUE(a->supports(shape(Kind::kAlltoall, kLLBytes / 4, 4)));
   EXPECT_FALSE(a->supports(shape(Kind::kAlltoall, kLLBytes / 4 + 1, 4)));
   EXPECT_FALSE(sc->supports(shape(Kind::kScatter, kLLBytes / 4 + 1, 4)));
+  const Algorithm* rs = find_algorithm(Kind::kReduceScatter, "ll");
+  ASSERT_TRUE(rs);
+  EXPECT_TRUE(rs->supports(shape(Kind::kReduceScatter, kLLBytes / 4, 4)));
+  EXPECT_FALSE(rs->supports(shape(Kind::kReduceScatter, kLLBytes / 4 + 1, 4)));
   EXPECT_TRUE(g->supports(shape(Kind::kGather, kLLBytes, 4)));
   EXPECT_FALSE(g->supports(shape(Kind::kGather, kLLBytes + 1, 4)));
 }
