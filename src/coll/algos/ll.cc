@@ -44,37 +44,54 @@ uint64_t reduce_scatter_ll(Exec& ex, const Args& a) {
   return 0;
 }
 
-// Every member publishes its piece; each copies every member's into place (mine from my input).
-uint64_t allgather_ll(Exec& ex, const Args& a) {
+namespace {
+// Every member publishes `published` bytes of its input and reads every peer's flag. With `out` set, each
+// copies `piece` bytes at offset `off` of every member's payload to out + m * piece (its own from its send
+// buffer; nothing when that is already in place).
+void collect_ll(Exec& ex, const Args& a, size_t published, size_t off, size_t piece, char* out) {
   const int n = ex.size(), r = ex.rank();
-  if (a.count == 0) return 0;
-  const size_t bytes = a.count * esize(a);
-  ex.ll_put(a.send, bytes);
-  char* out = static_cast<char*>(a.recv);
+  ex.ll_put(a.send, published);
   for (int m = 0; m < n; ++m) {
-    const char* src = m == r ? static_cast<const char*>(a.send) : ex.ll_in(m, bytes);
-    if (out + m * bytes != src) std::memcpy(out + m * bytes, src, bytes);
+    if (m == r && !out) continue;
+    const char* src = (m == r ? static_cast<const char*>(a.send) : ex.ll_in(m, published)) + off;
+    if (out && out + m * piece != src) std::memcpy(out + m * piece, src, piece);
   }
-  return 0;
 }
 
-// The root publishes its buffer, the others a flag; each receiver copies the root's payload.
-uint64_t broadcast_ll(Exec& ex, const Args& a) {
+// The root publishes `published` bytes of its send buffer, the others a flag; every member reads every
+// peer's flag and copies `piece` bytes at offset `off` of the root's payload to recv (the root from its send
+// buffer, unless in place).
+void from_root_ll(Exec& ex, const Args& a, size_t published, size_t off, size_t piece) {
   const int n = ex.size(), r = ex.rank();
-  if (a.count == 0) return 0;
-  const size_t bytes = a.count * esize(a);
   if (r == a.root) {
-    ex.ll_put(a.send, bytes);
-    if (a.recv != a.send) std::memcpy(a.recv, a.send, bytes);
+    ex.ll_put(a.send, published);
+    const char* mine = static_cast<const char*>(a.send) + off;
+    if (a.recv != mine) std::memcpy(a.recv, mine, piece);
   } else {
     ex.ll_out(0);
     ex.ll_publish();
   }
   for (int m = 0; m < n; ++m) {
     if (m == r) continue;
-    const char* p = ex.ll_in(m, m == a.root ? bytes : 0);
-    if (m == a.root) std::memcpy(a.recv, p, bytes);
+    const char* p = ex.ll_in(m, m == a.root ? published : 0);
+    if (m == a.root) std::memcpy(a.recv, p + off, piece);
   }
+}
+}  // namespace
+
+// Every member publishes its piece; each copies every member's into place (mine from my input).
+uint64_t allgather_ll(Exec& ex, const Args& a) {
+  if (a.count == 0) return 0;
+  const size_t bytes = a.count * esize(a);
+  collect_ll(ex, a, bytes, 0, bytes, static_cast<char*>(a.recv));
+  return 0;
+}
+
+// The root publishes its buffer, the others a flag; each receiver copies the root's payload.
+uint64_t broadcast_ll(Exec& ex, const Args& a) {
+  if (a.count == 0) return 0;
+  const size_t bytes = a.count * esize(a);
+  from_root_ll(ex, a, bytes, 0, bytes);
   return 0;
 }
 
@@ -83,12 +100,11 @@ uint64_t reduce_ll(Exec& ex, const Args& a) {
   const int n = ex.size(), r = ex.rank();
   if (a.count == 0) return 0;
   const size_t bytes = a.count * esize(a);
-  ex.ll_put(a.send, bytes);
   if (r != a.root) {
-    for (int m = 0; m < n; ++m)
-      if (m != r) ex.ll_in(m, bytes);
+    collect_ll(ex, a, bytes, 0, bytes, nullptr);
     return 0;
   }
+  ex.ll_put(a.send, bytes);
   Srcs s;
   for (int m = 0; m < n; ++m) s.add(m == r ? a.send : ex.ll_in(m, bytes));
   reduce(a.recv, s.p, n, a.count, a.dtype, a.op, divisor(a, n));
@@ -98,52 +114,26 @@ uint64_t reduce_ll(Exec& ex, const Args& a) {
 // Every member publishes its whole input (n pieces); each copies piece r of every peer's (mine from my
 // input). In place is safe: my input is in my LL buffer before any piece of recv is overwritten.
 uint64_t alltoall_ll(Exec& ex, const Args& a) {
-  const int n = ex.size(), r = ex.rank();
   if (a.count == 0) return 0;
-  const size_t piece = a.count * esize(a), bytes = piece * static_cast<size_t>(n);
-  ex.ll_put(a.send, bytes);
-  char* out = static_cast<char*>(a.recv);
-  for (int m = 0; m < n; ++m) {
-    const char* src = m == r ? static_cast<const char*>(a.send) + r * piece : ex.ll_in(m, bytes) + r * piece;
-    if (out + m * piece != src) std::memcpy(out + m * piece, src, piece);
-  }
+  const size_t piece = a.count * esize(a), r = static_cast<size_t>(ex.rank());
+  collect_ll(ex, a, piece * static_cast<size_t>(ex.size()), r * piece, piece, static_cast<char*>(a.recv));
   return 0;
 }
 
 // Every member publishes its piece; the root copies every member's into place, the others only see every
 // peer's flag (as reduce_ll).
 uint64_t gather_ll(Exec& ex, const Args& a) {
-  const int n = ex.size(), r = ex.rank();
   if (a.count == 0) return 0;
   const size_t bytes = a.count * esize(a);
-  ex.ll_put(a.send, bytes);
-  char* out = static_cast<char*>(a.recv);
-  for (int m = 0; m < n; ++m) {
-    if (m == r && r != a.root) continue;
-    const char* src = m == r ? static_cast<const char*>(a.send) : ex.ll_in(m, bytes);
-    if (r == a.root && out + m * bytes != src) std::memcpy(out + m * bytes, src, bytes);
-  }
+  collect_ll(ex, a, bytes, 0, bytes, ex.rank() == a.root ? static_cast<char*>(a.recv) : nullptr);
   return 0;
 }
 
 // The root publishes its n pieces, the others a flag; each member copies its own piece.
 uint64_t scatter_ll(Exec& ex, const Args& a) {
-  const int n = ex.size(), r = ex.rank();
   if (a.count == 0) return 0;
-  const size_t piece = a.count * esize(a), bytes = piece * static_cast<size_t>(n);
-  if (r == a.root) {
-    ex.ll_put(a.send, bytes);
-    const char* mine = static_cast<const char*>(a.send) + r * piece;
-    if (a.recv != mine) std::memcpy(a.recv, mine, piece);
-  } else {
-    ex.ll_out(0);
-    ex.ll_publish();
-  }
-  for (int m = 0; m < n; ++m) {
-    if (m == r) continue;
-    const char* p = ex.ll_in(m, m == a.root ? bytes : 0);
-    if (m == a.root) std::memcpy(a.recv, p + r * piece, piece);
-  }
+  const size_t piece = a.count * esize(a);
+  from_root_ll(ex, a, piece * static_cast<size_t>(ex.size()), static_cast<size_t>(ex.rank()) * piece, piece);
   return 0;
 }
 
