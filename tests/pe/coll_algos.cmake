@@ -1,6 +1,8 @@
 # Collective layer under tessera-run. Small staging (64 KiB; 8 KiB send/recv channels) so that
 # chunking, slot reuse, pipelining and ring-buffer wrap-around are exercised with modest counts.
 tessera_pe_test(coll_algos NPES 1 2 3 4 7 8 TIMEOUT 300 ENV TESSERA_BUFFSIZE=64K TESSERA_P2P_BUFFSIZE=8K)
+# The LL protocol (small calls without steps), with the same staging.
+tessera_pe_test(coll_ll NPES 1 2 3 4 7 8 TIMEOUT 300 ENV TESSERA_BUFFSIZE=64K TESSERA_P2P_BUFFSIZE=8K)
 # The consistency check's mismatches, with the same staging.
 tessera_pe_test(coll_consistency NPES 1 2 3 4 7 8 TIMEOUT 300 ENV TESSERA_BUFFSIZE=64K TESSERA_P2P_BUFFSIZE=8K)
 # Determinism and the thorough consistency check (result hashes compared across ranks).

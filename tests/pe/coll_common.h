@@ -2,6 +2,7 @@
 #pragma once
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -63,6 +64,46 @@ inline size_t count_wrong(const char* got, const char* expect, size_t count, siz
   size_t w = 0;
   for (size_t i = 0; i < count; ++i) w += std::memcmp(got + i * es, expect + i * es, es) != 0;
   return w;
+}
+
+inline std::string trace(const Algorithm* a, size_t count, bool inplace, DType t, Op op) {
+  return std::string(a ? a->name : "auto") + " count " + std::to_string(count) + (inplace ? " in-place " : " ") +
+         dtype_name(t) + " " + op_name(op);
+}
+
+// allreduce / reduce / reduce_scatter against the reference, for one (algorithm, count, type, op).
+inline void check_reduction(Kind kind, const Algorithm* algo, size_t count, bool inplace, DType t, Op op, int root = 0) {
+  Communicator& c = world();
+  const int n = c.size, r = c.rank;
+  const size_t es = dtype_size(t);
+  const size_t in_elems = kind == Kind::kReduceScatter ? count * n : count;
+  Buf send(t, in_elems), recv(t, in_elems), expect(t, count);
+  for (size_t i = 0; i < in_elems; ++i) send.set(i, ref::input_value(r, i, t, op));
+  const size_t off = kind == Kind::kReduceScatter ? static_cast<size_t>(r) * count : 0;
+  for (size_t i = 0; i < count; ++i) ref::expected(expect.at(i), off + i, t, op, n);
+  Args a;
+  a.count = count;
+  a.dtype = t;
+  a.op = op;
+  a.root = root;
+  if (inplace) {
+    recv.b = send.b;
+    a.send = recv.data();
+    a.recv = kind == Kind::kReduceScatter ? recv.at(0) : recv.data();
+  } else {
+    a.send = send.data();
+    a.recv = recv.data();
+  }
+  // reduce_scatter in place (NCCL): the output is the rank's block of the input buffer.
+  if (inplace && kind == Kind::kReduceScatter) a.recv = recv.at(off);
+  SCOPED_TRACE(trace(algo, count, inplace, t, op));
+  run(c, kind, a, algo);
+  if (kind == Kind::kReduce && r != root) return;
+  const char* got = static_cast<const char*>(a.recv);
+  EXPECT_EQ(count_wrong(got, expect.at(0), count, es), 0u);
+  if (!inplace) {
+    EXPECT_EQ(std::memcmp(send.data(), recv.data(), 0), 0);
+  }
 }
 
 }  // namespace coll_test
