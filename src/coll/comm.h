@@ -180,8 +180,22 @@ struct Communicator {
 
 // Around each call (algos/stage.cc): chooses the call's kind of staging store (StageStores::stream) and
 // times the call.
-uint64_t stage_call_begin(Communicator& c, Kind kind, size_t bytes_per_rank);
-void stage_call_end(Communicator& c, uint64_t t0, size_t bytes_per_rank);
+// Calls below kStageTimedMin per rank are not timed and use ordinary stores (unless forced): that test is
+// inline, so the smallest calls make no call for it.
+inline constexpr size_t kStageTimedMin = size_t{128} << 10;
+uint64_t stage_call_begin_timed(Communicator& c, Kind kind, size_t bytes_per_rank);
+void stage_call_end_timed(Communicator& c, uint64_t t0, size_t bytes_per_rank);
+inline uint64_t stage_call_begin(Communicator& c, Kind kind, size_t bytes_per_rank) {
+  if (c.stores.forced || bytes_per_rank < kStageTimedMin) {
+    c.stores.timing = nullptr;
+    c.stores.stream = c.stores.forced == 2;
+    return 0;
+  }
+  return stage_call_begin_timed(c, kind, bytes_per_rank);
+}
+inline void stage_call_end(Communicator& c, uint64_t t0, size_t bytes_per_rank) {
+  if (c.stores.timing) stage_call_end_timed(c, t0, bytes_per_rank);
+}
 
 // Creation and destruction: collective over the members (and, for split, over the parent).
 Result<Communicator*> comm_create_team(pgas::Team* team);

@@ -125,6 +125,19 @@ Status check_args(const Communicator& c, Kind kind, const Args& a, size_t* total
   return Status::ok();
 }
 
+// The common call's checks without building a Status: false sends the call through check_args, which
+// finds and names what is wrong (or accepts what this skips: count arrays, counts from 2^32).
+inline bool args_plainly_ok(const Communicator& c, Kind kind, const Args& a) {
+  const uint8_t f = flags_of(kind);
+  if ((f & (kVCounts | kUnshared)) || !valid(a.dtype) || ((f & kReducing) && !valid(a.op))) return false;
+  if ((f & kRooted) && static_cast<unsigned>(a.root) >= static_cast<unsigned>(c.size)) return false;
+  if (a.count >> 32) return false;  // below 2^32, count * element size * ranks cannot overflow
+  if (a.count == 0 || kind == Kind::kBarrier) return true;
+  const bool is_root = c.rank == a.root;
+  const bool need_send = !(f & kSendAtRoot) || is_root, need_recv = !(f & kRecvAtRoot) || is_root;
+  return (a.send || !need_send) && (a.recv || !need_recv);
+}
+
 }  // namespace
 
 Shape make_shape(const Communicator& c, Kind kind, size_t bytes) {
@@ -162,8 +175,9 @@ namespace {
 }  // namespace
 
 Status dispatch(Communicator& c, Kind kind, const Args& a, const Algorithm* force) {
-  size_t total = 0;
-  TS_RETURN_IF_ERROR(check_args(c, kind, a, &total));
+  size_t total = a.count;
+  if (!args_plainly_ok(c, kind, a)) [[unlikely]]
+    TS_RETURN_IF_ERROR(check_args(c, kind, a, &total));
   const size_t es = dtype_size(a.dtype);
   // Selection sees the per-rank payload; v variants use the average.
   size_t per_rank = (flags_of(kind) & kVCounts) ? total / static_cast<size_t>(c.size) : a.count;

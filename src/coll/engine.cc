@@ -65,15 +65,6 @@ bool g_mismatch_throws = false;
 }
 }  // namespace
 
-Exec::Exec(Communicator& c, const CallDesc& d, bool stepped) : c_(c), desc_(d) {
-  seq_ = ++c.seq;
-  base_ = c.tag;
-  rec_ = &c.ctrl[c.rank]->rec[seq_ % kRecords];
-  if (stepped) record(fast_now_ns());
-  if (c.checked.size() == 1) c.checked[0] = 0;  // up to 64 members: one word, no memset call
-  else std::fill(c.checked.begin(), c.checked.end(), 0);
-}
-
 void Exec::record(uint64_t start_ns) {
   recorded_ = true;
   Ctrl* me = c_.ctrl[c_.rank];
@@ -95,10 +86,9 @@ void Exec::record(uint64_t start_ns) {
   me->hot.seq.store(seq_, std::memory_order_release);
 }
 
-void Exec::step(uint64_t t) {
-  if (t == 0) return;
+void Exec::step_done(uint64_t t) {
   auto& done = c_.ctrl[c_.rank]->done.v;
-  uint64_t v = base_ + t - 1;
+  uint64_t v = base_ + t;
   if (done.load(std::memory_order_relaxed) < v) {
     done.store(v, std::memory_order_seq_cst);
     notify_members(c_);
@@ -194,31 +184,15 @@ void Exec::wait_done(int m, uint64_t t) {
       });
 }
 
-void Exec::end(uint64_t nsteps, uint64_t result_hash) {
-  if (!recorded_) [[unlikely]] record(0);  // an LL call that published nothing (count 0)
-  step(nsteps);
-  // A member that waited for nobody in this call (a root that only publishes) still compares its call
-  // with its right neighbour's, once the neighbour has started it.
-  const int nb = c_.rank + 1 == c_.size ? 0 : c_.rank + 1;
-  if (nb != c_.rank && !(c_.checked[static_cast<size_t>(nb) / 64] & (uint64_t{1} << (nb % 64)))) {
-    const Ctrl* p = c_.ctrl[nb];
-    coll_wait(
-        c_, [&] { return p->hot.seq.load(std::memory_order_acquire) >= seq_; },
-        [&] {
-          return flight_recorder(c_, fmt::format("rank {} (PE {}) to start call #{} ({})", nb, c_.world[nb], seq_,
-                                                 call_text(desc_)));
-        });
-    check_peer(nb);
-  }
-  c_.tag = base_ + nsteps;
-  rec_->tags.store(nsteps, std::memory_order_relaxed);
-  rec_->hash.store(result_hash, std::memory_order_relaxed);
-  // A call without steps (LL protocol) takes well under a microsecond: it ends stamped with its start time,
-  // saving a clock read (~10 ns) on the calls whose latency matters most; the recorder prints it as "done".
-  // An LL call that never waited has no start time: 1 for both.
-  uint64_t start = rec_->start_ns.load(std::memory_order_relaxed);
-  if (start == 0) rec_->start_ns.store(start = 1, std::memory_order_relaxed);
-  rec_->end_ns.store(nsteps && start != 1 ? fast_now_ns() : start, std::memory_order_release);
+void Exec::check_neighbour(int nb) {
+  const Ctrl* p = c_.ctrl[nb];
+  coll_wait(
+      c_, [&] { return p->hot.seq.load(std::memory_order_acquire) >= seq_; },
+      [&] {
+        return flight_recorder(c_, fmt::format("rank {} (PE {}) to start call #{} ({})", nb, c_.world[nb], seq_,
+                                               call_text(desc_)));
+      });
+  check_peer(nb);
 }
 
 void set_mismatch_throws(bool on) { g_mismatch_throws = on; }

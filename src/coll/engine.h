@@ -35,7 +35,9 @@ class Exec {
   // (ll_publish), so that the flag is not queued behind a dozen stores to two other lines (measured at
   // 2 ranks: a flag exchange took 12 ns longer with them in front), or when it first waits, or in end();
   // its start time is written when it first has to wait (stamp_wait), or never.
-  Exec(Communicator& c, const CallDesc& d, bool stepped = true);
+  // The description comes by value, in two registers: built field by field and copied through memory, it
+  // stalled the copy's 16-byte load on store forwarding.
+  Exec(Communicator& c, CallDesc d, bool stepped = true);
   Exec(const Exec&) = delete;
   Exec& operator=(const Exec&) = delete;
 
@@ -45,11 +47,13 @@ class Exec {
   size_t slot_bytes() const { return c_.slot_bytes; }
   uint64_t tag(uint64_t step) const { return base_ + step; }
 
-  void step(uint64_t t);
+  void step(uint64_t t) {
+    if (t != 0) step_done(t - 1);
+  }
   char* out(uint64_t t);
   void publish(uint64_t t);
   const char* in(int m, uint64_t t);
-  void end(uint64_t nsteps, uint64_t result_hash = 0);
+  void end(uint64_t nsteps, uint64_t result_hash = 0);  // inline (engine-inl.h), as the LL calls below
 
   // Hands the call on after its first k steps: steps are numbered from 0 again, so one run() can finish
   // with another (a prologue that chose the path, then the chosen algorithm). end() then takes the
@@ -67,12 +71,15 @@ class Exec {
  private:
   void wait_free(uint64_t t);
   void check_peer(int m);
+  void step_done(uint64_t t);      // out-of-line part of step(): steps <= t are finished
+  void check_neighbour(int nb);    // end(): the neighbour's call, when this call never waited for it
 
   Communicator& c_;
   CallDesc desc_;
   uint64_t base_;
   uint64_t seq_;
   Record* rec_;
+  uint32_t ll_tag_;  // ll_tag(desc_), computed once per call
   int ll_read_ = 0;  // peers whose LL buffer this call has read
   bool recorded_ = false;
   // Writes this call's flight-recorder entry and the hot line (its description, for peers' checks).

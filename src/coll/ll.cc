@@ -14,6 +14,8 @@
 // (a stepped call, or an LL call of count 0, came in between) ll_out() first waits for every member's call
 // number to reach s-1, which is normally the case already.
 //
+// The fast paths (ll_out, ll_publish, ll_put, ll_in) are inline in engine-inl.h; this file has the slow ones.
+//
 // Consistency: the tag is the exact call description of an LL call (kind, type, op, count), so a tag that
 // differs from ours is a mismatch, reported by the full check (check_peer: the detailed message). A peer
 // that runs a stepped call under this call number never writes its LL buffer: while waiting, the peer's
@@ -27,12 +29,6 @@
 #include "sync/wait.h"
 
 namespace tessera::coll {
-
-char* Exec::ll_out(size_t bytes) {
-  // Calls 1 and 2 find their buffers unused; a member alone has no reader to wait for.
-  if (c_.ll_synced + 1 < seq_ && seq_ > 2 && c_.size > 1) [[unlikely]] ll_sync_reuse();
-  return c_.ll(c_.rank, seq_).payload(bytes);
-}
 
 void Exec::ll_sync_reuse() {
   stamp_wait();
@@ -48,62 +44,6 @@ void Exec::ll_sync_reuse() {
         });
   }
   c_.ll_synced = need;
-}
-
-void Exec::ll_publish() {
-  const uint64_t flag = (seq_ & 0xffffffffu) << 32 | ll_tag(desc_);
-  // Release is enough: notify() orders this store before its read of the sleeper counts (a full fence, or
-  // the membarrier a sleeping waiter issues; sync/wait.h), so a locked store would only add a stall.
-  c_.ll(c_.rank, seq_).flag.store(flag, std::memory_order_release);
-  if (!recorded_) record(0);  // after the flag: the flag leaves first (engine.h)
-  for (int m = 0; m < c_.size; ++m)
-    if (m != c_.rank) sync::notify(c_.world[m]);
-}
-
-namespace {
-// Copies up to 64 bytes with at most two overlapping fixed-size moves each way (the compiler inlines
-// fixed-size memcpy): the payloads of the smallest calls skip the call into the C library.
-inline void copy_small(char* d, const char* s, size_t n) {
-  if (n >= 16) {
-    char a[32], b[32];
-    if (n >= 32) {
-      std::memcpy(a, s, 32), std::memcpy(b, s + n - 32, 32);
-      std::memcpy(d, a, 32), std::memcpy(d + n - 32, b, 32);
-    } else {
-      std::memcpy(a, s, 16), std::memcpy(b, s + n - 16, 16);
-      std::memcpy(d, a, 16), std::memcpy(d + n - 16, b, 16);
-    }
-  } else if (n >= 8) {
-    uint64_t a, b;
-    std::memcpy(&a, s, 8), std::memcpy(&b, s + n - 8, 8);
-    std::memcpy(d, &a, 8), std::memcpy(d + n - 8, &b, 8);
-  } else if (n >= 4) {
-    uint32_t a, b;
-    std::memcpy(&a, s, 4), std::memcpy(&b, s + n - 4, 4);
-    std::memcpy(d, &a, 4), std::memcpy(d + n - 4, &b, 4);
-  } else if (n > 0) {
-    const char a = s[0], b = s[n / 2], c = s[n - 1];
-    d[0] = a, d[n / 2] = b, d[n - 1] = c;
-  }
-}
-}  // namespace
-
-void Exec::ll_put(const void* src, size_t bytes) {
-  char* out = ll_out(bytes);
-  if (bytes <= 64) copy_small(out, static_cast<const char*>(src), bytes);
-  else std::memcpy(out, src, bytes);
-  ll_publish();
-}
-
-const char* Exec::ll_in(int m, size_t bytes) {
-  const LLBuf& b = c_.ll(m, seq_);
-  if (m == c_.rank) return b.payload(bytes);
-  uint64_t w = b.flag.load(std::memory_order_acquire);
-  if ((w >> 32) != (seq_ & 0xffffffffu)) [[unlikely]] w = ll_wait(m, w);
-  if (static_cast<uint32_t>(w) != ll_tag(desc_)) [[unlikely]] ll_mismatch(m, w);
-  c_.checked[static_cast<size_t>(m) / 64] |= uint64_t{1} << (m % 64);
-  if (++ll_read_ == c_.size - 1) c_.ll_synced = seq_;
-  return b.payload(bytes);
 }
 
 // Waits for member m's flag to show this call; returns it.

@@ -23,11 +23,10 @@ inline constexpr int kNumKinds = 15;
 
 constexpr bool valid(DType t) { return static_cast<unsigned>(t) < kNumDTypes; }
 constexpr bool valid(Op o) { return static_cast<unsigned>(o) < kNumOps; }
-// Bytes per element; 0 for an invalid type. Inline: every call asks it several times.
-constexpr size_t dtype_size(DType t) {
-  constexpr uint8_t kSizes[kNumDTypes] = {1, 1, 4, 4, 8, 8, 2, 2, 4, 8};
-  return valid(t) ? kSizes[static_cast<int>(t)] : 0;
-}
+// Bytes per element; 0 for an invalid type. Inline: every call asks it several times. The table is at
+// namespace scope: as a local array of a constexpr function, GCC built it on the stack on every call.
+inline constexpr uint8_t kDTypeSizes[kNumDTypes] = {1, 1, 4, 4, 8, 8, 2, 2, 4, 8};
+constexpr size_t dtype_size(DType t) { return valid(t) ? kDTypeSizes[static_cast<int>(t)] : 0; }
 const char* dtype_name(DType t);   // "float32", ...
 const char* op_name(Op o);         // "sum", ...
 const char* kind_name(Kind k);     // "allreduce", ...

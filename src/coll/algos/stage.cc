@@ -14,9 +14,9 @@ const config::Var<std::string> kStores{
     "uses the faster), ordinary or streaming"};
 
 // Writes below this use ordinary stores (copy() streams only from 64 KiB); calls below kTimedMin per rank
-// are not timed and use ordinary stores.
+// are not timed and use ordinary stores (comm.h: stage_call_begin).
 constexpr size_t kStreamMin = size_t{64} << 10;
-constexpr size_t kTimedMin = size_t{128} << 10;
+constexpr size_t kTimedMin = kStageTimedMin;
 // Of every kExplore calls of a collective and size class, one runs with each kind of store whatever the
 // choice, so that both costs stay current (the host may move the CPUs meanwhile).
 constexpr uint32_t kExplore = 32;
@@ -61,13 +61,9 @@ int stage_stores_setting() {
 // runs ordinary, the next first_timed() alternate ordinary and streaming and are timed (each kind's best
 // kept), then each member uses the kind with the lower mean time per byte, except on the calls that keep
 // the other one measured.
-uint64_t stage_call_begin(Communicator& c, Kind kind, size_t bytes_per_rank) {
+uint64_t stage_call_begin_timed(Communicator& c, Kind kind, size_t bytes_per_rank) {
   StageStores& s = c.stores;
   s.timing = nullptr;
-  if (s.forced || bytes_per_rank < algos::kTimedMin) {
-    s.stream = s.forced == 2;
-    return 0;
-  }
   int cls = 0;
   for (size_t b = bytes_per_rank / algos::kTimedMin; b > 1 && cls < kStageClasses - 1; b >>= 1) ++cls;
   StageStores::Entry& e = s.entry[static_cast<int>(kind)][cls];
@@ -84,9 +80,8 @@ uint64_t stage_call_begin(Communicator& c, Kind kind, size_t bytes_per_rank) {
   return fast_now_ns();
 }
 
-void stage_call_end(Communicator& c, uint64_t t0, size_t bytes_per_rank) {
+void stage_call_end_timed(Communicator& c, uint64_t t0, size_t bytes_per_rank) {
   StageStores& s = c.stores;
-  if (!s.timing) return;
   const double ns = static_cast<double>(fast_now_ns() - t0) / static_cast<double>(bytes_per_rank);
   double& e = s.timing->cost[s.stream];
   // The first timed calls keep each kind's best (one preempted call must not hold a kind back for dozens

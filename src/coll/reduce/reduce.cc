@@ -20,30 +20,13 @@ const ReduceFn* table() {
   return t;
 }
 
-// A float sum of a few elements (an LL payload), folded element by element in source order: the same left
-// fold as the kernels, so the same bits, without the table call and the vector loop's setup, which cost
-// about as much as the rest of a small allreduce. Every source is read at index i before dst[i] is written
-// (dst may be a source).
-constexpr size_t kSmallSum = 16;
-template <typename T>
-void sum_small(void* dst, const void* const* srcs, int nsrc, size_t count) {
-  for (size_t i = 0; i < count; ++i) {
-    T acc = static_cast<const T*>(srcs[0])[i];
-    for (int j = 1; j < nsrc; ++j) acc += static_cast<const T*>(srcs[j])[i];
-    static_cast<T*>(dst)[i] = acc;
-  }
-}
 }  // namespace
 
-void reduce(void* dst, const void* const* srcs, int nsrc, size_t count, DType t, Op op, int divide) {
+void reduce_general(void* dst, const void* const* srcs, int nsrc, size_t count, DType t, Op op, int divide) {
   if (count == 0 || nsrc <= 0) return;
   if (nsrc == 1 && !(op == Op::kAvg && divide > 1)) {
     if (dst != srcs[0]) memcopy(dst, srcs[0], count * dtype_size(t));
     return;
-  }
-  if (count <= kSmallSum && op == Op::kSum) {
-    if (t == DType::kFloat32) return sum_small<float>(dst, srcs, nsrc, count);
-    if (t == DType::kFloat64) return sum_small<double>(dst, srcs, nsrc, count);
   }
   table()[static_cast<int>(t)](dst, srcs, nsrc, count, static_cast<int>(op), divide);
 }

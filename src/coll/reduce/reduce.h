@@ -17,7 +17,32 @@
 
 namespace tessera::coll {
 
-void reduce(void* dst, const void* const* srcs, int nsrc, size_t count, DType t, Op op, int divide = 0);
+void reduce_general(void* dst, const void* const* srcs, int nsrc, size_t count, DType t, Op op, int divide);
+
+namespace detail {
+// A float sum of a few elements (an LL payload), folded element by element in source order: the same left
+// fold as the kernels, so the same bits, without the table call and the vector loop's setup, which cost
+// about as much as the rest of a small allreduce. Every source is read at index i before dst[i] is written
+// (dst may be a source).
+inline constexpr size_t kSmallSum = 16;
+template <typename T>
+inline void sum_small(void* dst, const void* const* srcs, int nsrc, size_t count) {
+  for (size_t i = 0; i < count; ++i) {
+    T acc = static_cast<const T*>(srcs[0])[i];
+    for (int j = 1; j < nsrc; ++j) acc += static_cast<const T*>(srcs[j])[i];
+    static_cast<T*>(dst)[i] = acc;
+  }
+}
+}  // namespace detail
+
+// Inline for the smallest float sums (the LL allreduce's common case); everything else is reduce_general.
+inline void reduce(void* dst, const void* const* srcs, int nsrc, size_t count, DType t, Op op, int divide = 0) {
+  if (nsrc >= 2 && count <= detail::kSmallSum && count > 0 && op == Op::kSum) {
+    if (t == DType::kFloat32) return detail::sum_small<float>(dst, srcs, nsrc, count);
+    if (t == DType::kFloat64) return detail::sum_small<double>(dst, srcs, nsrc, count);
+  }
+  reduce_general(dst, srcs, nsrc, count, t, op, divide);
+}
 
 // The kernel tables, one function per DType: (dst, srcs, nsrc >= 2, count, op, divide). reduce() picks one
 // at run time; tests run both.
