@@ -24,6 +24,9 @@ void coll_wait(const Communicator& c, Done&& done, Describe&& describe) {
   }
 }
 
+// PREFETCHW: asks for the line in a writable state without waiting for it (a hint: no data changes).
+inline void prefetch_for_write(const void* p) { asm volatile("prefetchw %0" : : "m"(*static_cast<const char*>(p))); }
+
 inline Exec::Exec(Communicator& c, CallDesc d, bool stepped) : c_(c), desc_(d), ll_tag_(ll_tag(d)) {
   seq_ = ++c.seq;
   base_ = c.tag;
@@ -55,6 +58,7 @@ inline void Exec::end(uint64_t nsteps, uint64_t result_hash) {
 inline char* Exec::ll_out(size_t bytes) {
   // Calls 1 and 2 find their buffers unused; a member alone has no reader to wait for.
   if (c_.ll_synced + 1 < seq_ && seq_ > 2 && c_.size > 1) [[unlikely]] ll_sync_reuse();
+  ll_bytes_ = bytes;
   return c_.ll(c_.rank, seq_).payload(bytes);
 }
 
@@ -107,6 +111,16 @@ inline void Exec::ll_put(const void* src, size_t bytes) {
   ll_publish();
 }
 
+inline void Exec::ll_all_read() {
+  c_.ll_synced = seq_;
+  // Every peer has started this call, so the buffer of the next call (call seq_ - 1's) has no reader left:
+  // take its lines now (ll.cc: ownership ahead of time), as many as this call's payload used.
+  LLBuf& next = c_.ll(c_.rank, seq_ + 1);
+  prefetch_for_write(&next.flag);
+  if (ll_bytes_ > kLLInline) [[unlikely]]
+    for (size_t off = 0; off < ll_bytes_; off += kCacheLine) prefetch_for_write(next.data + kLLInline + off);
+}
+
 inline const char* Exec::ll_in(int m, size_t bytes) {
   const LLBuf& b = c_.ll(m, seq_);
   if (m == c_.rank) return b.payload(bytes);
@@ -114,7 +128,7 @@ inline const char* Exec::ll_in(int m, size_t bytes) {
   if ((w >> 32) != (seq_ & 0xffffffffu)) [[unlikely]] w = ll_wait(m, w);
   if (static_cast<uint32_t>(w) != ll_tag_) [[unlikely]] ll_mismatch(m, w);
   c_.checked[static_cast<size_t>(m) / 64] |= uint64_t{1} << (m % 64);
-  if (++ll_read_ == c_.size - 1) c_.ll_synced = seq_;
+  if (++ll_read_ == c_.size - 1) [[unlikely]] ll_all_read();
   return b.payload(bytes);
 }
 
