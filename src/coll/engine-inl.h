@@ -25,7 +25,13 @@ void coll_wait(const Communicator& c, Done&& done, Describe&& describe) {
 }
 
 // PREFETCHW: asks for the line in a writable state without waiting for it (a hint: no data changes).
-inline void prefetch_for_write(const void* p) { asm volatile("prefetchw %0" : : "m"(*static_cast<const char*>(p))); }
+inline void prefetch_for_write(const void* p) {
+#if defined(__x86_64__) || defined(__i386__)
+  asm volatile("prefetchw %0" : : "m"(*static_cast<const char*>(p)));
+#else
+  __builtin_prefetch(p, 1);
+#endif
+}
 
 inline Exec::Exec(Communicator& c, CallDesc d, bool stepped) : c_(c), desc_(d), ll_tag_(ll_tag(d)) {
   seq_ = ++c.seq;
