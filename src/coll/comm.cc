@@ -1,5 +1,6 @@
 #include "coll/comm.h"
 
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,6 +19,16 @@
 
 namespace tessera::coll {
 namespace {
+// The CPU the calling thread is bound to, or -1 when it may run on several.
+int64_t bound_cpu() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0 || CPU_COUNT(&set) != 1) return -1;
+  for (int i = 0; i < CPU_SETSIZE; ++i)
+    if (CPU_ISSET(i, &set)) return i;
+  return -1;
+}
+
 const config::Var<uint64_t> kBuffSize{
     "TESSERA_BUFFSIZE", uint64_t{8} << 20,
     "Bytes of collective staging memory per PE and communicator (split into 4 pipelined slots); larger "
@@ -74,6 +85,7 @@ Result<Communicator*> build(std::vector<int> world, int rank, uint64_t uid, Sync
     mine->model_ready.v.store(1, std::memory_order_release);
   }
   mine->peer.pid.store(getpid(), std::memory_order_relaxed);
+  mine->peer.cpu.store(bound_cpu(), std::memory_order_relaxed);
   mine->peer.probe.store(reinterpret_cast<uint64_t>(&mine->peer.probe), std::memory_order_relaxed);
   sync();
   Status st;
@@ -114,6 +126,19 @@ Result<Communicator*> build(std::vector<int> world, int rank, uint64_t uid, Sync
     c->cma = c->cma && c->ctrl[m]->peer.cma_ok.load(std::memory_order_relaxed) == 1;
   }
   c->oversubscribed = r.n_pes > usable_cpus();
+  // Waiting order and policy per member (comm.h: wait_order, spin_for).
+  const int64_t my_cpu = c->ctrl[rank]->peer.cpu.load(std::memory_order_relaxed);
+  c->spin_for.assign(static_cast<size_t>(n), 0);
+  for (int pass = 0; pass < 2; ++pass) {
+    for (int m = 0; m < n; ++m) {
+      if (m == rank) continue;
+      const int64_t cpu = c->ctrl[m]->peer.cpu.load(std::memory_order_relaxed);
+      const bool apart = c->oversubscribed && my_cpu >= 0 && cpu >= 0 && cpu != my_cpu;
+      if (apart != (pass == 1)) continue;
+      c->wait_order.push_back(m);
+      c->spin_for[static_cast<size_t>(m)] = apart;
+    }
+  }
   c->stores.forced = stage_stores_setting();
   c->p2p_sent.assign(static_cast<size_t>(n), 0);
   c->p2p_taken.assign(static_cast<size_t>(n), 0);

@@ -84,6 +84,7 @@ struct alignas(64) Peer {
   std::atomic<int64_t> pid;       // process id, for process_vm_readv (set at creation)
   std::atomic<uint64_t> probe;    // address of this field in the member's own address space (probe target)
   std::atomic<uint64_t> cma_ok;   // 1: this member could read every peer's probe word (creation)
+  std::atomic<int64_t> cpu;       // the one CPU this member's thread is bound to at creation, else -1
   std::atomic<uint64_t> send;     // current call's buffers (own address space), valid once the call's
   std::atomic<uint64_t> recv;     //   first step is published
   // Zero copy (algos/zcopy.cc): per call (call number % kRecords), the call's buffers as offsets + 1 in the
@@ -146,6 +147,13 @@ struct Communicator {
   uint64_t ll_synced = 0;            // every member is known to have started this call (LL buffer reuse)
   ModelParams model;
   bool oversubscribed = false;       // more members than CPUs: waiters yield instead of spinning
+  // Oversubscribed jobs whose members are bound to one CPU each (tessera-run's layout): wait_order lists
+  // the other members, those bound to my CPU first; spin_for[m] is 1 when m is bound to another CPU. A wait
+  // for a member on my CPU yields at once (it needs my CPU to make progress); a wait for one on another CPU
+  // spins first (yielding would only run my CPU's other waiting members). LL calls wait in this order, so
+  // that they spin only once every member of my CPU has caught up (coll_wait_for, ll.cc).
+  std::vector<int> wait_order;
+  std::vector<uint8_t> spin_for;
   uint64_t uid = 0;
   uint64_t split_count = 0;
   // Segment bookkeeping.

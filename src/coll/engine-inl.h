@@ -33,6 +33,17 @@ inline void prefetch_for_write(const void* p) {
 #endif
 }
 
+// As coll_wait, for a wait on member m: when oversubscribed, a member bound to another CPU is waited for
+// by spinning first (Communicator::spin_for), one on my CPU by yielding at once.
+template <typename Done, typename Describe>
+void coll_wait_for(const Communicator& c, int m, Done&& done, Describe&& describe) {
+  if (c.oversubscribed && c.spin_for[static_cast<size_t>(m)]) {
+    if (!done()) sync::wait_until(done, describe);
+  } else {
+    coll_wait(c, done, describe);
+  }
+}
+
 inline Exec::Exec(Communicator& c, CallDesc d, bool stepped) : c_(c), desc_(d), ll_tag_(ll_tag(d)) {
   seq_ = ++c.seq;
   base_ = c.tag;
@@ -136,6 +147,11 @@ inline const char* Exec::ll_in(int m, size_t bytes) {
   c_.checked[static_cast<size_t>(m) / 64] |= uint64_t{1} << (m % 64);
   if (++ll_read_ == c_.size - 1) [[unlikely]] ll_all_read();
   return b.payload(bytes);
+}
+
+template <typename Bytes>
+void Exec::ll_in_all(const char** in, Bytes&& bytes) {
+  for (int m : c_.wait_order) in[m] = ll_in(m, bytes(m));
 }
 
 }  // namespace tessera::coll

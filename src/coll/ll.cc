@@ -74,8 +74,8 @@ uint64_t Exec::ll_wait(int m, uint64_t w) {
   const uint64_t bit = uint64_t{1} << (m % 64);
   const Ctrl* p = c_.ctrl[m];
   uint32_t polls = 0;
-  coll_wait(
-      c_,
+  coll_wait_for(
+      c_, m,
       [&] {
         w = b.flag.load(std::memory_order_acquire);
         if ((w >> 32) == want) return true;

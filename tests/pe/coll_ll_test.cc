@@ -2,6 +2,7 @@
 // limit, every root, in place and out of place, interleaved with stepped calls and LL calls of count 0
 // (which leave the reuse of LL buffers to be proved by waiting). Runs at 1, 2, 3, 4, 7 and 8 PEs
 // (coll_algos.cmake).
+#include <sched.h>
 #include <shmem.h>
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include <cstring>
 #include <vector>
 
+#include "base/cpu.h"
 #include "coll/engine.h"
 #include "coll_common.h"
 #include "pe_main.h"
@@ -48,6 +50,43 @@ TEST(Allreduce, LLEveryPayloadSizeUpTo72Bytes) {
     check_reduction(Kind::kAllreduce, ll, count, count % 2 == 0, DType::kUint8, Op::kSum);
   for (size_t count = 1; count <= 18; ++count)
     check_reduction(Kind::kAllreduce, ll, count, count % 2 == 1, DType::kFloat32, Op::kMax);
+}
+
+// The LL waiting order (comm.h: wait_order, spin_for): every other member once; when the job has more PEs
+// than CPUs and they are bound one CPU each, the members bound to my CPU come first and only the others are
+// waited for by spinning. Checked against each member's CPU as the member itself sees it.
+TEST(Comm, WaitOrderPutsMembersOfMyCpuFirst) {
+  Communicator& c = world();
+  auto cpu_of = [](const cpu_set_t& set) {
+    if (CPU_COUNT(&set) != 1) return -1;
+    for (int i = 0; i < CPU_SETSIZE; ++i)
+      if (CPU_ISSET(i, &set)) return i;
+    return -1;
+  };
+  cpu_set_t set;
+  ASSERT_EQ(sched_getaffinity(0, sizeof set, &set), 0);
+  std::vector<int64_t> cpus(static_cast<size_t>(c.size));
+  for (int m = 0; m < c.size; ++m) cpus[static_cast<size_t>(m)] = c.ctrl[m]->peer.cpu.load();
+  EXPECT_EQ(cpus[static_cast<size_t>(c.rank)], cpu_of(set));
+  ASSERT_EQ(c.wait_order.size(), static_cast<size_t>(c.size - 1));
+  std::vector<int> seen(static_cast<size_t>(c.size), 0);
+  bool apart_seen = false;
+  for (int m : c.wait_order) {
+    ASSERT_TRUE(m >= 0 && m < c.size && m != c.rank) << m;
+    ++seen[static_cast<size_t>(m)];
+    const int64_t mine = cpus[static_cast<size_t>(c.rank)], theirs = cpus[static_cast<size_t>(m)];
+    const bool apart = c.oversubscribed && mine >= 0 && theirs >= 0 && mine != theirs;
+    EXPECT_EQ(c.spin_for[static_cast<size_t>(m)], apart ? 1 : 0) << "member " << m;
+    if (apart) {
+      apart_seen = true;
+    } else {
+      EXPECT_FALSE(apart_seen) << "member " << m << " shares my CPU but comes after one that does not";
+    }
+  }
+  for (int m = 0; m < c.size; ++m) EXPECT_EQ(seen[static_cast<size_t>(m)], m == c.rank ? 0 : 1) << m;
+  // tessera-run binds PE i to the i-th CPU of the job (modulo their count): with two CPUs or more, an
+  // oversubscribed member has members on another CPU.
+  if (c.oversubscribed && cpu_of(set) >= 0 && tessera::usable_cpus() >= 2) EXPECT_TRUE(apart_seen);
 }
 
 // LL calls between stepped calls and LL calls of count 0, which do not prove that every member has

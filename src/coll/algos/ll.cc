@@ -23,8 +23,10 @@ uint64_t allreduce_ll(Exec& ex, const Args& a) {
   // line just published is being read by the peers: a load of it stalls until their reads are answered
   // (a cache-line transfer, 70-90 ns of a 0.45 us call across CCXs, measured at 2 ranks), while the send
   // buffer is private and in cache.
+  const char* in[kMaxSources];
+  ex.ll_in_all(in, [&](int) { return bytes; });
   Srcs s;
-  for (int m = 0; m < n; ++m) s.add(m == ex.rank() ? a.send : ex.ll_in(m, bytes));
+  for (int m = 0; m < n; ++m) s.add(m == ex.rank() ? a.send : in[m]);
   reduce(a.recv, s.p, n, a.count, a.dtype, a.op, divisor(a, n));
   return 0;
 }
@@ -37,9 +39,11 @@ uint64_t reduce_scatter_ll(Exec& ex, const Args& a) {
   if (a.count == 0) return 0;
   const size_t block = a.count * esize(a), bytes = block * static_cast<size_t>(n);
   ex.ll_put(a.send, bytes);
+  const char* in[kMaxSources];
+  ex.ll_in_all(in, [&](int) { return bytes; });
   Srcs s;
   for (int m = 0; m < n; ++m)
-    s.add((m == r ? static_cast<const char*>(a.send) : ex.ll_in(m, bytes)) + static_cast<size_t>(r) * block);
+    s.add((m == r ? static_cast<const char*>(a.send) : in[m]) + static_cast<size_t>(r) * block);
   reduce(a.recv, s.p, n, a.count, a.dtype, a.op, divisor(a, n));
   return 0;
 }
@@ -51,10 +55,12 @@ namespace {
 void collect_ll(Exec& ex, const Args& a, size_t published, size_t off, size_t piece, char* out) {
   const int n = ex.size(), r = ex.rank();
   ex.ll_put(a.send, published);
+  const char* in[kMaxSources];
+  ex.ll_in_all(in, [&](int) { return published; });
+  if (!out) return;
   for (int m = 0; m < n; ++m) {
-    if (m == r && !out) continue;
-    const char* src = (m == r ? static_cast<const char*>(a.send) : ex.ll_in(m, published)) + off;
-    if (out && out + m * piece != src) std::memcpy(out + m * piece, src, piece);
+    const char* src = (m == r ? static_cast<const char*>(a.send) : in[m]) + off;
+    if (out + m * piece != src) std::memcpy(out + m * piece, src, piece);
   }
 }
 
@@ -62,7 +68,7 @@ void collect_ll(Exec& ex, const Args& a, size_t published, size_t off, size_t pi
 // peer's flag and copies `piece` bytes at offset `off` of the root's payload to recv (the root from its send
 // buffer, unless in place).
 void from_root_ll(Exec& ex, const Args& a, size_t published, size_t off, size_t piece) {
-  const int n = ex.size(), r = ex.rank();
+  const int r = ex.rank();
   if (r == a.root) {
     ex.ll_put(a.send, published);
     const char* mine = static_cast<const char*>(a.send) + off;
@@ -71,11 +77,9 @@ void from_root_ll(Exec& ex, const Args& a, size_t published, size_t off, size_t 
     ex.ll_out(0);
     ex.ll_publish();
   }
-  for (int m = 0; m < n; ++m) {
-    if (m == r) continue;
-    const char* p = ex.ll_in(m, m == a.root ? published : 0);
-    if (m == a.root) std::memcpy(a.recv, p + off, piece);
-  }
+  const char* in[kMaxSources];
+  ex.ll_in_all(in, [&](int m) { return m == a.root ? published : 0; });
+  if (r != a.root) std::memcpy(a.recv, in[a.root] + off, piece);
 }
 }  // namespace
 
@@ -105,8 +109,10 @@ uint64_t reduce_ll(Exec& ex, const Args& a) {
     return 0;
   }
   ex.ll_put(a.send, bytes);
+  const char* in[kMaxSources];
+  ex.ll_in_all(in, [&](int) { return bytes; });
   Srcs s;
-  for (int m = 0; m < n; ++m) s.add(m == r ? a.send : ex.ll_in(m, bytes));
+  for (int m = 0; m < n; ++m) s.add(m == r ? a.send : in[m]);
   reduce(a.recv, s.p, n, a.count, a.dtype, a.op, divisor(a, n));
   return 0;
 }
@@ -141,8 +147,8 @@ uint64_t scatter_ll(Exec& ex, const Args& a) {
 uint64_t barrier_ll(Exec& ex, const Args&) {
   ex.ll_out(0);
   ex.ll_publish();
-  for (int m = 0; m < ex.size(); ++m)
-    if (m != ex.rank()) ex.ll_in(m, 0);
+  const char* in[kMaxSources];
+  ex.ll_in_all(in, [](int) { return size_t{0}; });
   return 0;
 }
 
