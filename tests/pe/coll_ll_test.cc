@@ -86,7 +86,9 @@ TEST(Comm, WaitOrderPutsMembersOfMyCpuFirst) {
   for (int m = 0; m < c.size; ++m) EXPECT_EQ(seen[static_cast<size_t>(m)], m == c.rank ? 0 : 1) << m;
   // tessera-run binds PE i to the i-th CPU of the job (modulo their count): with two CPUs or more, an
   // oversubscribed member has members on another CPU.
-  if (c.oversubscribed && cpu_of(set) >= 0 && tessera::usable_cpus() >= 2) EXPECT_TRUE(apart_seen);
+  if (c.oversubscribed && cpu_of(set) >= 0 && tessera::usable_cpus() >= 2) {
+    EXPECT_TRUE(apart_seen);
+  }
 }
 
 // LL calls between stepped calls and LL calls of count 0, which do not prove that every member has
