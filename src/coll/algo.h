@@ -38,6 +38,7 @@ struct Shape {
   size_t slot_bytes = 0;  // staging slot size
   bool oversubscribed = false;
   bool cma = false;       // every member can read every member's memory (coll/cma.h)
+  bool bound = false;     // every member is bound to one CPU: oversubscribed LL calls wait in order (comm.h)
 };
 
 struct Algorithm {

@@ -128,6 +128,8 @@ Result<Communicator*> build(std::vector<int> world, int rank, uint64_t uid, Sync
   c->oversubscribed = r.n_pes > usable_cpus();
   // Waiting order and policy per member (comm.h: wait_order, spin_for).
   const int64_t my_cpu = c->ctrl[rank]->peer.cpu.load(std::memory_order_relaxed);
+  c->all_bound = true;
+  for (int m = 0; m < n; ++m) c->all_bound = c->all_bound && c->ctrl[m]->peer.cpu.load(std::memory_order_relaxed) >= 0;
   c->spin_for.assign(static_cast<size_t>(n), 0);
   for (int pass = 0; pass < 2; ++pass) {
     for (int m = 0; m < n; ++m) {

@@ -154,6 +154,7 @@ struct Communicator {
   // that they spin only once every member of my CPU has caught up (coll_wait_for, ll.cc).
   std::vector<int> wait_order;
   std::vector<uint8_t> spin_for;
+  bool all_bound = false;            // every member is bound to one CPU (Shape::bound)
   uint64_t uid = 0;
   uint64_t split_count = 0;
   // Segment bookkeeping.

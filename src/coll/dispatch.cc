@@ -148,6 +148,7 @@ Shape make_shape(const Communicator& c, Kind kind, size_t bytes) {
   s.slot_bytes = c.slot_bytes;
   s.oversubscribed = c.oversubscribed;
   s.cma = c.cma;
+  s.bound = c.all_bound;
   return s;
 }
 

@@ -27,7 +27,9 @@ namespace {
   if (!err.empty()) std::fprintf(stderr, "tessera-info: %s\n", err.c_str());
   std::fprintf(stderr,
                "usage: tessera-info --coll <collective|all> [--bytes N] [--ranks N] [--buffsize N] [--oversubscribed]\n"
+               "                    [--unbound]\n"
                "       tessera-info --env | --model\n"
+               "  --unbound: the PEs are not bound to one CPU each (tessera-run --bind-to none, TESSERA_BIND=none)\n"
                "  collectives: allreduce reduce_scatter allgather broadcast reduce gather scatter alltoall\n"
                "  alltoallv allgatherv reduce_scatterv gatherv scatterv barrier; sizes take K/M/G suffixes\n");
   std::exit(2);
@@ -42,20 +44,22 @@ void print_env() {
   }
 }
 
-void print_coll(Kind k, size_t bytes, int ranks, size_t slot, bool oversub, const ModelParams& m) {
+void print_coll(Kind k, size_t bytes, int ranks, size_t slot, bool oversub, bool bound, const ModelParams& m) {
   Shape s;
   s.kind = k;
   s.n = ranks;
   s.bytes = bytes;
   s.slot_bytes = slot;
   s.oversubscribed = oversub;
+  s.bound = bound;
   // A communicator probes every pair of members; here only whether this process may use the syscall.
   static const uint64_t probe = 0x7e55e7a;
   s.cma = cma_enabled() && cma_probe(getpid(), &probe, probe);
   const bool det = deterministic_mode();
   Choice c = select(s, m, det);
   std::printf("%s, %zu bytes per rank, %d ranks, staging slot %zu bytes%s%s%s\n", kind_name(k), bytes, ranks, slot,
-              oversub ? ", oversubscribed" : "", det ? ", TESSERA_DETERMINISTIC=1" : "",
+              oversub ? (bound ? ", oversubscribed" : ", oversubscribed, PEs not bound to CPUs") : "",
+              det ? ", TESSERA_DETERMINISTIC=1" : "",
               s.cma ? "" : ", no single-copy path (process_vm_readv unavailable or TESSERA_COLL_CMA=0)");
   std::printf("  %-14s %12s  %-9s %s\n", "algorithm", "cost (us)", "", "description");
   for (const Candidate& cand : candidates(s, m, det)) {
@@ -70,7 +74,7 @@ int main(int argc, char** argv) {
   std::string coll;
   size_t bytes = 1 << 20, buffsize = 0;
   int ranks = 0;
-  bool env = false, model = false, oversub = false, oversub_set = false;
+  bool env = false, model = false, oversub = false, oversub_set = false, bound = true;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto val = [&]() -> const char* {
@@ -87,6 +91,7 @@ int main(int argc, char** argv) {
     else if (a == "--ranks") ranks = std::atoi(val());
     else if (a == "--buffsize") buffsize = size(val());
     else if (a == "--oversubscribed") oversub = oversub_set = true;
+    else if (a == "--unbound") bound = false;
     else if (a == "--env") env = true;
     else if (a == "--model") model = true;
     else if (a == "-h" || a == "--help") usage("");
@@ -113,11 +118,11 @@ int main(int argc, char** argv) {
   size_t slot = (buffsize / 4 + 4095) / 4096 * 4096;
   if (coll == "all") {
     for (int k = 0; k < kNumKinds; ++k)
-      if (static_cast<Kind>(k) != Kind::kSendRecv) print_coll(static_cast<Kind>(k), bytes, ranks, slot, oversub, m);
+      if (static_cast<Kind>(k) != Kind::kSendRecv) print_coll(static_cast<Kind>(k), bytes, ranks, slot, oversub, bound, m);
     return 0;
   }
   auto k = parse_kind(coll);
   if (!k || *k == Kind::kSendRecv) usage("unknown collective " + coll);
-  print_coll(*k, bytes, ranks, slot, oversub, m);
+  print_coll(*k, bytes, ranks, slot, oversub, bound, m);
   return 0;
 }

@@ -47,10 +47,12 @@ bool fits_ll_n(const Shape& s) { return small_n(s) && s.bytes <= kLLBytes / stat
 // line, then a done line: counted as half a step.
 constexpr double kLLStep = 0.5;
 // LL gather and scatter: every member waits for every peer's flag, where `direct`'s non-roots wait for
-// nobody. With members outnumbering CPUs each of those waits is a process switch: 4 ranks on 2 CPUs, 64 B,
-// gather 2.43-2.61 us against direct's 2.04-2.97, scatter 2.51-2.65 against 2.15-3.41 (alternated 3 times),
-// where at 2 ranks LL took 0.10-0.13 against 0.135-0.185.
-double ll_rooted_waits(const Shape& s) { return s.oversubscribed ? kLLStep * (N(s) - 1) : kLLStep; }
+// nobody. With members outnumbering CPUs and not bound to one CPU each, each of those waits is a process
+// switch: 4 ranks on 2 CPUs, 64 B, gather 2.43-2.61 us against direct's 2.04-2.97, scatter 2.51-2.65 against
+// 2.15-3.41 (alternated 3 times), where at 2 ranks LL took 0.10-0.13 against 0.135-0.185. Bound (tessera-run's
+// layout), LL waits for the members of its own CPU first and spins for the others (comm.h: wait_order):
+// gather 1.73-1.78 against 2.11-2.16, scatter 1.72-2.03 against 2.20-2.22.
+double ll_rooted_waits(const Shape& s) { return s.oversubscribed && !s.bound ? kLLStep * (N(s) - 1) : kLLStep; }
 
 const Algorithm kAlgorithms[] = {
     // ---- allreduce
