@@ -149,8 +149,8 @@ inline const char* Exec::ll_in(int m, size_t bytes) {
   return b.payload(bytes);
 }
 
-template <typename Bytes>
-void Exec::ll_in_all(const char** in, Bytes&& bytes) {
+template <typename Ptr, typename Bytes>
+void Exec::ll_in_all(Ptr* in, Bytes&& bytes) {
   for (int m : c_.wait_order) in[m] = ll_in(m, bytes(m));
 }
 

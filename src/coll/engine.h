@@ -69,8 +69,8 @@ class Exec {
   const char* ll_in(int m, size_t bytes);
   // Every peer's payload of this call, waited for in the communicator's wait order (comm.h): in[m] for
   // each peer m (in[rank()] is left alone); bytes(m) is the size member m publishes.
-  template <typename Bytes>
-  void ll_in_all(const char** in, Bytes&& bytes);
+  template <typename Ptr, typename Bytes>
+  void ll_in_all(Ptr* in, Bytes&& bytes);
 
  private:
   void wait_free(uint64_t t);
