@@ -105,6 +105,11 @@ struct alignas(64) LLBuf {
   const char* payload(size_t bytes) const { return bytes <= kLLInline ? data : data + kLLInline; }
 };
 static_assert(sizeof(LLBuf) % 64 == 0 && 8 + kLLInline == 64);
+// Members use different pairs of LL buffers (by rank modulo kLLStagger), so that the buffers a member reads
+// do not sit at the same offset within a page as the one it has just written: a load whose address matches
+// a pending store's in the low 12 bits waits for that store (4K aliasing), which put the store's completion
+// in front of every read of a peer's flag and payload.
+inline constexpr int kLLStagger = 4;
 
 struct Ctrl {
   Hot hot;
@@ -113,7 +118,7 @@ struct Ctrl {
   ModelParams model;                 // rank 0's cost-model parameters (others copy them)
   Record rec[kRecords];
   Peer peer;
-  LLBuf ll[2];                       // LL buffers, used by calls of odd / even number alternately
+  LLBuf ll[2 * kLLStagger];          // LL buffers: member m uses pair m % kLLStagger, odd / even calls alternately
   // Followed by p2p counters: Line sent[n] (bytes made available to peer q), Line taken[n] (bytes of
   // peer q's channel consumed by me).
 };
@@ -183,7 +188,7 @@ struct Communicator {
   Line* sent(int m, int peer) const;
   Line* taken(int m, int peer) const;
   char* slot(int m, uint64_t t) const { return staging[m] + (t % kSlots) * slot_bytes; }
-  LLBuf& ll(int m, uint64_t call) const { return ctrl[m]->ll[call & 1]; }
+  LLBuf& ll(int m, uint64_t call) const { return ctrl[m]->ll[(call & 1) + 2 * static_cast<uint64_t>(m % kLLStagger)]; }
   char* scratch_bytes(size_t n);
 };
 
