@@ -37,8 +37,8 @@ inline void prefetch_for_write(const void* p) {
 // by spinning first (Communicator::spin_for), one on my CPU by yielding at once.
 template <typename Done, typename Describe>
 void coll_wait_for(const Communicator& c, int m, Done&& done, Describe&& describe) {
-  if (c.oversubscribed && c.spin_for[static_cast<size_t>(m)]) {
-    if (!done()) sync::wait_until(done, describe);
+  if (c.spin_for[static_cast<size_t>(m)]) {
+    sync::wait_until(done, describe);
   } else {
     coll_wait(c, done, describe);
   }
@@ -84,10 +84,6 @@ inline void Exec::ll_publish() {
   // Release is enough: notify() orders this store before its read of the sleeper counts (a full fence, or
   // the membarrier a sleeping waiter issues; sync/wait.h), so a locked store would only add a stall.
   c_.ll(c_.rank, seq_).flag.store(flag, std::memory_order_release);
-  // The next call's flag line was last read by the peers in call seq_ - 2, which they have all left once
-  // they started call seq_ - 1 (true when ll_synced says so, the usual case): take it now, while this call
-  // waits, so that the next flag store finds the line owned instead of waiting for the peers' copies to be
-  // invalidated (measured at 2 ranks: a barrier 80 -> 50 ns, an 8-byte allreduce 87 -> 71 ns).
   if (!recorded_) record(0);  // after the flag: the flag leaves first (engine.h)
   for (int m = 0; m < c_.size; ++m)
     if (m != c_.rank) sync::notify(c_.world[m]);

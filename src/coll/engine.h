@@ -86,12 +86,12 @@ class Exec {
   uint32_t ll_tag_;  // ll_tag(desc_), computed once per call
   int ll_read_ = 0;  // peers whose LL buffer this call has read
   size_t ll_bytes_ = 0;  // my LL payload in this call
+  void ll_all_read();    // every peer's LL buffer of this call was read (inline: takes the next buffer)
   bool recorded_ = false;
   // Writes this call's flight-recorder entry and the hot line (its description, for peers' checks).
   void record(uint64_t start_ns);
   // Out-of-line slow paths of the LL protocol (the fast path stays a few instructions).
   void ll_sync_reuse();
-  void ll_all_read();  // every peer's LL buffer of this call was read
   uint64_t ll_wait(int m, uint64_t w);
   [[noreturn]] void ll_mismatch(int m, uint64_t w);
   // An LL call that has to wait records when it started waiting, as its start (the flight recorder's

@@ -24,16 +24,6 @@
 // Issued right after this call's own flag store instead (with a third buffer, so that no reader is
 // disturbed), it measured slower than not prefetching at all.
 //
-// Ownership ahead of time: a flag store to a line the peers hold (they read it in call s-2) waits for their
-// copies to be invalidated, a cache-line round trip on the critical path of every small call. Once call s
-// has read every peer's flag, every peer has started call s, so none reads the buffer of call s-1 any
-// more, which call s+1 rewrites: ll_in() then issues PREFETCHW for its lines (the flag line, and as many
-// payload lines as this call used), and the invalidations overlap the end of call s and the start of the
-// next. Measured at 2 ranks (8-byte allreduce / barrier): 87 / 80 -> 71 / 55 ns with a 50 ns hop, 290 /
-// 285 -> 222 / 218 ns with a 205 ns hop (plain processes passing one flag line each: 51-58 and 205 ns).
-// Issued right after this call's own flag store instead (with a third buffer, so that no reader is
-// disturbed), it measured slower than not prefetching at all.
-//
 // The fast paths (ll_out, ll_publish, ll_put, ll_in) are inline in engine-inl.h; this file has the slow ones.
 //
 // Consistency: the tag is the exact call description of an LL call (kind, type, op, count), so a tag that

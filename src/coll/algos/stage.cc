@@ -13,10 +13,9 @@ const config::Var<std::string> kStores{
     "Stores of large writes into collective staging: auto (each member times calls made with each kind and "
     "uses the faster), ordinary or streaming"};
 
-// Writes below this use ordinary stores (copy() streams only from 64 KiB); calls below kTimedMin per rank
-// are not timed and use ordinary stores (comm.h: stage_call_begin).
+// Writes below this use ordinary stores (copy() streams only from 64 KiB); calls below kStageTimedMin per
+// rank are not timed and use ordinary stores (comm.h: stage_call_begin).
 constexpr size_t kStreamMin = size_t{64} << 10;
-constexpr size_t kTimedMin = kStageTimedMin;
 // Of every kExplore calls of a collective and size class, one runs with each kind of store whatever the
 // choice, so that both costs stay current (the host may move the CPUs meanwhile).
 constexpr uint32_t kExplore = 32;
@@ -65,7 +64,7 @@ uint64_t stage_call_begin_timed(Communicator& c, Kind kind, size_t bytes_per_ran
   StageStores& s = c.stores;
   s.timing = nullptr;
   int cls = 0;
-  for (size_t b = bytes_per_rank / algos::kTimedMin; b > 1 && cls < kStageClasses - 1; b >>= 1) ++cls;
+  for (size_t b = bytes_per_rank / kStageTimedMin; b > 1 && cls < kStageClasses - 1; b >>= 1) ++cls;
   StageStores::Entry& e = s.entry[static_cast<int>(kind)][cls];
   const uint32_t k = e.calls++;
   if (k == 0) {
