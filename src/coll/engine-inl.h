@@ -138,7 +138,8 @@ inline const char* Exec::ll_in(int m, size_t bytes) {
   const LLBuf& b = c_.ll(m, seq_);
   if (m == c_.rank) return b.payload(bytes);
   uint64_t w = b.flag.load(std::memory_order_acquire);
-  if ((w >> 32) != (seq_ & 0xffffffffu)) [[unlikely]] w = ll_wait(m, w);
+  if ((w >> 32) != (seq_ & 0xffffffffu)) [[unlikely]]
+    w = bytes > kLLInline ? ll_wait<true>(m, w, bytes) : ll_wait<false>(m, w, bytes);
   if (static_cast<uint32_t>(w) != ll_tag_) [[unlikely]] ll_mismatch(m, w);
   c_.checked[static_cast<size_t>(m) / 64] |= uint64_t{1} << (m % 64);
   if (++ll_read_ == c_.size - 1) [[unlikely]] ll_all_read();

@@ -92,7 +92,8 @@ class Exec {
   void record(uint64_t start_ns);
   // Out-of-line slow paths of the LL protocol (the fast path stays a few instructions).
   void ll_sync_reuse();
-  uint64_t ll_wait(int m, uint64_t w);
+  template <bool kLines>
+  uint64_t ll_wait(int m, uint64_t w, size_t bytes);
   [[noreturn]] void ll_mismatch(int m, uint64_t w);
   // An LL call that has to wait records when it started waiting, as its start (the flight recorder's
   // "RUNNING for").

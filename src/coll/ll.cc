@@ -56,9 +56,15 @@ void Exec::ll_sync_reuse() {
   c_.ll_synced = need;
 }
 
-// Waits for member m's flag to show this call; returns it.
-uint64_t Exec::ll_wait(int m, uint64_t w) {
+// Waits for member m's flag to show this call; returns it. With kLines, every poll also asks for the
+// payload lines (bytes past the flag's line): the reader then fetches them while it waits, as the writer
+// writes them, not one cache-line transfer after it sees the flag. 2 ranks, 50 ns hop: allreduce of 64 B
+// 101-129 -> 93-108 ns, of 128 B 99-122 -> 65-97 ns (alternated, 6 rounds). The flag-only wait stays
+// apart: the same test in its poll loop cost 8-byte calls 5-10 ns.
+template <bool kLines>
+uint64_t Exec::ll_wait(int m, uint64_t w, size_t bytes) {
   const LLBuf& b = c_.ll(m, seq_);
+  const char* lines = b.payload(bytes);
   const uint64_t want = seq_ & 0xffffffffu;
   uint64_t& word = c_.checked[static_cast<size_t>(m) / 64];
   const uint64_t bit = uint64_t{1} << (m % 64);
@@ -67,6 +73,8 @@ uint64_t Exec::ll_wait(int m, uint64_t w) {
   coll_wait_for(
       c_, m,
       [&] {
+        if constexpr (kLines)
+          for (size_t off = 0; off < bytes; off += kCacheLine) __builtin_prefetch(lines + off, 0, 3);
         w = b.flag.load(std::memory_order_acquire);
         if ((w >> 32) == want) return true;
         if (++polls == 64) stamp_wait();  // no longer a short wait
@@ -87,6 +95,9 @@ uint64_t Exec::ll_wait(int m, uint64_t w) {
       });
   return w;
 }
+
+template uint64_t Exec::ll_wait<false>(int, uint64_t, size_t);
+template uint64_t Exec::ll_wait<true>(int, uint64_t, size_t);
 
 void Exec::ll_mismatch(int m, uint64_t w) {
   // The peer records its call right after its flag (engine.h): wait for the record, then report the
