@@ -2,7 +2,8 @@
 # Tessera vs Open MPI's OSHMEM, side by side in one run, on the same benchmark source (bench/rma/rma_bench.c).
 #   [ROUNDS=3] bench/rma_vs_oshmem.sh [build-dir] [max-size]
 # Prints both tables and the ratios against the RMA targets, ROUNDS times (default 1), each round with
-# the hardware floor of the ping-pong (bench/rma/line_pingpong.c) measured just before it.
+# the hardware floor of the ping-pong (bench/rma/line_pingpong.c) measured just before it; then
+# shmem_barrier_all at 2 and 4 PEs (4: more PEs than CPUs on a 2-core machine), alternating the libraries.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=${1:-$here/../build}
@@ -13,6 +14,8 @@ trap 'rm -rf "$tmp"' EXIT
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 oshcc -O2 -o "$tmp/rma_oshmem" "$here/rma/rma_bench.c" "$here/rma/rma_bench_main.c"
 cc -O2 -o "$tmp/line_pingpong" "$here/rma/line_pingpong.c"
+oshcc -O2 -o "$tmp/barrier_oshmem" "$here/rma/barrier_all.c"
+"$build/bin/tessera-cc" -O2 -o "$tmp/barrier_tessera" "$here/rma/barrier_all.c"
 
 for round in $(seq 1 "${ROUNDS:-1}"); do
 echo "== round $round: hardware floor, then Open MPI OSHMEM (oshrun -np 2), then Tessera (tessera-run -n 2) =="
@@ -63,4 +66,18 @@ if m64:
     target("64 MiB put bandwidth at least 0.9x memcpy", m64["put_bw_GBps"] >= 0.9 * m64["memcpy_GBps"],
            f"{m64['put_bw_GBps']:.2f} vs memcpy {m64['memcpy_GBps']:.2f} GB/s ({m64['put_bw_GBps']/m64['memcpy_GBps']:.2f}x)")
 PY
+done
+
+echo "== shmem_barrier_all: Tessera / Open MPI OSHMEM (medians of 10 batches of 20000; ${ROUNDS:-1} rounds) =="
+for np in 2 4; do
+  for round in $(seq 1 "${ROUNDS:-1}"); do
+    t=$("$build/bin/tessera-run" -n "$np" "$tmp/barrier_tessera" 10 20000)
+    o=$(SHMEM_SYMMETRIC_SIZE=64M oshrun --oversubscribe --mca osc ^rdma -np "$np" "$tmp/barrier_oshmem" 10 20000 2>/dev/null | grep '^{')
+    python3 - "$t" "$o" "$round" <<'PY'
+import json, sys
+t, o = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+print(f"  {t['npes']} PEs, round {sys.argv[3]}: tessera {t['median_us']:.3f} us (best {t['best_us']:.3f}), "
+      f"oshmem {o['median_us']:.3f} (best {o['best_us']:.3f}): {t['median_us'] / o['median_us']:.2f}x")
+PY
+  done
 done

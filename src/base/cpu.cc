@@ -113,6 +113,15 @@ int usable_cpus() {
   return n > 0 ? n : 1;
 }
 
+int bound_cpu() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0 || CPU_COUNT(&set) != 1) return -1;
+  for (int i = 0; i < CPU_SETSIZE; ++i)
+    if (CPU_ISSET(i, &set)) return i;
+  return -1;
+}
+
 void unbind_thread_to_job_cpus() {
   cpu_set_t set;
   if (job_cpu_set(&set) && CPU_COUNT(&set) > 0) sched_setaffinity(0, sizeof set, &set);

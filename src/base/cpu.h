@@ -30,6 +30,9 @@ bool job_cpu_set(cpu_set_t* out);
 // so decisions such as "more PEs than CPUs" or the default block count do not depend on the binding.
 int usable_cpus();
 
+// The one CPU the calling thread is bound to, or -1 when its affinity allows several (or cannot be read).
+int bound_cpu();
+
 // Lets the calling thread run on every CPU of the job. Threads a PE starts for itself (the copy engine,
 // unpinned kernel workers) call this: they would otherwise inherit the PE's binding to one CPU.
 void unbind_thread_to_job_cpus();

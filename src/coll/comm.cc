@@ -19,16 +19,6 @@
 
 namespace tessera::coll {
 namespace {
-// The CPU the calling thread is bound to, or -1 when it may run on several.
-int64_t bound_cpu() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof set, &set) != 0 || CPU_COUNT(&set) != 1) return -1;
-  for (int i = 0; i < CPU_SETSIZE; ++i)
-    if (CPU_ISSET(i, &set)) return i;
-  return -1;
-}
-
 const config::Var<uint64_t> kBuffSize{
     "TESSERA_BUFFSIZE", uint64_t{8} << 20,
     "Bytes of collective staging memory per PE and communicator (split into 4 pipelined slots); larger "
@@ -85,7 +75,7 @@ Result<Communicator*> build(std::vector<int> world, int rank, uint64_t uid, Sync
     mine->model_ready.v.store(1, std::memory_order_release);
   }
   mine->peer.pid.store(getpid(), std::memory_order_relaxed);
-  mine->peer.cpu.store(bound_cpu(), std::memory_order_relaxed);
+  mine->peer.cpu.store(tessera::bound_cpu(), std::memory_order_relaxed);
   mine->peer.probe.store(reinterpret_cast<uint64_t>(&mine->peer.probe), std::memory_order_relaxed);
   sync();
   Status st;

@@ -222,6 +222,8 @@ Status init(int thread_level) {
   wc.my_pe = r.my_pe;
   wc.n_pes = r.n_pes;
   sync::set_wait_context(wc);
+  const int cpu = bound_cpu();
+  wc.pe_words[r.my_pe].cpu_plus1.store(cpu >= 0 ? cpu + 1 : -1, std::memory_order_relaxed);
   log::set_abort_hook(abort_hook);
   r.control->state(r.my_pe)->store(JobControl::kInitialized);
 

@@ -1,5 +1,7 @@
 #include "pgas/team.h"
 
+#include <sched.h>
+
 #include <bit>
 #include <mutex>
 #include <vector>
@@ -92,6 +94,30 @@ void teams_init() {
 
 void teams_fini() { g_used_slots = 0; }
 
+namespace {
+// Oversubscribed, with every member bound to one CPU (tessera-run's layout): which other members share my
+// CPU. False while some member has not published its CPU yet (the job's first barrier).
+bool learn_cpus(Team* t) {
+  const sync::PeWaitWords* w = sync::wait_context().pe_words;
+  if (!w) return false;
+  std::vector<int> mine;
+  const int32_t me = w[t->world_pe(t->my_index)].cpu_plus1.load(std::memory_order_relaxed);
+  for (int i = 0; i < t->size; ++i) {
+    const int32_t c = w[t->world_pe(i)].cpu_plus1.load(std::memory_order_relaxed);
+    if (c == 0) return false;
+    if (i != t->my_index && c == me && me > 0) mine.push_back(i);
+  }
+  t->same_cpu = std::move(mine);
+  return true;
+}
+}  // namespace
+
+// Central counter: each member adds one to the team's arrival count; the last to arrive opens the barrier
+// (gen) and notifies every member. With more PEs than CPUs, a member first waits for the members bound to
+// its own CPU, yielding the CPU to them at once (they need it to arrive), and only then waits for the gate,
+// spinning first as every wait does: yielding on every poll would only hand the CPU to a member of its CPU
+// that is waiting too, a process switch per member and barrier. shmem_barrier_all of 4 PEs on 2 CPUs:
+// 4.4-4.8 -> 1.56-1.98 us (Open MPI's OSHMEM 4.2-4.8); the LL collectives wait the same way (coll/comm.h).
 void team_sync(Team* t) {
   if (t->size == 1) return;
   TeamSync* s = t->root_sync();
@@ -105,9 +131,8 @@ void team_sync(Team* t) {
       if (i != t->my_index) sync::notify(t->world_pe(i));
     return;
   }
-  sync::wait_until(
-      [&] { return s->gen.load(std::memory_order_acquire) - t->gen_base >= epoch; },
-      [&] {
+  auto open = [&] { return s->gen.load(std::memory_order_acquire) - t->gen_base >= epoch; };
+  auto describe = [&] {
         std::string missing;
         int n_missing = 0;
         for (int i = 0; i < t->size; ++i) {
@@ -119,8 +144,23 @@ void team_sync(Team* t) {
         }
         return fmt::format("barrier {} on the {}; {} of {} PEs have not arrived: {}", epoch, t->describe(),
                            n_missing, t->size, missing);
-      },
-      sync::Watch::none());  // the last to arrive notifies every member; puts meanwhile need not wake us
+      };
+  if (sync::oversubscribed() && (t->cpus_learned || (t->cpus_learned = learn_cpus(t))) && !t->same_cpu.empty()) {
+    sync::wait_until(
+        [&] {
+          if (open()) return true;
+          for (int i : t->same_cpu) {
+            if (t->sync_on(i)->pe_epoch.load(std::memory_order_relaxed) < epoch) {
+              sched_yield();
+              return false;
+            }
+          }
+          return true;
+        },
+        describe, sync::Watch::none());
+  }
+  // The last to arrive notifies every member; puts meanwhile need not wake us.
+  sync::wait_until(open, describe, sync::Watch::none());
 }
 
 void team_barrier(Team* t) {

@@ -11,6 +11,7 @@
 #include <atomic>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "base/status.h"
 #include "pgas/layout.h"
@@ -29,6 +30,11 @@ struct Team {
   uint64_t arrive_base = 0, gen_base = 0, epoch = 0;
   uint64_t split_count = 0;
   void* coll_state = nullptr;           // owned by the collective layer (spec collectives, comms)
+  // More PEs than CPUs, every member bound to one CPU: the other members bound to this PE's CPU, whose
+  // arrival a barrier waits for first (team.cc). Learned at the first barrier that finds every member's
+  // CPU published (sync::PeWaitWords::cpu_plus1).
+  std::vector<int> same_cpu;
+  bool cpus_learned = false;
 
   int world_pe(int i) const { return start + i * stride; }
   // Team number of world PE `pe`, or -1 when not a member.

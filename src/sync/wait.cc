@@ -47,6 +47,8 @@ void set_wait_context(const WaitContext& ctx) {
   g_asymmetric_fence = asym && ctx.pe_words != nullptr;
 }
 
+bool oversubscribed() { return g_oversubscribed; }
+
 void waiter_fence() {
   if (g_asymmetric_fence) syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL_EXPEDITED, 0, 0);
   else std::atomic_thread_fence(std::memory_order_seq_cst);

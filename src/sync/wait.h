@@ -34,7 +34,9 @@ struct alignas(kCacheLine) PeWaitWords {
   std::atomic<uint32_t> doorbell{0};   // bumped (and futex-woken) by writers when sleepers > 0
   std::atomic<uint32_t> sleepers{0};   // threads of this PE parked on doorbell
   std::atomic<uint32_t> rung{0};       // 1: the doorbell was rung since a sleeper last re-armed it
-  uint32_t pad0 = 0;
+  // Where this PE runs, written once at start-up: 0 not yet known, -1 not bound to one CPU, else the CPU
+  // it is bound to plus 1 (barriers wait for the members of their own CPU first: pgas/team.cc).
+  std::atomic<int32_t> cpu_plus1{0};
   // Union of the symmetric offsets the sleepers watch (Watch below); empty when nobody sleeps.
   std::atomic<uint64_t> watch_lo{~uint64_t{0}};
   std::atomic<uint64_t> watch_hi{0};
@@ -61,6 +63,8 @@ struct WaitContext {
 
 // Installed by the PGAS layer at init; before that, waits use private words.
 void set_wait_context(const WaitContext& ctx);
+// The job has more PEs than this host has CPUs (set by set_wait_context).
+bool oversubscribed();
 extern WaitContext g_wait_context;
 inline const WaitContext& wait_context() { return g_wait_context; }
 

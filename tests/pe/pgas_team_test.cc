@@ -1,4 +1,9 @@
+#include <vector>
+
+#include "base/cpu.h"
 #include "pe_main.h"
+#include "pgas/team.h"
+#include "sync/wait.h"
 
 namespace {
 int me() { return shmem_my_pe(); }
@@ -15,6 +20,30 @@ TEST(Team, WorldAndShared) {
   EXPECT_EQ(shmem_team_get_config(SHMEM_TEAM_WORLD, SHMEM_TEAM_NUM_CONTEXTS, &cfg), 0);
   EXPECT_EQ(shmem_team_sync(SHMEM_TEAM_WORLD), 0);
   EXPECT_EQ(shmem_team_sync(SHMEM_TEAM_SHARED), 0);
+}
+
+// With more PEs than CPUs and every PE bound to one CPU (tessera-run's layout at 4 PEs on 2 CPUs), a
+// barrier waits for the members of its own CPU first: each team learns them from the CPUs the PEs
+// published at start-up. Checked against the CPUs the PEs report here, and barriers still hold everyone.
+TEST(Team, BarrierWaitsForMembersOfMyCpuFirst) {
+  static int cpu[64];
+  static int round_of[64];
+  ASSERT_LE(npes(), 64);
+  const int mine = tessera::bound_cpu();
+  for (int p = 0; p < npes(); ++p) shmem_int_p(&cpu[me()], mine, p);
+  shmem_barrier_all();
+  shmem_barrier_all();  // the world team has learned the CPUs by now
+  std::vector<int> want;
+  if (tessera::sync::oversubscribed() && mine >= 0)
+    for (int p = 0; p < npes(); ++p)
+      if (p != me() && cpu[p] == mine) want.push_back(p);
+  EXPECT_EQ(tessera::pgas::team_world()->same_cpu, want);
+  for (int round = 1; round <= 300; ++round) {
+    for (int p = 0; p < npes(); ++p) shmem_int_p(&round_of[me()], round, p);
+    shmem_barrier_all();
+    for (int p = 0; p < npes(); ++p) ASSERT_EQ(round_of[p], round) << "PE " << p << " after barrier " << round;
+    shmem_barrier_all();
+  }
 }
 
 TEST(Team, SplitStridedEvenAndOdd) {
