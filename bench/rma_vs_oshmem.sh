@@ -3,7 +3,8 @@
 #   [ROUNDS=3] bench/rma_vs_oshmem.sh [build-dir] [max-size]
 # Prints both tables and the ratios against the RMA targets, ROUNDS times (default 1), each round with
 # the hardware floor of the ping-pong (bench/rma/line_pingpong.c) measured just before it; then
-# shmem_barrier_all at 2 and 4 PEs (4: more PEs than CPUs on a 2-core machine), alternating the libraries.
+# shmem_barrier_all at 2 and 4 PEs (4: more PEs than CPUs on a 2-core machine), alternating which library
+# runs first.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=${1:-$here/../build}
@@ -68,11 +69,16 @@ if m64:
 PY
 done
 
-echo "== shmem_barrier_all: Tessera / Open MPI OSHMEM (medians of 10 batches of 20000; ${ROUNDS:-1} rounds) =="
+echo "== shmem_barrier_all: Tessera / Open MPI OSHMEM (medians of 11 batches of 20000; ${ROUNDS:-1} rounds) =="
+bar_tessera() { "$build/bin/tessera-run" -n "$1" "$tmp/barrier_tessera" 11 20000 2> "$tmp/bar.err" | grep '^{' \
+                  || { echo "tessera barrier_all failed:" >&2; cat "$tmp/bar.err" >&2; exit 1; }; }
+bar_oshmem() { SHMEM_SYMMETRIC_SIZE=64M oshrun --oversubscribe --mca osc ^rdma -np "$1" "$tmp/barrier_oshmem" 11 20000 \
+                 2> "$tmp/bar.err" | grep '^{' || { echo "oshmem barrier_all failed:" >&2; cat "$tmp/bar.err" >&2; exit 1; }; }
 for np in 2 4; do
   for round in $(seq 1 "${ROUNDS:-1}"); do
-    t=$("$build/bin/tessera-run" -n "$np" "$tmp/barrier_tessera" 10 20000)
-    o=$(SHMEM_SYMMETRIC_SIZE=64M oshrun --oversubscribe --mca osc ^rdma -np "$np" "$tmp/barrier_oshmem" 10 20000 2>/dev/null | grep '^{')
+    # Alternating which library runs first, round by round.
+    if [ $((round % 2)) -eq 1 ]; then t=$(bar_tessera "$np"); o=$(bar_oshmem "$np");
+    else o=$(bar_oshmem "$np"); t=$(bar_tessera "$np"); fi
     python3 - "$t" "$o" "$round" <<'PY'
 import json, sys
 t, o = json.loads(sys.argv[1]), json.loads(sys.argv[2])

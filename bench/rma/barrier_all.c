@@ -1,6 +1,6 @@
 /* shmem_barrier_all in a loop: the same source is built with oshcc (Open MPI's OSHMEM) and tessera-cc
- * (bench/rma_vs_oshmem.sh). Prints, from PE 0, the best and the median of `batches` batches of `per`
- * barriers, as one JSON line. */
+ * (bench/rma_vs_oshmem.sh). Prints, from PE 0, the best and the median (the upper one for an even count)
+ * of `batches` batches of `per` barriers, in microseconds per barrier, as one JSON line. */
 #include <shmem.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,18 +18,22 @@ static int cmp(const void* a, const void* b) {
 }
 
 int main(int argc, char** argv) {
-  int batches = argc > 1 ? atoi(argv[1]) : 10, per = argc > 2 ? atoi(argv[2]) : 20000;
-  if (batches < 1 || batches > 1000 || per < 1) {
-    fprintf(stderr, "usage: barrier_all [batches 1..1000] [barriers per batch]\n");
+  long batches = argc > 1 ? strtol(argv[1], NULL, 10) : 11, per = argc > 2 ? strtol(argv[2], NULL, 10) : 20000;
+  if (batches < 1 || batches > 1000 || per < 1 || per > 100000000) {
+    fprintf(stderr, "usage: barrier_all [batches 1..1000] [barriers per batch 1..100000000]\n");
     return 2;
   }
-  shmem_init();
   double* t = malloc(sizeof(double) * (size_t)batches);
-  for (int i = 0; i < per; ++i) shmem_barrier_all(); /* warm-up */
-  for (int b = 0; b < batches; ++b) {
+  if (!t) {
+    fprintf(stderr, "barrier_all: out of memory\n");
+    return 1;
+  }
+  shmem_init();
+  for (long i = 0; i < per; ++i) shmem_barrier_all(); /* warm-up */
+  for (long b = 0; b < batches; ++b) {
     shmem_barrier_all();
     double t0 = now_ns();
-    for (int i = 0; i < per; ++i) shmem_barrier_all();
+    for (long i = 0; i < per; ++i) shmem_barrier_all();
     t[b] = (now_ns() - t0) / per;
   }
   qsort(t, (size_t)batches, sizeof(double), cmp);

@@ -222,8 +222,11 @@ Status init(int thread_level) {
   wc.my_pe = r.my_pe;
   wc.n_pes = r.n_pes;
   sync::set_wait_context(wc);
+  // The control segment starts zero-filled, where the words' initializers never ran: nobody of this PE
+  // sleeps yet, so its watched range starts empty here.
   const int cpu = bound_cpu();
   wc.pe_words[r.my_pe].cpu_plus1.store(cpu >= 0 ? cpu + 1 : -1, std::memory_order_relaxed);
+  wc.pe_words[r.my_pe].watch_lo.store(~uint64_t{0}, std::memory_order_relaxed);
   log::set_abort_hook(abort_hook);
   r.control->state(r.my_pe)->store(JobControl::kInitialized);
 

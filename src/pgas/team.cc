@@ -120,6 +120,9 @@ bool learn_cpus(Team* t) {
 // 4.4-4.8 -> 1.56-1.98 us (Open MPI's OSHMEM 4.2-4.8); the LL collectives wait the same way (coll/comm.h).
 void team_sync(Team* t) {
   if (t->size == 1) return;
+  // Learned on entry, so that the member that arrives last learns too. Every member published its CPU
+  // before it arrived at the job's first barrier, so from the second barrier on this succeeds.
+  if (!t->cpus_learned && sync::oversubscribed()) t->cpus_learned = learn_cpus(t);
   TeamSync* s = t->root_sync();
   const uint64_t epoch = ++t->epoch;
   t->sync_on(t->my_index)->pe_epoch.store(epoch, std::memory_order_relaxed);
@@ -145,7 +148,9 @@ void team_sync(Team* t) {
         return fmt::format("barrier {} on the {}; {} of {} PEs have not arrived: {}", epoch, t->describe(),
                            n_missing, t->size, missing);
       };
-  if (sync::oversubscribed() && (t->cpus_learned || (t->cpus_learned = learn_cpus(t))) && !t->same_cpu.empty()) {
+  // Each of the two waits has its own deadline (TESSERA_TIMEOUT): a barrier whose members of my CPU arrive
+  // just before the first one expires may wait up to twice as long before it reports.
+  if (!t->same_cpu.empty()) {
     sync::wait_until(
         [&] {
           if (open()) return true;

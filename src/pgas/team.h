@@ -31,8 +31,8 @@ struct Team {
   uint64_t split_count = 0;
   void* coll_state = nullptr;           // owned by the collective layer (spec collectives, comms)
   // More PEs than CPUs, every member bound to one CPU: the other members bound to this PE's CPU, whose
-  // arrival a barrier waits for first (team.cc). Learned at the first barrier that finds every member's
-  // CPU published (sync::PeWaitWords::cpu_plus1).
+  // arrival a barrier waits for first (team.cc). Learned on entry to the first barrier that finds every
+  // member's CPU published (sync::PeWaitWords::cpu_plus1): the team's second barrier at the latest.
   std::vector<int> same_cpu;
   bool cpus_learned = false;
 
