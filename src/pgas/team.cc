@@ -107,6 +107,7 @@ bool learn_cpus(Team* t) {
     if (c == 0) return false;
     if (i != t->my_index && c == me && me > 0) mine.push_back(i);
   }
+  t->unbound_here = me < 0;
   t->same_cpu = std::move(mine);
   return true;
 }
@@ -118,6 +119,10 @@ bool learn_cpus(Team* t) {
 // spinning first as every wait does: yielding on every poll would only hand the CPU to a member of its CPU
 // that is waiting too, a process switch per member and barrier. shmem_barrier_all of 4 PEs on 2 CPUs:
 // 4.4-4.8 -> 1.56-1.98 us (Open MPI's OSHMEM 4.2-4.8); the LL collectives wait the same way (coll/comm.h).
+// A member not bound to one CPU (3 or 5 PEs on 2 CPUs, --bind-to none) cannot tell who shares its CPU, so
+// it yields on every failed poll, as the collectives do there: spinning first held the CPU for 1 us from
+// members that still had to arrive. 3 PEs: 4.8 -> 1.7 us, 5: 9.4 -> 3.4-4.8, 4 unbound: 5.6-8.2 -> 3.1-3.4
+// (OSHMEM 4.1 at 3 PEs, 6.5 at 5).
 void team_sync(Team* t) {
   if (t->size == 1) return;
   // Learned on entry, so that the member that arrives last learns too. Every member published its CPU
@@ -165,6 +170,10 @@ void team_sync(Team* t) {
         describe, sync::Watch::none());
   }
   // The last to arrive notifies every member; puts meanwhile need not wake us.
+  if (sync::oversubscribed() && t->unbound_here) {
+    sync::wait_until([&] { if (open()) return true; sched_yield(); return false; }, describe, sync::Watch::none());
+    return;
+  }
   sync::wait_until(open, describe, sync::Watch::none());
 }
 

@@ -35,6 +35,7 @@ struct Team {
   // member's CPU published (sync::PeWaitWords::cpu_plus1): the team's second barrier at the latest.
   std::vector<int> same_cpu;
   bool cpus_learned = false;
+  bool unbound_here = false;           // this PE is not bound to one CPU: barriers yield on every poll
 
   int world_pe(int i) const { return start + i * stride; }
   // Team number of world PE `pe`, or -1 when not a member.

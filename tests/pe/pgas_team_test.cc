@@ -38,6 +38,7 @@ TEST(Team, BarrierWaitsForMembersOfMyCpuFirst) {
     for (int p = 0; p < npes(); ++p)
       if (p != me() && cpu[p] == mine) want.push_back(p);
   EXPECT_EQ(tessera::pgas::team_world()->same_cpu, want);
+  EXPECT_EQ(tessera::pgas::team_world()->unbound_here, tessera::sync::oversubscribed() && mine < 0);
   for (int round = 1; round <= 300; ++round) {
     for (int p = 0; p < npes(); ++p) shmem_int_p(&round_of[me()], round, p);
     shmem_barrier_all();
