@@ -15,6 +15,7 @@
 #include "coll/dispatch.h"
 #include "pgas/runtime.h"
 #include "pgas/team.h"
+#include "sync/wait.h"
 #include "transport/shm/segment.h"
 
 namespace tessera::coll {
@@ -75,7 +76,6 @@ Result<Communicator*> build(std::vector<int> world, int rank, uint64_t uid, Sync
     mine->model_ready.v.store(1, std::memory_order_release);
   }
   mine->peer.pid.store(getpid(), std::memory_order_relaxed);
-  mine->peer.cpu.store(tessera::bound_cpu(), std::memory_order_relaxed);
   mine->peer.probe.store(reinterpret_cast<uint64_t>(&mine->peer.probe), std::memory_order_relaxed);
   sync();
   Status st;
@@ -116,15 +116,16 @@ Result<Communicator*> build(std::vector<int> world, int rank, uint64_t uid, Sync
     c->cma = c->cma && c->ctrl[m]->peer.cma_ok.load(std::memory_order_relaxed) == 1;
   }
   c->oversubscribed = r.n_pes > usable_cpus();
-  // Waiting order and policy per member (comm.h: wait_order, spin_for).
-  const int64_t my_cpu = c->ctrl[rank]->peer.cpu.load(std::memory_order_relaxed);
+  // Waiting order and policy per member (comm.h: wait_order, spin_for), from the CPUs the PEs published at
+  // start-up (sync::pe_cpu).
+  const int my_cpu = sync::pe_cpu(c->world[rank]);
   c->all_bound = true;
-  for (int m = 0; m < n; ++m) c->all_bound = c->all_bound && c->ctrl[m]->peer.cpu.load(std::memory_order_relaxed) >= 0;
+  for (int m = 0; m < n; ++m) c->all_bound = c->all_bound && sync::pe_cpu(c->world[m]) >= 0;
   c->spin_for.assign(static_cast<size_t>(n), 0);
   for (int pass = 0; pass < 2; ++pass) {
     for (int m = 0; m < n; ++m) {
       if (m == rank) continue;
-      const int64_t cpu = c->ctrl[m]->peer.cpu.load(std::memory_order_relaxed);
+      const int cpu = sync::pe_cpu(c->world[m]);
       const bool apart = c->oversubscribed && my_cpu >= 0 && cpu >= 0 && cpu != my_cpu;
       if (apart != (pass == 1)) continue;
       c->wait_order.push_back(m);

@@ -84,7 +84,6 @@ struct alignas(64) Peer {
   std::atomic<int64_t> pid;       // process id, for process_vm_readv (set at creation)
   std::atomic<uint64_t> probe;    // address of this field in the member's own address space (probe target)
   std::atomic<uint64_t> cma_ok;   // 1: this member could read every peer's probe word (creation)
-  std::atomic<int64_t> cpu;       // the one CPU this member's thread is bound to at creation, else -1
   std::atomic<uint64_t> send;     // current call's buffers (own address space), valid once the call's
   std::atomic<uint64_t> recv;     //   first step is published
   // Zero copy (algos/zcopy.cc): per call (call number % kRecords), the call's buffers as offsets + 1 in the

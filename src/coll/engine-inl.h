@@ -3,8 +3,6 @@
 // exchange plus this code: at 2 ranks everything between seeing a peer's flag and storing the next call's
 // flag adds to every call's latency.
 #pragma once
-#include <sched.h>
-
 #include <algorithm>
 #include <cstring>
 
@@ -18,7 +16,7 @@ void coll_wait(const Communicator& c, Done&& done, Describe&& describe) {
   if (done()) return;
   if (c.oversubscribed) {
     // More members than CPUs: the member we wait for may need this CPU, so give it away at once.
-    sync::wait_until([&] { if (done()) return true; sched_yield(); return false; }, describe);
+    sync::wait_yielding(done, describe);
   } else {
     sync::wait_until(done, describe);
   }

@@ -1,7 +1,5 @@
 #include "pgas/team.h"
 
-#include <sched.h>
-
 #include <bit>
 #include <mutex>
 #include <vector>
@@ -141,40 +139,31 @@ void team_sync(Team* t) {
   }
   auto open = [&] { return s->gen.load(std::memory_order_acquire) - t->gen_base >= epoch; };
   auto describe = [&] {
-        std::string missing;
-        int n_missing = 0;
-        for (int i = 0; i < t->size; ++i) {
-          uint64_t e = t->sync_on(i)->pe_epoch.load(std::memory_order_relaxed);
-          if (e < epoch) {
-            if (n_missing++ < 16) missing += fmt::format("{}PE {} (at barrier {})", missing.empty() ? "" : ", ",
-                                                         t->world_pe(i), e);
-          }
-        }
-        return fmt::format("barrier {} on the {}; {} of {} PEs have not arrived: {}", epoch, t->describe(),
-                           n_missing, t->size, missing);
-      };
-  // Each of the two waits has its own deadline (TESSERA_TIMEOUT): a barrier whose members of my CPU arrive
-  // just before the first one expires may wait up to twice as long before it reports.
+    std::string missing;
+    int n_missing = 0;
+    for (int i = 0; i < t->size; ++i) {
+      uint64_t e = t->sync_on(i)->pe_epoch.load(std::memory_order_relaxed);
+      if (e < epoch) {
+        if (n_missing++ < 16) missing += fmt::format("{}PE {} (at barrier {})", missing.empty() ? "" : ", ",
+                                                     t->world_pe(i), e);
+      }
+    }
+    return fmt::format("barrier {} on the {}; {} of {} PEs have not arrived: {}", epoch, t->describe(),
+                       n_missing, t->size, missing);
+  };
+  // The last to arrive notifies every member; puts meanwhile need not wake us (Watch::none). Each of the
+  // two waits has its own deadline (TESSERA_TIMEOUT): a barrier whose members of my CPU arrive just before
+  // the first one expires may wait up to twice as long before it reports.
   if (!t->same_cpu.empty()) {
-    sync::wait_until(
-        [&] {
-          if (open()) return true;
-          for (int i : t->same_cpu) {
-            if (t->sync_on(i)->pe_epoch.load(std::memory_order_relaxed) < epoch) {
-              sched_yield();
-              return false;
-            }
-          }
-          return true;
-        },
-        describe, sync::Watch::none());
+    auto mine_arrived = [&] {
+      for (int i : t->same_cpu)
+        if (t->sync_on(i)->pe_epoch.load(std::memory_order_relaxed) < epoch) return false;
+      return true;
+    };
+    sync::wait_yielding([&] { return open() || mine_arrived(); }, describe, sync::Watch::none());
   }
-  // The last to arrive notifies every member; puts meanwhile need not wake us.
-  if (sync::oversubscribed() && t->unbound_here) {
-    sync::wait_until([&] { if (open()) return true; sched_yield(); return false; }, describe, sync::Watch::none());
-    return;
-  }
-  sync::wait_until(open, describe, sync::Watch::none());
+  if (t->unbound_here) sync::wait_yielding(open, describe, sync::Watch::none());
+  else sync::wait_until(open, describe, sync::Watch::none());
 }
 
 void team_barrier(Team* t) {

@@ -20,6 +20,8 @@
 // While waiting, the job-abort word is watched: when another PE failed, the waiter exits at once with
 // status 1 (the launcher has already said which PE failed).
 #pragma once
+#include <sched.h>
+
 #include <atomic>
 #include <cstdint>
 #include <string>
@@ -67,6 +69,16 @@ void set_wait_context(const WaitContext& ctx);
 bool oversubscribed();
 extern WaitContext g_wait_context;
 inline const WaitContext& wait_context() { return g_wait_context; }
+// The CPU world PE `pe` published at start-up (PeWaitWords::cpu_plus1): -1 when it is not bound to one CPU
+// or has not published yet (every PE has once the job's first barrier is done).
+inline int pe_cpu(int pe) {
+  const PeWaitWords* w = wait_context().pe_words;
+  const int32_t c = w ? w[pe].cpu_plus1.load(std::memory_order_relaxed) : 0;
+  return c > 0 ? c - 1 : -1;
+}
+// As wait_until, giving the CPU away after every failed check: for a wait on a PE that may need this CPU.
+template <typename Done, typename Describe>
+void wait_yielding(Done&& done, Describe&& describe, Watch watch = Watch::any());
 
 // How waits ended, counted off the fast path (a wait that succeeds at once or while spinning is not
 // counted): printed at TESSERA_LOG=3 by finalize, to tell a job that spins from one that keeps sleeping.
@@ -222,6 +234,11 @@ inline void wait_until(Done&& done, Describe&& describe, Watch watch = Watch::an
     }
   }
   wait_until_slow(done, describe, watch);
+}
+
+template <typename Done, typename Describe>
+void wait_yielding(Done&& done, Describe&& describe, Watch watch) {
+  wait_until([&] { if (done()) return true; sched_yield(); return false; }, describe, watch);
 }
 
 }  // namespace tessera::sync

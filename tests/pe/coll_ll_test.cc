@@ -14,6 +14,7 @@
 #include "coll/engine.h"
 #include "coll_common.h"
 #include "pe_main.h"
+#include "sync/wait.h"
 
 namespace coll_test {
 namespace {
@@ -66,7 +67,7 @@ TEST(Comm, WaitOrderPutsMembersOfMyCpuFirst) {
   cpu_set_t set;
   ASSERT_EQ(sched_getaffinity(0, sizeof set, &set), 0);
   std::vector<int64_t> cpus(static_cast<size_t>(c.size));
-  for (int m = 0; m < c.size; ++m) cpus[static_cast<size_t>(m)] = c.ctrl[m]->peer.cpu.load();
+  for (int m = 0; m < c.size; ++m) cpus[static_cast<size_t>(m)] = tessera::sync::pe_cpu(c.world[m]);
   EXPECT_EQ(cpus[static_cast<size_t>(c.rank)], cpu_of(set));
   ASSERT_EQ(c.wait_order.size(), static_cast<size_t>(c.size - 1));
   std::vector<int> seen(static_cast<size_t>(c.size), 0);
