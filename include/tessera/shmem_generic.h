@@ -24,18 +24,24 @@ void tessera_c11_type_error(void); /* never defined: selected only for unsupport
   X(int, int, F) X(long, long, F) X(long long, longlong, F) X(unsigned int, uint, F)                     \
   X(unsigned long, ulong, F) X(unsigned long long, ulonglong, F)
 #define TESSERA_C11_AMO_EXT(X, F) TESSERA_C11_AMO_STD(X, F) X(float, float, F) X(double, double, F)
-#define TESSERA_C11_AMO_BIT(X, F) \
-  X(unsigned int, uint, F) X(unsigned long, ulong, F) X(unsigned long long, ulonglong, F)
+/* Table 8 lists int32_t and int64_t beside the unsigned types: int and long on our ABIs. */
+#define TESSERA_C11_AMO_BIT(X, F)                                                                         \
+  X(unsigned int, uint, F) X(unsigned long, ulong, F) X(unsigned long long, ulonglong, F)                \
+  X(int, int32, F) X(long, int64, F)
 #define TESSERA_C11_P2P(X, F)                                                                             \
   X(short, short, F) X(int, int, F) X(long, long, F) X(long long, longlong, F)                           \
   X(unsigned short, ushort, F) X(unsigned int, uint, F) X(unsigned long, ulong, F)                       \
   X(unsigned long long, ulonglong, F)
-#define TESSERA_C11_RED_BIT(X, F)                                                                         \
+#define TESSERA_C11_RED_UNSIGNED(X, F)                                                                    \
   X(unsigned char, uchar, F) X(unsigned short, ushort, F) X(unsigned int, uint, F)                       \
   X(unsigned long, ulong, F) X(unsigned long long, ulonglong, F)
+/* The bitwise reductions take int8_t..int64_t too: signed char, short, int and long on our ABIs. */
+#define TESSERA_C11_RED_BIT(X, F)                                                                         \
+  TESSERA_C11_RED_UNSIGNED(X, F) X(signed char, int8, F) X(short, int16, F) X(int, int32, F)             \
+  X(long, int64, F)
 #define TESSERA_C11_RED_MINMAX(X, F)                                                                      \
   X(char, char, F) X(signed char, schar, F) X(short, short, F) X(int, int, F) X(long, long, F)           \
-  X(long long, longlong, F) TESSERA_C11_RED_BIT(X, F) X(float, float, F) X(double, double, F)            \
+  X(long long, longlong, F) TESSERA_C11_RED_UNSIGNED(X, F) X(float, float, F) X(double, double, F)       \
   X(long double, longdouble, F)
 #define TESSERA_C11_RED_ARITH(X, F) \
   TESSERA_C11_RED_MINMAX(X, F) X(float _Complex, complexf, F) X(double _Complex, complexd, F)
