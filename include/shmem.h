@@ -201,7 +201,15 @@ TESSERA_RMA_TYPES(TESSERA_DECL_RMA)
   void shmem_ibget##BITS(void* dest, const void* source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,     \
                          size_t nblocks, int pe);                                                        \
   void shmem_ctx_ibget##BITS(shmem_ctx_t ctx, void* dest, const void* source, ptrdiff_t dst,             \
-                             ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);
+                             ptrdiff_t sst, size_t bsize, size_t nblocks, int pe);                       \
+  void shmem_put##BITS##_signal(void* dest, const void* source, size_t nelems, uint64_t* sig_addr,       \
+                                uint64_t signal, int sig_op, int pe);                                    \
+  void shmem_ctx_put##BITS##_signal(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems,      \
+                                    uint64_t* sig_addr, uint64_t signal, int sig_op, int pe);            \
+  void shmem_put##BITS##_signal_nbi(void* dest, const void* source, size_t nelems, uint64_t* sig_addr,   \
+                                    uint64_t signal, int sig_op, int pe);                                \
+  void shmem_ctx_put##BITS##_signal_nbi(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems,  \
+                                        uint64_t* sig_addr, uint64_t signal, int sig_op, int pe);
 TESSERA_SIZED_RMA(TESSERA_DECL_SIZED)
 #undef TESSERA_DECL_SIZED
 

@@ -23,6 +23,30 @@ using tessera::capi::ctx_pe;
     shmem_##GET(dest, source, nelems, ctx_pe("shmem_ctx_" #GET, ctx, pe));                                    \
   }
 
+// Put-with-signal for element size SZ under the names shmem_NAME_signal[_nbi], with their ctx forms. The
+// non-blocking forms complete eagerly, like every put to a PE of this host.
+#define TS_SIGNAL_BODY(NAME, SZ)                                                                              \
+  void shmem_##NAME##_signal(void* dest, const void* source, size_t nelems, uint64_t* sig_addr,              \
+                             uint64_t signal, int sig_op, int pe) {                                           \
+    pgas::put_signal("shmem_" #NAME "_signal", dest, source, NB("shmem_" #NAME "_signal", nelems, SZ),       \
+                     sig_addr, signal, sig_op, pe);                                                           \
+  }                                                                                                           \
+  void shmem_ctx_##NAME##_signal(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems,             \
+                                 uint64_t* sig_addr, uint64_t signal, int sig_op, int pe) {                   \
+    shmem_##NAME##_signal(dest, source, nelems, sig_addr, signal, sig_op,                                     \
+                          ctx_pe("shmem_ctx_" #NAME "_signal", ctx, pe));                                     \
+  }                                                                                                           \
+  void shmem_##NAME##_signal_nbi(void* dest, const void* source, size_t nelems, uint64_t* sig_addr,          \
+                                 uint64_t signal, int sig_op, int pe) {                                       \
+    pgas::put_signal("shmem_" #NAME "_signal_nbi", dest, source,                                              \
+                     NB("shmem_" #NAME "_signal_nbi", nelems, SZ), sig_addr, signal, sig_op, pe);             \
+  }                                                                                                           \
+  void shmem_ctx_##NAME##_signal_nbi(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems,         \
+                                     uint64_t* sig_addr, uint64_t signal, int sig_op, int pe) {               \
+    shmem_##NAME##_signal_nbi(dest, source, nelems, sig_addr, signal, sig_op,                                 \
+                              ctx_pe("shmem_ctx_" #NAME "_signal_nbi", ctx, pe));                             \
+  }
+
 extern "C" {
 
 #define TS_DEF_RMA(T, N)                                                                                      \
@@ -152,7 +176,8 @@ TESSERA_RMA_TYPES(TS_DEF_RMA)
   void shmem_ctx_ibget##BITS(shmem_ctx_t ctx, void* dest, const void* source, ptrdiff_t dst, ptrdiff_t sst,   \
                              size_t bsize, size_t nblocks, int pe) {                                          \
     shmem_ibget##BITS(dest, source, dst, sst, bsize, nblocks, ctx_pe("shmem_ctx_ibget" #BITS, ctx, pe));      \
-  }
+  }                                                                                                           \
+  TS_SIGNAL_BODY(put##BITS, BYTES)
 TESSERA_SIZED_RMA(TS_DEF_SIZED)
 
 TS_RMA_BODY(putmem, getmem, 1)
@@ -169,23 +194,7 @@ void shmem_getmem_nbi(void* dest, const void* source, size_t nelems, int pe) {
 void shmem_ctx_getmem_nbi(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems, int pe) {
   shmem_getmem_nbi(dest, source, nelems, ctx_pe("shmem_ctx_getmem_nbi", ctx, pe));
 }
-void shmem_putmem_signal(void* dest, const void* source, size_t nelems, uint64_t* sig_addr, uint64_t signal,
-                         int sig_op, int pe) {
-  pgas::put_signal("shmem_putmem_signal", dest, source, nelems, sig_addr, signal, sig_op, pe);
-}
-void shmem_ctx_putmem_signal(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems, uint64_t* sig_addr,
-                             uint64_t signal, int sig_op, int pe) {
-  shmem_putmem_signal(dest, source, nelems, sig_addr, signal, sig_op, ctx_pe("shmem_ctx_putmem_signal", ctx, pe));
-}
-void shmem_putmem_signal_nbi(void* dest, const void* source, size_t nelems, uint64_t* sig_addr, uint64_t signal,
-                             int sig_op, int pe) {
-  pgas::put_signal("shmem_putmem_signal_nbi", dest, source, nelems, sig_addr, signal, sig_op, pe);
-}
-void shmem_ctx_putmem_signal_nbi(shmem_ctx_t ctx, void* dest, const void* source, size_t nelems,
-                                 uint64_t* sig_addr, uint64_t signal, int sig_op, int pe) {
-  shmem_putmem_signal_nbi(dest, source, nelems, sig_addr, signal, sig_op,
-                          ctx_pe("shmem_ctx_putmem_signal_nbi", ctx, pe));
-}
+TS_SIGNAL_BODY(putmem, 1)
 
 uint64_t shmem_signal_fetch(const uint64_t* sig_addr) {
   return pgas::signal_fetch("shmem_signal_fetch", sig_addr);
