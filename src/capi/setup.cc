@@ -231,12 +231,16 @@ void shmem_sync_all(void) {
 }
 
 void shmem_fence(void) { pgas::fence(); }
+// On SHMEM_CTX_INVALID the context forms of fence and quiet do nothing, as the specification says: there is
+// nothing the invalid context could have issued.
 void shmem_ctx_fence(shmem_ctx_t ctx) {
+  if (ctx == SHMEM_CTX_INVALID) return;
   capi::check_ctx("shmem_ctx_fence", ctx);
   pgas::fence();
 }
 void shmem_quiet(void) { pgas::quiet(); }
 void shmem_ctx_quiet(shmem_ctx_t ctx) {
+  if (ctx == SHMEM_CTX_INVALID) return;
   capi::check_ctx("shmem_ctx_quiet", ctx);
   pgas::quiet();
 }
@@ -246,6 +250,7 @@ void shmem_pe_quiet(const int* target_pes, size_t npes) {
   pgas::quiet();
 }
 void shmem_ctx_pe_quiet(shmem_ctx_t ctx, const int* target_pes, size_t npes) {
+  if (ctx == SHMEM_CTX_INVALID) return;
   capi::check_ctx("shmem_ctx_pe_quiet", ctx);
   shmem_pe_quiet(target_pes, npes);
 }
