@@ -186,6 +186,11 @@ void* align_before_barrier(size_t alignment, size_t bytes, const char* routine) 
     log::warn("{}: alignment {} is not a power of two; returning null", routine, alignment);
     return nullptr;
   }
+  if (alignment > kHeapAlignMax) {
+    log::warn("{}: alignment {} exceeds the limit {} (the alignment of every PE's heap); returning null",
+              routine, alignment, kHeapAlignMax);
+    return nullptr;
+  }
   if (checking()) check_same_size(routine, bytes);
   if (bytes == 0) return nullptr;
   std::lock_guard lk(g_mu);

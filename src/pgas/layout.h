@@ -15,6 +15,9 @@ namespace tessera::pgas {
 
 inline constexpr int kMaxTeams = 64;          // teams alive at once on a PE (incl. world and shared)
 inline constexpr size_t kReservedBytes = 64 * 1024;
+// Every PE maps its own heap so that the user heap (kReservedBytes into the segment) starts at a multiple of
+// this: a symmetric offset aligned to it is then an aligned address on every PE. It bounds shmem_align.
+inline constexpr size_t kHeapAlignMax = size_t{1} << 30;
 
 // Synchronisation state of one team slot; used in the segment of the team's first PE.
 struct TeamSync {

@@ -59,7 +59,7 @@ void abort_hook(int code) {
 
 // Job of one PE: private memory, no control segment from a launcher.
 Status init_single(Runtime& r) {
-  TS_ASSIGN_OR_RETURN(void* p, transport::shm::map_private(r.seg_size));
+  TS_ASSIGN_OR_RETURN(void* p, transport::shm::map_private(r.seg_size, kReservedBytes, kHeapAlignMax));
   r.bases.assign(1, static_cast<char*>(p));
   size_t bytes = JobControl::bytes_for(1);
   g_private_control = static_cast<JobControl*>(std::aligned_alloc(kCacheLine, (bytes + 63) & ~size_t{63}));
@@ -111,7 +111,7 @@ Status init_job(Runtime& r, const bootstrap::JobInfo& info) {
 
   // My heap segment, and my data segment when globals are symmetric.
   std::string my_name = shm::segment_name(r.job_id, std::to_string(r.my_pe));
-  TS_ASSIGN_OR_RETURN(void* mine, shm::create(my_name, r.seg_size));
+  TS_ASSIGN_OR_RETURN(void* mine, shm::create(my_name, r.seg_size, kReservedBytes, kHeapAlignMax));
   DataSegment data;
   if (symmetric_data_enabled()) {
     data = find_data_segment();

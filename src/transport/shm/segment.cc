@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 
 #include "base/config.h"
 
@@ -24,7 +25,30 @@ std::string segment_name(const std::string& job_id, const std::string& what) {
   return n;
 }
 
-Result<void*> create(const std::string& name, size_t bytes) {
+namespace {
+// Maps `fd` (anonymous private memory when negative) so that the address plus `skew` is a multiple of `align`: reserves `align` more address space
+// than needed (no memory: PROT_NONE), maps the segment over the aligned part of it and returns the rest.
+void* map_aligned(int fd, size_t bytes, size_t skew, size_t align) {
+  const size_t span = bytes + align;
+  void* r = ::mmap(nullptr, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (r == MAP_FAILED) return MAP_FAILED;
+  const uintptr_t lo = reinterpret_cast<uintptr_t>(r);
+  const uintptr_t at = ((lo + skew + align - 1) & ~(uintptr_t{align} - 1)) - skew;
+  const int kind = fd < 0 ? MAP_PRIVATE | MAP_ANONYMOUS : MAP_SHARED;
+  void* p = ::mmap(reinterpret_cast<void*>(at), bytes, PROT_READ | PROT_WRITE, kind | MAP_NORESERVE | MAP_FIXED, fd, 0);
+  if (p == MAP_FAILED) {
+    ::munmap(r, span);
+    return MAP_FAILED;
+  }
+  if (at > lo) ::munmap(r, at - lo);
+  const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const uintptr_t end = (at + bytes + page - 1) & ~(page - 1), hi = lo + span;
+  if (hi > end) ::munmap(reinterpret_cast<void*>(end), hi - end);
+  return p;
+}
+}  // namespace
+
+Result<void*> create(const std::string& name, size_t bytes, size_t skew, size_t align) {
   int fd = ::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
   if (fd < 0) return sys_error("shm_open(" + name + ")");
   ::fchmod(fd, 0600);
@@ -34,7 +58,8 @@ Result<void*> create(const std::string& name, size_t bytes) {
     ::shm_unlink(name.c_str());
     return st;
   }
-  void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
+  void* p = align ? map_aligned(fd, bytes, skew, align) : ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
+                                                                  MAP_SHARED | MAP_NORESERVE, fd, 0);
   ::close(fd);
   if (p == MAP_FAILED) {
     Status st = sys_error(fmt::format("mmap({}, {})", name, config::format_size(bytes)));
@@ -68,8 +93,9 @@ void unmap(void* addr, size_t bytes) {
   if (addr) ::munmap(addr, bytes);
 }
 
-Result<void*> map_private(size_t bytes) {
-  void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+Result<void*> map_private(size_t bytes, size_t skew, size_t align) {
+  void* p = align ? map_aligned(-1, bytes, skew, align)
+                  : ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED) return sys_error(fmt::format("mmap(anonymous, {})", config::format_size(bytes)));
   return p;
 }

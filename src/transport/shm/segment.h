@@ -16,13 +16,15 @@ std::string segment_name(const std::string& job_id, const std::string& what);
 // Directory prefix of every object of a job in /dev/shm (for cleanup).
 std::string segment_prefix(const std::string& job_id);
 
-// Creates (exclusively) and maps a segment of `bytes`.
-Result<void*> create(const std::string& name, size_t bytes);
+// Creates (exclusively) and maps a segment of `bytes`. With `align` (a power of two), the mapping is placed
+// so that its address plus `skew` is a multiple of `align`: the symmetric heap starts `skew` bytes into its
+// segment, and an offset aligned there is then an address aligned alike on every PE (shmem_align).
+Result<void*> create(const std::string& name, size_t bytes, size_t skew = 0, size_t align = 0);
 // Maps an existing segment; its size must be `bytes`.
 Result<void*> open_map(const std::string& name, size_t bytes);
 Status unlink(const std::string& name);
 void unmap(void* addr, size_t bytes);
-// Anonymous private mapping (a job of one PE).
-Result<void*> map_private(size_t bytes);
+// Anonymous private mapping (a job of one PE), placed like create() with `skew` and `align`.
+Result<void*> map_private(size_t bytes, size_t skew = 0, size_t align = 0);
 
 }  // namespace tessera::transport::shm
