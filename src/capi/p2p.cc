@@ -24,10 +24,26 @@ bool all_satisfied(const T* ivars, size_t n, const int* status, int cmp, V vals)
     if (active(status, i) && !pgas::compare(pgas::load_acquire(ivars + i), cmp, vals(i))) return false;
   return true;
 }
+// Where the next _any scan of the same array starts: just after the index the last one returned, so that a
+// caller collecting ready indices in a loop (test_any until SIZE_MAX) is handed every ready index in turn
+// instead of the first one forever. Per thread, as each thread scans on its own.
+struct AnyCursor {
+  const void* ivars = nullptr;
+  size_t next = 0;
+};
+thread_local AnyCursor t_any_cursor;
+
 template <typename T, typename V>
 size_t first_satisfied(const T* ivars, size_t n, const int* status, int cmp, V vals) {
-  for (size_t i = 0; i < n; ++i)
-    if (active(status, i) && pgas::compare(pgas::load_acquire(ivars + i), cmp, vals(i))) return i;
+  AnyCursor& c = t_any_cursor;
+  const size_t start = c.ivars == ivars && c.next < n ? c.next : 0;
+  for (size_t k = 0; k < n; ++k) {
+    const size_t i = start + k < n ? start + k : start + k - n;
+    if (active(status, i) && pgas::compare(pgas::load_acquire(ivars + i), cmp, vals(i))) {
+      c = {ivars, i + 1};
+      return i;
+    }
+  }
   return SIZE_MAX;
 }
 template <typename T, typename V>
