@@ -176,12 +176,16 @@ void barrier_all_internal() { team_barrier(&g_world); }
 Status team_split_strided(Team* parent, int start, int stride, int size, int num_contexts, long config_mask,
                           Team** out) {
   *out = nullptr;
-  if (start < 0 || start >= parent->size || size < 1 || (size > 1 && stride < 1) ||
-      static_cast<int64_t>(start) + static_cast<int64_t>(stride) * (size - 1) >= parent->size) {
+  // The members are parent PEs start, start + stride, ..., start + (size-1)*stride; a negative stride
+  // lists them in decreasing order (allowed since OpenSHMEM 1.5). A zero stride names one PE only.
+  const int64_t last = static_cast<int64_t>(start) + static_cast<int64_t>(stride) * (size - 1);
+  if (start < 0 || start >= parent->size || size < 1 || (size > 1 && stride == 0) || last < 0 ||
+      last >= parent->size) {
     // Every member sees the same arguments, so every member returns here: no sync is owed.
     return invalid_arg("shmem_team_split_strided: start {}, stride {}, size {} do not fit the parent {} "
-                       "(PE numbers 0..{})",
-                       start, stride, size, parent->describe(), parent->size - 1);
+                       "(PE numbers 0..{}{})",
+                       start, stride, size, parent->describe(), parent->size - 1,
+                       size > 1 && stride == 0 ? "; a zero stride allows size 1 only" : "");
   }
   int slot;
   agree_slots(parent, 1, &slot);

@@ -1,5 +1,5 @@
 // Teams: ordered subsets of the job's PEs, always of the form {start + i*stride : 0 <= i < size} in world
-// numbering (every split of a strided team is strided again).
+// numbering (every split of a strided team is strided again; the stride may be negative).
 //
 // Each team owns a sync slot (layout.h): its barrier counters live in the reserved area of the team's
 // first PE. A slot index is agreed by all parent members during the split (they OR their in-use masks on
@@ -39,11 +39,13 @@ struct Team {
 
   int world_pe(int i) const { return start + i * stride; }
   // Team number of world PE `pe`, or -1 when not a member.
+  // The stride may be negative (a team listed in decreasing parent order); a team of one PE has stride 1.
   int index_of(int pe) const {
     int d = pe - start;
-    if (d < 0 || (stride ? d % stride : d) != 0) return -1;
-    int i = stride ? d / stride : 0;
-    return i < size ? i : -1;
+    if (stride == 0) return d == 0 ? 0 : -1;
+    if (d % stride != 0) return -1;
+    int i = d / stride;
+    return i >= 0 && i < size ? i : -1;
   }
   TeamSync* root_sync() const { return &reserved_of(rt().bases[static_cast<size_t>(world_pe(0))])->teams[slot]; }
   TeamSync* sync_on(int index) const {
