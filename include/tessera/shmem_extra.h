@@ -158,6 +158,28 @@ TESSERA_OLD_AMO_EXT_TYPES(TESSERA_DECL_OLD_AMO_EXT)
 
 #ifdef __cplusplus
 }
+
+/* C++ code written against other implementations' headers passes the C complex types (float _Complex,
+ * double _Complex: a GCC and Clang extension in C++) to the complex reductions; these overloads take them
+ * and call the std::complex routines, whose layout is the same (two values, real part first). */
+#define TESSERA_CXX_CREDUCE(CT, ST, N, OP)                                                                \
+  inline int shmem_##N##_##OP##_reduce(shmem_team_t team, CT* dest, const CT* source, size_t nreduce) {  \
+    return shmem_##N##_##OP##_reduce(team, reinterpret_cast<ST*>(dest), reinterpret_cast<const ST*>(source), \
+                                     nreduce);                                                           \
+  }                                                                                                      \
+  inline void shmem_##N##_##OP##_to_all(CT* dest, const CT* source, int nreduce, int PE_start,           \
+                                        int logPE_stride, int PE_size, CT* pWrk, long* pSync) {          \
+    shmem_##N##_##OP##_to_all(reinterpret_cast<ST*>(dest), reinterpret_cast<const ST*>(source), nreduce,  \
+                              PE_start, logPE_stride, PE_size, reinterpret_cast<ST*>(pWrk), pSync);      \
+  }
+#define TESSERA_CXX_CREDUCE_ARITH(CT, ST, N) TESSERA_CXX_CREDUCE(CT, ST, N, sum) TESSERA_CXX_CREDUCE(CT, ST, N, prod)
+TESSERA_CXX_CREDUCE_ARITH(__complex__ float, tessera_complexf, complexf)
+TESSERA_CXX_CREDUCE_ARITH(__complex__ double, tessera_complexd, complexd)
+#undef TESSERA_CXX_CREDUCE_ARITH
+#undef TESSERA_CXX_CREDUCE
+static_assert(sizeof(__complex__ float) == sizeof(tessera_complexf) &&
+                  sizeof(__complex__ double) == sizeof(tessera_complexd),
+              "C and C++ complex types differ in size");
 #endif
 
 #if defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L && !defined(__cplusplus)
