@@ -1,14 +1,63 @@
 // tessera-run: starts N PEs of a program on this host.
 //   tessera-run -n 4 [--tag-output] [--timeout S] [--bind-to core|none] [--env K=V]... prog [args...]
+// Scripts written for oshrun / mpirun work as they are: -np N, -N N (PEs per host: one host here),
+// -x VAR[=VALUE], --map-by, --oversubscribe and --allow-run-as-root are accepted (see --help).
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
+#include <set>
+
 #include "job.h"
+
+namespace {
+// Options of ours that take a value: the program starts at the first word that is neither an option nor
+// the value of one.
+const std::set<std::string> kTakesValue = {"-n", "--np", "-np", "-N", "--timeout", "--env", "--bind-to",
+                                           "--map-by", "-x"};
+
+// mpirun's single-dash long option -np becomes --np (CLI11 reads -np as -n with the value "p"); only the
+// launcher's own words are rewritten, never the program's arguments.
+std::vector<std::string> launcher_words(int argc, char** argv) {
+  std::vector<std::string> words;
+  bool value_next = false;
+  int i = 1;
+  for (; i < argc; ++i) {
+    std::string w = argv[i];
+    if (value_next) {
+      value_next = false;
+    } else if (w == "-np") {
+      w = "--np";
+      value_next = true;
+    } else if (w.rfind("-np=", 0) == 0) {
+      w = "--np=" + w.substr(4);
+    } else if (w == "--") {
+      break;
+    } else if (w.empty() || w[0] != '-') {
+      break;
+    } else {
+      value_next = kTakesValue.count(w) != 0;
+    }
+    words.push_back(w);
+  }
+  for (; i < argc; ++i) words.emplace_back(argv[i]);
+  std::reverse(words.begin(), words.end());  // CLI11 parses a vector from its back
+  return words;
+}
+}  // namespace
 
 int main(int argc, char** argv) {
   tessera::run::Options opt;
   CLI::App app{"Start N processing elements (PEs) of a program on this host.\n"
-               "usage: tessera-run -n N [options] program [args...]"};
-  app.add_option("-n,--np", opt.n_pes, "number of PEs")->check(CLI::Range(1, 4096))->required();
+               "usage: tessera-run -n N [options] program [args...]\n"
+               "oshrun/mpirun spellings are accepted: -np N, -N N, -x VAR[=VALUE], --map-by, --oversubscribe, "
+               "--allow-run-as-root"};
+  int per_host = 0;
+  std::vector<std::string> exports;
+  std::string map_by;
+  bool ignored_flag = false;
+  auto* np = app.add_option("-n,--np", opt.n_pes, "number of PEs (also -np)")->check(CLI::Range(1, 4096));
+  auto* npn = app.add_option("-N", per_host, "PEs per host; with one host, the number of PEs")
+                  ->check(CLI::Range(1, 4096));
   app.add_flag("--tag-output", opt.tag_output, "prefix every output line with [PE n]");
   app.add_option("--timeout", opt.timeout_s, "end the whole job after this many seconds (0: no limit)")
       ->check(CLI::NonNegativeNumber);
@@ -19,18 +68,56 @@ int main(int argc, char** argv) {
         if (kv.find('=') == std::string::npos || kv.front() == '=')
           throw CLI::ValidationError("--env", "expected K=V, got '" + kv + "'");
       });
+  app.add_option("-x", exports,
+                 "VAR=VALUE: set VAR in every PE's environment; VAR: accepted (the PEs inherit the launcher's "
+                 "environment) (repeatable, as mpirun)")
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app.add_option("--bind-to", opt.bind_to,
                  "core: each PE stays on a CPU of its own when the PEs fit on the CPUs, PE r on CPU r mod the "
                  "count when they are a whole multiple of them (default); none: PEs run on every CPU (sets "
                  "TESSERA_BIND)")
       ->check(CLI::IsMember({"core", "none"}));
+  app.add_option("--map-by", map_by,
+                 "accepted for mpirun scripts: PEs of one host are always numbered in order, so every mapping "
+                 "(slot, core, hwthread, socket, numa, node) places them alike");
+  app.add_flag("--oversubscribe,--allow-run-as-root", ignored_flag,
+               "accepted for mpirun scripts: tessera-run always allows more PEs than CPUs, and root");
   app.prefix_command();  // everything after the program belongs to it
   try {
-    app.parse(argc, argv);
+    std::vector<std::string> words = launcher_words(argc, argv);
+    app.parse(words);
     // With prefix_command, the program and its arguments arrive as remaining arguments.
     for (auto& a : app.remaining()) opt.argv.push_back(a);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
+  }
+  if (!opt.argv.empty() && opt.argv.front() == "--") {
+    opt.argv.erase(opt.argv.begin());
+  } else if (!opt.argv.empty() && opt.argv.front().size() > 1 && opt.argv.front()[0] == '-') {
+    std::fprintf(stderr, "tessera-run: unknown option '%s' (tessera-run --help lists the options; the program "
+                 "and its arguments come after them)\n", opt.argv.front().c_str());
+    return 2;
+  }
+  if (np->count() == 0 && npn->count() == 0) {
+    std::fprintf(stderr, "tessera-run: the number of PEs is required: -n N (or -np N)\n");
+    return 2;
+  }
+  if (npn->count() != 0) {
+    if (np->count() != 0 && opt.n_pes != per_host) {
+      std::fprintf(stderr, "tessera-run: -n %d and -N %d disagree: this launcher runs one host, so the PEs per "
+                   "host are all the PEs\n", opt.n_pes, per_host);
+      return 2;
+    }
+    opt.n_pes = per_host;
+  }
+  for (const std::string& x : exports) {
+    if (x.empty() || x.front() == '=') {
+      std::fprintf(stderr, "tessera-run: -x expects VAR or VAR=VALUE, got '%s'\n", x.c_str());
+      return 2;
+    }
+    // The PEs inherit the launcher's environment, so -x VAR without a value changes nothing.
+    if (x.find('=') != std::string::npos) opt.env.push_back(x);
   }
   if (opt.argv.empty()) {
     std::fprintf(stderr, "tessera-run: no program given\n");

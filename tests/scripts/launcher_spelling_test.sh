@@ -1,0 +1,60 @@
+#!/bin/bash
+# tessera-run accepts the spellings of scripts written for oshrun / mpirun (-np, -N, -x, --map-by,
+# --oversubscribe, --allow-run-as-root), refuses an unknown option instead of starting it as the program,
+# and leaves the program's own arguments alone.
+#   bash launcher_spelling_test.sh <build-dir>
+set -u
+build=$(cd "${1:?usage: $0 <build-dir>}" && pwd)
+run="$build/bin/tessera-run"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+passes=0 fails=0
+
+cat > "$work/who.c" <<'C'
+#include <shmem.h>
+#include <stdio.h>
+#include <stdlib.h>
+int main(int argc, char** argv) {
+  shmem_init();
+  const char* v = getenv("SPELLING_VAR");
+  printf("PE %d of %d var=%s args=", shmem_my_pe(), shmem_n_pes(), v ? v : "(unset)");
+  for (int i = 1; i < argc; i++) printf("%s%s", i > 1 ? "," : "", argv[i]);
+  printf("\n");
+  shmem_finalize();
+  return 0;
+}
+C
+"$build/bin/tessera-cc" -std=c11 "$work/who.c" -o "$work/who" || { echo "FAIL: who.c does not compile"; exit 1; }
+
+# expect <name> <exit: 0|nonzero> <regex> <count of PE lines> -- launcher arguments...
+expect() {
+  local name=$1 want_rc=$2 re=$3 lines=$4
+  shift 5
+  local out rc
+  out=$(timeout 60 "$run" "$@" 2>&1 </dev/null); rc=$?
+  local n; n=$(echo "$out" | grep -c '^PE [0-9]* of')
+  local ok=1
+  if [ "$want_rc" = 0 ]; then [ $rc -eq 0 ] || ok=0; else [ $rc -ne 0 ] || ok=0; fi
+  echo "$out" | grep -Eq -- "$re" || ok=0
+  [ "$n" -eq "$lines" ] || ok=0
+  if [ $ok = 1 ]; then passes=$((passes+1)); echo "ok   $name"
+  else fails=$((fails+1)); echo "FAIL $name (exit $rc, $n PE lines)"; echo "$out" | sed 's/^/     | /'; fi
+}
+
+expect np               0       "PE 2 of 3 var=\(unset\) args=$"       3 -- -np 3 "$work/who"
+expect np_equals        0       "PE 1 of 2"                            2 -- -np=2 "$work/who"
+expect per_host         0       "PE 1 of 2"                            2 -- -N 2 "$work/who"
+expect per_host_agrees  0       "PE 1 of 2"                            2 -- -n 2 -N 2 "$work/who"
+expect per_host_differs nonzero "-n 2 and -N 3 disagree"               0 -- -n 2 -N 3 "$work/who"
+expect export_value     0       "PE 1 of 2 var=yes args="              2 -- -np 2 -x SPELLING_VAR=yes "$work/who"
+expect mpirun_flags     0       "PE 1 of 2"                            2 -- --map-by core --oversubscribe --allow-run-as-root -np 2 --bind-to none "$work/who"
+expect program_args     0       "PE 0 of 2 var=\(unset\) args=-np,5,-x,A$" 2 -- -np 2 "$work/who" -np 5 -x A
+expect double_dash      0       "PE 0 of 1 var=\(unset\) args=--foo$"  1 -- -n 1 -- "$work/who" --foo
+expect unknown_option   nonzero "unknown option '--foo'"               0 -- --foo -n 2 "$work/who"
+expect unknown_after_n  nonzero "unknown option '--frobnicate'"        0 -- -n 2 --frobnicate "$work/who"
+expect no_count         nonzero "number of PEs is required: -n N \(or -np N\)" 0 -- "$work/who"
+out=$(SPELLING_VAR=inherited "$run" -np 1 -x SPELLING_VAR "$work/who" 2>&1); rc=$?
+if [ $rc -eq 0 ] && echo "$out" | grep -q "var=inherited"; then passes=$((passes+1)); echo "ok   export_name"
+else fails=$((fails+1)); echo "FAIL export_name (exit $rc): $out"; fi
+echo "$passes passed, $fails failed"
+[ $fails -eq 0 ]
