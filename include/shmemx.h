@@ -8,13 +8,15 @@
 #define TESSERA_SHMEMX_H
 
 #include <shmem.h>
-#include <time.h>
 
-static inline double shmemx_wtime(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+#ifdef __cplusplus
+extern "C" {
+#endif
+/* A library routine rather than an inline one: clock_gettime is not declared under strict -std=c11. */
+double shmemx_wtime(void);
+#ifdef __cplusplus
 }
+#endif
 
 #define shmemx_signal_add shmem_signal_add
 #define shmemx_ctx_signal_add shmem_ctx_signal_add

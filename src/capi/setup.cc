@@ -1,4 +1,7 @@
 // Setup, query, memory management, teams and contexts of the C API.
+#include <shmemx.h>
+#include <time.h>
+
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -228,6 +231,12 @@ void shmem_barrier_all(void) {
 void shmem_sync_all(void) {
   require_init("shmem_sync_all");
   pgas::team_sync(pgas::team_world());
+}
+
+double shmemx_wtime(void) {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
 void shmem_fence(void) { pgas::fence(); }
