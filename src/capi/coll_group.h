@@ -9,6 +9,13 @@
 //                    barrier after that (collect's element counts);
 //   peer_value(i)    the value member i published.
 //
+// Teams also check that every member made the same call (on by default, TESSERA_CHECK_TEAM_COLL=0 turns it
+// off): expect_same() names the routine and up to two arguments every member must pass alike (a count, a
+// root); the first barrier() publishes them in the member's scratch line and, once it opens, compares them
+// with team member 0's, ending the job with a message naming the argument, both values and both PEs. The
+// records alternate by parity of the team's call count: member 0 rewrites record k%2 only at call k+2, past
+// a barrier that every member reaches after reading it. Costs a cache line read per call; no extra barrier.
+//
 // Teams synchronise with pgas::team_sync (the team's slot counters) and publish into a per-slot scratch
 // line in the reserved area of each PE's own segment (kCollScratchOffset): slots are agreed so that two live
 // teams sharing a member never share one, and every PE maps the area at init, so nothing is allocated and
@@ -51,6 +58,8 @@ class Group {
   const char* routine() const { return routine_; }
 
   void barrier();
+  // The call's arguments every member must pass alike, checked with the first barrier (teams only).
+  void expect_same(const char* name_a = nullptr, uint64_t a = 0, const char* name_b = nullptr, uint64_t b = 0);
   void publish(uint64_t v);
   uint64_t peer_value(int i) const;
   // Restores what the collective changed in pSync (active sets); nothing for teams.
@@ -65,12 +74,17 @@ class Group {
  private:
   std::atomic<uint64_t>* scratch_on(int i) const;
   void psync_barrier();
+  void compare_with_first();
 
   const char* routine_;
   pgas::Team* team_ = nullptr;
   long* psync_ = nullptr;
   int start_ = 0, stride_ = 1, size_ = 1, me_ = 0;
   bool published_ = false;
+  bool check_pending_ = false;
+  const char* name_a_ = nullptr;
+  const char* name_b_ = nullptr;
+  uint64_t a_ = 0, b_ = 0, call_ = 0;
 };
 
 // Checks shared by every collective: the byte count of `nelems` elements does not overflow, and a null

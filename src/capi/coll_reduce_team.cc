@@ -14,6 +14,7 @@ int team_reduce(const char* r, shmem_team_t team, T* dest, const T* source, size
   if (!t) return -1;
   if (route_reduce<T, Op>(r, t, team, dest, source, n)) return 0;
   Group g(r, t);
+  g.expect_same("nreduce", n);
   reduce(g, dest, source, n, op);
   return 0;
 }
@@ -23,6 +24,7 @@ int team_scan(const char* r, shmem_team_t team, T* dest, const T* source, size_t
   pgas::Team* t = coll_team(r, team);
   if (!t) return -1;
   Group g(r, t);
+  g.expect_same("nelems", n);
   scan(g, dest, source, n, inclusive);
   return 0;
 }

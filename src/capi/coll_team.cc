@@ -12,6 +12,7 @@ int team_broadcast(const char* r, shmem_team_t team, void* dest, const void* sou
   pgas::Team* t = coll_team(r, team);
   if (!t) return -1;
   Group g(r, t);
+  g.expect_same("nelems", nelems, "PE_root", static_cast<uint64_t>(root));
   broadcast(g, dest, source, checked_extent(r, dest, source, nelems, elem), root, /*update_root=*/true);
   return 0;
 }
@@ -20,6 +21,7 @@ int team_collect(const char* r, shmem_team_t team, void* dest, const void* sourc
   pgas::Team* t = coll_team(r, team);
   if (!t) return -1;
   Group g(r, t);
+  g.expect_same();  // nelems may differ per member
   size_t bytes = pgas::checked_bytes(r, nelems, elem);
   if (bytes && !source) pgas::fail_null(r, "source", bytes);
   collect(g, dest, source, bytes);
@@ -30,6 +32,7 @@ int team_fcollect(const char* r, shmem_team_t team, void* dest, const void* sour
   pgas::Team* t = coll_team(r, team);
   if (!t) return -1;
   Group g(r, t);
+  g.expect_same("nelems", nelems);
   fcollect(g, dest, source, checked_extent(r, dest, source, nelems, elem));
   return 0;
 }
@@ -38,6 +41,7 @@ int team_alltoall(const char* r, shmem_team_t team, void* dest, const void* sour
   pgas::Team* t = coll_team(r, team);
   if (!t) return -1;
   Group g(r, t);
+  g.expect_same("nelems", nelems);
   alltoall(g, dest, source, checked_extent(r, dest, source, nelems, elem));
   return 0;
 }
@@ -47,6 +51,7 @@ int team_alltoalls(const char* r, shmem_team_t team, void* dest, const void* sou
   pgas::Team* t = coll_team(r, team);
   if (!t) return -1;
   Group g(r, t);
+  g.expect_same("nelems", nelems, "dst", static_cast<uint64_t>(dst));
   checked_extent(r, dest, source, nelems, elem);
   alltoalls(g, dest, source, dst, sst, nelems, elem);
   return 0;

@@ -109,9 +109,9 @@ size_t Allocator::largest_free() const {
 
 namespace {
 const config::Var<bool> kCheckAlloc{
-    "TESSERA_CHECK_ALLOC", false,
-    "Check at every symmetric allocation that all PEs asked for the same size (also on with SHMEM_DEBUG)"};
-// OpenSHMEM: any value (even empty) turns these on; SMA_ names are the older spellings.
+    "TESSERA_CHECK_ALLOC", true,
+    "Check at every symmetric allocation and free that all PEs asked for the same thing (size, alignment, "
+    "block); costs a cache line read per call, 0 turns it off"};
 const config::Var<std::string> kShmemDebug{"SHMEM_DEBUG", "",
                                            "OpenSHMEM: when set (any value), print diagnostics (allocation "
                                            "failures) and check that all PEs allocate the same sizes",
@@ -127,21 +127,56 @@ void* to_ptr(size_t off) { return off == Allocator::kNone ? nullptr : user_base(
 
 bool checking() { return kCheckAlloc.get() || kShmemDebug.is_set(); }
 
-// All PEs asked for the same thing? Each PE publishes {size, seq}; every PE compares with PE 0's.
-void check_same_size(const char* routine, size_t bytes) {
+// All PEs asked for the same thing? Each PE publishes what it asked for in its reserved area before the
+// barrier the call makes anyway; after it, every PE compares with PE 0's record, so a mismatch costs no
+// extra synchronisation. Two records by parity of the call's sequence number: PE 0 writes record s%2 again
+// only at call s+2, past the barrier of call s+1, which every PE reaches only after reading record s%2.
+enum CallKind : uint64_t { kAllocate = 1, kResize = 2, kFree = 3 };
+
+std::string describe_call(uint64_t kind, uint64_t a, uint64_t b) {
+  switch (kind) {
+    case kAllocate:
+      return a == UINT64_MAX ? std::string("an allocation whose size overflows")
+                             : fmt::format("an allocation of {} bytes aligned to {}", a, b);
+    case kResize: return fmt::format("a resize of the block at heap offset {:#x} to {} bytes", a, b);
+    case kFree:
+      return a == UINT64_MAX ? std::string("a free of a null pointer")
+                             : fmt::format("a free of the block at heap offset {:#x}", a);
+  }
+  return "no call";
+}
+
+void publish_call(uint64_t kind, uint64_t a, uint64_t b) {
+  if (!checking() || rt().n_pes == 1) return;
+  const uint64_t seq = ++g_seq;
+  std::atomic<uint64_t>* rec = reserved_of(rt().my_base)->alloc_check[seq % 2];
+  rec[0].store(kind, std::memory_order_relaxed);
+  rec[1].store(a, std::memory_order_relaxed);
+  rec[2].store(b, std::memory_order_relaxed);
+  rec[3].store(seq, std::memory_order_release);
+}
+
+// After the call's barrier: compares this PE's record with PE 0's.
+void compare_call(const char* routine) {
   Runtime& r = rt();
-  if (r.n_pes == 1) return;
-  Reserved* mine = reserved_of(r.my_base);
-  mine->alloc_check[0].store(bytes, std::memory_order_relaxed);
-  mine->alloc_check[1].store(++g_seq, std::memory_order_release);
-  barrier_all_internal();
-  Reserved* root = reserved_of(r.bases[0]);
-  uint64_t root_size = root->alloc_check[0].load(std::memory_order_acquire);
-  if (root_size != bytes)
-    log::fatal("{}: this PE asked for {} bytes but PE 0 asked for {} (symmetric allocations must be the same "
-               "size on every PE)",
-               routine, bytes, root_size);
-  barrier_all_internal();
+  if (!checking() || r.n_pes == 1 || r.my_pe == 0) return;
+  std::atomic<uint64_t>* mine = reserved_of(r.my_base)->alloc_check[g_seq % 2];
+  std::atomic<uint64_t>* root = reserved_of(r.bases[0])->alloc_check[g_seq % 2];
+  const uint64_t root_seq = root[3].load(std::memory_order_acquire);
+  if (root_seq == 0) return;  // PE 0 does not check (TESSERA_CHECK_ALLOC=0 there)
+  uint64_t want[3], got[3];
+  for (int i = 0; i < 3; ++i) {
+    want[i] = root[i].load(std::memory_order_relaxed);
+    got[i] = mine[i].load(std::memory_order_relaxed);
+  }
+  if (root_seq != g_seq)
+    log::fatal("{}: this is symmetric heap call #{} on this PE but #{} on PE 0 (every PE must make the same "
+               "allocation calls in the same order)",
+               routine, g_seq, root_seq);
+  if (want[0] != got[0] || want[1] != got[1] || want[2] != got[2])
+    log::fatal("{}: this PE's call is {} but PE 0's is {} (symmetric allocations must be the same on every PE; "
+               "TESSERA_CHECK_ALLOC=0 turns this check off)",
+               routine, describe_call(got[0], got[1], got[2]), describe_call(want[0], want[1], want[2]));
 }
 
 void report_failure(const char* routine, size_t bytes) {
@@ -191,7 +226,6 @@ void* align_before_barrier(size_t alignment, size_t bytes, const char* routine) 
               routine, alignment, kHeapAlignMax);
     return nullptr;
   }
-  if (checking()) check_same_size(routine, bytes);
   if (bytes == 0) return nullptr;
   std::lock_guard lk(g_mu);
   void* p = to_ptr(g_alloc.allocate(bytes, alignment));
@@ -202,7 +236,9 @@ void* align_before_barrier(size_t alignment, size_t bytes, const char* routine) 
 
 void* sym_align(size_t alignment, size_t bytes, const char* routine) {
   void* p = align_before_barrier(alignment, bytes, routine);
+  publish_call(kAllocate, bytes, alignment);
   barrier_all_internal();
+  compare_call(routine);
   return p;
 }
 
@@ -211,14 +247,18 @@ void* sym_malloc(size_t bytes, const char* routine) { return sym_align(kCacheLin
 void* sym_calloc(size_t count, size_t size, const char* routine) {
   size_t bytes;
   void* p = nullptr;
-  if (__builtin_mul_overflow(count, size, &bytes)) {
+  const bool overflow = __builtin_mul_overflow(count, size, &bytes);
+  if (overflow) {
+    if (!is_initialized()) fail_not_initialized(routine);
     log::warn("{}: {} elements of {} bytes overflow size_t (limit {}); returning null", routine, count, size,
               SIZE_MAX);
   } else {
     p = align_before_barrier(kCacheLine, bytes, routine);
     if (p) std::memset(p, 0, bytes);  // before the barrier: peers may write as soon as it opens
   }
+  publish_call(kAllocate, overflow ? UINT64_MAX : bytes, kCacheLine);
   barrier_all_internal();
+  compare_call(routine);
   return p;
 }
 
@@ -230,7 +270,6 @@ void* sym_realloc(void* ptr, size_t bytes, const char* routine) {
   }
   if (!is_initialized()) fail_not_initialized(routine);
   size_t off = static_cast<size_t>(static_cast<char*>(ptr) - user_base());
-  if (checking()) check_same_size(routine, bytes);
   void* result = nullptr;
   {
     std::lock_guard lk(g_mu);
@@ -249,16 +288,20 @@ void* sym_realloc(void* ptr, size_t bytes, const char* routine) {
       }
     }
   }
+  publish_call(kResize, off, bytes);
   barrier_all_internal();
+  compare_call(routine);
   return result;
 }
 
 void sym_free(void* ptr, const char* routine) {
   if (!is_initialized()) fail_not_initialized(routine);
   // Quiet + barrier first: no PE may still be writing into the block.
-  barrier_all_internal();
-  if (!ptr) return;
   size_t off = static_cast<size_t>(static_cast<char*>(ptr) - user_base());
+  publish_call(kFree, ptr ? off : UINT64_MAX, 0);
+  barrier_all_internal();
+  compare_call(routine);
+  if (!ptr) return;
   std::lock_guard lk(g_mu);
   if (static_cast<char*>(ptr) < user_base() || g_alloc.release(off) == 0)
     log::fatal("{}: {} is not a block returned by shmem_malloc (heap {}..{})", routine, ptr,

@@ -6,8 +6,10 @@
 // a cache line. malloc/calloc/align/realloc/free end with a barrier over all PEs, as the specification asks.
 //
 // Errors: exhaustion returns null (with SHMEM_DEBUG, a line says the size asked and what is left); a size
-// whose arithmetic overflows returns null with a message. With TESSERA_CHECK_ALLOC=1 (or SHMEM_DEBUG)
-// every call also checks that all PEs asked for the same size and ends the job naming the PEs that differ.
+// whose arithmetic overflows returns null with a message. Every allocation, resize and free also checks
+// that all PEs asked for the same thing (size and alignment, or block) and ends the job naming the PE and
+// both calls when they differ: each PE publishes its call before the barrier the call makes anyway and
+// compares with PE 0's after it, so the check adds no synchronisation (TESSERA_CHECK_ALLOC=0 turns it off).
 // Thread safety: calls from several threads are serialised by a mutex (collective ordering stays the
 // caller's duty, as in the specification).
 #pragma once

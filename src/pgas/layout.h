@@ -27,13 +27,15 @@ struct TeamSync {
   alignas(kCacheLine) std::atomic<uint64_t> pe_epoch;      // (own segment) last barrier this PE entered
 };
 
-inline constexpr size_t kCollScratchBytes = 64;
+inline constexpr size_t kCollScratchBytes = 128;  // a published value, then two call records (coll_group.h)
 
 struct Reserved {
   static constexpr uint64_t kMagic = 0x54455353'48454150ull;  // "TESSHEAP"
   uint64_t magic;
   uint64_t heap_size;
-  alignas(kCacheLine) std::atomic<uint64_t> alloc_check[2];  // {size, sequence} of the last allocation
+  // The last symmetric allocation calls, by parity of their sequence number: {kind, a, b, sequence}
+  // (src/pgas/heap.cc, the allocation check).
+  alignas(kCacheLine) std::atomic<uint64_t> alloc_check[2][4];
   TeamSync teams[kMaxTeams];
   // One line per team slot for the OpenSHMEM team collectives (src/capi/coll_group.h): each PE publishes
   // per-call values there (e.g. its element count in collect) for the members to read.

@@ -29,6 +29,7 @@ struct Team {
   // Barrier bookkeeping: counters at the root are monotonic; these bases were read at creation.
   uint64_t arrive_base = 0, gen_base = 0, epoch = 0;
   uint64_t split_count = 0;
+  uint64_t coll_calls = 0;              // OpenSHMEM team collectives this PE made on the team (their check)
   void* coll_state = nullptr;           // owned by the collective layer (spec collectives, comms)
   // More PEs than CPUs, every member bound to one CPU: the other members bound to this PE's CPU, whose
   // arrival a barrier waits for first (team.cc). Learned on entry to the first barrier that finds every

@@ -47,6 +47,24 @@ int main(int argc, char** argv) {
   }
   if (c == "invalid_team") shmem_team_sync(nullptr) == 0 ? (void)0 : (void)shmem_team_ptr(SHMEM_TEAM_INVALID, sym, 0);
   if (c == "alloc_size_mismatch") shmem_malloc(me == 0 ? 128 : 256);
+  // OpenSHMEM team collectives whose members disagree: found with the call's first barrier.
+  if (c == "team_root_mismatch") shmem_long_broadcast(SHMEM_TEAM_WORLD, sym, sym + 8, 4, me);
+  if (c == "team_count_mismatch") shmem_long_sum_reduce(SHMEM_TEAM_WORLD, sym, sym + 16, me == 0 ? 4 : 8);
+  if (c == "team_routine_mismatch") {
+    if (me == 0) shmem_long_sum_reduce(SHMEM_TEAM_WORLD, sym, sym + 16, 4);
+    else shmem_long_max_reduce(SHMEM_TEAM_WORLD, sym, sym + 16, 4);
+  }
+  if (c == "alloc_align_mismatch") shmem_align(me == 0 ? 64 : 4096, 64);
+  if (c == "free_mismatch") {
+    void* a = shmem_malloc(64);
+    void* b = shmem_malloc(64);
+    shmem_free(me == 0 ? a : b);
+  }
+  if (c == "alloc_count_mismatch") {
+    shmem_malloc(64);
+    if (me == 0) shmem_barrier_all();  // PE 1's second allocation meets this barrier
+    else shmem_malloc(64);
+  }
   if (c == "heap_exhausted") {
     void* p = shmem_malloc(size_t{1} << 44);
     if (p == nullptr) {

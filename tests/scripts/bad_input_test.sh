@@ -37,7 +37,13 @@ expect zero_stride         2 nonzero "stride 0 must be at least 1"
 expect ctx_after_destroy   2 nonzero "context 0x[0-9a-f]+ was used after shmem_ctx_destroy"
 expect invalid_team        2 nonzero "team is SHMEM_TEAM_INVALID"
 expect before_init         1 nonzero "called before shmem_init"
-expect alloc_size_mismatch 2 nonzero "this PE asked for 256 bytes but PE 0 asked for 128" TESSERA_CHECK_ALLOC=1
+expect alloc_size_mismatch 2 nonzero "PE 1: shmem_malloc: this PE's call is an allocation of 256 bytes aligned to 64 but PE 0's is an allocation of 128 bytes aligned to 64"
+expect alloc_align_mismatch 3 nonzero "PE [12]: shmem_align: this PE's call is an allocation of 64 bytes aligned to 4096 but PE 0's is an allocation of 64 bytes aligned to 64"
+expect free_mismatch       2 nonzero "PE 1: shmem_free: this PE's call is a free of the block at heap offset 0x[0-9a-f]+ but PE 0's is a free of the block at heap offset 0x[0-9a-f]+"
+expect alloc_count_mismatch 2 nonzero "PE 1: shmem_malloc: this is symmetric heap call #[0-9]+ on this PE but #[0-9]+ on PE 0"
+expect team_root_mismatch  3 nonzero "PE [12]: shmem_long_broadcast: PE_root is [12] on this PE \(team PE [12]\) but 0 on team PE 0 \(PE 0\); every member must pass the same"
+expect team_count_mismatch 2 nonzero "PE 1: shmem_long_sum_reduce: nreduce is 8 on this PE \(team PE 1\) but 4 on team PE 0 \(PE 0\)"
+expect team_routine_mismatch 2 nonzero "PE 1: shmem_long_max_reduce: team PE 0 \(PE 0\) called a different collective routine"
 expect heap_exhausted      2 3       "cannot allocate 17592186044416 bytes: symmetric heap has .* free" SHMEM_DEBUG=1
 expect wait_timeout        2 nonzero "PE [01]: timed out after 1\.[0-9] s \(TESSERA_TIMEOUT=1\) waiting for shmem_long_wait_until: .* == 42, value seen 0" TESSERA_TIMEOUT=1
 expect bad_size_suffix     1 nonzero "environment: SHMEM_SYMMETRIC_SIZE=\"12Q\": unknown size suffix" SHMEM_SYMMETRIC_SIZE=12Q
