@@ -48,13 +48,20 @@ inline void store(void* p, size_t i, DType t, double v) {
   }
 }
 
-// Inputs whose reductions are exact in every type for up to 8 members: small integers (signed types get
-// negative values), products of 1s and 2s.
+// Inputs whose reductions are exact in every type for up to 8 members, and that differ from member to
+// member and from element to element, so that a reduction combining the wrong members' data (one member's
+// input twice, its own input n times, min for max) gives a wrong result somewhere:
+//   sum, avg, min, max: small integers, (3*rank + 5*i + seed) mod 7; 3 is invertible mod 7, so any 7
+//     consecutive ranks feed 7 different values at each element (signed types: -3..3, unsigned: 0..6; sums of
+//     8 stay within int8 and are exact in bfloat16);
+//   prod: 2 where (rank + i + seed) mod 3 == 0, else 1: at most 3 twos among 8 members (product <= 8), and
+//     each member's twos sit at other elements than its neighbours'.
 inline double input_value(int rank, size_t i, DType t, Op op, unsigned seed = 0) {
-  const unsigned h = static_cast<unsigned>(rank) * 7u + static_cast<unsigned>(i % 100003) * 13u + seed;
-  if (op == Op::kProd) return 1 + (h % 2);
+  const unsigned r = static_cast<unsigned>(rank), e = static_cast<unsigned>(i % 100003);
+  if (op == Op::kProd) return (r + e + seed) % 3 == 0 ? 2 : 1;
+  const unsigned h = (3u * r + 5u * e + seed) % 7;
   const bool is_signed = t == DType::kInt8 || t == DType::kInt32 || t == DType::kInt64 || is_float(t);
-  return is_signed ? static_cast<double>(h % 7) - 3 : static_cast<double>(h % 7);
+  return is_signed ? static_cast<double>(h) - 3 : static_cast<double>(h);
 }
 
 // Expected result of reducing input_value(0..n-1, i) (exact for these inputs), stored as type t at dst[0].

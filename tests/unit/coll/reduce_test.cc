@@ -5,8 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "coll/reduce/reference.h"
@@ -48,6 +51,37 @@ TEST(Reduce, EveryTypeOpAndSourceCountMatchesReference) {
           reduce(c.in[0].data(), c.srcs.data(), nsrc, count, dt, op, op == Op::kAvg ? nsrc : 0);
           EXPECT_EQ(std::memcmp(c.in[0].data(), c.expect.data(), out.size()), 0) << "in place";
         }
+}
+
+// The reference inputs can tell members apart: at every element, members 0..6 feed 7 different values
+// (sum, avg, min, max), so a result built from the wrong members' data differs somewhere; prod's twos move
+// from member to member; and the extremes of 8 members stay exact in every type (the sum of 8 within int8,
+// the product of 8 within int8 and a power of two).
+TEST(Reduce, ReferenceInputsDifferPerMemberAndStayExact) {
+  for (int t = 0; t < kNumDTypes; ++t)
+    for (int o = 0; o < kNumOps; ++o)
+      for (size_t i = 0; i < 64; ++i) {
+        const DType dt = static_cast<DType>(t);
+        const Op op = static_cast<Op>(o);
+        double sum = 0, prod = 1;
+        std::vector<double> v;
+        for (int r = 0; r < 8; ++r) {
+          v.push_back(ref::input_value(r, i, dt, op));
+          sum += v.back();
+          prod *= v.back();
+        }
+        SCOPED_TRACE(std::string(dtype_name(dt)) + " " + op_name(op) + " element " + std::to_string(i));
+        if (op == Op::kProd) {
+          EXPECT_LE(prod, 8);
+          EXPECT_EQ(std::count(v.begin(), v.begin() + 3, 2.0), 1) << "members 0..2: exactly one feeds a two";
+        } else {
+          std::vector<double> first7(v.begin(), v.begin() + 7);
+          std::sort(first7.begin(), first7.end());
+          EXPECT_EQ(std::unique(first7.begin(), first7.end()), first7.end()) << "two members feed the same value";
+          EXPECT_LE(std::abs(sum), 127);
+          EXPECT_NE(v[0], ref::input_value(0, i + 1, dt, op)) << "member 0 feeds the same value at i and i+1";
+        }
+      }
 }
 
 // Both kernel tables, whichever this host would choose: the baseline x86-64 one (for hosts without AVX2)
