@@ -276,8 +276,10 @@ TEST(Allgather, EveryAlgorithm) {
           x.recv = recv.data();
           if (ip) std::memcpy(recv.at(r * count), send.data(), count * dtype_size(t));
           x.send = ip ? static_cast<const void*>(recv.at(r * count)) : send.data();
+          const std::vector<char> sent = send.b;
           run(c, Kind::kAllgather, x, a);
           EXPECT_EQ(count_wrong(recv.at(0), expect.at(0), count * n, dtype_size(t)), 0u);
+          EXPECT_EQ(count_wrong(send.b.data(), sent.data(), count, dtype_size(t)), 0u) << "send buffer changed";
         }
 }
 
@@ -302,8 +304,10 @@ TEST(Broadcast, EveryAlgorithmAndRoot) {
           x.root = root;
           x.send = ip ? recv.data() : send.data();
           x.recv = recv.data();
+          const std::vector<char> sent = send.b;
           run(c, Kind::kBroadcast, x, a);
           EXPECT_EQ(count_wrong(recv.at(0), expect.at(0), count, 4), 0u);
+          EXPECT_EQ(count_wrong(send.b.data(), sent.data(), count, 4), 0u) << "send buffer changed";
         }
 }
 
@@ -382,8 +386,10 @@ TEST(Alltoall, EveryAlgorithm) {
         x.dtype = DType::kFloat32;
         x.send = ip ? recv.data() : send.data();
         x.recv = recv.data();
+        const std::vector<char> sent = send.b;
         run(c, Kind::kAlltoall, x, a);
         EXPECT_EQ(count_wrong(recv.at(0), expect.at(0), count * n, 4), 0u);
+        EXPECT_EQ(count_wrong(send.b.data(), sent.data(), count * n, 4), 0u) << "send buffer changed";
       }
 }
 
