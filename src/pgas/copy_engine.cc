@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <mutex>
 #include <thread>
 
@@ -25,6 +26,11 @@ const config::Var<uint64_t> kMin{"TESSERA_COPY_ENGINE_MIN", uint64_t{256} << 10,
                                  "Non-blocking transfers of at least this many bytes go through the copy engine"};
 const config::Var<uint64_t> kChunk{"TESSERA_COPY_ENGINE_CHUNK", uint64_t{64} << 10,
                                    "Bytes the caller or the copy engine claims at a time"};
+const config::Var<int64_t> kTestHoldNs{
+    "TESSERA_TEST_ENGINE_HOLD_NS", 0,
+    "Test hook for ordering tests: when > 0, callers leave the last chunk of every job to the copy engine, "
+    "which holds it this many nanoseconds before copying it, so a non-blocking put stays incomplete long enough "
+    "for a missing fence or quiet to show. Needs TESSERA_COPY_ENGINE=always"};
 
 constexpr size_t kRing = 64;  // jobs queued at once; a submit to a full ring first completes the oldest
 // A caller that waits longer than this for a chunk the engine holds counts a stall (the engine was
@@ -69,6 +75,8 @@ struct Engine {
   uint64_t window_start = 0, window_stalled = 0, backoff_ns = 0, backoff_end = 0;
   std::atomic<uint64_t> backoffs{0};
   bool adaptive = true;     // pause when no core is spare
+  uint32_t keep = 0;        // chunks at the back of a job that callers leave to the engine (test hook)
+  uint64_t hold_ns = 0;     // how long the engine holds a chunk before copying it (test hook)
   int cpus = 1;             // usable CPUs of this process
   std::thread thread;
 };
@@ -84,11 +92,12 @@ constexpr uint64_t kMaxChunks = (uint64_t{1} << 24) - 1;
 inline uint64_t pack(uint64_t seq, uint64_t lo, uint64_t hi) { return (seq & 0xffff) << 48 | lo << 24 | hi; }
 
 // Claims a chunk of job `seq` from the front (callers) or the back (engine); false when none is left.
-bool claim(Job& j, uint64_t seq, bool back, uint32_t* chunk) {
+// Callers leave the last `keep` chunks to the engine.
+bool claim(Job& j, uint64_t seq, bool back, uint32_t keep, uint32_t* chunk) {
   uint64_t v = j.claim.load(std::memory_order_acquire);
   for (;;) {
     uint64_t lo = (v >> 24) & kMaxChunks, hi = v & kMaxChunks;
-    if ((v >> 48) != (seq & 0xffff) || lo >= hi) return false;
+    if ((v >> 48) != (seq & 0xffff) || lo + (back ? 0 : keep) >= hi) return false;
     uint64_t next = back ? pack(seq, lo, hi - 1) : pack(seq, lo + 1, hi);
     if (j.claim.compare_exchange_weak(v, next, std::memory_order_acq_rel, std::memory_order_acquire)) {
       *chunk = static_cast<uint32_t>(back ? hi - 1 : lo);
@@ -111,7 +120,8 @@ uint64_t work_on(Engine& e, uint64_t seq, bool engine_thread = false) {
   Job& j = e.ring[seq % kRing];
   uint64_t n = 0;
   uint32_t c;
-  while (claim(j, seq, engine_thread, &c)) {
+  while (claim(j, seq, engine_thread, engine_thread ? 0 : e.keep, &c)) {
+    if (engine_thread && e.hold_ns) [[unlikely]] std::this_thread::sleep_for(std::chrono::nanoseconds(e.hold_ns));
     copy_chunk(e, j, c);
     ++n;
   }
@@ -236,10 +246,17 @@ void start(int n_local) {
   uint64_t chunk = kChunk.get();
   if (chunk < 4096 || chunk > (uint64_t{1} << 30))
     config::fatal_config(invalid_arg("TESSERA_COPY_ENGINE_CHUNK={}: must be between 4K and 1G", chunk));
+  const int64_t hold = kTestHoldNs.get();
+  if (hold < 0 || (hold > 0 && mode != "always"))
+    config::fatal_config(invalid_arg("TESSERA_TEST_ENGINE_HOLD_NS={}: must be 0, or positive with "
+                                     "TESSERA_COPY_ENGINE=always (an engine that may pause cannot be left chunks)",
+                                     hold));
   if (mode == "off" || (mode == "auto" && n_local > usable_cpus())) return;
   g_engine = new Engine;
   g_engine->chunk = static_cast<size_t>(chunk);
   g_engine->adaptive = mode != "always";
+  g_engine->keep = hold > 0 ? 1 : 0;
+  g_engine->hold_ns = static_cast<uint64_t>(hold);
   g_engine->cpus = usable_cpus();
   g_min_bytes = std::max<size_t>(static_cast<size_t>(kMin.get()), 1);
   g_engine->thread = std::thread([e = g_engine] { engine_loop(*e); });

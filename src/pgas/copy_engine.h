@@ -9,6 +9,10 @@
 // transfer back. fence and quiet complete every queued job (the caller helps with unclaimed chunks, then
 // waits for the few in flight), as does anything that implies quiet (barriers, lock release, finalize).
 //
+// A test hook, TESSERA_TEST_ENGINE_HOLD_NS (with TESSERA_COPY_ENGINE=always), makes callers leave the last
+// chunk of every job to the engine, which holds it that long before copying: a non-blocking put then stays
+// incomplete past its call for certain, so an ordering test fails whenever a fence or quiet is missing.
+//
 // The last chunk of a put job wakes the target's waiters on the bytes it covers (sync::notify_range), as a
 // direct put does.
 //

@@ -6,6 +6,15 @@ endforeach()
 # are split with it.
 tessera_pe_test(pgas_engine NPES 1 2 3 4 TIMEOUT 120
                 ENV TESSERA_TIMEOUT=60 TESSERA_COPY_ENGINE=always TESSERA_COPY_ENGINE_MIN=4K TESSERA_COPY_ENGINE_CHUNK=4K)
+# Ordering with the copy engine holding the last chunk of every non-blocking put for 5 ms: a fence or quiet
+# that does not complete the put lets the flag after it arrive first.
+foreach(n 2 3)
+  add_test(NAME pe.pgas_order_held.n${n}
+           COMMAND ${TESSERA_RUN} -n ${n} --timeout 120 --env TESSERA_TIMEOUT=60 --env TESSERA_COPY_ENGINE=always
+                   --env TESSERA_COPY_ENGINE_MIN=4K --env TESSERA_COPY_ENGINE_CHUNK=4K
+                   --env TESSERA_TEST_ENGINE_HOLD_NS=5000000 $<TARGET_FILE:pe_pgas_order> --gtest_brief=1)
+  set_tests_properties(pe.pgas_order_held.n${n} PROPERTIES LABELS pe TIMEOUT 120)
+endforeach()
 # Started without any launcher: a job of one PE whose static variables are still symmetric.
 add_test(NAME pe.pgas_rma.no_launcher COMMAND $<TARGET_FILE:pe_pgas_rma> --gtest_brief=1)
 set_tests_properties(pe.pgas_rma.no_launcher PROPERTIES LABELS pe TIMEOUT 120)

@@ -1,10 +1,49 @@
+// Ordering of puts: fence, quiet, barrier. Run plainly and with the copy engine holding back the last chunk
+// of every non-blocking put (pgas.cmake: TESSERA_TEST_ENGINE_HOLD_NS), where a put whose completion a fence
+// or quiet does not wait for is still incomplete when the flag after it arrives.
+#include <cstdlib>
 #include <vector>
 
+#include <tessera/tessera.hpp>
+
 #include "pe_main.h"
+#include "pgas/copy_engine.h"
 
 namespace {
 int me() { return shmem_my_pe(); }
 int npes() { return shmem_n_pes(); }
+bool engine_holds_chunks() {
+  const char* h = std::getenv("TESSERA_TEST_ENGINE_HOLD_NS");
+  return h && std::atoll(h) > 0;
+}
+
+// Round `round` of a non-blocking put of n longs to the next PE, ordered before a flag by `order` (fence,
+// quiet, the C++ fence); the previous PE's put is checked word by word once its flag is seen.
+template <typename Order>
+void put_nbi_order_flag(const char* what, Order order) {
+  const size_t n = size_t{64} << 10;  // 512 KiB: over TESSERA_COPY_ENGINE_MIN, many chunks
+  long* data = static_cast<long*>(shmem_calloc(n, sizeof(long)));
+  long* flag = static_cast<long*>(shmem_calloc(1, sizeof(long)));
+  std::vector<long> src(n);
+  const int to = (me() + 1) % npes(), from = (me() + npes() - 1) % npes();
+  const uint64_t by_engine = tessera::pgas::engine::chunks_by_engine();
+  for (long round = 1; round <= 10; ++round) {
+    for (size_t i = 0; i < n; ++i) src[i] = round * 100000000 + me() * 1000000 + static_cast<long>(i);
+    shmem_long_put_nbi(data, src.data(), n, to);
+    order();
+    shmem_long_atomic_set(flag, round, to);
+    shmem_long_wait_until(flag, SHMEM_CMP_GE, round);
+    size_t wrong = 0;
+    for (size_t i = 0; i < n; ++i) wrong += data[i] != round * 100000000 + from * 1000000 + static_cast<long>(i);
+    ASSERT_EQ(wrong, 0u) << what << ": round " << round << ", words not yet delivered when the flag was seen";
+    shmem_barrier_all();
+  }
+  if (engine_holds_chunks()) {
+    EXPECT_GT(tessera::pgas::engine::chunks_by_engine(), by_engine) << "the engine held no chunk: no window";
+  }
+  shmem_free(flag);
+  shmem_free(data);
+}
 
 // put data, fence, put flag: a PE that sees the flag sees the data.
 TEST(Order, FenceOrdersPutsToOnePe) {
@@ -25,6 +64,17 @@ TEST(Order, FenceOrdersPutsToOnePe) {
   }
   shmem_free(flag);
   shmem_free(data);
+}
+
+TEST(Order, FenceOrdersNonBlockingPutBeforeFlag) {
+  put_nbi_order_flag("shmem_fence", [] { shmem_fence(); });
+  put_nbi_order_flag("shmem_ctx_fence", [] { shmem_ctx_fence(SHMEM_CTX_DEFAULT); });
+  put_nbi_order_flag("tessera::fence", [] { tessera::fence(); });
+}
+
+TEST(Order, QuietCompletesNonBlockingPutBeforeFlag) {
+  put_nbi_order_flag("shmem_quiet", [] { shmem_quiet(); });
+  put_nbi_order_flag("tessera::quiet", [] { tessera::quiet(); });
 }
 
 // Barrier semantics: after barrier_all every PE sees what every PE put before it.
