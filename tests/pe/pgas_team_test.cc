@@ -51,6 +51,8 @@ TEST(Team, SplitStridedEvenAndOdd) {
   shmem_team_t even, odd;
   int neven = (npes() + 1) / 2, nodd = npes() / 2;
   shmem_team_config_t cfg{3};
+  long* count = static_cast<long*>(shmem_calloc(1, sizeof(long)));  // at PE 0, bumped by the even PEs
+  ASSERT_TRUE(count);
   ASSERT_EQ(shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 2, neven, &cfg, SHMEM_TEAM_NUM_CONTEXTS, &even), 0);
   if (me() % 2 == 0) {
     ASSERT_NE(even, SHMEM_TEAM_INVALID);
@@ -60,10 +62,15 @@ TEST(Team, SplitStridedEvenAndOdd) {
     shmem_team_config_t got{};
     shmem_team_get_config(even, SHMEM_TEAM_NUM_CONTEXTS, &got);
     EXPECT_EQ(got.num_contexts, 3);
-    // Barriers on the sub-team count only its members: a counter bumped before each sync.
-    long* c = static_cast<long*>(shmem_ptr(nullptr, 0));
-    (void)c;
-    for (int i = 0; i < 50; ++i) EXPECT_EQ(shmem_team_sync(even), 0);
+    // A sync of the sub-team waits for all of its members and only for them (the odd PEs are elsewhere):
+    // every member bumps the counter before the first sync of a round, so after it every member sees
+    // exactly neven more; nobody bumps again before all have read it (the second sync).
+    for (long i = 1; i <= 50; ++i) {
+      shmem_long_atomic_inc(count, 0);
+      EXPECT_EQ(shmem_team_sync(even), 0);
+      EXPECT_EQ(shmem_long_atomic_fetch(count, 0), i * neven) << "after sync " << i;
+      EXPECT_EQ(shmem_team_sync(even), 0);
+    }
   } else {
     EXPECT_EQ(even, SHMEM_TEAM_INVALID);
   }
@@ -78,6 +85,7 @@ TEST(Team, SplitStridedEvenAndOdd) {
   }
   if (even != SHMEM_TEAM_INVALID) shmem_team_destroy(even);
   shmem_barrier_all();
+  shmem_free(count);
 }
 
 TEST(Team, SplitOfASplitComposesStrides) {
