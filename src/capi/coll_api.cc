@@ -2,6 +2,8 @@
 #include <tessera/coll.h>
 #include <tessera/coll.hpp>
 
+#include <algorithm>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <vector>
@@ -104,6 +106,38 @@ tesseraResult_t run(tesseraComm_t comm, Kind kind, const Args& a) {
   c.in_use.store(false, std::memory_order_release);
   return r;
 }
+
+// The public enums (coll.h for C, coll.hpp for C++; coll/api.cc casts the one to the other) and the
+// internal ones (coll/types.h) convert by casts, so their numbering must agree value by value: pinned here.
+struct TypeRow {
+  tesseraDataType_t c;
+  DataType cpp;
+  DType internal;
+};
+constexpr TypeRow kTypeRows[] = {
+    {tesseraInt8, DataType::kInt8, DType::kInt8},          {tesseraUint8, DataType::kUint8, DType::kUint8},
+    {tesseraInt32, DataType::kInt32, DType::kInt32},       {tesseraUint32, DataType::kUint32, DType::kUint32},
+    {tesseraInt64, DataType::kInt64, DType::kInt64},       {tesseraUint64, DataType::kUint64, DType::kUint64},
+    {tesseraFloat16, DataType::kFloat16, DType::kFloat16}, {tesseraBfloat16, DataType::kBFloat16, DType::kBFloat16},
+    {tesseraFloat32, DataType::kFloat32, DType::kFloat32}, {tesseraFloat64, DataType::kFloat64, DType::kFloat64},
+};
+struct OpRow {
+  tesseraRedOp_t c;
+  RedOp cpp;
+  Op internal;
+};
+constexpr OpRow kOpRows[] = {
+    {tesseraSum, RedOp::kSum, Op::kSum}, {tesseraProd, RedOp::kProd, Op::kProd}, {tesseraMin, RedOp::kMin, Op::kMin},
+    {tesseraMax, RedOp::kMax, Op::kMax}, {tesseraAvg, RedOp::kAvg, Op::kAvg},
+};
+template <typename Row>
+constexpr bool same_numbers(const Row& r) {
+  return static_cast<int>(r.c) == static_cast<int>(r.internal) && static_cast<int>(r.cpp) == static_cast<int>(r.internal);
+}
+static_assert(std::size(kTypeRows) == kNumDTypes && tesseraNumTypes == kNumDTypes, "a data type is missing");
+static_assert(std::size(kOpRows) == kNumOps && tesseraNumOps == kNumOps, "an operator is missing");
+static_assert(std::ranges::all_of(kTypeRows, same_numbers<TypeRow>), "public and internal data types differ");
+static_assert(std::ranges::all_of(kOpRows, same_numbers<OpRow>), "public and internal operators differ");
 
 Args args(const void* s, void* r, size_t count, tesseraDataType_t t, tesseraRedOp_t op = tesseraSum, int root = 0) {
   Args a;

@@ -10,6 +10,7 @@ namespace {
 void check(tesseraResult_t r) {
   if (r != tesseraSuccess) throw Error(std::string(tesseraGetErrorString(r)) + ": " + tesseraGetLastError());
 }
+// Same numbering (pinned by static_asserts in capi/coll_api.cc).
 tesseraDataType_t T(DataType t) { return static_cast<tesseraDataType_t>(t); }
 tesseraRedOp_t O(RedOp o) { return static_cast<tesseraRedOp_t>(o); }
 }  // namespace

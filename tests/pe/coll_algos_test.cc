@@ -628,6 +628,68 @@ TEST(Split, ColorsAndKeys) {
   }
 }
 
+// The public C and C++ APIs with every type and operator, against the reference: allreduce (C out of place,
+// C++ in place), reduce_scatter and reduce (C, C++). Each public enumerator is paired with the internal one
+// by name here, independently of the library's own mapping.
+TEST(Api, EveryTypeAndOperator) {
+  using tessera::coll::DataType;
+  using tessera::coll::RedOp;
+  struct T3 {
+    tesseraDataType_t c;
+    DataType cpp;
+    DType t;
+  };
+  const T3 types[] = {{tesseraInt8, DataType::kInt8, DType::kInt8},
+                      {tesseraUint8, DataType::kUint8, DType::kUint8},
+                      {tesseraInt32, DataType::kInt32, DType::kInt32},
+                      {tesseraUint32, DataType::kUint32, DType::kUint32},
+                      {tesseraInt64, DataType::kInt64, DType::kInt64},
+                      {tesseraUint64, DataType::kUint64, DType::kUint64},
+                      {tesseraFloat16, DataType::kFloat16, DType::kFloat16},
+                      {tesseraBfloat16, DataType::kBFloat16, DType::kBFloat16},
+                      {tesseraFloat32, DataType::kFloat32, DType::kFloat32},
+                      {tesseraFloat64, DataType::kFloat64, DType::kFloat64}};
+  struct O3 {
+    tesseraRedOp_t c;
+    RedOp cpp;
+    Op op;
+  };
+  const O3 ops[] = {{tesseraSum, RedOp::kSum, Op::kSum},
+                    {tesseraProd, RedOp::kProd, Op::kProd},
+                    {tesseraMin, RedOp::kMin, Op::kMin},
+                    {tesseraMax, RedOp::kMax, Op::kMax},
+                    {tesseraAvg, RedOp::kAvg, Op::kAvg}};
+  tessera::coll::Comm comm = tessera::coll::Comm::world();
+  const int n = comm.size(), r = comm.rank(), root = n - 1;
+  const size_t count = 77;
+  for (const T3& ty : types)
+    for (const O3& o : ops) {
+      SCOPED_TRACE(std::string(dtype_name(ty.t)) + " " + op_name(o.op));
+      const size_t es = dtype_size(ty.t);
+      Buf in(ty.t, count * n), out(ty.t, count * n), expect(ty.t, count * n);
+      for (size_t i = 0; i < count * n; ++i) in.set(i, ref::input_value(r, i, ty.t, o.op));
+      for (size_t i = 0; i < count * n; ++i) ref::expected(expect.at(i), i, ty.t, o.op, n);
+      ASSERT_EQ(tesseraAllReduce(in.data(), out.data(), count, ty.c, o.c, comm.handle()), tesseraSuccess);
+      EXPECT_EQ(count_wrong(out.at(0), expect.at(0), count, es), 0u) << "tesseraAllReduce";
+      Buf io = in;
+      comm.allreduce(io.data(), io.data(), count, ty.cpp, o.cpp);
+      EXPECT_EQ(count_wrong(io.at(0), expect.at(0), count, es), 0u) << "Comm::allreduce in place";
+      ASSERT_EQ(tesseraReduceScatter(in.data(), out.data(), count, ty.c, o.c, comm.handle()), tesseraSuccess);
+      EXPECT_EQ(count_wrong(out.at(0), expect.at(static_cast<size_t>(r) * count), count, es), 0u)
+          << "tesseraReduceScatter";
+      std::fill(out.b.begin(), out.b.end(), 0);
+      ASSERT_EQ(tesseraReduce(in.data(), out.data(), count, ty.c, o.c, root, comm.handle()), tesseraSuccess);
+      if (r == root) {
+        EXPECT_EQ(count_wrong(out.at(0), expect.at(0), count, es), 0u) << "tesseraReduce";
+      }
+      std::fill(out.b.begin(), out.b.end(), 0);
+      comm.reduce(in.data(), out.data(), count, ty.cpp, o.cpp, 0);
+      if (r == 0) {
+        EXPECT_EQ(count_wrong(out.at(0), expect.at(0), count, es), 0u) << "Comm::reduce";
+      }
+    }
+}
+
 TEST(Api, ErrorsNameTheValueAndTheLimit) {
   tessera::coll::Comm comm = tessera::coll::Comm::world();
   float x = 1;
