@@ -6,6 +6,29 @@ namespace {
 int me() { return shmem_my_pe(); }
 int npes() { return shmem_n_pes(); }
 
+// A barrier completes every put-with-signal before it (it implies quiet): data and signals are checked
+// without waiting on a signal, so a signal that is never written fails here at once rather than at the
+// deadline of a wait.
+TEST(Signal, BarrierCompletesPutWithSignal) {
+  const size_t n = 64;
+  long* inbox = static_cast<long*>(shmem_calloc(n, sizeof(long)));
+  uint64_t* sig = static_cast<uint64_t*>(shmem_calloc(2, sizeof(uint64_t)));
+  std::vector<long> out(n);
+  const int to = (me() + 1) % npes(), from = (me() + npes() - 1) % npes();
+  for (size_t i = 0; i < n; ++i) out[i] = me() * 1000 + static_cast<long>(i);
+  shmem_long_put_signal(inbox, out.data(), n, sig, 7, SHMEM_SIGNAL_SET, to);
+  shmem_long_put_signal_nbi(inbox, out.data(), n, sig + 1, 5, SHMEM_SIGNAL_ADD, to);
+  shmem_barrier_all();
+  EXPECT_EQ(shmem_signal_fetch(sig), 7u) << "SHMEM_SIGNAL_SET";
+  EXPECT_EQ(shmem_signal_fetch(sig + 1), 5u) << "SHMEM_SIGNAL_ADD";
+  size_t wrong = 0;
+  for (size_t i = 0; i < n; ++i) wrong += inbox[i] != from * 1000 + static_cast<long>(i);
+  EXPECT_EQ(wrong, 0u);
+  shmem_barrier_all();
+  shmem_free(inbox);
+  shmem_free(sig);
+}
+
 TEST(Signal, PutWithSignalSetDeliversDataFirst) {
   const size_t n = 1 << 16;
   long* inbox = static_cast<long*>(shmem_malloc(n * sizeof(long)));
