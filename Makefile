@@ -1,12 +1,14 @@
 # The two commands of the README. Each installs what is missing, configures, builds and runs.
 #   make demo    ring_pass, the RMA benchmark, the allreduce sweep and a data-parallel step on 4 local PEs
 #   make test    the whole test suite (release build); with WITH_ASAN=1 then again under ASan+UBSan
+#   make mutants plants each mutant of tests/mutants/list in a scratch copy and checks that the tests catch it
+#                (slow: a rebuild per mutant; not part of make test; docs/testing.md)
 JOBS ?= $(shell nproc)
 BUILD ?= build
 NPES ?= 4
 WITH_ASAN ?= 0
 
-.PHONY: all deps build demo test test-asan bench clean
+.PHONY: all deps build demo test test-asan mutants bench clean
 
 all: build
 
@@ -29,6 +31,9 @@ test-asan: deps
 	@cmake --build build-asan -j $(JOBS)
 	@cd build-asan && ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp \
 	  UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j $(JOBS) --timeout 900 -LE nosan
+
+mutants: deps
+	@JOBS=$(JOBS) bash scripts/mutants.sh
 
 bench: build
 	@bash scripts/install-deps.sh bench
