@@ -1,5 +1,6 @@
 // Every collective x every algorithm x counts {0, 1, odd, chunked} x in-place, checked against a reference;
-// the full type x op matrix of allreduce; v variants; barrier; send/recv groups; split. (The consistency
+// the full type x op matrix of the reductions with every algorithm, and through the public C and C++ APIs;
+// v variants; barrier; send/recv groups; split; the single-copy path (SingleCopy.*, run on its own). (The consistency
 // check's mismatches: coll_consistency_test.cc; the LL protocol at its limits: coll_ll_test.cc.)
 // Runs at 1, 2, 3, 4, 7 and 8 PEs (coll_algos.cmake).
 #include <shmem.h>
@@ -40,15 +41,21 @@ TEST(Allreduce, EveryAlgorithmCountInPlaceAndType) {
         }
 }
 
-TEST(Allreduce, FullTypeOpMatrix) {
+// Every type x operator, with the selected algorithm and with every algorithm forced in turn, in place and
+// out of place; also reduce_scatter and reduce (root: the last rank) with every algorithm forced.
+TEST(Reductions, FullTypeOpMatrixEveryAlgorithmInPlaceAndNot) {
   const int n = world().size;
   for (int t = 0; t < kNumDTypes; ++t)
     for (int op = 0; op < kNumOps; ++op) {
-      check_reduction(Kind::kAllreduce, nullptr, 77, false, static_cast<DType>(t), static_cast<Op>(op));
-      if (n == 3 || n == 8)
-        for (const Algorithm* a : algos_of(Kind::kAllreduce))
-          if (a->supports(make_shape(world(), Kind::kAllreduce, 5001 * dtype_size(static_cast<DType>(t)))))
-            check_reduction(Kind::kAllreduce, a, 5001, true, static_cast<DType>(t), static_cast<Op>(op));
+      const DType dt = static_cast<DType>(t);
+      check_reduction(Kind::kAllreduce, nullptr, 77, false, dt, static_cast<Op>(op));
+      for (Kind k : {Kind::kAllreduce, Kind::kReduceScatter, Kind::kReduce}) {
+        const size_t count = k == Kind::kAllreduce ? 5001 : 1001;
+        for (const Algorithm* a : algos_of(k))
+          if (a->supports(make_shape(world(), k, count * dtype_size(dt))))
+            for (bool ip : {false, true})
+              check_reduction(k, a, count, ip, dt, static_cast<Op>(op), k == Kind::kReduce ? n - 1 : 0);
+      }
     }
 }
 
