@@ -97,6 +97,20 @@ while IFS= read -r line || [ -n "$line" ]; do
 done <"$list"
 flush
 
+# The tests must pass on the unchanged tree first: a test that already fails would "kill" every mutant.
+selected=()
+for i in "${!names[@]}"; do
+  if [ -z "$only" ] || [[ ${names[$i]} =~ $only ]]; then selected+=("${kills[$i]}"); fi
+done
+if [ "${#selected[@]}" -gt 0 ]; then
+  all_kill=$(printf '%s\n' "${selected[@]}" | sort -u | paste -sd '|')
+  echo "== the unchanged tree: tests matching $all_kill"
+  if ! (cd "$build" && timeout "$limit" ctest -R "$all_kill" -j "$jobs" --output-on-failure) >"$logs/baseline.log" 2>&1; then
+    echo "   they fail without any mutant (log: $logs/baseline.log): fix the tree first"
+    exit 1
+  fi
+fi
+
 results=() status=0
 record() { results+=("$name"$'\t'"$kill"$'\t'"$1"$'\t'"$2"); }
 for i in "${!names[@]}"; do
