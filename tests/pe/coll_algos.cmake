@@ -39,3 +39,23 @@ foreach(n 1 3)
            COMMAND ${TESSERA_RUN} -n ${n} --timeout 120 $<TARGET_FILE:data_parallel_step>)
   set_tests_properties(example.data_parallel_step.n${n} PROPERTIES LABELS pe TIMEOUT 120)
 endforeach()
+# The public C and C++ reduction calls (every type and operator) with each algorithm forced in turn through
+# TESSERA_ALGO, as a user would force it: the internal matrix forces algorithms through dispatch, this pins the
+# public entry points to the same algorithms. A forced algorithm that does not support a call falls back to
+# the cost model (the LL protocol's 512 B limit is below these counts; the LL tests cover it).
+set(_forced "allreduce=oneshot,reduce_scatter=direct,reduce=oneshot"
+            "allreduce=direct,reduce_scatter=ring,reduce=direct"
+            "allreduce=ring,reduce_scatter=cma,reduce=oneshot"
+            "allreduce=rabenseifner,reduce_scatter=direct,reduce=direct"
+            "allreduce=dbtree,reduce_scatter=ring,reduce=oneshot"
+            "allreduce=cma,reduce_scatter=cma,reduce=direct")
+set(_i 0)
+foreach(algos IN LISTS _forced)
+  foreach(n 3 4)
+    add_test(NAME pe.coll_api_forced${_i}.n${n}
+             COMMAND ${TESSERA_RUN} -n ${n} --timeout 120 --env TESSERA_BUFFSIZE=64K --env TESSERA_ALGO=${algos}
+                     $<TARGET_FILE:pe_coll_algos> --gtest_brief=1 --gtest_filter=Api.EveryTypeAndOperator)
+    set_tests_properties(pe.coll_api_forced${_i}.n${n} PROPERTIES LABELS pe TIMEOUT 120)
+  endforeach()
+  math(EXPR _i "${_i} + 1")
+endforeach()
