@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "tessera/shmem_types.h"
+#include "tessera/version.h"
 
 #ifdef __cplusplus
 extern "C" {

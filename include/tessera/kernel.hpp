@@ -28,6 +28,7 @@
 //   Bad arguments throw tessera::kernel::Error naming the value and the limit.
 #pragma once
 #include <tessera/error.hpp>
+#include <tessera/version.h>
 #include <climits>
 #include <cstddef>
 #include <cstdint>

@@ -1,5 +1,5 @@
 #!/bin/bash
-# tessera-run accepts the spellings of scripts written for oshrun / mpirun (-np, -N, -x, --map-by,
+# The tools' own options (--version, --help, argument checks, TESSERA_LOG=2), and: tessera-run accepts the spellings of scripts written for oshrun / mpirun (-np, -N, -x, --map-by,
 # --oversubscribe, --allow-run-as-root), refuses an unknown option instead of starting it as the program,
 # and leaves the program's own arguments alone.
 #   bash launcher_spelling_test.sh <build-dir>
@@ -56,5 +56,34 @@ expect no_count         nonzero "number of PEs is required: -n N \(or -np N\)" 0
 out=$(SPELLING_VAR=inherited "$run" -np 1 -x SPELLING_VAR "$work/who" 2>&1); rc=$?
 if [ $rc -eq 0 ] && echo "$out" | grep -q "var=inherited"; then passes=$((passes+1)); echo "ok   export_name"
 else fails=$((fails+1)); echo "FAIL export_name (exit $rc): $out"; fi
+
+# check <name> <want exit: 0|nonzero> <regex> -- command...: the tools' own options.
+check() {
+  local name=$1 want=$2 re=$3; shift 4
+  local out rc; out=$(timeout 60 "$@" 2>&1 </dev/null); rc=$?
+  local ok=1
+  if [ "$want" = 0 ]; then [ $rc -eq 0 ] || ok=0; else [ $rc -ne 0 ] || ok=0; fi
+  echo "$out" | grep -Eq -- "$re" || ok=0
+  if [ $ok = 1 ]; then passes=$((passes+1)); echo "ok   $name"
+  else fails=$((fails+1)); echo "FAIL $name (exit $rc)"; echo "$out" | sed 's/^/     | /'; fi
+}
+version=$(sed -n 's/^#define TESSERA_VERSION_\(MAJOR\|MINOR\|PATCH\) \([0-9]*\)$/\2/p' \
+          "$(dirname "$0")/../../include/tessera/version.h" | paste -sd.)
+check run_version     0       "^tessera-run \(Tessera\) $version$"  -- "$run" --version
+check info_version    0       "^tessera-info \(Tessera\) $version$" -- "$build/bin/tessera-info" --version
+check perf_version    0       "^tessera-perf \(Tessera\) $version$" -- "$build/bin/tessera-perf" --version
+check info_help       0       "usage: tessera-info"                  -- "$build/bin/tessera-info" --help
+check info_summary    0       "^Tessera $version .*usable CPUs"       -- sh -c "'$build/bin/tessera-info' | tr '\n' ' '"
+check info_ranks_zero nonzero "--ranks 0: expected a whole number from 1 to 4096" -- "$build/bin/tessera-info" --coll allreduce --ranks 0
+check run_usage_exit  0       "Value 0 not in range"                 -- sh -c "'$run' -n 0 '$work/who'; [ \$? -eq 2 ]"
+check perf_only_unknown nonzero "--only: unknown name 'foo' \(known: sum_all" -- "$run" -n 1 "$build/bin/tessera-perf" ops --only foo
+check perf_unchecked  0       "^# Out of bounds values : N/A"        -- "$run" -n 2 "$build/bin/tessera-perf" allreduce -b 8 -e 8 -c 0
+# TESSERA_LOG=2: the job's and each communicator's lines, once, from PE 0.
+check log_info        0       "PE 0: Tessera $version \(OpenSHMEM 1\.5\): 2 PEs on 1 host .*bootstrap launcher" \
+      -- "$run" -n 2 --env TESSERA_LOG=2 "$build/bin/data_parallel_step"
+check log_binding     0       "PE 0: binding: PE 0 on CPU [0-9]+, PE 1 on CPU [0-9]+" \
+      -- "$run" -n 2 --env TESSERA_LOG=2 "$build/bin/data_parallel_step"
+check log_choices     0       "PE 0:   allreduce: 8 B [a-z]+, 4 KiB [a-z]+, 1 MiB [a-z]+, 64 MiB [a-z]+" \
+      -- "$run" -n 2 --env TESSERA_LOG=2 "$build/bin/data_parallel_step"
 echo "$passes passed, $fails failed"
 [ $fails -eq 0 ]

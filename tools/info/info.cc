@@ -3,6 +3,7 @@
 //   tessera-info --coll all --bytes 64M --ranks 4          every collective
 //   tessera-info --env                                     every TESSERA_* variable: value and help
 //   tessera-info --model                                   the cost-model parameters in force
+//   tessera-info                                           a summary of this host and build
 // Selection is the library's own (same table, same model, same TESSERA_ALGO / TESSERA_DETERMINISTIC), so the
 // choice printed is the one a job on this host makes.
 #include <unistd.h>
@@ -18,21 +19,55 @@
 #include "coll/cma.h"
 #include "coll/reduce/reduce.h"
 #include "coll/select/select.h"
+#include "shmem.h"
+#include "tessera/version.h"
 
 using namespace tessera;
 using namespace tessera::coll;
 
 namespace {
+constexpr const char* kUsage =
+    "usage: tessera-info                  this host and build: version, CPUs, cost model, fast paths\n"
+    "       tessera-info --coll <collective|all> [--bytes N] [--ranks N] [--buffsize N] [--oversubscribed]\n"
+    "                    [--unbound]\n"
+    "       tessera-info --env | --model | --version | --help\n"
+    "  --unbound: the PEs are not bound to one CPU each (tessera-run --bind-to none, TESSERA_BIND=none)\n"
+    "  --ranks: 1..4096 (default 8)\n"
+    "  collectives: allreduce reduce_scatter allgather broadcast reduce gather scatter alltoall\n"
+    "  alltoallv allgatherv reduce_scatterv gatherv scatterv barrier; sizes take K/M/G suffixes\n";
+
+// A usage error: the message and the usage on stderr, exit 2.
 [[noreturn]] void usage(const std::string& err) {
-  if (!err.empty()) std::fprintf(stderr, "tessera-info: %s\n", err.c_str());
-  std::fprintf(stderr,
-               "usage: tessera-info --coll <collective|all> [--bytes N] [--ranks N] [--buffsize N] [--oversubscribed]\n"
-               "                    [--unbound]\n"
-               "       tessera-info --env | --model\n"
-               "  --unbound: the PEs are not bound to one CPU each (tessera-run --bind-to none, TESSERA_BIND=none)\n"
-               "  collectives: allreduce reduce_scatter allgather broadcast reduce gather scatter alltoall\n"
-               "  alltoallv allgatherv reduce_scatterv gatherv scatterv barrier; sizes take K/M/G suffixes\n");
+  std::fprintf(stderr, "tessera-info: %s\n%s", err.c_str(), kUsage);
   std::exit(2);
+}
+
+// What ompi_info prints first: the version, this host's CPUs and the fast paths a job here would use.
+void print_summary() {
+  std::printf("Tessera %s (OpenSHMEM %d.%d, C++ API, collectives, kernels)\n", TESSERA_VERSION_STRING,
+              SHMEM_MAJOR_VERSION, SHMEM_MINOR_VERSION);
+  std::string cpu = "unknown";
+  if (FILE* f = std::fopen("/proc/cpuinfo", "r")) {
+    char line[512];
+    while (std::fgets(line, sizeof line, f))
+      if (std::strncmp(line, "model name", 10) == 0) {
+        if (const char* c = std::strchr(line, ':')) cpu = c + 2;
+        if (!cpu.empty() && cpu.back() == '\n') cpu.pop_back();
+        break;
+      }
+    std::fclose(f);
+  }
+  std::printf("host: %s, %d usable CPUs (this process's affinity)\n", cpu.c_str(), usable_cpus());
+  int yama = -1;  // ptrace scope: 0 lets PEs of one user read each other, 1 and above do not (Yama LSM)
+  if (FILE* f = std::fopen("/proc/sys/kernel/yama/ptrace_scope", "r")) {
+    if (std::fscanf(f, "%d", &yama) != 1) yama = -1;
+    std::fclose(f);
+  }
+  std::printf("single-copy path (process_vm_readv): %s\n",
+              !cma_enabled() ? "off (TESSERA_COLL_CMA=0)"
+              : yama > 0     ? "on, but Yama's ptrace_scope is above 0, so the probe at communicator creation will fail"
+                             : "on (each communicator probes its members at creation)");
+  std::printf("variables: tessera-info --env; algorithms: tessera-info --coll all --bytes 1M --ranks 4\n");
 }
 
 void print_env() {
@@ -88,13 +123,26 @@ int main(int argc, char** argv) {
     };
     if (a == "--coll") coll = val();
     else if (a == "--bytes") bytes = size(val());
-    else if (a == "--ranks") ranks = std::atoi(val());
+    else if (a == "--ranks") {
+      const char* v = val();
+      char* end = nullptr;
+      const long r = std::strtol(v, &end, 10);
+      if (end == v || *end != '\0' || r < 1 || r > 4096)
+        usage(std::string("--ranks ") + v + ": expected a whole number from 1 to 4096");
+      ranks = static_cast<int>(r);
+    }
     else if (a == "--buffsize") buffsize = size(val());
     else if (a == "--oversubscribed") oversub = oversub_set = true;
     else if (a == "--unbound") bound = false;
     else if (a == "--env") env = true;
     else if (a == "--model") model = true;
-    else if (a == "-h" || a == "--help") usage("");
+    else if (a == "-h" || a == "--help") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    } else if (a == "--version") {
+      std::printf("tessera-info (Tessera) %s\n", TESSERA_VERSION_STRING);
+      return 0;
+    }
     else usage("unknown option " + a);
   }
   if (env) {
@@ -103,9 +151,10 @@ int main(int argc, char** argv) {
   }
   ModelParams m = load_model();
   if (model || coll.empty()) {
+    if (!model) print_summary();
     std::printf("cost model: %s\nreduction kernels: %s\ndata copies: %s\n", describe(m).c_str(), reduce_isa(),
                 g_memcopy_loop ? "AVX2 loop from 2 KiB (base/memcopy.h), memcpy below" : "memcpy");
-    if (coll.empty()) return model ? 0 : (usage(""), 2);
+    if (coll.empty()) return 0;
   }
   if (ranks <= 0) ranks = 8;
   if (!oversub_set) oversub = ranks > usable_cpus();

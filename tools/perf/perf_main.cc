@@ -4,6 +4,7 @@
 #include <string>
 
 #include "perf/perf.h"
+#include "tessera/version.h"
 
 namespace tessera::perf {
 std::vector<Command>& commands() {
@@ -15,6 +16,10 @@ std::vector<Command>& commands() {
 int main(int argc, char** argv) {
   auto& cmds = tessera::perf::commands();
   std::sort(cmds.begin(), cmds.end(), [](auto& a, auto& b) { return a.name < b.name; });
+  if (argc >= 2 && !std::strcmp(argv[1], "--version")) {
+    std::printf("tessera-perf (Tessera) %s\n", TESSERA_VERSION_STRING);
+    return 0;
+  }
   if (argc < 2 || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "--help")) {
     std::printf("usage: tessera-run -n N tessera-perf <benchmark> [options]   (<benchmark> --help for its options)\n\n");
     for (auto& c : cmds) std::printf("  %-16s %s\n", c.name.c_str(), c.help.c_str());

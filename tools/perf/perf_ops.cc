@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <tuple>
 #include <string>
 #include <vector>
 
@@ -159,6 +160,11 @@ struct Row {
   double bound_gbs;
 };
 
+// The operators and data types `ops` measures (the rows below use exactly these names).
+const std::vector<std::string> kOpNames = {"sum_all",    "sum_rows",    "sum_cols", "max_rows",        "softmax",
+                                           "log_softmax", "layer_norm", "rms_norm", "batch_norm_train"};
+const std::vector<std::string> kDtypeNames = {"f32", "bf16", "f16"};
+
 int run_ops(int argc, char** argv) {
   CLI::App app{"Kernel launch overhead and reduction-operator throughput vs the machine's bandwidth"};
   int blocks = k::default_block_num();
@@ -176,6 +182,19 @@ int run_ops(int argc, char** argv) {
   app.add_flag("--quick", quick, "skip the launch-overhead and whole-run bandwidth sections (rows still carry "
                                  "their own interleaved bound)");
   CLI11_PARSE(app, argc, argv);
+  // A name that selects nothing is a mistake, not an empty run.
+  for (auto [list, known, what] : {std::tuple{&only, &kOpNames, "--only"}, std::tuple{&dtypes, &kDtypeNames, "--dtypes"}}) {
+    std::string rest = *list + ",";
+    for (size_t at; !list->empty() && (at = rest.find(',')) != std::string::npos; rest.erase(0, at + 1)) {
+      const std::string name = rest.substr(0, at);
+      if (std::find(known->begin(), known->end(), name) == known->end()) {
+        std::string names;
+        for (const std::string& k : *known) names += " " + k;
+        std::fprintf(stderr, "tessera-perf ops: %s: unknown name '%s' (known:%s)\n", what, name.c_str(), names.c_str());
+        return 2;
+      }
+    }
+  }
 
   std::printf("# tessera-perf ops: %d blocks, %d CPUs, SIMD target %s, software prefetch %s, best of %d (median in "
               "brackets)\n", blocks, usable_cpus(), k::ops::prims(k::DType::kF32).target,
@@ -266,6 +285,8 @@ int run_ops(int argc, char** argv) {
          }},
     };
     for (Case& c : cases) {
+      if (std::find(kOpNames.begin(), kOpNames.end(), c.op) == kOpNames.end())
+        std::fprintf(stderr, "tessera-perf ops: row %s is missing from kOpNames\n", c.op.c_str());
       if (!want(c.op)) continue;
       Row r;
       r.op = c.op;

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "job.h"
+#include "tessera/version.h"
 
 namespace {
 // Options of ours that take a value: the program starts at the first word that is neither an option nor
@@ -83,6 +84,7 @@ int main(int argc, char** argv) {
                  "(slot, core, hwthread, socket, numa, node) places them alike");
   app.add_flag("--oversubscribe,--allow-run-as-root", ignored_flag,
                "accepted for mpirun scripts: tessera-run always allows more PEs than CPUs, and root");
+  app.set_version_flag("--version", std::string("tessera-run (Tessera) ") + TESSERA_VERSION_STRING);
   app.prefix_command();  // everything after the program belongs to it
   try {
     std::vector<std::string> words = launcher_words(argc, argv);
@@ -90,7 +92,8 @@ int main(int argc, char** argv) {
     // With prefix_command, the program and its arguments arrive as remaining arguments.
     for (auto& a : app.remaining()) opt.argv.push_back(a);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // --help and --version exit 0; every usage error exits 2, whatever CLI11's own code for it.
+    return app.exit(e) == 0 ? 0 : 2;
   }
   if (!opt.argv.empty() && opt.argv.front() == "--") {
     opt.argv.erase(opt.argv.begin());
