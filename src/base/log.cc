@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 
 namespace tessera::log {
@@ -27,6 +28,10 @@ void write_line(Level l, std::string_view msg) {
 }
 
 void fatal_message(std::string_view msg) {
+  // What the program printed before the error must not be lost with the process (stdout to a file or a
+  // pipe is fully buffered). Unlocked: a thread that holds the stream's lock must not stall the exit.
+  ::fflush_unlocked(stdout);
+  ::fflush_unlocked(stderr);
   write_line(Level::kError, msg);
   if (AbortHook hook = g_abort_hook.load()) hook(1);
   std::_Exit(1);

@@ -1,5 +1,7 @@
 #include "sync/wait.h"
 
+#include <cstdio>
+
 #include <linux/membarrier.h>
 #include <sched.h>
 #include <sys/syscall.h>
@@ -115,6 +117,8 @@ void exit_for_abort(uint32_t abort_value) {
   if (log::level() >= log::Level::kInfo)
     log::write_line(log::Level::kInfo, fmt::format("ending: PE {} ended the job", abort_value - 1));
   int code = g_wait_context.exit_code ? g_wait_context.exit_code->load() : 1;
+  ::fflush_unlocked(stdout);  // keep what this PE printed (see log::fatal_message)
+  ::fflush_unlocked(stderr);
   std::_Exit(code);
 }
 

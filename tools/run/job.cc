@@ -21,7 +21,8 @@
 namespace tessera::run {
 namespace {
 
-constexpr double kGraceSeconds = 2.0;  // SIGTERM -> SIGKILL
+constexpr double kSelfEndSeconds = 0.3;  // abort word -> SIGTERM
+constexpr double kGraceSeconds = 2.0;    // SIGTERM -> SIGKILL
 
 std::string signal_name(int sig) {
   const char* abbrev = sigabbrev_np(sig);
@@ -71,6 +72,7 @@ class Job {
   void on_output(int rank, int fd, bool is_err);
   void flush_output(int rank, bool is_err, bool all);
   void end_job(int failed_pe);
+  void send_term();
   int running_count() const;
   void cleanup();
 
@@ -85,6 +87,7 @@ class Job {
   bool ending_ = false;
   bool have_failure_ = false;
   int result_ = 0;
+  uint64_t term_at_ = 0;   // when to SIGTERM the PEs that did not end on the abort word (0: not pending)
   uint64_t kill_at_ = 0;   // when to SIGKILL the stragglers (0: not yet)
   bool cleaned_ = false;
 };
@@ -204,8 +207,16 @@ void Job::end_job(int failed_pe) {
       sync::futex_wake(&ctl_->pe_words()[p].doorbell);
     }
   }
+  // PEs waiting in Tessera see the abort word at once and end themselves, flushing what they printed; give
+  // them a moment before SIGTERM, whose default action would drop their buffered output.
+  term_at_ = ctl_ ? now_ns() + static_cast<uint64_t>(kSelfEndSeconds * 1e9) : now_ns();
+  if (!ctl_) send_term();
+}
+
+void Job::send_term() {
   for (auto& p : pes_)
     if (p.running) ::kill(p.pid, SIGTERM);
+  term_at_ = 0;
   kill_at_ = now_ns() + static_cast<uint64_t>(kGraceSeconds * 1e9);
 }
 
@@ -350,12 +361,13 @@ int Job::run() {
       }
       end_job(-1);
     }
+    if (term_at_ && now >= term_at_) send_term();
     if (kill_at_ && now >= kill_at_) {
       for (auto& p : pes_)
         if (p.running) ::kill(p.pid, SIGKILL);
       kill_at_ = 0;
     }
-    int wait_ms = 200;
+    int wait_ms = term_at_ ? 20 : 200;
     if (running_count() == 0) wait_ms = 50;  // draining output of exited PEs
     int r = ::poll(fds.data(), fds.size(), wait_ms);
     if (r < 0 && errno != EINTR) break;
