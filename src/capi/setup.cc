@@ -96,8 +96,19 @@ void shmem_finalize(void) {
   pgas::finalize();
 }
 void shmem_global_exit(int status) { pgas::global_exit(status); }
-int shmem_my_pe(void) { return pgas::is_initialized() ? pgas::rt().my_pe : -1; }
-int shmem_n_pes(void) { return pgas::is_initialized() ? pgas::rt().n_pes : -1; }
+// Before shmem_init these end the job like every other routine (a program that prints shmem_my_pe() before
+// init would otherwise label its output -1); after shmem_finalize they answer -1, as programs that print a
+// last line after finalize expect.
+int shmem_my_pe(void) {
+  if (pgas::is_initialized()) [[likely]] return pgas::rt().my_pe;
+  if (!pgas::rt().ever_initialized.load(std::memory_order_relaxed)) pgas::fail_not_initialized("shmem_my_pe");
+  return -1;
+}
+int shmem_n_pes(void) {
+  if (pgas::is_initialized()) [[likely]] return pgas::rt().n_pes;
+  if (!pgas::rt().ever_initialized.load(std::memory_order_relaxed)) pgas::fail_not_initialized("shmem_n_pes");
+  return -1;
+}
 int shmem_pe_accessible(int pe) { return pgas::is_initialized() && pe >= 0 && pe < pgas::rt().n_pes; }
 int shmem_addr_accessible(const void* addr, int pe) {
   return shmem_pe_accessible(pe) && pgas::is_symmetric(addr, 1);

@@ -13,6 +13,7 @@
 #include "base/log.h"
 #include "coll/cma.h"
 #include "coll/dispatch.h"
+#include "coll/select/select.h"
 #include "pgas/runtime.h"
 #include "pgas/team.h"
 #include "sync/wait.h"
@@ -40,6 +41,23 @@ std::mutex g_mu;
 std::map<std::tuple<int, int, int>, uint64_t> g_team_counts;  // comms created over each team shape
 
 size_t ctrl_bytes(int n) { return round_up(sizeof(Ctrl) + 2 * static_cast<size_t>(n) * sizeof(Line), kPage); }
+
+// TESSERA_LOG=2: what a communicator will do, once, from its rank 0 (as NCCL_DEBUG=INFO prints its rings):
+// the cost model's source, the single-copy path, and the algorithm chosen per collective and size class.
+void log_choices(const Communicator& c) {
+  log::info("communicator of {} ranks (world PEs {}..{}): cost model {}; single-copy path {}; {}", c.size,
+            c.world.front(), c.world.back(), describe(c.model), c.cma ? "on" : "off",
+            c.oversubscribed ? (c.all_bound ? "more PEs than CPUs, each bound to one" : "more PEs than CPUs, unbound")
+                             : "a CPU per PE");
+  for (Kind k : {Kind::kAllreduce, Kind::kReduceScatter, Kind::kAllgather, Kind::kBroadcast, Kind::kAlltoall}) {
+    std::string line;
+    for (size_t bytes : {size_t{8}, size_t{4} << 10, size_t{1} << 20, size_t{64} << 20}) {
+      const Algorithm* a = select(make_shape(c, k, bytes), c.model, deterministic_mode()).algo;
+      line += fmt::format("{}{} {}", line.empty() ? "" : ", ", config::format_size(bytes), a ? a->name : "none");
+    }
+    log::info("  {}: {}", kind_name(k), line);
+  }
+}
 
 // Creates the segments of a communicator whose members are `world` (in rank order). `sync` is a barrier
 // over (at least) every member; it is called exactly twice on every member.
@@ -137,6 +155,7 @@ Result<Communicator*> build(std::vector<int> world, int rank, uint64_t uid, Sync
   c->p2p_taken.assign(static_cast<size_t>(n), 0);
   c->checked.assign((static_cast<size_t>(n) + 63) / 64, 0);
   c->tag = 1;
+  if (rank == 0 && log::level() >= log::Level::kInfo) log_choices(*c);
   return c.release();
 }
 }  // namespace

@@ -1,5 +1,6 @@
 #include "pgas/runtime.h"
 
+
 #include <unistd.h>
 
 #include <cstdlib>
@@ -16,6 +17,7 @@
 #include "pgas/layout.h"
 #include "pgas/order.h"
 #include "pgas/team.h"
+#include "tessera/version.h"
 #include "transport/shm/segment.h"
 
 namespace tessera::pgas {
@@ -177,6 +179,33 @@ void print_info(const Runtime& r) {
 
 Runtime& rt() { return g_rt; }
 
+namespace {
+// TESSERA_LOG=2: what the job got, once, from PE 0 (as NCCL_DEBUG=INFO does): version, PEs and host,
+// bootstrap, each PE's CPU, the heap and the fast paths. Communicators add their own lines (coll/comm.cc).
+void log_job(const Runtime& r) {
+  char host[64] = {};
+  gethostname(host, sizeof host - 1);
+  log::info("Tessera {} (OpenSHMEM 1.5): {} PEs on 1 host ({}), bootstrap {}", TESSERA_VERSION_STRING, r.n_pes, host,
+            g_boot ? g_boot->name : "none");
+  std::string cpus;
+  int unbound = 0;
+  for (int pe = 0; pe < r.n_pes; ++pe) {
+    const int c = sync::pe_cpu(pe);
+    if (c < 0) ++unbound;
+    else cpus += fmt::format("{}PE {} on CPU {}", cpus.empty() ? "" : ", ", pe, c);
+  }
+  log::info("binding: {}{}{} ({} usable CPUs; tessera-run --bind-to, TESSERA_BIND)", cpus,
+            cpus.empty() || !unbound ? "" : "; ", unbound ? fmt::format("{} PEs not bound to one CPU", unbound) : "",
+            usable_cpus());
+  log::info("symmetric heap {} per PE (SHMEM_SYMMETRIC_SIZE), user heap aligned to {}; globals {}",
+            config::format_size(r.heap_size), config::format_size(kHeapAlignMax),
+            r.data_size ? fmt::format("symmetric ({} shared)", config::format_size(r.data_size)) : "not symmetric");
+  log::info("fast paths: waiters' fences {}, copy engine for large non-blocking puts {}",
+            sync::g_asymmetric_fence ? "by membarrier (writers need no fence)" : "full (no membarrier)",
+            engine::running() ? "running" : "off");
+}
+}  // namespace
+
 Status init(int thread_level) {
   std::lock_guard lk(g_init_mu);
   Runtime& r = g_rt;
@@ -234,8 +263,10 @@ Status init(int thread_level) {
   teams_init();
   engine::start(r.n_pes);
   r.initialized.store(true);
+  r.ever_initialized.store(true);
   print_info(r);
   barrier_all_internal();
+  if (r.my_pe == 0 && log::level() >= log::Level::kInfo) log_job(r);  // every PE has published its CPU
   return Status::ok();
 }
 

@@ -61,6 +61,7 @@ struct Runtime {
   std::string job_id;
   int thread_level = 0;
   std::atomic<bool> initialized{false};
+  std::atomic<bool> ever_initialized{false};  // stays true after finalize
   int init_count = 0;
 };
 
