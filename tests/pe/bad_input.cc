@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
     shmem_long_p(&x, 1, 0);
     return 0;
   }
+  if (c == "my_pe_before_init") return shmem_my_pe() < 0 ? 0 : 3;  // ends the job, as every routine does
   shmem_init();
   int me = shmem_my_pe(), n = shmem_n_pes();
   long* sym = static_cast<long*>(shmem_malloc(64 * sizeof(long)));
@@ -47,6 +48,12 @@ int main(int argc, char** argv) {
   }
   if (c == "invalid_team") shmem_team_sync(nullptr) == 0 ? (void)0 : (void)shmem_team_ptr(SHMEM_TEAM_INVALID, sym, 0);
   if (c == "alloc_size_mismatch") shmem_malloc(me == 0 ? 128 : 256);
+  if (c == "output_then_fatal") {
+    // Fully buffered when stdout is a file or a pipe: the line must still reach it.
+    std::printf("PE %d printed this before the error\n", me);
+    if (me == 0) shmem_long_p(sym, 1, 1 << 20);  // PE out of range: a fatal error
+    shmem_barrier_all();                         // the others end here when PE 0 ends the job
+  }
   // OpenSHMEM team collectives whose members disagree: found with the call's first barrier.
   if (c == "team_root_mismatch") shmem_long_broadcast(SHMEM_TEAM_WORLD, sym, sym + 8, 4, me);
   if (c == "team_count_mismatch") shmem_long_sum_reduce(SHMEM_TEAM_WORLD, sym, sym + 16, me == 0 ? 4 : 8);

@@ -5,6 +5,8 @@ build=${1:?build dir}
 run="$build/bin/tessera-run"
 prog="$build/bin/pe_bad_input"
 fails=0 passes=0
+work_out=$(mktemp); work_err=$(mktemp)
+trap 'rm -f "$work_out" "$work_err"' EXIT
 shm_before=$(ls /dev/shm | grep -c '^tessera-' || true)
 
 # expect <case> <npes> <expected exit: nonzero|N> <regex> [env K=V...]
@@ -37,6 +39,7 @@ expect zero_stride         2 nonzero "stride 0 must be at least 1"
 expect ctx_after_destroy   2 nonzero "context 0x[0-9a-f]+ was used after shmem_ctx_destroy"
 expect invalid_team        2 nonzero "team is SHMEM_TEAM_INVALID"
 expect before_init         1 nonzero "called before shmem_init"
+expect my_pe_before_init   1 nonzero "tessera: shmem_my_pe: called before shmem_init"
 expect alloc_size_mismatch 2 nonzero "PE 1: shmem_malloc: this PE's call is an allocation of 256 bytes aligned to 64 but PE 0's is an allocation of 128 bytes aligned to 64"
 expect alloc_align_mismatch 3 nonzero "PE [12]: shmem_align: this PE's call is an allocation of 64 bytes aligned to 4096 but PE 0's is an allocation of 64 bytes aligned to 64"
 expect free_mismatch       2 nonzero "PE 1: shmem_free: this PE's call is a free of the block at heap offset 0x[0-9a-f]+ but PE 0's is a free of the block at heap offset 0x[0-9a-f]+"
@@ -67,6 +70,18 @@ for re in "PE 0: timed out after 1\.[0-9] s \(TESSERA_TIMEOUT=1\) waiting for ra
 done
 if [ $ok = 1 ]; then passes=$((passes+1)); echo "ok   coll_hang"
 else fails=$((fails+1)); echo "FAIL coll_hang (exit $rc)"; echo "$out" | sed 's/^/     | /'; fi
+
+# Output printed before a fatal error reaches a redirected stdout, from the failing PE and from the PEs the
+# job ends for it, with and without --tag-output.
+for tag in "" --tag-output; do
+  "$run" -n 3 --timeout 30 $tag "$prog" output_then_fatal > "$work_out" 2> "$work_err" </dev/null; rc=$?
+  ok=1
+  [ $rc -ne 0 ] || ok=0
+  for p in 0 1 2; do grep -q "PE $p printed this before the error" "$work_out" || ok=0; done
+  grep -q "shmem_long_p: PE 1048576 is out of range" "$work_err" || ok=0
+  if [ $ok = 1 ]; then passes=$((passes+1)); echo "ok   output_then_fatal $tag"
+  else fails=$((fails+1)); echo "FAIL output_then_fatal $tag (exit $rc)"; sed 's/^/     out| /' "$work_out"; sed 's/^/     err| /' "$work_err"; fi
+done
 
 # The launcher's own arguments.
 out=$("$run" -n 2 --env NOEQUALS "$prog" x 2>&1); rc=$?
