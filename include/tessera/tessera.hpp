@@ -7,8 +7,10 @@
 //   long old = tessera::atomic_fetch_add(counter.data(), 1L, 0);
 //
 // Semantics are those of the C API (shmem.h): puts/gets/atomics to PEs of this host complete on return;
-// fence orders, quiet completes; every blocking call has a deadline (TESSERA_TIMEOUT). Bad arguments end
-// the job with a message naming the value and the limit. All functions are thread-safe.
+// fence orders, quiet completes; every blocking call has a deadline (TESSERA_TIMEOUT). A PE out of range,
+// a remote address outside symmetric memory or an element count that overflows throws tessera::Error
+// naming the C++ call, the value and the limit; other bad arguments end the job with such a message. All
+// functions are thread-safe.
 #pragma once
 #include <shmem.h>
 #include <tessera/coll.hpp>
@@ -17,17 +19,19 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <span>
 #include <stdexcept>
+#include <string>
 #include <type_traits>
 #include <utility>
 
 namespace tessera {
 
-// tessera::Error (error.hpp) is thrown by the C++ API where it reports errors instead of ending the job
-// (allocation failure).
+/// tessera::Error (error.hpp) is thrown by the C++ API where it reports errors instead of ending the job
+/// (allocation failure).
 
-// RAII: initialises the PE on construction (collective), finalizes on destruction (collective).
+/// RAII: initialises the PE on construction (collective), finalizes on destruction (collective).
 class Runtime {
  public:
   Runtime() { shmem_init(); }
@@ -39,7 +43,7 @@ class Runtime {
   void barrier() const { shmem_barrier_all(); }
 };
 
-// A typed symmetric allocation (collective: every PE must create and destroy it in the same order).
+/// A typed symmetric allocation (collective: every PE must create and destroy it in the same order).
 template <typename T>
 class Symmetric {
   static_assert(std::is_trivially_copyable_v<T>, "symmetric objects are copied bytewise");
@@ -70,7 +74,7 @@ class Symmetric {
   size_t size() const { return n_; }
   T& operator[](size_t i) const { return p_[i]; }
   std::span<T> span() const { return {p_, n_}; }
-  // Pointer to the same object on PE `pe` (loads and stores go straight to its memory).
+  /// Pointer to the same object on PE `pe` (loads and stores go straight to its memory).
   T* on(int pe) const { return static_cast<T*>(shmem_ptr(p_, pe)); }
 
  private:
@@ -94,32 +98,64 @@ Symmetric<T> symmetric_zeroed(size_t count) {
 }
 
 // ---- RMA (typed; counts in elements) ----
+/// A PE out of range or a remote address outside symmetric memory throws tessera::Error naming the C++ call
+/// (two compares and a range check: a few nanoseconds on calls that cost tens).
+namespace detail {
+[[noreturn]] inline void throw_bad_remote(const char* call, const void* addr, int pe, int n) {
+  if (pe < 0 || pe >= n)
+    throw Error(std::string(call) + ": PE " + std::to_string(pe) + " is out of range: the job has " +
+                std::to_string(n) + " PEs (0.." + std::to_string(n - 1) + ")");
+  char a[32];
+  std::snprintf(a, sizeof a, "%p", addr);
+  throw Error(std::string(call) + ": address " + a + " is not symmetric (neither in the symmetric heap nor a "
+              "global or static variable)");
+}
+inline void check_remote(const char* call, const void* addr, int pe) {
+  const int n = shmem_n_pes();
+  if (static_cast<unsigned>(pe) >= static_cast<unsigned>(n) || !shmem_addr_accessible(addr, pe)) [[unlikely]]
+    throw_bad_remote(call, addr, pe, n);
+}
+template <typename T>
+size_t bytes_of(const char* call, size_t count) {
+  size_t b;
+  if (__builtin_mul_overflow(count, sizeof(T), &b))
+    throw Error(std::string(call) + ": " + std::to_string(count) + " elements of " + std::to_string(sizeof(T)) +
+                " bytes overflow size_t");
+  return b;
+}
+}  // namespace detail
+
 template <typename T>
 void put(T* dest, const T* src, size_t count, int pe) {
-  size_t b;
-  if (__builtin_mul_overflow(count, sizeof(T), &b)) throw Error("tessera::put: element count overflows");
+  const size_t b = detail::bytes_of<T>("tessera::put", count);
+  detail::check_remote("tessera::put", dest, pe);
   shmem_putmem(dest, src, b, pe);
 }
 template <typename T>
 void get(T* dest, const T* src, size_t count, int pe) {
-  size_t b;
-  if (__builtin_mul_overflow(count, sizeof(T), &b)) throw Error("tessera::get: element count overflows");
+  const size_t b = detail::bytes_of<T>("tessera::get", count);
+  detail::check_remote("tessera::get", src, pe);
   shmem_getmem(dest, src, b, pe);
 }
 template <typename T>
 void p(T* dest, const T& value, int pe) {
+  detail::check_remote("tessera::p", dest, pe);
   shmem_putmem(dest, &value, sizeof(T), pe);
 }
 template <typename T>
 T g(const T* src, int pe) {
+  detail::check_remote("tessera::g", src, pe);
   T v;
   shmem_getmem(&v, src, sizeof(T), pe);
   return v;
 }
-// Data then signal (SHMEM_SIGNAL_SET or SHMEM_SIGNAL_ADD); a PE that sees the signal sees the data.
+/// Data then signal (SHMEM_SIGNAL_SET or SHMEM_SIGNAL_ADD); a PE that sees the signal sees the data.
 template <typename T>
 void put_signal(T* dest, const T* src, size_t count, uint64_t* signal, uint64_t value, int op, int pe) {
-  shmem_putmem_signal(dest, src, count * sizeof(T), signal, value, op, pe);
+  const size_t b = detail::bytes_of<T>("tessera::put_signal", count);
+  detail::check_remote("tessera::put_signal", dest, pe);
+  detail::check_remote("tessera::put_signal", signal, pe);
+  shmem_putmem_signal(dest, src, b, signal, value, op, pe);
 }
 inline uint64_t signal_wait_until(uint64_t* signal, int cmp, uint64_t value) {
   return shmem_signal_wait_until(signal, cmp, value);
@@ -137,10 +173,19 @@ constexpr bool kAmoInt = std::is_integral_v<T> && (sizeof(T) == 4 || sizeof(T) =
 }
 
 #define TESSERA_CPP_AMO(T, N)                                                                              \
-  inline T atomic_fetch(const T* s, int pe) { return shmem_##N##_atomic_fetch(s, pe); }                   \
-  inline void atomic_set(T* d, T v, int pe) { shmem_##N##_atomic_set(d, v, pe); }                         \
-  inline T atomic_swap(T* d, T v, int pe) { return shmem_##N##_atomic_swap(d, v, pe); }
-// One overload per distinct C++ type (int32_t, size_t... are aliases of these).
+  inline T atomic_fetch(const T* s, int pe) {                                                              \
+    detail::check_remote("tessera::atomic_fetch", s, pe);                                                 \
+    return shmem_##N##_atomic_fetch(s, pe);                                                               \
+  }                                                                                                        \
+  inline void atomic_set(T* d, T v, int pe) {                                                              \
+    detail::check_remote("tessera::atomic_set", d, pe);                                                   \
+    shmem_##N##_atomic_set(d, v, pe);                                                                     \
+  }                                                                                                        \
+  inline T atomic_swap(T* d, T v, int pe) {                                                                \
+    detail::check_remote("tessera::atomic_swap", d, pe);                                                  \
+    return shmem_##N##_atomic_swap(d, v, pe);                                                             \
+  }
+/// One overload per distinct C++ type (int32_t, size_t... are aliases of these).
 TESSERA_CPP_AMO(int, int)
 TESSERA_CPP_AMO(long, long)
 TESSERA_CPP_AMO(long long, longlong)
@@ -151,11 +196,26 @@ TESSERA_CPP_AMO(float, float)
 TESSERA_CPP_AMO(double, double)
 #undef TESSERA_CPP_AMO
 #define TESSERA_CPP_AMO(T, N)                                                                              \
-  inline T atomic_compare_swap(T* d, T c, T v, int pe) { return shmem_##N##_atomic_compare_swap(d, c, v, pe); } \
-  inline T atomic_fetch_inc(T* d, int pe) { return shmem_##N##_atomic_fetch_inc(d, pe); }                 \
-  inline void atomic_inc(T* d, int pe) { shmem_##N##_atomic_inc(d, pe); }                                \
-  inline T atomic_fetch_add(T* d, T v, int pe) { return shmem_##N##_atomic_fetch_add(d, v, pe); }         \
-  inline void atomic_add(T* d, T v, int pe) { shmem_##N##_atomic_add(d, v, pe); }
+  inline T atomic_compare_swap(T* d, T c, T v, int pe) {                                                   \
+    detail::check_remote("tessera::atomic_compare_swap", d, pe);                                          \
+    return shmem_##N##_atomic_compare_swap(d, c, v, pe);                                                  \
+  }                                                                                                        \
+  inline T atomic_fetch_inc(T* d, int pe) {                                                                \
+    detail::check_remote("tessera::atomic_fetch_inc", d, pe);                                             \
+    return shmem_##N##_atomic_fetch_inc(d, pe);                                                           \
+  }                                                                                                        \
+  inline void atomic_inc(T* d, int pe) {                                                                   \
+    detail::check_remote("tessera::atomic_inc", d, pe);                                                   \
+    shmem_##N##_atomic_inc(d, pe);                                                                        \
+  }                                                                                                        \
+  inline T atomic_fetch_add(T* d, T v, int pe) {                                                           \
+    detail::check_remote("tessera::atomic_fetch_add", d, pe);                                             \
+    return shmem_##N##_atomic_fetch_add(d, v, pe);                                                        \
+  }                                                                                                        \
+  inline void atomic_add(T* d, T v, int pe) {                                                              \
+    detail::check_remote("tessera::atomic_add", d, pe);                                                   \
+    shmem_##N##_atomic_add(d, v, pe);                                                                     \
+  }
 TESSERA_CPP_AMO(int, int)
 TESSERA_CPP_AMO(long, long)
 TESSERA_CPP_AMO(long long, longlong)
@@ -164,9 +224,18 @@ TESSERA_CPP_AMO(unsigned long, ulong)
 TESSERA_CPP_AMO(unsigned long long, ulonglong)
 #undef TESSERA_CPP_AMO
 #define TESSERA_CPP_AMO(T, N)                                                                              \
-  inline T atomic_fetch_and(T* d, T v, int pe) { return shmem_##N##_atomic_fetch_and(d, v, pe); }         \
-  inline T atomic_fetch_or(T* d, T v, int pe) { return shmem_##N##_atomic_fetch_or(d, v, pe); }           \
-  inline T atomic_fetch_xor(T* d, T v, int pe) { return shmem_##N##_atomic_fetch_xor(d, v, pe); }
+  inline T atomic_fetch_and(T* d, T v, int pe) {                                                           \
+    detail::check_remote("tessera::atomic_fetch_and", d, pe);                                             \
+    return shmem_##N##_atomic_fetch_and(d, v, pe);                                                        \
+  }                                                                                                        \
+  inline T atomic_fetch_or(T* d, T v, int pe) {                                                            \
+    detail::check_remote("tessera::atomic_fetch_or", d, pe);                                              \
+    return shmem_##N##_atomic_fetch_or(d, v, pe);                                                         \
+  }                                                                                                        \
+  inline T atomic_fetch_xor(T* d, T v, int pe) {                                                           \
+    detail::check_remote("tessera::atomic_fetch_xor", d, pe);                                             \
+    return shmem_##N##_atomic_fetch_xor(d, v, pe);                                                        \
+  }
 TESSERA_CPP_AMO(unsigned int, uint)
 TESSERA_CPP_AMO(unsigned long, ulong)
 TESSERA_CPP_AMO(unsigned long long, ulonglong)
@@ -194,7 +263,7 @@ class Team {
   ~Team() {
     if (owned_ && t_ != SHMEM_TEAM_INVALID) shmem_team_destroy(t_);
   }
-  // Collective over this team; PEs outside the new team get an invalid Team (valid() false).
+  /// Collective over this team; PEs outside the new team get an invalid Team (valid() false).
   Team split_strided(int start, int stride, int size) const {
     shmem_team_t t = SHMEM_TEAM_INVALID;
     if (shmem_team_split_strided(t_, start, stride, size, nullptr, 0, &t) != 0)

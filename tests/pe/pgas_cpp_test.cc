@@ -1,4 +1,5 @@
 // The C++ API (tessera/tessera.hpp) over the same core.
+#include <gmock/gmock.h>
 #include <tessera/tessera.hpp>
 
 #include <string>
@@ -48,6 +49,35 @@ TEST(Cpp, TeamsAndSignals) {
 TEST(Cpp, AllocationFailureThrows) {
   EXPECT_THROW(tessera::symmetric<char>(size_t{1} << 45), tessera::Error);
   EXPECT_THROW(tessera::symmetric<double>(SIZE_MAX / 4), tessera::Error);
+}
+
+// Mistakes in a C++ call are reported as that call, not as the C routine underneath.
+TEST(Cpp, ErrorsNameTheCppCall) {
+  auto buf = tessera::symmetric<long>(4);
+  const int n = shmem_n_pes();
+  long local[4] = {};
+  auto message = [](auto&& f) -> std::string {
+    try {
+      f();
+    } catch (const tessera::Error& e) {
+      return e.what();
+    }
+    return "no exception";
+  };
+  EXPECT_EQ(message([&] { tessera::put(buf.data(), local, 4, n); }),
+            "tessera::put: PE " + std::to_string(n) + " is out of range: the job has " + std::to_string(n) +
+                " PEs (0.." + std::to_string(n - 1) + ")");
+  EXPECT_THAT(message([&] { tessera::get(local, local, 4, 0); }),
+              ::testing::StartsWith("tessera::get: address 0x"));
+  EXPECT_THAT(message([&] { tessera::atomic_fetch_add(buf.data(), 1L, -1); }),
+              ::testing::StartsWith("tessera::atomic_fetch_add: PE -1 is out of range"));
+  EXPECT_THAT(message([&] { tessera::put(buf.data(), local, SIZE_MAX / 2, 0); }),
+              ::testing::HasSubstr("tessera::put: " + std::to_string(SIZE_MAX / 2) + " elements of 8 bytes overflow"));
+  EXPECT_THAT(message([&] { (void)tessera::g(local + 1, 0); }), ::testing::StartsWith("tessera::g: address"));
+  // Valid calls still work.
+  tessera::p(buf.data(), 7L, shmem_my_pe());
+  EXPECT_EQ(tessera::g(buf.data(), shmem_my_pe()), 7);
+  tessera::barrier_all();
 }
 
 // One exception type for the whole C++ API: kernel and collective errors are caught as tessera::Error.
