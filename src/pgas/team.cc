@@ -144,12 +144,16 @@ void team_sync(Team* t) {
     for (int i = 0; i < t->size; ++i) {
       uint64_t e = t->sync_on(i)->pe_epoch.load(std::memory_order_relaxed);
       if (e < epoch) {
-        if (n_missing++ < 16) missing += fmt::format("{}PE {} (at barrier {})", missing.empty() ? "" : ", ",
+        if (n_missing++ < 16) missing += fmt::format("{}PE {} (at team sync {})", missing.empty() ? "" : ", ",
                                                      t->world_pe(i), e);
       }
     }
-    return fmt::format("barrier {} on the {}; {} of {} PEs have not arrived: {}", epoch, t->describe(),
-                       n_missing, t->size, missing);
+    if (t->program_call)
+      return fmt::format("{} #{} of this program on the {} (team sync {}, counting those that shmem_init, "
+                         "allocations and collectives make); {} of {} PEs have not arrived: {}",
+                         t->program_call, t->program_syncs, t->describe(), epoch, n_missing, t->size, missing);
+    return fmt::format("team sync {} on the {} (made by the library: shmem_init, an allocation or a collective); "
+                       "{} of {} PEs have not arrived: {}", epoch, t->describe(), n_missing, t->size, missing);
   };
   // The last to arrive notifies every member; puts meanwhile need not wake us (Watch::none). Each of the
   // two waits has its own deadline (TESSERA_TIMEOUT): a barrier whose members of my CPU arrive just before

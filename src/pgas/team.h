@@ -30,6 +30,10 @@ struct Team {
   uint64_t arrive_base = 0, gen_base = 0, epoch = 0;
   uint64_t split_count = 0;
   uint64_t coll_calls = 0;              // OpenSHMEM team collectives this PE made on the team (their check)
+  // The program's own barriers and syncs on the team (ProgramSync), for deadline messages: `epoch` also
+  // counts the syncs that shmem_init, allocations, splits and collectives make.
+  uint64_t program_syncs = 0;
+  const char* program_call = nullptr;   // the routine of the sync in progress, when the program called it
   void* coll_state = nullptr;           // owned by the collective layer (spec collectives, comms)
   // More PEs than CPUs, every member bound to one CPU: the other members bound to this PE's CPU, whose
   // arrival a barrier waits for first (team.cc). Learned on entry to the first barrier that finds every
@@ -53,6 +57,22 @@ struct Team {
     return &reserved_of(rt().bases[static_cast<size_t>(world_pe(index))])->teams[slot];
   }
   std::string describe() const;
+};
+
+// Labels the team's next sync as the program's own call (shmem_barrier_all, shmem_team_sync, ...), so that
+// a deadline names that call and counts the program's barriers, not the library's.
+class ProgramSync {
+ public:
+  ProgramSync(Team* t, const char* call) : t_(t) {
+    ++t->program_syncs;
+    t->program_call = call;
+  }
+  ~ProgramSync() { t_->program_call = nullptr; }
+  ProgramSync(const ProgramSync&) = delete;
+  ProgramSync& operator=(const ProgramSync&) = delete;
+
+ private:
+  Team* t_;
 };
 
 Team* team_world();

@@ -48,6 +48,11 @@ int main(int argc, char** argv) {
   }
   if (c == "invalid_team") shmem_team_sync(nullptr) == 0 ? (void)0 : (void)shmem_team_ptr(SHMEM_TEAM_INVALID, sym, 0);
   if (c == "alloc_size_mismatch") shmem_malloc(me == 0 ? 128 : 256);
+  if (c == "barrier_hang") {
+    shmem_barrier_all();                   // the program's barrier #1 (shmem_init and shmem_malloc made others)
+    if (me == 0) shmem_barrier_all();      // #2: PE 1 never arrives
+    else sleep(20);
+  }
   if (c == "output_then_fatal") {
     // Fully buffered when stdout is a file or a pipe: the line must still reach it.
     std::printf("PE %d printed this before the error\n", me);
