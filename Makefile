@@ -8,7 +8,7 @@ BUILD ?= build
 NPES ?= 4
 WITH_ASAN ?= 0
 
-.PHONY: all deps build demo test test-asan mutants bench clean
+.PHONY: all deps build demo test test-asan mutants bench docs clean
 
 all: build
 
@@ -34,6 +34,10 @@ test-asan: deps
 
 mutants: deps
 	@JOBS=$(JOBS) bash scripts/mutants.sh
+
+docs: build
+	@cmake --build $(BUILD) --target docs
+	@echo "C++ API reference: $(BUILD)/docs/api/html/index.html"
 
 bench: build
 	@bash scripts/install-deps.sh bench

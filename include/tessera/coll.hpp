@@ -34,7 +34,7 @@ namespace tessera::coll {
 enum class DataType : uint8_t { kInt8, kUint8, kInt32, kUint32, kInt64, kUint64, kFloat16, kBFloat16, kFloat32, kFloat64 };
 enum class RedOp : uint8_t { kSum, kProd, kMin, kMax, kAvg };
 
-// Storage types for 16-bit floats (bit patterns; arithmetic happens inside the library).
+/// Storage types for 16-bit floats (bit patterns; arithmetic happens inside the library).
 struct half_t { uint16_t bits; };
 struct bfloat16_t { uint16_t bits; };
 
@@ -57,20 +57,20 @@ struct StreamState;
 }
 class Event;
 
-// A comm stream: work enqueued on it runs in order, one item at a time, on the stream's own progress
-// thread, while the enqueuing thread goes on (with compute, say). Not collective: each PE makes its own.
-// - Buffers passed to work on a stream must stay valid, and unmodified where they are inputs, until an
-//   Event recorded after that work has completed (or synchronize() returned).
-// - A communicator used on a stream belongs to that stream until the stream is synchronized: calls on it
-//   from another thread or stream meanwhile are an error (the library reports concurrent use when it sees
-//   it), and every member must enqueue the same collectives in the same order, as with blocking calls.
-// - The first work item that fails (it throws, e.g. a bad argument) makes the stream's error sticky: later
-//   items are skipped, and synchronize() and the Event::synchronize() of events recorded after it throw an
-//   Error naming the item. Peers then wait for this PE in their collective until TESSERA_TIMEOUT. The
-//   destructor waits for the queue and, if nobody was told of a failure, logs it (it never throws).
-// - Every wait for a stream or event has the TESSERA_TIMEOUT deadline; on expiry the PE prints what the
-//   stream was running and how many items were pending, and the job ends.
-// - The progress thread runs on every CPU of the job, not only the PE's own.
+/// A comm stream: work enqueued on it runs in order, one item at a time, on the stream's own progress
+/// thread, while the enqueuing thread goes on (with compute, say). Not collective: each PE makes its own.
+/// - Buffers passed to work on a stream must stay valid, and unmodified where they are inputs, until an
+///   Event recorded after that work has completed (or synchronize() returned).
+/// - A communicator used on a stream belongs to that stream until the stream is synchronized: calls on it
+///   from another thread or stream meanwhile are an error (the library reports concurrent use when it sees
+///   it), and every member must enqueue the same collectives in the same order, as with blocking calls.
+/// - The first work item that fails (it throws, e.g. a bad argument) makes the stream's error sticky: later
+///   items are skipped, and synchronize() and the Event::synchronize() of events recorded after it throw an
+///   Error naming the item. Peers then wait for this PE in their collective until TESSERA_TIMEOUT. The
+///   destructor waits for the queue and, if nobody was told of a failure, logs it (it never throws).
+/// - Every wait for a stream or event has the TESSERA_TIMEOUT deadline; on expiry the PE prints what the
+///   stream was running and how many items were pending, and the job ends.
+/// - The progress thread runs on every CPU of the job, not only the PE's own.
 class Stream {
  public:
   Stream();
@@ -78,11 +78,11 @@ class Stream {
   Stream(const Stream&) = delete;
   Stream& operator=(const Stream&) = delete;
 
-  // Runs fn after everything enqueued before it. `what` names the item in errors and timeouts.
+  /// Runs fn after everything enqueued before it. `what` names the item in errors and timeouts.
   void enqueue(std::string what, std::function<void()> fn);
-  // Later items start only once `e` has completed (e may belong to another stream).
+  /// Later items start only once `e` has completed (e may belong to another stream).
   void wait(const Event& e);
-  // Blocks until everything enqueued so far has run; throws Error if an item failed.
+  /// Blocks until everything enqueued so far has run; throws Error if an item failed.
   void synchronize();
 
  private:
@@ -90,8 +90,8 @@ class Stream {
   std::shared_ptr<detail::StreamState> s_;
 };
 
-// A point in a stream: record() marks everything enqueued on the stream so far; the event completes when
-// all of it has run. An event never recorded counts as complete. Cheap to copy.
+/// A point in a stream: record() marks everything enqueued on the stream so far; the event completes when
+/// all of it has run. An event never recorded counts as complete. Cheap to copy.
 class Event {
  public:
   Event() = default;
@@ -107,9 +107,9 @@ class Event {
 
 class Comm {
  public:
-  // All PEs of the job, ranks = PE numbers. Collective over all PEs.
+  /// All PEs of the job, ranks = PE numbers. Collective over all PEs.
   static Comm world();
-  // The members of an OpenSHMEM team, ranks = team PE numbers. Collective over the team.
+  /// The members of an OpenSHMEM team, ranks = team PE numbers. Collective over the team.
   static Comm from_team(shmem_team_t team);
 
   Comm() = default;
@@ -119,8 +119,8 @@ class Comm {
   Comm& operator=(const Comm&) = delete;
   ~Comm() { destroy(); }
 
-  // Members with the same color form a communicator, ordered by key then by rank here. Collective over
-  // this communicator; color < 0 gives an empty Comm.
+  /// Members with the same color form a communicator, ordered by key then by rank here. Collective over
+  /// this communicator; color < 0 gives an empty Comm.
   Comm split(int color, int key) const;
   void destroy();  // collective; idempotent
   explicit operator bool() const { return h_ != nullptr; }
@@ -138,7 +138,7 @@ class Comm {
   void reduce(const void* send, void* recv, size_t count, DataType t, RedOp op, int root);
   void gather(const void* send, void* recv, size_t sendcount, DataType t, int root);
   void scatter(const void* send, void* recv, size_t recvcount, DataType t, int root);
-  // Counts and displacements (elements) are read at the root only (MPI_Gatherv / MPI_Scatterv).
+  /// Counts and displacements (elements) are read at the root only (MPI_Gatherv / MPI_Scatterv).
   void gatherv(const void* send, size_t sendcount, void* recv, const size_t* recvcounts, const size_t* displs,
                DataType t, int root);
   void scatterv(const void* send, const size_t* sendcounts, const size_t* displs, void* recv, size_t recvcount,
@@ -150,7 +150,7 @@ class Comm {
   void send(const void* buf, size_t count, DataType t, int peer);
   void recv(void* buf, size_t count, DataType t, int peer);
 
-  // The same collectives enqueued on a stream: they return at once and run on the stream's thread.
+  /// The same collectives enqueued on a stream: they return at once and run on the stream's thread.
   void allreduce(const void* send, void* recv, size_t count, DataType t, RedOp op, Stream& s);
   void reduce_scatter(const void* send, void* recv, size_t recvcount, DataType t, RedOp op, Stream& s);
   void allgather(const void* send, void* recv, size_t sendcount, DataType t, Stream& s);
@@ -159,7 +159,7 @@ class Comm {
   void alltoall(const void* send, void* recv, size_t count, DataType t, Stream& s);
   void barrier(Stream& s);
 
-  // Typed conveniences.
+  /// Typed conveniences.
   template <typename T>
   void allreduce(const T* send, T* recv, size_t count, RedOp op = RedOp::kSum) {
     allreduce(send, recv, count, DataTypeOf<T>::value, op);
@@ -182,16 +182,16 @@ class Comm {
   tesseraComm_t h_ = nullptr;
 };
 
-// Gradient bucketing, as data-parallel training does it: gradients are declared once, in the order the
-// backward pass produces them; in each step, mark_ready(i) says gradient i is final. Consecutive gradients
-// of one type are grouped into buckets of about `bucket_bytes` (a larger gradient is a bucket of its own);
-// once every gradient of bucket k is ready and buckets 0..k-1 have been launched, bucket k is allreduced
-// with `op` on the stream, so communication overlaps the rest of the backward pass: in place when its
-// gradients lie end to end in memory (views of one flat buffer: the fast way), else packed into one buffer
-// and unpacked afterwards on the stream's thread (two more copies of the bucket). finish() waits for every bucket
-// and makes the bucketer ready for the next step. Every member must declare the same gradients (counts and
-// types) in the same order; the collective's consistency check reports a mismatch. Marking a gradient twice
-// in one step, or finishing a step with unready gradients, throws Error naming them.
+/// Gradient bucketing, as data-parallel training does it: gradients are declared once, in the order the
+/// backward pass produces them; in each step, mark_ready(i) says gradient i is final. Consecutive gradients
+/// of one type are grouped into buckets of about `bucket_bytes` (a larger gradient is a bucket of its own);
+/// once every gradient of bucket k is ready and buckets 0..k-1 have been launched, bucket k is allreduced
+/// with `op` on the stream, so communication overlaps the rest of the backward pass: in place when its
+/// gradients lie end to end in memory (views of one flat buffer: the fast way), else packed into one buffer
+/// and unpacked afterwards on the stream's thread (two more copies of the bucket). finish() waits for every bucket
+/// and makes the bucketer ready for the next step. Every member must declare the same gradients (counts and
+/// types) in the same order; the collective's consistency check reports a mismatch. Marking a gradient twice
+/// in one step, or finishing a step with unready gradients, throws Error naming them.
 class Bucketer {
  public:
   Bucketer(Comm& comm, Stream& stream, size_t bucket_bytes = size_t{25} << 20, RedOp op = RedOp::kAvg);
@@ -211,7 +211,7 @@ class Bucketer {
   std::unique_ptr<Impl> p_;
 };
 
-// Send/recv between construction and destruction progress together (tesseraGroupStart/End).
+/// Send/recv between construction and destruction progress together (tesseraGroupStart/End).
 class Group {
  public:
   Group();

@@ -40,16 +40,16 @@
 
 namespace tessera::kernel {
 
-// Thrown by the C++ API on bad arguments (null data, shape mismatch, axis out of range, zero blocks).
+/// Thrown by the C++ API on bad arguments (null data, shape mismatch, axis out of range, zero blocks).
 using Error = tessera::Error;  // one exception type for the whole C++ API (error.hpp)
 
 // ---------------------------------------------------------------------------------------------------------
 // Runtime
 inline constexpr int kAutoBlocks = -1;  // TESSERA_KERNEL_BLOCKS, else the number of usable CPUs
 
-// How partial results of the blocks are combined: kFlat (one pass over all partials after one sync),
-// kTree (log2(block_num) rounds, pairs combined in parallel), kAuto (flat up to 8 blocks, then tree;
-// TESSERA_KERNEL_COMBINE overrides).
+/// How partial results of the blocks are combined: kFlat (one pass over all partials after one sync),
+/// kTree (log2(block_num) rounds, pairs combined in parallel), kAuto (flat up to 8 blocks, then tree;
+/// TESSERA_KERNEL_COMBINE overrides).
 enum class Combine : uint8_t { kAuto, kFlat, kTree };
 
 struct LaunchOptions {
@@ -62,18 +62,18 @@ namespace detail {
 struct Grid;
 }
 
-// What a block knows about itself and its launch. Valid only inside the kernel call that received it.
+/// What a block knows about itself and its launch. Valid only inside the kernel call that received it.
 class BlockContext {
  public:
   int block_idx() const noexcept { return idx_; }
   int block_num() const noexcept { return num_; }
-  // Grid-wide barrier: returns when every block of the launch has called it (acquire/release: stores
-  // before the call are visible to every block after it).
+  /// Grid-wide barrier: returns when every block of the launch has called it (acquire/release: stores
+  /// before the call are visible to every block after it).
   void sync();
-  // This block's scratch (64-byte aligned, sized to stay in L2: TESSERA_KERNEL_SCRATCH); private to it.
+  /// This block's scratch (64-byte aligned, sized to stay in L2: TESSERA_KERNEL_SCRATCH); private to it.
   void* scratch() const noexcept { return scratch_; }
   size_t scratch_bytes() const noexcept { return scratch_bytes_; }
-  // The launch's global workspace (64-byte aligned), shared by all blocks.
+  /// The launch's global workspace (64-byte aligned), shared by all blocks.
   void* workspace() const noexcept { return workspace_; }
   size_t workspace_bytes() const noexcept { return workspace_bytes_; }
   template <typename T>
@@ -96,7 +96,7 @@ class BlockContext {
 
 using KernelFn = void (*)(BlockContext&, void* arg);
 
-// Runs fn(ctx, arg) on every block; throws Error on bad options.
+/// Runs fn(ctx, arg) on every block; throws Error on bad options.
 void launch_raw(const LaunchOptions& opts, KernelFn fn, void* arg);
 
 template <typename F>
@@ -106,9 +106,9 @@ void launch(const LaunchOptions& opts, F&& f) {
              const_cast<void*>(static_cast<const void*>(&f)));
 }
 
-// The block the calling thread is running, or nullptr outside a kernel.
+/// The block the calling thread is running, or nullptr outside a kernel.
 BlockContext* current_block() noexcept;
-// Block count used for kAutoBlocks.
+/// Block count used for kAutoBlocks.
 int default_block_num();
 
 // ---------------------------------------------------------------------------------------------------------
@@ -141,7 +141,7 @@ struct Shape {
 };
 std::string to_string(const Shape& s);
 
-// Contiguous row-major tensors. The caller owns the memory.
+/// Contiguous row-major tensors. The caller owns the memory.
 struct ConstTensor {
   const void* data = nullptr;
   DType dtype = DType::kF32;
@@ -154,14 +154,14 @@ struct Tensor {
   operator ConstTensor() const { return {data, dtype, shape}; }  // NOLINT: implicit by design
 };
 
-// Scalar conversions (round to nearest even; NaN stays NaN).
+/// Scalar conversions (round to nearest even; NaN stays NaN).
 float bf16_to_f32(uint16_t h) noexcept;
 uint16_t f32_to_bf16(float f) noexcept;
 float f16_to_f32(uint16_t h) noexcept;
 uint16_t f32_to_f16(float f) noexcept;
 
 // ---------------------------------------------------------------------------------------------------------
-// Operators. x and y must not overlap unless stated. Every call is a kernel launch (blocking).
+/// Operators. x and y must not overlap unless stated. Every call is a kernel launch (blocking).
 struct OpOptions {
   int block_num = kAutoBlocks;
   Combine combine = Combine::kAuto;
@@ -171,18 +171,18 @@ enum class ReduceOp : uint8_t { kSum, kMean, kMax, kMin, kProd };
 inline constexpr int kAllAxes = INT_MIN;
 const char* reduce_op_name(ReduceOp op);
 
-// y = op over `axis` of x (negative counts from the end; kAllAxes: every element, y has one element).
-// y's shape is x's without `axis`, or with it set to 1 (keepdims); y.dtype == x.dtype.
-// Empty reductions: sum 0, prod 1, mean NaN; max/min of an empty axis is an error. Max/min propagate NaN.
+/// y = op over `axis` of x (negative counts from the end; kAllAxes: every element, y has one element).
+/// y's shape is x's without `axis`, or with it set to 1 (keepdims); y.dtype == x.dtype.
+/// Empty reductions: sum 0, prod 1, mean NaN; max/min of an empty axis is an error. Max/min propagate NaN.
 void reduce(ReduceOp op, ConstTensor x, Tensor y, int axis = kAllAxes, const OpOptions& opts = {});
 
-// Softmax / LogSoftmax along the last axis (max-subtracted, so stable for any finite input). y may equal x.
+/// Softmax / LogSoftmax along the last axis (max-subtracted, so stable for any finite input). y may equal x.
 void softmax(ConstTensor x, Tensor y, const OpOptions& opts = {});
 void log_softmax(ConstTensor x, Tensor y, const OpOptions& opts = {});
 
-// LayerNorm / RMSNorm over the last axis: y = (x - mean) / sqrt(var + eps) * weight + bias (LayerNorm, var
-// biased) or y = x / sqrt(mean(x^2) + eps) * weight + bias (RMSNorm). weight/bias: shape [last dim], dtype
-// f32 or x.dtype; absent means 1 / 0. y may equal x.
+/// LayerNorm / RMSNorm over the last axis: y = (x - mean) / sqrt(var + eps) * weight + bias (LayerNorm, var
+/// biased) or y = x / sqrt(mean(x^2) + eps) * weight + bias (RMSNorm). weight/bias: shape [last dim], dtype
+/// f32 or x.dtype; absent means 1 / 0. y may equal x.
 struct NormParams {
   std::optional<ConstTensor> weight;
   std::optional<ConstTensor> bias;
@@ -191,8 +191,8 @@ struct NormParams {
 void layer_norm(ConstTensor x, Tensor y, const NormParams& p = {}, const OpOptions& opts = {});
 void rms_norm(ConstTensor x, Tensor y, const NormParams& p = {}, const OpOptions& opts = {});
 
-// BatchNorm over x of shape [N, C, ...] (channel axis 1): per-channel statistics over N and the spatial
-// axes. Channel vectors are f32 arrays of C elements (null: absent).
+/// BatchNorm over x of shape [N, C, ...] (channel axis 1): per-channel statistics over N and the spatial
+/// axes. Channel vectors are f32 arrays of C elements (null: absent).
 struct BatchNormParams {
   const float* weight = nullptr;
   const float* bias = nullptr;
@@ -201,34 +201,34 @@ struct BatchNormParams {
   float* running_mean = nullptr;  // training: updated if set; inference: required
   float* running_var = nullptr;   // training: updated with the unbiased variance if set; inference: required
 };
-// Per-channel mean and biased variance (either output may be null).
+/// Per-channel mean and biased variance (either output may be null).
 void batch_norm_stats(ConstTensor x, float* mean, float* var, const OpOptions& opts = {});
-// Training: normalises with the batch statistics, writes them to save_mean/save_var (biased; may be null)
-// and updates the running statistics. y may equal x.
+/// Training: normalises with the batch statistics, writes them to save_mean/save_var (biased; may be null)
+/// and updates the running statistics. y may equal x.
 void batch_norm_train(ConstTensor x, Tensor y, const BatchNormParams& p, float* save_mean = nullptr,
                       float* save_var = nullptr, const OpOptions& opts = {});
-// Inference: normalises with p.running_mean / p.running_var.
+/// Inference: normalises with p.running_mean / p.running_var.
 void batch_norm_infer(ConstTensor x, Tensor y, const BatchNormParams& p, const OpOptions& opts = {});
 
 // ---------------------------------------------------------------------------------------------------------
-// Kernel-initiated communication (needs an initialised OpenSHMEM job: shmem_init or tessera::init).
+/// Kernel-initiated communication (needs an initialised OpenSHMEM job: shmem_init or tessera::init).
 
-// Block-cooperative put: called by every block of a kernel with the same arguments; block b copies its
-// share (contiguous, 64-byte aligned cuts) of [src, src + bytes) to the symmetric `dest` on PE `pe`
-// (shmem_putmem_signal), adding the size of its share to the symmetric signal `sig` on `pe`
-// (SHMEM_SIGNAL_ADD). The target knows the whole transfer has arrived when `sig` has grown by `bytes`
-// (shmem_signal_wait_until(sig, SHMEM_CMP_GE, old + bytes)), whatever block count the sender used.
-// sig may be null: then completion is by shmem_quiet() in each block (before it returns from the call).
+/// Block-cooperative put: called by every block of a kernel with the same arguments; block b copies its
+/// share (contiguous, 64-byte aligned cuts) of [src, src + bytes) to the symmetric `dest` on PE `pe`
+/// (shmem_putmem_signal), adding the size of its share to the symmetric signal `sig` on `pe`
+/// (SHMEM_SIGNAL_ADD). The target knows the whole transfer has arrived when `sig` has grown by `bytes`
+/// (shmem_signal_wait_until(sig, SHMEM_CMP_GE, old + bytes)), whatever block count the sender used.
+/// sig may be null: then completion is by shmem_quiet() in each block (before it returns from the call).
 void coop_put(BlockContext& b, void* dest, const void* src, size_t bytes, uint64_t* sig, int pe);
 
-// Softmax / LogSoftmax over a last dimension sharded across the PEs of the job (the vocabulary-parallel
-// pattern): PE p holds columns [c_p, c_p + n_p) of every row, x = [rows, n_p] (n_p may differ between PEs and
-// may be 0). In one kernel launch per PE, blocks compute their rows' local max, put it to every PE's
-// exchange buffer with put-with-signal, wait for the peers' partials, and do the same for the sum of
-// exponentials: no collective call. Every PE gets bit-identical row statistics (partials are combined in PE
-// order). lse (optional, f32 [rows]) receives the log-sum-exp of each full row.
-// Collective: every PE creates the object with the same max_rows and calls run() with the same rows, in the
-// same order. The destructor frees the symmetric buffers (collective, shmem_free).
+/// Softmax / LogSoftmax over a last dimension sharded across the PEs of the job (the vocabulary-parallel
+/// pattern): PE p holds columns [c_p, c_p + n_p) of every row, x = [rows, n_p] (n_p may differ between PEs and
+/// may be 0). In one kernel launch per PE, blocks compute their rows' local max, put it to every PE's
+/// exchange buffer with put-with-signal, wait for the peers' partials, and do the same for the sum of
+/// exponentials: no collective call. Every PE gets bit-identical row statistics (partials are combined in PE
+/// order). lse (optional, f32 [rows]) receives the log-sum-exp of each full row.
+/// Collective: every PE creates the object with the same max_rows and calls run() with the same rows, in the
+/// same order. The destructor frees the symmetric buffers (collective, shmem_free).
 class ShardedSoftmax {
  public:
   explicit ShardedSoftmax(int64_t max_rows);
