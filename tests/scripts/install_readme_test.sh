@@ -1,5 +1,5 @@
 #!/bin/bash
-# Every C and C++ snippet of the README is a complete program that checks its own result: installed with
+# The installed docs and examples, and: every C and C++ snippet of the README is a complete program that checks its own result: installed with
 # `cmake --install` into a temporary prefix, each is built three ways (the installed tessera-cc/tessera-c++,
 # find_package(Tessera), pkg-config) and run (under tessera-run -n 3 when it starts the OpenSHMEM runtime).
 #   bash install_readme_test.sh <build-dir>
@@ -14,6 +14,11 @@ ok() { passes=$((passes+1)); echo "ok   $1"; }
 bad() { fails=$((fails+1)); echo "FAIL $1"; [ -f "$2" ] && sed 's/^/     | /' "$2"; }
 
 cmake --install "$build" --prefix "$prefix" > "$work/install.log" 2>&1 || { cat "$work/install.log"; exit 1; }
+# The docs and the examples' sources are installed with the package.
+for f in share/doc/Tessera/README.md share/doc/Tessera/openshmem.md share/doc/Tessera/coll.md \
+         share/doc/Tessera/examples/ring_pass.c; do
+  if [ -f "$prefix/$f" ]; then ok "installed $f"; else bad "$f was not installed"; fi
+done
 mkdir -p "$work/src"
 # Fenced ```c and ```c++ blocks, in order: snippet1.c, snippet2.cc, ...
 awk -v dir="$work/src" '
