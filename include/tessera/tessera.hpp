@@ -98,7 +98,7 @@ Symmetric<T> symmetric_zeroed(size_t count) {
 
 // ---- RMA (typed; counts in elements) ----
 /// A PE out of range or a remote address outside symmetric memory throws tessera::Error naming the C++ call
-/// (one library call of about 30 instructions, beside the 125 of an 8-byte put to this host).
+/// (one library call with the runtime's bounds at hand: small beside the put itself).
 namespace detail {
 // Throws tessera::Error naming `call` when `pe` is out of range or `addr` is not symmetric (libtessera: one
 // call, the same bounds the C routines check).
