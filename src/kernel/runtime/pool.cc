@@ -183,14 +183,19 @@ class Pool {
     std::memset(scratch, 0, scratch_bytes_);  // first touch on this worker's CPU
     const int my_block = w + 1;
     const uint64_t idle_spin = static_cast<uint64_t>(std::max<int64_t>(0, kIdleSpinNs.get()));
+    bool yield_to_job = false;  // the last launch this worker ran had more blocks than CPUs
     for (;;) {
       // Idle: spin briefly (back-to-back launches), then park without deadline.
+      // After a launch with more blocks than CPUs the idle wait yields on every poll: a worker spinning on a
+      // CPU that a block of the same launch still needs would hold that block, and so the launch, back for
+      // the whole spin.
       uint32_t s = seq_.load(std::memory_order_acquire);
       if (s == seen) {
         const uint64_t end = now_ns() + idle_spin;
         for (uint32_t i = 0; (s = seq_.load(std::memory_order_acquire)) == seen; ++i) {
-          cpu_relax();
-          if ((i & 63) == 63 && now_ns() >= end) break;
+          if (yield_to_job) sync::sched_yield_wrapper();
+          else cpu_relax();
+          if ((yield_to_job || (i & 63) == 63) && now_ns() >= end) break;
         }
         if (s == seen) {
           idle_sleepers_.fetch_add(1, std::memory_order_seq_cst);
@@ -206,6 +211,7 @@ class Pool {
       BlockContext ctx;
       detail::Grid::bind(ctx, my_block, n, scratch, scratch_bytes_, ws_, ws_size_, name_, &grid_);
       run_block(ctx, fn_, arg_);
+      yield_to_job = !grid_.spin;  // read while the launch is still in flight: no launch can reset it yet
       if (remaining_.fetch_sub(1, std::memory_order_seq_cst) == 1 &&
           done_sleepers_.load(std::memory_order_seq_cst) != 0)
         sync::futex_wake(&remaining_);
