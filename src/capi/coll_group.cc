@@ -12,9 +12,6 @@ const config::Var<bool> kCheckTeamColl{
     "Check that every member of a team passes the same routine, counts and root to an OpenSHMEM team "
     "collective (a cache line read per call); 0 turns it off"};
 
-// Words of a member's scratch line: [0] the published value, then two call records {routine, a, b, call}.
-constexpr size_t kRecordWord = 8;
-
 // Names a routine alike on every PE without reading it: routine names are literals of this library, whose
 // distance from a symbol of the same library is the same in every process of the job (ASLR moves the
 // library as a whole).
@@ -70,29 +67,29 @@ void Group::expect_same(const char* name_a, uint64_t a, const char* name_b, uint
   a_ = a;
   b_ = b;
   call_ = ++team_->coll_calls;
-  std::atomic<uint64_t>* rec = scratch_on(me_) + kRecordWord + 4 * (call_ % 2);
-  rec[0].store(routine_id(routine_), std::memory_order_relaxed);
-  rec[1].store(a, std::memory_order_relaxed);
-  rec[2].store(b, std::memory_order_relaxed);
-  rec[3].store(call_, std::memory_order_relaxed);  // the barrier's release orders the record before it
+  calls_on(me_).publish(call_, routine_id(routine_), a, b);
   check_pending_ = true;
+}
+
+pgas::CallRecords& Group::calls_on(int i) const {
+  return pgas::reserved_of(pgas::rt().bases[static_cast<size_t>(world(i))])->team_calls[team_->slot];
 }
 
 void Group::compare_with_first() {
   check_pending_ = false;
   if (me_ == 0) return;
-  const std::atomic<uint64_t>* rec = scratch_on(0) + kRecordWord + 4 * (call_ % 2);
-  const uint64_t call = rec[3].load(std::memory_order_relaxed);
+  uint64_t rec[3];
+  const uint64_t call = calls_on(0).read(call_, rec);
   const int first = world(0);
   if (call == 0) return;  // team member 0 does not check (TESSERA_CHECK_TEAM_COLL=0 there)
   if (call != call_)
     log::fatal("{}: this is this PE's OpenSHMEM collective #{} on the team of {} PEs, but team PE 0 (PE {}) is at "
                "#{} (every member must make the same collective calls in the same order)",
                routine_, call_, size_, first, call);
-  if (rec[0].load(std::memory_order_relaxed) != routine_id(routine_))
+  if (rec[0] != routine_id(routine_))
     log::fatal("{}: team PE 0 (PE {}) called a different collective routine at the same point (collective #{} on "
                "the team of {} PEs)", routine_, first, call_, size_);
-  const uint64_t a = rec[1].load(std::memory_order_relaxed), b = rec[2].load(std::memory_order_relaxed);
+  const uint64_t a = rec[1], b = rec[2];
   if (name_a_ && a != a_)
     log::fatal("{}: {} is {} on this PE (team PE {}) but {} on team PE 0 (PE {}); every member must pass the same",
                routine_, name_a_, static_cast<int64_t>(a_), me_, static_cast<int64_t>(a), first);

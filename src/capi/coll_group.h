@@ -13,8 +13,8 @@
 // off): expect_same() names the routine and up to two arguments every member must pass alike (a count, a
 // root); the first barrier() publishes them in the member's scratch line and, once it opens, compares them
 // with team member 0's, ending the job with a message naming the argument, both values and both PEs. The
-// records alternate by parity of the team's call count: member 0 rewrites record k%2 only at call k+2, past
-// a barrier that every member reaches after reading it. Costs a cache line read per call; no extra barrier.
+// records (pgas::CallRecords in each member's reserved area, per team slot) alternate by parity of the
+// team's call count. Costs a cache line read per call; no extra barrier.
 //
 // Teams synchronise with pgas::team_sync (the team's slot counters) and publish into a per-slot scratch
 // line in the reserved area of each PE's own segment (kCollScratchOffset): slots are agreed so that two live
@@ -75,6 +75,7 @@ class Group {
   std::atomic<uint64_t>* scratch_on(int i) const;
   void psync_barrier();
   void compare_with_first();
+  pgas::CallRecords& calls_on(int i) const;  // member i's team-collective records for this team's slot
 
   const char* routine_;
   pgas::Team* team_ = nullptr;

@@ -112,6 +112,7 @@ const config::Var<bool> kCheckAlloc{
     "TESSERA_CHECK_ALLOC", true,
     "Check at every symmetric allocation and free that all PEs asked for the same thing (size, alignment, "
     "block); costs a cache line read per call, 0 turns it off"};
+// OpenSHMEM: any value (even empty) turns these on; SMA_ names are the older spellings.
 const config::Var<std::string> kShmemDebug{"SHMEM_DEBUG", "",
                                            "OpenSHMEM: when set (any value), print diagnostics (allocation "
                                            "failures) and check that all PEs allocate the same sizes",
@@ -127,10 +128,8 @@ void* to_ptr(size_t off) { return off == Allocator::kNone ? nullptr : user_base(
 
 bool checking() { return kCheckAlloc.get() || kShmemDebug.is_set(); }
 
-// All PEs asked for the same thing? Each PE publishes what it asked for in its reserved area before the
-// barrier the call makes anyway; after it, every PE compares with PE 0's record, so a mismatch costs no
-// extra synchronisation. Two records by parity of the call's sequence number: PE 0 writes record s%2 again
-// only at call s+2, past the barrier of call s+1, which every PE reaches only after reading record s%2.
+// All PEs asked for the same thing? Each PE publishes its call (pgas::CallRecords, layout.h) before the
+// barrier the call makes anyway and compares with PE 0's after it: a mismatch costs no extra synchronisation.
 enum CallKind : uint64_t { kAllocate = 1, kResize = 2, kFree = 3 };
 
 std::string describe_call(uint64_t kind, uint64_t a, uint64_t b) {
@@ -148,27 +147,17 @@ std::string describe_call(uint64_t kind, uint64_t a, uint64_t b) {
 
 void publish_call(uint64_t kind, uint64_t a, uint64_t b) {
   if (!checking() || rt().n_pes == 1) return;
-  const uint64_t seq = ++g_seq;
-  std::atomic<uint64_t>* rec = reserved_of(rt().my_base)->alloc_check[seq % 2];
-  rec[0].store(kind, std::memory_order_relaxed);
-  rec[1].store(a, std::memory_order_relaxed);
-  rec[2].store(b, std::memory_order_relaxed);
-  rec[3].store(seq, std::memory_order_release);
+  reserved_of(rt().my_base)->alloc_calls.publish(++g_seq, kind, a, b);
 }
 
 // After the call's barrier: compares this PE's record with PE 0's.
 void compare_call(const char* routine) {
   Runtime& r = rt();
   if (!checking() || r.n_pes == 1 || r.my_pe == 0) return;
-  std::atomic<uint64_t>* mine = reserved_of(r.my_base)->alloc_check[g_seq % 2];
-  std::atomic<uint64_t>* root = reserved_of(r.bases[0])->alloc_check[g_seq % 2];
-  const uint64_t root_seq = root[3].load(std::memory_order_acquire);
-  if (root_seq == 0) return;  // PE 0 does not check (TESSERA_CHECK_ALLOC=0 there)
   uint64_t want[3], got[3];
-  for (int i = 0; i < 3; ++i) {
-    want[i] = root[i].load(std::memory_order_relaxed);
-    got[i] = mine[i].load(std::memory_order_relaxed);
-  }
+  const uint64_t root_seq = reserved_of(r.bases[0])->alloc_calls.read(g_seq, want);
+  if (root_seq == 0) return;  // PE 0 does not check (TESSERA_CHECK_ALLOC=0 there)
+  reserved_of(r.my_base)->alloc_calls.read(g_seq, got);
   if (root_seq != g_seq)
     log::fatal("{}: this is symmetric heap call #{} on this PE but #{} on PE 0 (every PE must make the same "
                "allocation calls in the same order)",

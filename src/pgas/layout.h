@@ -27,19 +27,43 @@ struct TeamSync {
   alignas(kCacheLine) std::atomic<uint64_t> pe_epoch;      // (own segment) last barrier this PE entered
 };
 
-inline constexpr size_t kCollScratchBytes = 128;  // a published value, then two call records (coll_group.h)
+inline constexpr size_t kCollScratchBytes = 64;
+
+// The records of the consistency checks that ride on a barrier the checked call makes anyway (symmetric
+// allocations, OpenSHMEM team collectives): each PE publishes {what, a, b, sequence} for its call before the
+// barrier, and after it compares with the first member's record. Two records by parity of the sequence:
+// the first member writes record s%2 again only at call s+2, past a barrier that every member reaches only
+// after reading record s%2. The barrier's release/acquire orders a record before its readers.
+struct CallRecords {
+  std::atomic<uint64_t> rec[2][4];
+
+  void publish(uint64_t seq, uint64_t what, uint64_t a, uint64_t b) {
+    std::atomic<uint64_t>* r = rec[seq % 2];
+    r[0].store(what, std::memory_order_relaxed);
+    r[1].store(a, std::memory_order_relaxed);
+    r[2].store(b, std::memory_order_relaxed);
+    r[3].store(seq, std::memory_order_relaxed);
+  }
+  // The record of the writer's call of sequence parity seq%2: {what, a, b} and the writer's sequence
+  // number, 0 when it published nothing (it does not check).
+  uint64_t read(uint64_t seq, uint64_t out[3]) const {
+    const std::atomic<uint64_t>* r = rec[seq % 2];
+    for (int i = 0; i < 3; ++i) out[i] = r[i].load(std::memory_order_relaxed);
+    return r[3].load(std::memory_order_relaxed);
+  }
+};
 
 struct Reserved {
   static constexpr uint64_t kMagic = 0x54455353'48454150ull;  // "TESSHEAP"
   uint64_t magic;
   uint64_t heap_size;
-  // The last symmetric allocation calls, by parity of their sequence number: {kind, a, b, sequence}
-  // (src/pgas/heap.cc, the allocation check).
-  alignas(kCacheLine) std::atomic<uint64_t> alloc_check[2][4];
+  alignas(kCacheLine) CallRecords alloc_calls;  // this PE's symmetric allocations (src/pgas/heap.cc)
   TeamSync teams[kMaxTeams];
   // One line per team slot for the OpenSHMEM team collectives (src/capi/coll_group.h): each PE publishes
   // per-call values there (e.g. its element count in collect) for the members to read.
   alignas(kCacheLine) char coll_scratch[kMaxTeams][kCollScratchBytes];
+  // This PE's OpenSHMEM team collectives, per team slot (src/capi/coll_group.cc).
+  alignas(kCacheLine) CallRecords team_calls[kMaxTeams];
 };
 static_assert(sizeof(Reserved) <= kReservedBytes, "reserved area too small");
 
