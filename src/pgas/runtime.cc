@@ -1,6 +1,5 @@
 #include "pgas/runtime.h"
 
-
 #include <unistd.h>
 
 #include <cstdlib>

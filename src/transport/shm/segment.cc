@@ -26,8 +26,9 @@ std::string segment_name(const std::string& job_id, const std::string& what) {
 }
 
 namespace {
-// Maps `fd` (anonymous private memory when negative) so that the address plus `skew` is a multiple of `align`: reserves `align` more address space
-// than needed (no memory: PROT_NONE), maps the segment over the aligned part of it and returns the rest.
+// Maps `fd` (anonymous private memory when negative) so that the address plus `skew` is a multiple of
+// `align`: reserves `align` more address space than needed (no memory: PROT_NONE), maps the segment over the
+// aligned part of it and returns the rest.
 void* map_aligned(int fd, size_t bytes, size_t skew, size_t align) {
   const size_t span = bytes + align;
   void* r = ::mmap(nullptr, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -35,7 +36,8 @@ void* map_aligned(int fd, size_t bytes, size_t skew, size_t align) {
   const uintptr_t lo = reinterpret_cast<uintptr_t>(r);
   const uintptr_t at = ((lo + skew + align - 1) & ~(uintptr_t{align} - 1)) - skew;
   const int kind = fd < 0 ? MAP_PRIVATE | MAP_ANONYMOUS : MAP_SHARED;
-  void* p = ::mmap(reinterpret_cast<void*>(at), bytes, PROT_READ | PROT_WRITE, kind | MAP_NORESERVE | MAP_FIXED, fd, 0);
+  void* p =
+      ::mmap(reinterpret_cast<void*>(at), bytes, PROT_READ | PROT_WRITE, kind | MAP_NORESERVE | MAP_FIXED, fd, 0);
   if (p == MAP_FAILED) {
     ::munmap(r, span);
     return MAP_FAILED;
