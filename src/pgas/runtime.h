@@ -31,7 +31,10 @@ struct JobControl {
   alignas(kCacheLine) std::atomic<uint32_t> abort;  // 0, or failed PE + 1
   std::atomic<uint32_t> exit_kind;                  // why: kExitFatal or kExitGlobal
   std::atomic<int32_t> exit_code;                   // status the job ends with
-  char pad1[kCacheLine - 12];
+  // 1 while processes outside the job use its CPUs and tessera-run has unbound the PEs (tools/run/placement.h):
+  // waits then sleep rather than yield (sync/wait.h).
+  std::atomic<uint32_t> cpus_shared;
+  char pad1[kCacheLine - 16];
 
   enum ExitKind : uint32_t { kExitNone = 0, kExitFatal = 1, kExitGlobal = 2 };
 

@@ -13,7 +13,10 @@
 // rung only when somebody sleeps, and only once until a sleeper re-arms it (`rung`). No syscall on the hot
 // path, even when the target sleeps in a barrier while it receives a stream of puts.
 // When the job has more PEs than this host has CPUs, the spin phase is cut to TESSERA_WAIT_SPIN_NS / 20:
-// the PE we wait for needs our CPU.
+// the PE we wait for needs our CPU. While processes outside the job share its CPUs (tessera-run raised
+// JobControl::cpus_shared, tools/run/placement.h), the spin is cut to a quarter and the yield phase is
+// skipped: a yield hands the CPU to the outside process for a whole scheduler slice (0.7-3 ms), while a
+// sleeper frees its CPU for a PE that is waiting to run and, woken, is scheduled at once.
 //
 // Every wait has a deadline (TESSERA_TIMEOUT seconds). On expiry the waiter's describe() text (what it
 // waited for: address, value seen, value wanted) is printed with the PE number and the job is ended.
@@ -58,6 +61,7 @@ struct Watch {
 struct WaitContext {
   std::atomic<uint32_t>* abort_word = nullptr;  // nonzero: the job is ending (value: failed PE + 1)
   std::atomic<int32_t>* exit_code = nullptr;    // status to exit with when the job is ending
+  const std::atomic<uint32_t>* cpus_shared = nullptr;  // nonzero: outside processes use the job's CPUs
   PeWaitWords* pe_words = nullptr;              // one per PE of the job
   int my_pe = 0;
   int n_pes = 1;
@@ -95,6 +99,12 @@ inline void count_wait(std::atomic<uint64_t>& c) { c.store(c.load(std::memory_or
 // Polls of a wait's first phase (no clock read), the first kTightPolls of them without a pause.
 inline constexpr uint32_t kEagerPolls = 64;
 inline constexpr uint32_t kTightPolls = 16;
+
+// Processes outside the job use its CPUs now (JobControl::cpus_shared; false without tessera-run).
+inline bool cpus_shared() {
+  const std::atomic<uint32_t>* w = g_wait_context.cpus_shared;
+  return w && w->load(std::memory_order_relaxed) != 0;
+}
 
 // Tunables (from the environment, parsed once).
 uint64_t spin_ns();
@@ -158,7 +168,8 @@ template <typename Done, typename Describe>
 [[gnu::noinline]] void wait_until_slow(Done& done, Describe& describe, Watch watch) {
   const WaitContext& ctx = wait_context();
   const uint64_t start = fast_now_ns();
-  const uint64_t spin_end = start + spin_ns();
+  const bool shared = cpus_shared();
+  const uint64_t spin_end = start + (shared ? spin_ns() / 4 : spin_ns());
   // Phase 1: spin.
   for (uint32_t i = 0;; ++i) {
     cpu_relax();
@@ -172,7 +183,7 @@ template <typename Done, typename Describe>
   // Phase 2: yield.
   const uint64_t yield_end = spin_end + yield_ns();
   const uint64_t deadline = start + timeout_ns();
-  for (;;) {
+  for (; !shared;) {
     __builtin_ia32_pause();
     sched_yield_wrapper();
     if (done()) return;

@@ -31,9 +31,10 @@ void wait_while_equal(const std::atomic<uint32_t>& word_c, uint32_t old, std::at
   auto& word = const_cast<std::atomic<uint32_t>&>(word_c);
   if (word.load(std::memory_order_acquire) != old) return;
   const uint64_t start = now_ns();
+  const bool shared = cpus_shared();  // as wait_until_slow: short spin, no yield
   // Phase 1: spin (the other block is usually a few microseconds behind).
   if (policy.spin) {
-    const uint64_t spin_end = start + spin_ns();
+    const uint64_t spin_end = start + (shared ? spin_ns() / 4 : spin_ns());
     for (uint32_t i = 0;; ++i) {
       cpu_relax();
       if (word.load(std::memory_order_acquire) != old) return;
@@ -43,7 +44,7 @@ void wait_while_equal(const std::atomic<uint32_t>& word_c, uint32_t old, std::at
   // Phase 2: yield, so an oversubscribed CPU runs the thread we are waiting for.
   const uint64_t yield_end = now_ns() + yield_ns();
   const auto* abort_word = wait_context().abort_word;
-  for (;;) {
+  for (; !shared;) {
     sched_yield_wrapper();
     if (word.load(std::memory_order_acquire) != old) return;
     if (now_ns() >= yield_end) break;

@@ -3,3 +3,6 @@ add_executable(pe_bad_input ${CMAKE_CURRENT_SOURCE_DIR}/pe/bad_input.cc)
 target_link_libraries(pe_bad_input PRIVATE tessera_internal)
 add_executable(pe_barrier_loop ${CMAKE_CURRENT_SOURCE_DIR}/pe/barrier_loop.c)
 target_link_libraries(pe_barrier_loop PRIVATE tessera)
+# Driven by tests/scripts/shared_cpus_test.sh: a ping-pong timed while outside processes share the CPUs.
+add_executable(pe_pingpong_load ${CMAKE_CURRENT_SOURCE_DIR}/pe/pingpong_load.c)
+target_link_libraries(pe_pingpong_load PRIVATE tessera)

@@ -19,6 +19,7 @@
 #include "coll/cma.h"
 #include "coll/reduce/reduce.h"
 #include "coll/select/select.h"
+#include "placement.h"
 #include "shmem.h"
 #include "tessera/version.h"
 
@@ -31,6 +32,7 @@ constexpr const char* kUsage =
     "       tessera-info --coll <collective|all> [--bytes N] [--ranks N] [--buffsize N] [--oversubscribed]\n"
     "                    [--unbound]\n"
     "       tessera-info --env | --model | --version | --help\n"
+    "  without --coll, --ranks N says where tessera-run would place N PEs (default: one per CPU)\n"
     "  --unbound: the PEs are not bound to one CPU each (tessera-run --bind-to none, TESSERA_BIND=none)\n"
     "  --ranks: 1..4096 (default 8)\n"
     "  collectives: allreduce reduce_scatter allgather broadcast reduce gather scatter alltoall\n"
@@ -68,6 +70,27 @@ void print_summary() {
               : yama > 0     ? "on, but Yama's ptrace_scope is above 0, so the probe at communicator creation will fail"
                              : "on (each communicator probes its members at creation)");
   std::printf("variables: tessera-info --env; algorithms: tessera-info --coll all --bytes 1M --ranks 4\n");
+}
+
+// The placement tessera-run would give a job of n PEs started now, and why (tools/run/placement.h): the
+// policy, the layout, and the outside load sampled over 0.2 s.
+void print_placement(int n) {
+  const char* env = std::getenv("TESSERA_BIND");
+  run::BindMode mode = run::BindMode::kAuto;
+  if (env && !run::parse_bind_mode(env, &mode))
+    std::printf("placement: TESSERA_BIND=\"%s\" is not auto, core or none: tessera-run would refuse it\n", env);
+  std::atomic<uint32_t> word{0};
+  run::Layout layout = run::plan_layout(n);
+  run::PlacementMonitor monitor(mode, layout, &word, false);
+  std::printf("placement of %d PEs (tessera-run --bind-to, TESSERA_BIND=%s): %s\n", n, run::bind_mode_name(mode),
+              monitor.describe().c_str());
+  if (mode != run::BindMode::kAuto || !layout.bound()) return;
+  const run::CpuTimes a = run::sample_cpu_times(layout.cpus, {});
+  ::usleep(200000);
+  const double load = run::outside_cpus(a, run::sample_cpu_times(layout.cpus, {}));
+  std::printf("  now: other processes use %.2f of CPUs %s, so a job started now would run %s\n", load,
+              run::cpu_list(layout.cpus).c_str(),
+              load >= run::PlacementPolicy::kShareCpus ? "unbound (as soon as tessera-run has sampled it)" : "bound");
 }
 
 void print_env() {
@@ -151,7 +174,10 @@ int main(int argc, char** argv) {
   }
   ModelParams m = load_model();
   if (model || coll.empty()) {
-    if (!model) print_summary();
+    if (!model) {
+      print_summary();
+      print_placement(ranks > 0 ? ranks : usable_cpus());
+    }
     std::printf("cost model: %s\nreduction kernels: %s\ndata copies: %s\n", describe(m).c_str(), reduce_isa(),
                 g_memcopy_loop ? "AVX2 loop from 2 KiB (base/memcopy.h), memcpy below" : "memcpy");
     if (coll.empty()) return 0;

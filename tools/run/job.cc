@@ -12,9 +12,12 @@
 
 #include <cerrno>
 #include <cstring>
+#include <memory>
 
 #include "base/cpu.h"
+#include "base/log.h"
 #include "bootstrap/protocol.h"
+#include "placement.h"
 #include "server.h"
 #include "transport/shm/segment.h"
 
@@ -67,6 +70,7 @@ class Job {
   Status setup();
   Status spawn(int rank, const std::string& sock);
   void place_on_cpu(int rank);
+  std::vector<pid_t> running_pids() const;
   void on_signalfd();
   void on_child_exit(int rank, int status);
   void on_output(int rank, int fd, bool is_err);
@@ -79,6 +83,9 @@ class Job {
   Options opt_;
   std::vector<Pe> pes_;
   std::string job_id_, secret_, ctl_name_;
+  BindMode mode_ = BindMode::kAuto;
+  Layout layout_;
+  std::unique_ptr<PlacementMonitor> placement_;
   pgas::JobControl* ctl_ = nullptr;
   size_t ctl_bytes_ = 0;
   BootstrapServer* server_ = nullptr;
@@ -92,7 +99,22 @@ class Job {
   bool cleaned_ = false;
 };
 
+// The binding policy: --bind-to, else the last TESSERA_BIND given with -x/--env, else the launcher's own
+// TESSERA_BIND, else auto.
+Status resolve_bind_mode(const Options& opt, BindMode* mode) {
+  std::string v = opt.bind_to, from = "--bind-to";
+  if (v.empty())
+    for (const auto& kv : opt.env)
+      if (kv.rfind("TESSERA_BIND=", 0) == 0) v = kv.substr(13), from = "TESSERA_BIND";
+  if (v.empty() && std::getenv("TESSERA_BIND")) v = std::getenv("TESSERA_BIND"), from = "TESSERA_BIND";
+  if (v.empty()) v = "auto";
+  if (!parse_bind_mode(v, mode)) return invalid_arg("{}={:?}: expected auto, core or none", from, v);
+  return Status::ok();
+}
+
 Status Job::setup() {
+  TS_RETURN_IF_ERROR(resolve_bind_mode(opt_, &mode_));
+  layout_ = plan_layout(opt_.n_pes);
   job_id_ = bootstrap::random_hex(16);
   secret_ = bootstrap::random_hex(bootstrap::kSecretChars);
   ctl_name_ = transport::shm::segment_name(job_id_, "ctl");
@@ -109,36 +131,23 @@ Status Job::setup() {
   sigfd_ = ::signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
   if (sigfd_ < 0) return sys_error("signalfd");
   signal(SIGPIPE, SIG_IGN);
+  const bool report = opt_.report_bindings || log::level() >= log::Level::kInfo;
+  placement_ = std::make_unique<PlacementMonitor>(mode_, layout_, &ctl_->cpus_shared, report);
+  if (report) std::fprintf(stderr, "tessera-run: placement: %s\n", placement_->describe().c_str());
   return Status::ok();
 }
 
-// When the PEs fit on the launcher's CPUs, each starts bound to a CPU of its own: a forked child otherwise
-// starts on its parent's CPU, and two PEs spinning there run at a fraction of their speed until the scheduler
-// separates them, milliseconds later (an 8-byte ping-pong measured 0.4-0.5 us instead of 0.06 us over its
-// first 3 ms). When the PEs are a whole multiple of the CPUs (4 PEs on 2 CPUs), PE r goes to CPU r mod the
-// count, so every CPU runs the same number of PEs and a PE that yields always hands its CPU to one that
-// shares it: left free, the scheduler moves them, and a barrier of 4 PEs on 2 CPUs took 5.0-8.6 us against
-// 4.3-5.2 us bound (6 alternated runs). Other counts stay free: bound, 3 PEs on 2 CPUs would put two PEs
-// on one CPU and one on the other, and the pair would set the pace of every collective.
-// The PE keeps the binding unless TESSERA_BIND=none (bootstrap/launcher_client.cc says why);
-// TESSERA_JOB_CPUS lists the job's CPUs for the threads the PE starts for itself.
+// Binds the child to the CPU plan_layout chose for it (placement.h says why), and tells it the job's CPUs for
+// the threads it starts for itself (TESSERA_JOB_CPUS).
 void Job::place_on_cpu(int rank) {
-  cpu_set_t all;
-  if (::sched_getaffinity(0, sizeof all, &all) != 0) return;
-  const int ncpu = CPU_COUNT(&all);
-  if (opt_.n_pes > ncpu && opt_.n_pes % ncpu != 0) return;
-  std::string list;
-  int nth = 0, chosen = -1;
-  for (int c = 0; c < CPU_SETSIZE; ++c) {
-    if (!CPU_ISSET(c, &all)) continue;
-    if (nth++ == rank % ncpu) chosen = c;
-    if (!list.empty()) list += ',';
-    list += std::to_string(c);
-  }
+  if (layout_.cpus.empty()) return;
+  ::setenv("TESSERA_JOB_CPUS", cpu_list(layout_.cpus).c_str(), 1);
+  const int cpu = layout_.pe_cpu[static_cast<size_t>(rank)];
+  if (mode_ == BindMode::kNone || cpu < 0) return;
   cpu_set_t one;
   CPU_ZERO(&one);
-  CPU_SET(chosen, &one);
-  if (::sched_setaffinity(0, sizeof one, &one) == 0) ::setenv("TESSERA_JOB_CPUS", list.c_str(), 1);
+  CPU_SET(cpu, &one);
+  (void)::sched_setaffinity(0, sizeof one, &one);
 }
 
 Status Job::spawn(int rank, const std::string& sock) {
@@ -159,8 +168,8 @@ Status Job::spawn(int rank, const std::string& sock) {
       ::dup2(out[1], STDOUT_FILENO);
       ::dup2(err[1], STDERR_FILENO);
     }
-    if (!opt_.bind_to.empty()) ::setenv("TESSERA_BIND", opt_.bind_to.c_str(), 1);
     for (const auto& kv : opt_.env) ::putenv(const_cast<char*>(kv.c_str()));
+    ::setenv("TESSERA_BIND", bind_mode_name(mode_), 1);
     ::setenv("TESSERA_JOB_SOCKET", sock.c_str(), 1);
     ::setenv("TESSERA_JOB_SECRET", secret_.c_str(), 1);
     ::setenv("TESSERA_JOB_RANK", std::to_string(rank).c_str(), 1);
@@ -185,6 +194,12 @@ Status Job::spawn(int rank, const std::string& sock) {
     pe.err_fd = err[0];
   }
   return Status::ok();
+}
+
+std::vector<pid_t> Job::running_pids() const {
+  std::vector<pid_t> pids;
+  for (auto& p : pes_) pids.push_back(p.running ? p.pid : -1);
+  return pids;
 }
 
 int Job::running_count() const {
@@ -369,6 +384,11 @@ int Job::run() {
     }
     int wait_ms = term_at_ ? 20 : 200;
     if (running_count() == 0) wait_ms = 50;  // draining output of exited PEs
+    if (!ending_ && running_count() > 0) {
+      placement_->tick(running_pids(), now);
+      if (uint64_t next = placement_->next_tick_ns())
+        wait_ms = std::min<int>(wait_ms, static_cast<int>((next > now ? next - now : 0) / 1000000) + 1);
+    }
     int r = ::poll(fds.data(), fds.size(), wait_ms);
     if (r < 0 && errno != EINTR) break;
     for (size_t i = 0; r > 0 && i < fds.size(); ++i) {

@@ -19,7 +19,8 @@ struct Options {
   int n_pes = 1;
   bool tag_output = false;
   double timeout_s = 0;  // whole job; 0 = none
-  std::string bind_to;  // core | none; empty: the PEs' TESSERA_BIND (default core)
+  std::string bind_to;  // auto | core | none; empty: TESSERA_BIND (default auto); placement.h
+  bool report_bindings = false;  // print the placement and its changes (also at TESSERA_LOG >= 2)
   std::vector<std::string> env;  // K=V
   std::vector<std::string> argv;
 };

@@ -1,5 +1,5 @@
 // tessera-run: starts N PEs of a program on this host.
-//   tessera-run -n 4 [--tag-output] [--timeout S] [--bind-to core|none] [--env K=V]... prog [args...]
+//   tessera-run -n 4 [--tag-output] [--timeout S] [--bind-to auto|core|none] [--report-bindings] [--env K=V]... prog [args...]
 // Scripts written for oshrun / mpirun work as they are: -np N, -N N (PEs per host: one host here),
 // -x VAR[=VALUE], --map-by, --oversubscribe and --allow-run-as-root are accepted (see --help).
 #include <CLI/CLI.hpp>
@@ -75,10 +75,13 @@ int main(int argc, char** argv) {
       ->allow_extra_args(false)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app.add_option("--bind-to", opt.bind_to,
-                 "core: each PE stays on a CPU of its own when the PEs fit on the CPUs, PE r on CPU r mod the "
-                 "count when they are a whole multiple of them (default); none: PEs run on every CPU (sets "
-                 "TESSERA_BIND)")
-      ->check(CLI::IsMember({"core", "none"}));
+                 "auto: each PE starts on a CPU of its own when the PEs fit on the CPUs (PE r on CPU r mod the "
+                 "count when they are a whole multiple of them), and all PEs run on every CPU of the job while "
+                 "other processes use those CPUs (default); core: stay bound whatever else runs; none: run on "
+                 "every CPU (sets TESSERA_BIND)")
+      ->check(CLI::IsMember({"auto", "core", "none"}));
+  app.add_flag("--report-bindings", opt.report_bindings,
+               "print where the PEs run and why, and every change of it, to stderr (also at TESSERA_LOG=2)");
   app.add_option("--map-by", map_by,
                  "accepted for mpirun scripts: PEs of one host are always numbered in order, so every mapping "
                  "(slot, core, hwthread, socket, numa, node) places them alike");

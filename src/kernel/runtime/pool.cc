@@ -189,9 +189,11 @@ class Pool {
       // After a launch with more blocks than CPUs the idle wait yields on every poll: a worker spinning on a
       // CPU that a block of the same launch still needs would hold that block, and so the launch, back for
       // the whole spin.
+      // While processes outside the job use its CPUs, a spinning idle worker holds a CPU the PE may be
+      // waiting for behind them: spin a tenth as long.
       uint32_t s = seq_.load(std::memory_order_acquire);
       if (s == seen) {
-        const uint64_t end = now_ns() + idle_spin;
+        const uint64_t end = now_ns() + (sync::cpus_shared() ? idle_spin / 10 : idle_spin);
         for (uint32_t i = 0; (s = seq_.load(std::memory_order_acquire)) == seen; ++i) {
           if (yield_to_job) sync::sched_yield_wrapper();
           else cpu_relax();

@@ -1,0 +1,205 @@
+#include "placement.h"
+
+#include <dirent.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+namespace tessera::run {
+
+bool parse_bind_mode(const std::string& s, BindMode* out) {
+  if (s == "auto") *out = BindMode::kAuto;
+  else if (s == "core") *out = BindMode::kCore;
+  else if (s == "none") *out = BindMode::kNone;
+  else return false;
+  return true;
+}
+
+const char* bind_mode_name(BindMode m) {
+  switch (m) {
+    case BindMode::kAuto: return "auto";
+    case BindMode::kCore: return "core";
+    case BindMode::kNone: return "none";
+  }
+  return "?";
+}
+
+std::string cpu_list(const std::vector<int>& cpus) {
+  std::string s;
+  for (int c : cpus) {
+    if (!s.empty()) s += ',';
+    s += std::to_string(c);
+  }
+  return s;
+}
+
+// A forked child otherwise starts on its parent's CPU, and two PEs spinning there run at a fraction of their
+// speed until the scheduler separates them, milliseconds later. With a whole multiple of the CPUs (4 PEs on
+// 2), PE r goes to CPU r mod the count, so every CPU runs the same number of PEs and a PE that yields always
+// hands its CPU to one that shares it. Other counts stay free: bound, 3 PEs on 2 CPUs would put two PEs on
+// one CPU and one on the other, and the pair would set the pace of every collective.
+Layout plan_layout(int n_pes) {
+  Layout l;
+  cpu_set_t all;
+  if (::sched_getaffinity(0, sizeof all, &all) != 0) return l;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &all)) l.cpus.push_back(c);
+  const int ncpu = static_cast<int>(l.cpus.size());
+  l.pe_cpu.assign(static_cast<size_t>(n_pes), -1);
+  if (ncpu == 0 || (n_pes > ncpu && n_pes % ncpu != 0)) return l;
+  for (int r = 0; r < n_pes; ++r) l.pe_cpu[static_cast<size_t>(r)] = l.cpus[static_cast<size_t>(r % ncpu)];
+  return l;
+}
+
+CpuTimes sample_cpu_times(const std::vector<int>& cpus, const std::vector<pid_t>& pids) {
+  CpuTimes t;
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  t.at_ns = static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+  // /proc/stat: "cpuN user nice system idle iowait irq softirq steal ...". Busy: user, nice, system, irq and
+  // softirq; time the hypervisor took (steal) is nobody's on this machine and binding cannot avoid it.
+  std::ifstream stat("/proc/stat");
+  std::string line;
+  while (std::getline(stat, line)) {
+    if (line.compare(0, 3, "cpu") != 0 || line.size() < 4 || line[3] < '0' || line[3] > '9') continue;
+    std::istringstream in(line.substr(3));
+    int cpu;
+    uint64_t user = 0, nice = 0, sys = 0, idle = 0, iowait = 0, irq = 0, softirq = 0;
+    in >> cpu >> user >> nice >> sys >> idle >> iowait >> irq >> softirq;
+    for (int c : cpus)
+      if (c == cpu) t.cpus_busy += user + nice + sys + irq + softirq;
+  }
+  // /proc/PID/stat: utime and stime (fields 14 and 15) cover every thread of the process. The command name
+  // (field 2) may hold spaces, so count fields after its closing parenthesis.
+  for (pid_t pid : pids) {
+    if (pid <= 0) continue;
+    std::ifstream ps("/proc/" + std::to_string(pid) + "/stat");
+    std::string s((std::istreambuf_iterator<char>(ps)), std::istreambuf_iterator<char>());
+    size_t close = s.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream in(s.substr(close + 2));
+    std::string field;
+    uint64_t utime = 0, stime = 0;
+    for (int f = 3; f <= 15 && in >> field; ++f) {
+      if (f == 14) utime = std::strtoull(field.c_str(), nullptr, 10);
+      if (f == 15) stime = std::strtoull(field.c_str(), nullptr, 10);
+    }
+    t.procs += utime + stime;
+  }
+  return t;
+}
+
+double outside_cpus(const CpuTimes& a, const CpuTimes& b) {
+  static const double ticks_per_s = static_cast<double>(::sysconf(_SC_CLK_TCK));
+  if (b.at_ns <= a.at_ns) return 0;
+  const double busy = static_cast<double>(b.cpus_busy) - static_cast<double>(a.cpus_busy);
+  const double job = static_cast<double>(b.procs) - static_cast<double>(a.procs);
+  const double seconds = static_cast<double>(b.at_ns - a.at_ns) * 1e-9;
+  const double v = (busy - job) / ticks_per_s / seconds;
+  return v > 0 ? v : 0;
+}
+
+PlacementMonitor::PlacementMonitor(BindMode mode, Layout layout, std::atomic<uint32_t>* shared_word, bool report)
+    : mode_(mode), layout_(std::move(layout)), shared_word_(shared_word), report_(report) {}
+
+std::string PlacementMonitor::describe() const {
+  const size_t n = layout_.pe_cpu.size();
+  const std::string cpus = cpu_list(layout_.cpus);
+  if (mode_ == BindMode::kNone)
+    return fmt::format("{} PEs run on every CPU of the job ({}): --bind-to none", n, cpus);
+  if (!layout_.bound())
+    return fmt::format("{} PEs run on every CPU of the job ({}): {} PEs on {} CPUs are not a whole multiple of "
+                       "them, and bound, some CPUs would carry more PEs than others", n, cpus, n,
+                       layout_.cpus.size());
+  std::string where;
+  for (size_t r = 0; r < n && r < 8; ++r) where += fmt::format("{}PE {} on CPU {}", r ? ", " : "", r, layout_.pe_cpu[r]);
+  if (n > 8) where += ", ...";
+  if (mode_ == BindMode::kCore) return fmt::format("{}: bound, whatever else runs (--bind-to core)", where);
+  return fmt::format("{}: bound while processes outside the job leave CPUs {} idle; unbound when they use {:.2f} "
+                     "of a CPU or more (--bind-to auto)", where, cpus, PlacementPolicy::kShareCpus);
+}
+
+PlacementPolicy::Action PlacementPolicy::add_sample(const CpuTimes& s, const std::vector<pid_t>& pids) {
+  if (pids != pids_) window_.clear(), pids_ = pids;
+  window_.push_back(s);
+  if (window_.size() > static_cast<size_t>(kWindowSamples) + 1) window_.pop_front();
+  if (window_.size() < 2) return Action::kNone;
+  if (!shared_) {
+    if (window_.size() <= static_cast<size_t>(kWindowSamples)) return Action::kNone;
+    load_ = outside_cpus(window_.front(), window_.back());
+    if (load_ < kShareCpus) return Action::kNone;
+    shared_ = true;
+    quiet_ = 0;
+    return Action::kUnbind;
+  }
+  load_ = outside_cpus(window_[window_.size() - 2], window_.back());
+  quiet_ = load_ < kQuietCpus ? quiet_ + 1 : 0;
+  if (quiet_ < kQuietSamples) return Action::kNone;
+  shared_ = false;
+  window_.clear();
+  return Action::kRebind;
+}
+
+void PlacementMonitor::tick(const std::vector<pid_t>& pids_by_rank, uint64_t now_ns) {
+  if (!watching() || now_ns < next_ns_) return;
+  next_ns_ = now_ns + static_cast<uint64_t>(kSamplePeriodMs) * 1000000ull;
+  switch (policy_.add_sample(sample_cpu_times(layout_.cpus, pids_by_rank), pids_by_rank)) {
+    case PlacementPolicy::Action::kUnbind: unbind(pids_by_rank); break;
+    case PlacementPolicy::Action::kRebind: rebind(); break;
+    case PlacementPolicy::Action::kNone: break;
+  }
+}
+
+void PlacementMonitor::unbind(const std::vector<pid_t>& pids_by_rank) {
+  cpu_set_t all;
+  CPU_ZERO(&all);
+  for (int c : layout_.cpus) CPU_SET(c, &all);
+  widened_.clear();
+  for (size_t r = 0; r < pids_by_rank.size(); ++r) {
+    const pid_t pid = pids_by_rank[r];
+    if (pid <= 0) continue;
+    DIR* d = ::opendir(fmt::format("/proc/{}/task", pid).c_str());
+    if (!d) continue;
+    while (dirent* e = ::readdir(d)) {
+      const pid_t tid = static_cast<pid_t>(std::atoi(e->d_name));
+      cpu_set_t now;
+      if (tid <= 0 || ::sched_getaffinity(tid, sizeof now, &now) != 0) continue;
+      // Every thread bound to one CPU: the PE's own, and kernel workers pinned to theirs. Threads that run
+      // on several CPUs already were placed so on purpose and keep their set.
+      if (CPU_COUNT(&now) != 1) continue;
+      int cpu = 0;
+      while (!CPU_ISSET(cpu, &now)) ++cpu;
+      if (::sched_setaffinity(tid, sizeof all, &all) == 0) widened_[tid] = cpu;
+    }
+    ::closedir(d);
+  }
+  shared_word_->store(1, std::memory_order_relaxed);
+  if (report_)
+    std::fprintf(stderr, "tessera-run: placement: processes outside the job use %.2f of CPUs %s; %zu threads of "
+                 "the PEs now run on all of them\n", policy_.load(), cpu_list(layout_.cpus).c_str(),
+                 widened_.size());
+}
+
+void PlacementMonitor::rebind() {
+  size_t n = 0;
+  for (auto [tid, cpu] : widened_) {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    n += ::sched_setaffinity(tid, sizeof one, &one) == 0;  // a thread that ended since: nothing to do
+  }
+  widened_.clear();
+  shared_word_->store(0, std::memory_order_relaxed);
+  if (report_)
+    std::fprintf(stderr, "tessera-run: placement: CPUs %s quiet again (%.2f used outside the job); %zu threads of "
+                 "the PEs bound to their CPU again\n", cpu_list(layout_.cpus).c_str(), policy_.load(), n);
+}
+
+}  // namespace tessera::run

@@ -1,0 +1,106 @@
+// Where tessera-run places the PEs of a job, and when it changes its mind.
+//
+// Policy (TESSERA_BIND / --bind-to):
+//   auto (default)  each PE starts bound to a CPU of its own (PE r on CPU r mod the count when the PEs are a
+//                   whole multiple of the CPUs; other counts run free). While the PEs run, the launcher samples
+//                   every kSamplePeriodMs how much of the job's CPUs processes outside the job use. When they
+//                   use at least kShareCpus of a CPU (over the last kWindowSamples intervals), a bound PE would wait out a scheduler slice behind them
+//                   on its own CPU while another CPU sits idle, so the launcher widens every thread of every
+//                   PE that is bound to one CPU (the PE's own, pinned kernel workers) to all the job's CPUs
+//                   and raises JobControl::cpus_shared (waits then sleep instead of yielding: a yield hands
+//                   the CPU to the outside process for a whole slice).
+//                   After kQuietSamples samples in a row with less than kQuietCpus outside use, it binds those
+//                   threads again and lowers the word.
+//   core            bound as above, whatever else runs.
+//   none            every PE runs on every CPU of the job.
+// docs/design.md ("Shared CPUs") has the measurements behind the thresholds.
+#pragma once
+#include <sys/types.h>
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace tessera::run {
+
+enum class BindMode { kAuto, kCore, kNone };
+
+// Parses core|none|auto; false for anything else.
+bool parse_bind_mode(const std::string& s, BindMode* out);
+const char* bind_mode_name(BindMode m);
+
+// The CPUs a job of n PEs gets (the launcher's affinity) and the CPU each rank starts on (-1: not bound,
+// when n is above the CPU count and not a whole multiple of it).
+struct Layout {
+  std::vector<int> cpus;
+  std::vector<int> pe_cpu;
+  bool bound() const { return !pe_cpu.empty() && pe_cpu.front() >= 0; }
+};
+Layout plan_layout(int n_pes);
+// "0,1" for {0, 1}.
+std::string cpu_list(const std::vector<int>& cpus);
+
+// Busy time of the given CPUs and of the given processes (all their threads), in clock ticks.
+struct CpuTimes {
+  uint64_t cpus_busy = 0;
+  uint64_t procs = 0;
+  uint64_t at_ns = 0;
+};
+CpuTimes sample_cpu_times(const std::vector<int>& cpus, const std::vector<pid_t>& pids);
+// How many CPUs' worth of time processes other than `pids` used on `cpus` between two samples.
+double outside_cpus(const CpuTimes& a, const CpuTimes& b);
+
+// The decision alone, fed with samples (unit-tested with made-up ones: tests/unit/run/placement_test.cc).
+class PlacementPolicy {
+ public:
+  static constexpr int kWindowSamples = 3;  // the decision to unbind looks at the last 3 intervals
+  static constexpr double kShareCpus = 0.25;
+  static constexpr int kQuietSamples = 10;
+  static constexpr double kQuietCpus = 0.1;
+  enum class Action { kNone, kUnbind, kRebind };
+
+  // `pids` are the processes the sample's `procs` covers: when they change (a PE ended), the window starts
+  // again, as the ended PE's time left the sum.
+  Action add_sample(const CpuTimes& s, const std::vector<pid_t>& pids);
+  bool shared() const { return shared_; }
+  double load() const { return load_; }  // outside CPUs behind the last decision
+
+ private:
+  std::deque<CpuTimes> window_;
+  std::vector<pid_t> pids_;
+  bool shared_ = false;
+  int quiet_ = 0;
+  double load_ = 0;
+};
+
+class PlacementMonitor {
+ public:
+  static constexpr int kSamplePeriodMs = 100;
+
+  // shared_word: JobControl::cpus_shared. report: print the placement and every change to stderr.
+  PlacementMonitor(BindMode mode, Layout layout, std::atomic<uint32_t>* shared_word, bool report);
+  // Call about every kSamplePeriodMs with the running PEs' pids by rank (-1 for PEs that ended).
+  void tick(const std::vector<pid_t>& pids_by_rank, uint64_t now_ns);
+  // When the next tick is due (0: never; the policy does not watch).
+  uint64_t next_tick_ns() const { return watching() ? next_ns_ : 0; }
+  // One line: the placement the job got and why.
+  std::string describe() const;
+
+ private:
+  bool watching() const { return mode_ == BindMode::kAuto && layout_.bound(); }
+  void unbind(const std::vector<pid_t>& pids_by_rank);
+  void rebind();
+
+  BindMode mode_;
+  Layout layout_;
+  std::atomic<uint32_t>* shared_word_;
+  bool report_;
+  uint64_t next_ns_ = 0;
+  PlacementPolicy policy_;
+  std::map<pid_t, int> widened_;  // thread id -> the CPU it was bound to
+};
+
+}  // namespace tessera::run
