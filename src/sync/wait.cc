@@ -107,6 +107,26 @@ void notify_all() {
 
 void sched_yield_wrapper() { sched_yield(); }
 
+int publish_cpu() {
+  const int cpu = sched_getcpu();
+  PeWaitWords* w = g_wait_context.pe_words;
+  if (w) w[g_wait_context.my_pe].run_cpu.store(cpu + 1, std::memory_order_relaxed);
+  return cpu;
+}
+
+void publish_asleep() {
+  PeWaitWords* w = g_wait_context.pe_words;
+  if (w) w[g_wait_context.my_pe].run_cpu.store(0, std::memory_order_relaxed);
+}
+
+bool job_pe_on_cpu(int cpu) {
+  const PeWaitWords* w = g_wait_context.pe_words;
+  if (!w || cpu < 0) return false;
+  for (int p = 0; p < g_wait_context.n_pes; ++p)
+    if (p != g_wait_context.my_pe && w[p].run_cpu.load(std::memory_order_relaxed) == cpu + 1) return true;
+  return false;
+}
+
 void sleep_ns(uint64_t ns) {
   timespec ts{static_cast<time_t>(ns / 1000000000ull), static_cast<long>(ns % 1000000000ull)};
   nanosleep(&ts, nullptr);

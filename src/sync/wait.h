@@ -14,8 +14,10 @@
 // path, even when the target sleeps in a barrier while it receives a stream of puts.
 // When the job has more PEs than this host has CPUs, the spin phase is cut to TESSERA_WAIT_SPIN_NS / 20:
 // the PE we wait for needs our CPU. While processes outside the job share its CPUs (tessera-run raised
-// JobControl::cpus_shared, tools/run/placement.h), the spin is cut to a quarter and the yield phase is
-// skipped: a yield hands the CPU to the outside process for a whole scheduler slice (0.7-3 ms), while a
+// JobControl::cpus_shared, tools/run/placement.h), phases 1 and 2 become shared_spin: the waiter spins for a
+// quarter of TESSERA_WAIT_SPIN_NS, yielding at once whenever another PE of the job last ran on its CPU and
+// is not asleep (it needs this CPU), and otherwise goes to sleep without a yield phase: a yield with nobody
+// of the job on the CPU hands it to the outside process for a whole scheduler slice (0.7-3 ms), while a
 // sleeper frees its CPU for a PE that is waiting to run and, woken, is scheduled at once.
 //
 // Every wait has a deadline (TESSERA_TIMEOUT seconds). On expiry the waiter's describe() text (what it
@@ -45,7 +47,10 @@ struct alignas(kCacheLine) PeWaitWords {
   // Union of the symmetric offsets the sleepers watch (Watch below); empty when nobody sleeps.
   std::atomic<uint64_t> watch_lo{~uint64_t{0}};
   std::atomic<uint64_t> watch_hi{0};
-  char pad[kCacheLine - 32];
+  // While the job's CPUs are shared (cpus_shared()): the CPU this PE's waiting thread last ran on, plus 1;
+  // 0 while it sleeps on the doorbell. A waiter on that CPU yields to it at once (shared_spin).
+  std::atomic<int32_t> run_cpu{0};
+  char pad[kCacheLine - 36];
 };
 static_assert(sizeof(PeWaitWords) == kCacheLine);
 
@@ -116,6 +121,9 @@ inline void ring(PeWaitWords& w) {
   if (w.rung.load(std::memory_order_relaxed) == 0 && w.rung.exchange(1, std::memory_order_seq_cst) == 0) {
     w.doorbell.fetch_add(1, std::memory_order_release);
     futex_wake(&w.doorbell);
+    // The scheduler usually wakes a thread on or near the waker's CPU: until the woken PE runs and says
+    // where it is, waiters here take it to be on this CPU.
+    if (cpus_shared()) w.run_cpu.store(sched_getcpu() + 1, std::memory_order_relaxed);
   }
 }
 
@@ -155,6 +163,33 @@ void notify_all();
 void sched_yield_wrapper();
 void sleep_ns(uint64_t ns);
 
+// Shared CPUs (PeWaitWords::run_cpu): this thread's CPU, published for the other PEs' waiters; whether another
+// PE of the job last ran on `cpu` and is not asleep.
+int publish_cpu();
+void publish_asleep();
+bool job_pe_on_cpu(int cpu);
+
+// Phases 1-2 while the CPUs are shared (see the top of this file). True when done() became true.
+template <typename Done>
+[[gnu::noinline]] bool shared_spin(Done& done, uint64_t start) {
+  int cpu = publish_cpu();
+  const uint64_t spin_end = start + spin_ns() / 4;
+  const uint64_t yield_end = start + yield_ns();
+  for (uint32_t i = 0;; ++i) {
+    cpu_relax();
+    if (done()) return true;
+    if ((i & 7) != 7) continue;
+    const uint64_t now = fast_now_ns();
+    if (job_pe_on_cpu(cpu) && now < yield_end) {
+      sched_yield_wrapper();
+      if (done()) return true;
+      cpu = publish_cpu();
+    } else if (now >= spin_end) {
+      return false;
+    }
+  }
+}
+
 // Abort handling used by the wait loop.
 [[noreturn]] void exit_for_abort(uint32_t abort_value);
 [[noreturn]] void deadline_expired(const std::string& what, double seconds);
@@ -168,10 +203,14 @@ template <typename Done, typename Describe>
 [[gnu::noinline]] void wait_until_slow(Done& done, Describe& describe, Watch watch) {
   const WaitContext& ctx = wait_context();
   const uint64_t start = fast_now_ns();
-  const bool shared = cpus_shared();
-  const uint64_t spin_end = start + (shared ? spin_ns() / 4 : spin_ns());
+  const bool shared = cpus_shared() && ctx.pe_words;
+  const uint64_t spin_end = start + spin_ns();
+  if (shared && shared_spin(done, start)) {
+    count_wait(g_wait_stats.spun);
+    return;
+  }
   // Phase 1: spin.
-  for (uint32_t i = 0;; ++i) {
+  for (uint32_t i = 0; !shared; ++i) {
     cpu_relax();
     if (done()) {
       count_wait(g_wait_stats.spun);
@@ -219,8 +258,10 @@ template <typename Done, typename Describe>
       deadline_expired(describe(), static_cast<double>(now - start) / 1e9);
     }
     g_wait_stats.futex_waits.fetch_add(1, std::memory_order_relaxed);
+    if (shared) publish_asleep();
     if (me) futex_wait(&me->doorbell, bell, slice);
     else sleep_ns(slice);
+    if (shared) publish_cpu();
     if (slice < 4'000'000) slice *= 2;
   }
   if (me) watch_end(me);

@@ -202,7 +202,7 @@ int run_ops(int argc, char** argv) {
 
   // ---- runtime: launch overhead and grid sync latency
   if (!quick) std::printf("#\n# %-28s %12s %12s\n", "runtime", "best(us)", "median(us)");
-  for (int nb : {1, 2, 4}) {
+  for (int nb : {1, 2, 4, 8}) {
     if (quick) break;
     if (nb > std::max(blocks, 2) * 2) break;
     const int reps = 2000;

@@ -134,6 +134,7 @@ Status Job::setup() {
   const bool report = opt_.report_bindings || log::level() >= log::Level::kInfo;
   placement_ = std::make_unique<PlacementMonitor>(mode_, layout_, &ctl_->cpus_shared, report);
   if (report) std::fprintf(stderr, "tessera-run: placement: %s\n", placement_->describe().c_str());
+  placement_->start();
   return Status::ok();
 }
 
@@ -143,7 +144,7 @@ void Job::place_on_cpu(int rank) {
   if (layout_.cpus.empty()) return;
   ::setenv("TESSERA_JOB_CPUS", cpu_list(layout_.cpus).c_str(), 1);
   const int cpu = layout_.pe_cpu[static_cast<size_t>(rank)];
-  if (mode_ == BindMode::kNone || cpu < 0) return;
+  if (!placement_->start_bound() || cpu < 0) return;
   cpu_set_t one;
   CPU_ZERO(&one);
   CPU_SET(cpu, &one);
@@ -187,6 +188,7 @@ Status Job::spawn(int rank, const std::string& sock) {
   }
   pe.pid = pid;
   pe.running = true;
+  placement_->started(rank, pid);
   if (opt_.tag_output) {
     ::close(out[1]);
     ::close(err[1]);

@@ -27,8 +27,9 @@ const config::Var<int64_t> kMaxBlocks{"TESSERA_KERNEL_MAX_BLOCKS", 256,
                                       "Largest block_num a kernel launch may ask for"};
 const config::Var<std::string> kPin{
     "TESSERA_KERNEL_PIN", "auto",
-    "Pin kernel worker threads to CPUs (hwloc, cores first): on, off, or auto (pin unless the job's PEs times "
-    "the default block count outnumber this process's CPUs, where pinning would stack threads on one CPU)"};
+    "Pin kernel worker threads to CPUs (hwloc, cores first): on, off, or auto (pin while the PE is bound to one "
+    "CPU, unless the job's PEs times the default block count outnumber this process's CPUs, where pinning "
+    "would stack threads on one CPU)"};
 const config::Var<uint64_t> kScratch{"TESSERA_KERNEL_SCRATCH", 0,
                                      "Bytes of per-block kernel scratch (0: half the L2 cache, at least 64K)"};
 const config::Var<int64_t> kIdleSpinNs{"TESSERA_KERNEL_IDLE_SPIN_NS", 50000,
@@ -131,6 +132,7 @@ class Pool {
     ws_size_ = opts.workspace_bytes;
     remaining_.store(static_cast<uint32_t>(n - 1), std::memory_order_relaxed);
     block_num_.store(n, std::memory_order_relaxed);
+    launcher_cpu_.store(sched_getcpu(), std::memory_order_relaxed);
     // Publish the launch: workers acquire seq_ and then read the fields above.
     if (n > 1) sync::store_and_wake(seq_, seq_.load(std::memory_order_relaxed) + 1, idle_sleepers_);
 
@@ -139,8 +141,14 @@ class Pool {
     run_block(ctx, fn, arg);
 
     // Wait for blocks 1..n-1 (no deadline: a kernel may legitimately run long; stuck syncs time out).
+    // Without spinning when a worker last ran on this CPU: it may be waiting for it.
+    bool spin = grid_.spin;
+    if (spin && remaining_.load(std::memory_order_acquire) != 0) {
+      const int me = sched_getcpu();
+      for (int w = 0; w + 1 < n && spin; ++w) spin = worker_cpu_[w].cpu.load(std::memory_order_relaxed) != me;
+    }
     for (uint32_t r; (r = remaining_.load(std::memory_order_acquire)) != 0;)
-      sync::wait_while_equal(remaining_, r, done_sleepers_, {.spin = grid_.spin, .deadline = false},
+      sync::wait_while_equal(remaining_, r, done_sleepers_, {.spin = spin, .deadline = false},
                        [] { return std::string(); });
     return Status::ok();
   }
@@ -152,6 +160,7 @@ class Pool {
     scratch0_ = alloc_aligned(scratch_bytes_);
     max_ = max_block_num();
     sync_counts_ = std::make_unique<std::atomic<uint32_t>[]>(static_cast<size_t>(max_));
+    worker_cpu_ = std::make_unique<WorkerCpu[]>(static_cast<size_t>(max_));
     order_ = placement_order();
     const std::string& mode = kPin.get();
     if (mode != "auto" && mode != "on" && mode != "off")
@@ -162,13 +171,20 @@ class Pool {
                                                                     ? resolve_block_num(kAutoBlocks, "pin").value() : 1);
     pin_base_ = wc.my_pe * per_pe;
     if (mode == "off" || (mode == "auto" && static_cast<size_t>(npes * per_pe) > order_.size())) order_.clear();
+    pin_always_ = mode == "on";
   }
 
   // Ensures `count` workers exist (worker w runs block w + 1).
   void grow(int count) {
     while (static_cast<int>(workers_.size()) < count) {
       int w = static_cast<int>(workers_.size());
-      int pu = order_.empty() ? -1 : static_cast<int>(order_[static_cast<size_t>(pin_base_ + w + 1) % order_.size()]);
+      // Workers follow the PE: pinned only while the PE is bound to one CPU. tessera-run starts a job unbound
+      // when processes outside it are running (and unpins a running job's workers when they appear), and a
+      // block pinned to the CPU such a process runs on would wait out its scheduler slice: 4 blocks on 2 CPUs
+      // beside one busy process took milliseconds per launch pinned, microseconds unpinned.
+      const bool follow_pe = !pin_always_ && (sync::cpus_shared() || bound_cpu() < 0);
+      int pu = order_.empty() || follow_pe
+                   ? -1 : static_cast<int>(order_[static_cast<size_t>(pin_base_ + w + 1) % order_.size()]);
       // The worker starts from the current sequence number, so it cannot miss the launch that created it.
       const uint32_t seq = seq_.load(std::memory_order_relaxed);
       workers_.emplace_back([this, w, pu, seq] { worker_main(w, pu, seq); });
@@ -195,9 +211,17 @@ class Pool {
       if (s == seen) {
         const uint64_t end = now_ns() + (sync::cpus_shared() ? idle_spin / 10 : idle_spin);
         for (uint32_t i = 0; (s = seq_.load(std::memory_order_acquire)) == seen; ++i) {
-          if (yield_to_job) sync::sched_yield_wrapper();
+          // A worker idling on the CPU the launching thread last ran on holds back the next launch: when
+          // processes outside the job took the other CPUs, the scheduler may have put both there.
+          bool yield = yield_to_job;
+          if (!yield && (i & 63) == 63) {
+            const int cpu = sched_getcpu();
+            worker_cpu_[w].cpu.store(cpu, std::memory_order_relaxed);
+            yield = cpu == launcher_cpu_.load(std::memory_order_relaxed);
+          }
+          if (yield) sync::sched_yield_wrapper();
           else cpu_relax();
-          if ((yield_to_job || (i & 63) == 63) && now_ns() >= end) break;
+          if ((yield || (i & 63) == 63) && now_ns() >= end) break;
         }
         if (s == seen) {
           idle_sleepers_.fetch_add(1, std::memory_order_seq_cst);
@@ -210,6 +234,7 @@ class Pool {
       // it reads then is discarded by the seq_ re-check.
       const int n = block_num_.load(std::memory_order_relaxed);
       if (seq_.load(std::memory_order_acquire) != s || my_block >= n) continue;
+      worker_cpu_[w].cpu.store(sched_getcpu(), std::memory_order_relaxed);
       BlockContext ctx;
       detail::Grid::bind(ctx, my_block, n, scratch, scratch_bytes_, ws_, ws_size_, name_, &grid_);
       run_block(ctx, fn_, arg_);
@@ -224,6 +249,7 @@ class Pool {
   std::vector<std::thread> workers_;
   std::vector<unsigned> order_;  // PUs to pin workers to; empty: no pinning
   int pin_base_ = 0;             // this PE's first slot in order_
+  bool pin_always_ = false;      // TESSERA_KERNEL_PIN=on: pinned whatever the PE's own placement
   int max_ = 256;
   int ncpu_ = 1;
   size_t scratch_bytes_ = 0;
@@ -231,6 +257,11 @@ class Pool {
   void* ws_ = nullptr;
   size_t ws_bytes_ = 0;
   std::unique_ptr<std::atomic<uint32_t>[]> sync_counts_;
+  // The CPU each worker last ran on (-1: not yet), a line each: workers write theirs at every block start.
+  struct alignas(kCacheLine) WorkerCpu {
+    std::atomic<int> cpu{-1};
+  };
+  std::unique_ptr<WorkerCpu[]> worker_cpu_;
 
   // The launch in flight (written under mu_ before seq_ is bumped).
   KernelFn fn_ = nullptr;
@@ -239,6 +270,7 @@ class Pool {
   size_t ws_size_ = 0;
   detail::Grid grid_;
   alignas(kCacheLine) std::atomic<int> block_num_{0};
+  std::atomic<int> launcher_cpu_{-1};  // the CPU the last launch came from (idle workers leave it alone)
   alignas(kCacheLine) std::atomic<uint32_t> seq_{0};
   std::atomic<uint32_t> idle_sleepers_{0};
   alignas(kCacheLine) std::atomic<uint32_t> remaining_{0};
