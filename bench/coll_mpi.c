@@ -2,7 +2,10 @@
  * tessera-perf (nccl-tests): size = bytes of the largest per-rank buffer. One JSON line per measurement:
  *   {"lib":"openmpi","coll":"allreduce","np":2,"bytes":8,"time_us":0.71}
  * usage: mpirun -np N coll_mpi <coll> <bytes>... (coll: allreduce reduce_scatter allgather alltoall broadcast
- * barrier) */
+ * barrier sendrecv). sendrecv is tessera-perf sendrecv's ring exchange: every rank sends <bytes> to its right
+ * neighbour and receives as many from its left one, in one MPI_Sendrecv.
+ * COLL_MPI_ITERS=N in the environment replaces the iteration count of every size (warm-up: N/4+1), for runs
+ * that pass the same -n to tessera-perf (bench/shared_cpus.sh QUICK=1); unset, the counts are the ones below. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +19,8 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &np);
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
   const char* coll = argv[1];
+  const char* fixed = getenv("COLL_MPI_ITERS");
+  const int right = (me + 1) % np, left = (me + np - 1) % np;
   for (int a = 2; a < argc; ++a) {
     size_t bytes = strtoull(argv[a], NULL, 10);
     size_t count = bytes / 4, per = count / (size_t)np;
@@ -23,7 +28,7 @@ int main(int argc, char** argv) {
     float* r = malloc(bytes + 64);
     for (size_t i = 0; i < count; ++i) s[i] = (float)(i % 7);
     memset(r, 0, bytes);
-    int iters = iters_for(bytes), warm = iters / 4 + 1;
+    int iters = fixed && atoi(fixed) > 0 ? atoi(fixed) : iters_for(bytes), warm = iters / 4 + 1;
     double t = 0;
     for (int k = 0; k < warm + iters; ++k) {
       if (k == warm) {
@@ -36,6 +41,8 @@ int main(int argc, char** argv) {
       else if (!strcmp(coll, "alltoall")) MPI_Alltoall(s, (int)per, MPI_FLOAT, r, (int)per, MPI_FLOAT, MPI_COMM_WORLD);
       else if (!strcmp(coll, "broadcast")) MPI_Bcast(s, (int)count, MPI_FLOAT, 0, MPI_COMM_WORLD);
       else if (!strcmp(coll, "barrier")) MPI_Barrier(MPI_COMM_WORLD);
+      else if (!strcmp(coll, "sendrecv"))
+        MPI_Sendrecv(s, (int)count, MPI_FLOAT, right, 0, r, (int)count, MPI_FLOAT, left, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     }
     double us = (MPI_Wtime() - t) * 1e6 / iters, mx;
     MPI_Reduce(&us, &mx, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);

@@ -9,7 +9,8 @@
  *   memcpy    a plain memcpy of `size` bytes between two private buffers (the local copy bound)
  *   fadd_lat  fetch-add of a long on PE 1 (printed once)
  *
- * Options: -b MIN -e MAX -f FACTOR (sizes, K/M/G suffixes), --json. */
+ * Options: -b MIN -e MAX -f FACTOR (sizes, K/M/G suffixes), -p ROUNDS (ping-pong rounds of every size, instead
+ * of 10000 capped by 1 GB moved: runs that must outlast the scheduler's slices, as under outside load), --json. */
 #include "rma_bench.h"
 
 #include <shmem.h>
@@ -49,13 +50,15 @@ static long iters_for(size_t size, long small, double budget_bytes) {
 int rma_bench_main(int argc, char** argv) {
   size_t min = 8, max = 64u << 20;
   int factor = 2, json = 0;
+  long pp_rounds = 0;
   for (int i = 1; i < argc; ++i) {
     if (!strcmp(argv[i], "-b") && i + 1 < argc) min = parse_size(argv[++i]);
     else if (!strcmp(argv[i], "-e") && i + 1 < argc) max = parse_size(argv[++i]);
     else if (!strcmp(argv[i], "-f") && i + 1 < argc) factor = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "-p") && i + 1 < argc) pp_rounds = atol(argv[++i]);
     else if (!strcmp(argv[i], "--json")) json = 1;
     else {
-      fprintf(stderr, "usage: %s [-b MIN] [-e MAX] [-f FACTOR] [--json]\n", argv[0]);
+      fprintf(stderr, "usage: %s [-b MIN] [-e MAX] [-f FACTOR] [-p ROUNDS] [--json]\n", argv[0]);
       return 2;
     }
   }
@@ -101,7 +104,7 @@ int rma_bench_main(int argc, char** argv) {
     }
     shmem_barrier_all();
     /* ping-pong: flag values grow monotonically across sizes */
-    long pit = iters_for(size, 10000, 1e9);
+    long pit = pp_rounds > 0 ? pp_rounds : iters_for(size, 10000, 1e9);
     if (me < 2) {
       int peer = 1 - me;
       double t0 = 0;
