@@ -8,5 +8,6 @@ status=0
 echo "### RMA: Tessera vs Open MPI OSHMEM";            bash "$here/rma_vs_oshmem.sh" "$build" || status=1
 echo; echo "### Collectives: Tessera vs Open MPI and gloo"; bash "$here/coll_compare.sh" "$build" || status=1
 echo; echo "### Gradient bucketing: Tessera vs PyTorch DDP (gloo)"; bash "$here/bucket_compare.sh" "$build" || status=1
+echo; echo "### Shared CPUs: beside busy processes, vs OSHMEM, Open MPI and OpenMP"; bash "$here/shared_cpus.sh" "$build" || status=1
 echo; echo "### Operators: Tessera vs PyTorch";           /usr/bin/python3 "$here/ops_vs_torch.py" --perf "$build/bin/tessera-perf" || status=1
 exit $status

@@ -117,6 +117,10 @@ uint64_t yield_ns();
 uint64_t timeout_ns();
 
 inline void ring(PeWaitWords& w) {
+  // The writer's stores are globally visible before it reads `rung`: a sleeper re-arms (a locked exchange)
+  // before it re-checks, so either the re-check sees the stores or this load sees the re-arm. Only writers
+  // that found a sleeper get here: the fence is rare, next to a syscall.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
   // Once per re-arm: a stream of writes to a PE that sleeps costs a load each, not a syscall each.
   if (w.rung.load(std::memory_order_relaxed) == 0 && w.rung.exchange(1, std::memory_order_seq_cst) == 0) {
     w.doorbell.fetch_add(1, std::memory_order_release);
@@ -129,8 +133,12 @@ inline void ring(PeWaitWords& w) {
 
 // Store->load ordering between a writer (data stores, then a load of the sleeper count) and a waiter
 // (sleeper count store, then loads of the data). Where the kernel offers membarrier(GLOBAL_EXPEDITED), the
-// waiter pays for both sides when it goes to sleep (about 1 µs, on the slow path) and writers need only a
-// compiler barrier; otherwise every writer issues a full fence.
+// waiter pays for both sides once per sleeping wait, right after it registers as a sleeper (a writer whose
+// stores could still sit in its store buffer then drains them, and any later writer sees the registration),
+// and writers need only a compiler barrier; otherwise every writer issues a full fence. Once per wait, not
+// per re-arm: the call interrupts every CPU that last ran a PE, an idle one too, and on a virtual machine
+// waking a halted vCPU took long enough that a 4 MiB send/recv, whose waits re-arm dozens of times, ran 10x
+// slower. The re-arms are covered by the fence in ring().
 extern bool g_asymmetric_fence;
 inline void writer_fence() {
   if (g_asymmetric_fence) std::atomic_signal_fence(std::memory_order_seq_cst);
@@ -236,13 +244,13 @@ template <typename Done, typename Describe>
   PeWaitWords* me = ctx.pe_words ? &ctx.pe_words[ctx.my_pe] : nullptr;
   uint64_t slice = 50'000;
   count_wait(g_wait_stats.slept);
-  if (me) watch_begin(me, watch);
+  if (me) {
+    watch_begin(me, watch);
+    waiter_fence();  // every writer's earlier stores are now visible, or it will see us asleep
+  }
   for (;;) {
     // Re-arm (a locked exchange: the condition below is read after it), then sample the doorbell.
-    if (me) {
-      me->rung.exchange(0, std::memory_order_seq_cst);
-      waiter_fence();  // every writer's earlier stores are now visible, or it will see us asleep
-    }
+    if (me) me->rung.exchange(0, std::memory_order_seq_cst);
     uint32_t bell = me ? me->doorbell.load(std::memory_order_acquire) : 0;
     if (done()) break;
     if (ctx.abort_word) {
