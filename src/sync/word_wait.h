@@ -22,6 +22,7 @@ namespace tessera::sync {
 struct WaitPolicy {
   bool spin = true;          // false when blocks outnumber CPUs: spinning only delays the block we wait for
   bool deadline = true;      // false for waits whose length is the user's business (kernel completion)
+  bool yield = true;         // false: the caller yielded already where it helps (to threads of the job)
 };
 
 // Blocks while word == old. describe() is called only when the deadline expires.
@@ -44,7 +45,7 @@ void wait_while_equal(const std::atomic<uint32_t>& word_c, uint32_t old, std::at
   // Phase 2: yield, so an oversubscribed CPU runs the thread we are waiting for.
   const uint64_t yield_end = now_ns() + yield_ns();
   const auto* abort_word = wait_context().abort_word;
-  for (; !shared;) {
+  for (; !shared && policy.yield;) {
     sched_yield_wrapper();
     if (word.load(std::memory_order_acquire) != old) return;
     if (now_ns() >= yield_end) break;

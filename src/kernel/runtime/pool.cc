@@ -135,20 +135,40 @@ class Pool {
     launcher_cpu_.store(sched_getcpu(), std::memory_order_relaxed);
     // Publish the launch: workers acquire seq_ and then read the fields above.
     if (n > 1) sync::store_and_wake(seq_, seq_.load(std::memory_order_relaxed) + 1, idle_sleepers_);
+    // The scheduler usually wakes a thread on or near the waker's CPU: until a woken worker runs and says
+    // where it is, the others take it to be on this one (worker_on).
+    for (int w = 0; w + 1 < n; ++w)
+      if (worker_cpu_[w].cpu.load(std::memory_order_relaxed) < 0)
+        worker_cpu_[w].cpu.store(launcher_cpu_.load(std::memory_order_relaxed), std::memory_order_relaxed);
 
     BlockContext ctx;
     detail::Grid::bind(ctx, 0, n, scratch0_, scratch_bytes_, ws_, ws_size_, name, &grid_);
     run_block(ctx, fn, arg);
 
     // Wait for blocks 1..n-1 (no deadline: a kernel may legitimately run long; stuck syncs time out).
-    // Without spinning when a worker last ran on this CPU: it may be waiting for it.
+    // With more blocks than CPUs, or a worker that last ran on this CPU, yield only to those workers: with
+    // nobody of the job on this CPU a yield hands it to whatever else runs there for a whole scheduler slice
+    // (beside two busy processes an empty launch of 4 blocks took 3.4 ms), so then spin briefly and sleep.
     bool spin = grid_.spin;
-    if (spin && remaining_.load(std::memory_order_acquire) != 0) {
-      const int me = sched_getcpu();
-      for (int w = 0; w + 1 < n && spin; ++w) spin = worker_cpu_[w].cpu.load(std::memory_order_relaxed) != me;
+    if (remaining_.load(std::memory_order_acquire) != 0) {
+      int me = sched_getcpu();
+      if (spin) spin = !worker_on(me, n, -1);
+      if (!spin) {
+        const uint64_t end = now_ns() + sync::spin_ns();
+        for (uint32_t i = 0; remaining_.load(std::memory_order_acquire) != 0; ++i) {
+          if ((i & 7) != 7) {
+            cpu_relax();
+          } else if (worker_on(me, n, -1)) {
+            sync::sched_yield_wrapper();
+            me = sched_getcpu();
+          } else if (now_ns() >= end) {
+            break;
+          }
+        }
+      }
     }
     for (uint32_t r; (r = remaining_.load(std::memory_order_acquire)) != 0;)
-      sync::wait_while_equal(remaining_, r, done_sleepers_, {.spin = spin, .deadline = false},
+      sync::wait_while_equal(remaining_, r, done_sleepers_, {.spin = spin, .deadline = false, .yield = false},
                        [] { return std::string(); });
     return Status::ok();
   }
@@ -172,6 +192,13 @@ class Pool {
     pin_base_ = wc.my_pe * per_pe;
     if (mode == "off" || (mode == "auto" && static_cast<size_t>(npes * per_pe) > order_.size())) order_.clear();
     pin_always_ = mode == "on";
+  }
+
+  // A worker of a launch of n blocks other than `self` last ran on `cpu` and is not asleep.
+  bool worker_on(int cpu, int n, int self) const {
+    for (int w = 0; w + 1 < n; ++w)
+      if (w != self && worker_cpu_[w].cpu.load(std::memory_order_relaxed) == cpu) return true;
+    return false;
   }
 
   // Ensures `count` workers exist (worker w runs block w + 1).
@@ -201,29 +228,32 @@ class Pool {
     const uint64_t idle_spin = static_cast<uint64_t>(std::max<int64_t>(0, kIdleSpinNs.get()));
     bool yield_to_job = false;  // the last launch this worker ran had more blocks than CPUs
     for (;;) {
-      // Idle: spin briefly (back-to-back launches), then park without deadline.
-      // After a launch with more blocks than CPUs the idle wait yields on every poll: a worker spinning on a
-      // CPU that a block of the same launch still needs would hold that block, and so the launch, back for
-      // the whole spin.
-      // While processes outside the job use its CPUs, a spinning idle worker holds a CPU the PE may be
-      // waiting for behind them: spin a tenth as long.
+      // Idle: spin briefly (back-to-back launches), then park without deadline. After a launch with more
+      // blocks than CPUs, a worker spinning on a CPU that a block of the same launch still needs would hold
+      // that block, and so the launch, back for the whole spin: it yields to such blocks (below). While
+      // processes outside the job use its CPUs, a spinning idle worker holds a CPU the PE may be waiting
+      // for behind them: spin a tenth as long.
       uint32_t s = seq_.load(std::memory_order_acquire);
       if (s == seen) {
         const uint64_t end = now_ns() + (sync::cpus_shared() ? idle_spin / 10 : idle_spin);
         for (uint32_t i = 0; (s = seq_.load(std::memory_order_acquire)) == seen; ++i) {
-          // A worker idling on the CPU the launching thread last ran on holds back the next launch: when
-          // processes outside the job took the other CPUs, the scheduler may have put both there.
-          bool yield = yield_to_job;
-          if (!yield && (i & 63) == 63) {
+          // Give the CPU away only to a thread of the job that last ran here: after a launch of more blocks
+          // than CPUs a block of it, else the launching thread (when processes outside the job took the
+          // other CPUs, the scheduler may have put both here). Nobody of the job here: keep spinning, as a
+          // yield would hand the CPU to whatever else runs.
+          bool yield = false;
+          if ((i & 7) == 7 && (yield_to_job || (i & 63) == 63)) {
             const int cpu = sched_getcpu();
             worker_cpu_[w].cpu.store(cpu, std::memory_order_relaxed);
-            yield = cpu == launcher_cpu_.load(std::memory_order_relaxed);
+            yield = cpu == launcher_cpu_.load(std::memory_order_relaxed) ||
+                    (yield_to_job && worker_on(cpu, block_num_.load(std::memory_order_relaxed), w));
           }
           if (yield) sync::sched_yield_wrapper();
           else cpu_relax();
-          if ((yield || (i & 63) == 63) && now_ns() >= end) break;
+          if ((i & 7) == 7 && now_ns() >= end) break;
         }
         if (s == seen) {
+          worker_cpu_[w].cpu.store(-1, std::memory_order_relaxed);  // asleep: nobody yields to it
           idle_sleepers_.fetch_add(1, std::memory_order_seq_cst);
           while ((s = seq_.load(std::memory_order_seq_cst)) == seen) sync::futex_wait(&seq_, seen, 1'000'000'000);
           idle_sleepers_.fetch_sub(1, std::memory_order_relaxed);
