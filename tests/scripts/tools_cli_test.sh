@@ -74,6 +74,9 @@ check info_version    0       "^tessera-info \(Tessera\) $version$" -- "$build/b
 check perf_version    0       "^tessera-perf \(Tessera\) $version$" -- "$build/bin/tessera-perf" --version
 check info_help       0       "usage: tessera-info"                  -- "$build/bin/tessera-info" --help
 check info_summary    0       "^Tessera $version .*usable CPUs"       -- sh -c "'$build/bin/tessera-info' | tr '\n' ' '"
+check info_placement  0       "placement of 3 PEs \(tessera-run --bind-to, TESSERA_BIND=auto\): 3 PEs run on every CPU|placement of 3 PEs .*PE 2 on CPU" \
+      -- "$build/bin/tessera-info" --ranks 3
+check info_bind_bad   0       "TESSERA_BIND=\"socket\" is not auto, core or none" -- env TESSERA_BIND=socket "$build/bin/tessera-info"
 check info_ranks_zero nonzero "--ranks 0: expected a whole number from 1 to 4096" -- "$build/bin/tessera-info" --coll allreduce --ranks 0
 check run_usage_exit  0       "Value 0 not in range"                 -- sh -c "'$run' -n 0 '$work/who'; [ \$? -eq 2 ]"
 check perf_only_unknown nonzero "--only: unknown name 'foo' \(known: sum_all" -- "$run" -n 1 "$build/bin/tessera-perf" ops --only foo
@@ -81,8 +84,9 @@ check perf_unchecked  0       "^# Out of bounds values : N/A"        -- "$run" -
 # TESSERA_LOG=2: the job's and each communicator's lines, once, from PE 0.
 check log_info        0       "PE 0: Tessera $version \(OpenSHMEM 1\.5\): 2 PEs on 1 host .*bootstrap launcher" \
       -- "$run" -n 2 --env TESSERA_LOG=2 "$build/bin/data_parallel_step"
+# (--bind-to core: under auto, other processes running at the start would leave the PEs unbound.)
 check log_binding     0       "PE 0: binding: PE 0 on CPU [0-9]+, PE 1 on CPU [0-9]+" \
-      -- "$run" -n 2 --env TESSERA_LOG=2 "$build/bin/data_parallel_step"
+      -- "$run" -n 2 --bind-to core --env TESSERA_LOG=2 "$build/bin/data_parallel_step"
 check log_choices     0       "PE 0:   allreduce: 8 B [a-z]+, 4 KiB [a-z]+, 1 MiB [a-z]+, 64 MiB [a-z]+" \
       -- "$run" -n 2 --env TESSERA_LOG=2 "$build/bin/data_parallel_step"
 echo "$passes passed, $fails failed"
