@@ -14,7 +14,7 @@ inline void cpu_relax() { __builtin_ia32_pause(); }
 // Monotonic clock in nanoseconds.
 uint64_t now_ns();
 
-// The same clock read from the time-stamp counter: about 10 ns instead of about 30 (clock_gettime), for
+// The same clock read from the time-stamp counter: a fraction of clock_gettime's cost (docs/coll.md), for
 // timestamps on hot paths (the collective flight recorder). Anchored to now_ns() at first use; the tick
 // rate is re-measured over an ever longer baseline (at twice the last baseline, at least every second),
 // so it stays within about 0.1 us of now_ns(), in every process. When the kernel does not use the TSC as

@@ -1,12 +1,13 @@
 // memcopy(): memcpy for the data paths (staging, collective outputs, puts and gets).
 //
 // glibc 2.36 (Debian 12) copies 4 KiB .. about L2-size blocks with `rep movsb` on CPUs with ERMS. On AMD
-// Zen that instruction runs at 2-3 GB/s instead of 40-70 when the destination lies just past the source
+// Zen that instruction runs an order of magnitude slower when the destination lies just past the source
 // modulo 4 KiB ((dst - src) mod 4096 in 1..31: glibc bug 30994, fixed in 2.40): a malloc'd user buffer
 // (16 bytes into a page) copied from or to a page-aligned staging slot is exactly that case, and it made
-// mid-size collectives 5-10x slower on a Zen 3 host. From kMemcopyLoopMin bytes up, memcopy() uses its own
-// AVX2 loop (32-byte aligned stores), which measured as fast as glibc's best case at every size and offset
-// there; below it, and on CPUs without AVX2, it is std::memcpy. dst and src must not overlap.
+// mid-size collectives several times slower (docs/design.md, memcopy). From kMemcopyLoopMin bytes up,
+// memcopy() uses its own AVX2 loop (32-byte aligned stores), which measured as fast as glibc's best case at
+// every size and offset there; below it, and on CPUs without AVX2, it is std::memcpy. dst and src must not
+// overlap.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -17,9 +18,9 @@ namespace tessera {
 inline constexpr size_t kMemcopyLoopMin = 2048;
 
 // True when a `rep movsb` copy from src to dst falls in the slow case above: (dst - src) mod 4096 in 1..31
-// (measured on Zen 3 for every size from 4 KiB to 16 MiB, for glibc's memcpy and for the kernel's copy in
-// process_vm_readv alike: 1.7-3 GB/s against 9-45). Only the addresses' offsets within a page matter, so
-// it applies across address spaces too.
+// (for glibc's memcpy and for the kernel's copy in process_vm_readv alike, at every size from 4 KiB to
+// 16 MiB; docs/design.md). Only the addresses' offsets within a page matter, so it applies across address
+// spaces too.
 inline bool copy_aliases(const void* dst, const void* src) {
   const uintptr_t d = (reinterpret_cast<uintptr_t>(dst) - reinterpret_cast<uintptr_t>(src)) & 4095;
   return d != 0 && d < 32;

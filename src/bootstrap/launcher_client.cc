@@ -41,9 +41,10 @@ Status parse_env_int(const char* name, int lo, int hi, int* out) {
 // tessera-run starts each PE bound to a CPU of its own when the PEs fit, and PE r on CPU r mod the count when
 // they are a whole multiple of the CPUs (tools/run/placement.h). The PE stays bound by default, as Open MPI
 // binds to cores: left free, a PE woken from a futex by a peer is often moved onto that peer's CPU (the
-// scheduler's wake-affine choice), and two PEs spinning on one CPU then take about 24 us per 8-byte
-// allreduce instead of 0.3 us until the load balancer separates them, which takes tens of milliseconds and
-// happens again after every sleep. Under auto, the launcher itself unbinds the PEs while processes outside
+// scheduler's wake-affine choice), and two PEs spinning on one CPU then take turns: every small collective
+// waits for its peer to be scheduled instead of for one cache-line transfer, until the load balancer
+// separates them, which takes tens of milliseconds and happens again after every sleep (docs/design.md,
+// start-up). Under auto, the launcher itself unbinds the PEs while processes outside
 // the job use its CPUs. Threads the PE starts for itself run on every CPU of the job
 // (unbind_thread_to_job_cpus); user threads inherit the binding unless TESSERA_BIND=none.
 const config::Var<std::string> kBind{

@@ -51,7 +51,8 @@ struct Algorithm {
   double (*cost)(const Shape&, const ModelParams&);
   uint64_t (*run)(Exec&, const Args&);  // returns the number of steps used (same on every member)
   // LL protocol (no steps, well under a microsecond): its start is stamped in the flight recorder only if it
-  // has to wait, which saves a clock read (~12 ns on a Zen 3 VM) on the calls whose latency matters most.
+  // has to wait, which saves a clock read (a sizeable part of such a call) on the calls whose latency
+  // matters most.
   bool ll = false;
 };
 

@@ -63,7 +63,7 @@ inline void Exec::end(uint64_t nsteps, uint64_t result_hash) {
   rec_->tags.store(nsteps, std::memory_order_relaxed);
   rec_->hash.store(result_hash, std::memory_order_relaxed);
   // A call without steps (LL protocol) takes well under a microsecond: it ends stamped with its start time,
-  // saving a clock read (~10 ns) on the calls whose latency matters most; the recorder prints it as "done".
+  // saving a clock read on the calls whose latency matters most; the recorder prints it as "done".
   // An LL call that never waited has no start time: 1 for both.
   uint64_t start = rec_->start_ns.load(std::memory_order_relaxed);
   if (start == 0) rec_->start_ns.store(start = 1, std::memory_order_relaxed);

@@ -19,8 +19,8 @@
 // has read every peer's flag, every peer has started call s, so none reads the buffer of call s-1 any
 // more, which call s+1 rewrites: ll_in() then issues PREFETCHW for its lines (the flag line, and as many
 // payload lines as this call used), and the invalidations overlap the end of call s and the start of the
-// next. Measured at 2 ranks (8-byte allreduce / barrier): 87 / 80 -> 71 / 55 ns with a 50 ns hop, 290 /
-// 285 -> 222 / 218 ns with a 205 ns hop (plain processes passing one flag line each: 51-58 and 205 ns).
+// next, which takes the round trip off the critical path: the barrier and 8-byte allreduce then beat
+// plain processes passing one flag line each, which pay it every time (docs/coll.md, LL protocol).
 // Issued right after this call's own flag store instead (with a third buffer, so that no reader is
 // disturbed), it measured slower than not prefetching at all.
 //
@@ -58,9 +58,8 @@ void Exec::ll_sync_reuse() {
 
 // Waits for member m's flag to show this call; returns it. With kLines, every poll also asks for the
 // payload lines (bytes past the flag's line): the reader then fetches them while it waits, as the writer
-// writes them, not one cache-line transfer after it sees the flag. 2 ranks, 50 ns hop: allreduce of 64 B
-// 101-129 -> 93-108 ns, of 128 B 99-122 -> 65-97 ns (alternated, 6 rounds). The flag-only wait stays
-// apart: the same test in its poll loop cost 8-byte calls 5-10 ns.
+// writes them, not one cache-line transfer after it sees the flag (docs/coll.md, LL protocol). The
+// flag-only wait stays apart: the same test in its poll loop made 8-byte calls measurably slower.
 template <bool kLines>
 uint64_t Exec::ll_wait(int m, uint64_t w, size_t bytes) {
   const LLBuf& b = c_.ll(m, seq_);

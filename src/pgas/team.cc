@@ -115,12 +115,11 @@ bool learn_cpus(Team* t) {
 // (gen) and notifies every member. With more PEs than CPUs, a member first waits for the members bound to
 // its own CPU, yielding the CPU to them at once (they need it to arrive), and only then waits for the gate,
 // spinning first as every wait does: yielding on every poll would only hand the CPU to a member of its CPU
-// that is waiting too, a process switch per member and barrier. shmem_barrier_all of 4 PEs on 2 CPUs:
-// 4.4-4.8 -> 1.56-1.98 us (Open MPI's OSHMEM 4.2-4.8); the LL collectives wait the same way (coll/comm.h).
+// that is waiting too, a process switch per member and barrier; the LL collectives wait the same way
+// (coll/comm.h; measured in docs/design.md, teams and barriers).
 // A member not bound to one CPU (3 or 5 PEs on 2 CPUs, --bind-to none) cannot tell who shares its CPU, so
-// it yields on every failed poll, as the collectives do there: spinning first held the CPU for 1 us from
-// members that still had to arrive. 3 PEs: 4.8 -> 1.7 us, 5: 9.4 -> 3.4-4.8, 4 unbound: 5.6-8.2 -> 3.1-3.4
-// (OSHMEM 4.1 at 3 PEs, 6.5 at 5).
+// it yields on every failed poll, as the collectives do there: spinning first held the CPU, for the whole
+// spin phase, from members that still had to arrive.
 void team_sync(Team* t) {
   if (t->size == 1) return;
   // Learned on entry, so that the member that arrives last learns too. Every member published its CPU

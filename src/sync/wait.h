@@ -17,7 +17,7 @@
 // JobControl::cpus_shared, tools/run/placement.h), phases 1 and 2 become shared_spin: the waiter spins for a
 // quarter of TESSERA_WAIT_SPIN_NS, yielding at once whenever another PE of the job last ran on its CPU and
 // is not asleep (it needs this CPU), and otherwise goes to sleep without a yield phase: a yield with nobody
-// of the job on the CPU hands it to the outside process for a whole scheduler slice (0.7-3 ms), while a
+// of the job on the CPU hands it to the outside process for a whole scheduler slice (milliseconds), while a
 // sleeper frees its CPU for a PE that is waiting to run and, woken, is scheduled at once.
 //
 // Every wait has a deadline (TESSERA_TIMEOUT seconds). On expiry the waiter's describe() text (what it
@@ -137,8 +137,8 @@ inline void ring(PeWaitWords& w) {
 // stores could still sit in its store buffer then drains them, and any later writer sees the registration),
 // and writers need only a compiler barrier; otherwise every writer issues a full fence. Once per wait, not
 // per re-arm: the call interrupts every CPU that last ran a PE, an idle one too, and on a virtual machine
-// waking a halted vCPU took long enough that a 4 MiB send/recv, whose waits re-arm dozens of times, ran 10x
-// slower. The re-arms are covered by the fence in ring().
+// waking a halted vCPU takes long enough that a transfer whose waits re-arm dozens of times (a 4 MiB
+// send/recv) slowed down several times over (docs/design.md). The re-arms are covered by the fence in ring().
 extern bool g_asymmetric_fence;
 inline void writer_fence() {
   if (g_asymmetric_fence) std::atomic_signal_fence(std::memory_order_seq_cst);
@@ -279,12 +279,11 @@ template <typename Done, typename Describe>
 template <typename Done, typename Describe>
 inline void wait_until(Done&& done, Describe&& describe, Watch watch = Watch::any()) {
   if (done()) return;
-  // Phase 0: polls without a clock read (10-25 ns). The first kTightPolls back to back: a peer on a
-  // nearby core answers within one cache-line transfer (15-50 ns), less than a `pause` (~21 ns on the
-  // EPYC we measure on, ~25 on Zen 5, ~40 on recent Intel). Then with a pause between polls: a poller
-  // that re-reads the line the moment it is invalidated competes with the writer's own transfer, and
-  // when the hop is long (150-250 ns between CCXs) a 2-process flag exchange took 0.28-0.32 us that way
-  // against 0.15-0.25 us with pauses (same job, alternated; bench/barrier_floor.c pauses too).
+  // Phase 0: polls without a clock read (each poll far cheaper than one). The first kTightPolls back to
+  // back: a peer on a nearby core answers within one cache-line transfer, which can take less than a
+  // `pause`. Then with a pause between polls: a poller that re-reads the line the moment it is invalidated
+  // competes with the writer's own transfer, which slows a flag exchange between CCXs, where the hop is
+  // long (docs/design.md, waiting; bench/barrier_floor.c pauses too).
   for (uint32_t i = 0; i < kEagerPolls; ++i) {
     if (i >= kTightPolls) cpu_relax();
     else std::atomic_signal_fence(std::memory_order_seq_cst);

@@ -52,7 +52,7 @@ void reduce_from_peers(Exec& ex, const Args& a, const char* const* at, char* dst
       std::max(kMinPiece, kBounceBytes / static_cast<size_t>(std::max(1, n - 1))) / 64 * 64;
   const size_t per = std::max<size_t>(1, piece_bytes / es);
   // A page more per member: each piece lands at its source's offset within a page, so the kernel's copy
-  // never meets the aliasing case of base/memcopy.h (a 5x slower copy).
+  // never meets the aliasing case of base/memcopy.h (a copy several times slower).
   const size_t stride = per * es + 4096;
   char* bounce = ex.comm().scratch_bytes(static_cast<size_t>(n) * stride);
   for (size_t c0 = 0; c0 < cnt; c0 += per) {
@@ -154,8 +154,8 @@ uint64_t allgather_cma(Exec& ex, const Args& a) {
 // the root's buffer; 2 steps.
 //   step 0: every member publishes its addresses (the root needs the receivers' outputs)
 //   step 1: done (the root: every write; a receiver: its read); everyone waits for everyone
-// Each side copies (n-1)/n of the payload. Measured at 2 ranks, 64 MiB: 3.2-6.1 GB/s against 1.8-3.0
-// for the receiver reading it all.
+// Each side copies (n-1)/n of the payload, so two CPUs share the copy that a receiver reading it all makes
+// alone (docs/coll.md, broadcast).
 uint64_t broadcast_cma_split(Exec& ex, const Args& a) {
   const int n = ex.size(), r = ex.rank();
   const size_t es = esize(a), bytes = a.count * es;

@@ -44,14 +44,13 @@ inline bool stream_out(size_t total_bytes) { return total_bytes >= kStreamBytes;
 
 // Writes into my staging slots, which peers read next (algos/stage.cc). Ordinary stores leave the lines
 // in my caches, where a peer finds them; but every line a peer has read must first be taken back from it,
-// one round trip per line, and across the CCXs of a Zen host (the slow phase of our VMs) that ran a 256 KiB
-// rewrite at 5 GB/s where streaming stores, which skip it, wrote at 36 GB/s and the peer then read from
-// memory no slower. Between CPUs that share a cache the ordinary stores win (a 512 KiB allreduce at 2
-// ranks: 27 against 52 us; across CCXs: 90 against 45 us). Which case holds depends on where the host
-// runs the CPUs at that moment. So a member times its calls of 128 KiB and more per rank, per collective
-// and size class, with each kind of store and uses the faster (stage_call_begin, comm.h); at 64 MiB and 2
-// ranks streaming measured 1.2-1.9x faster across CCXs and 1.2-1.5x slower within one. Writes below 64 KiB
-// use ordinary stores.
+// one round trip per line, and across the CCXs of a Zen host (the slow phase of our VMs) that round trip
+// dominates the rewrite, where streaming stores skip it and the peer then reads from memory no slower.
+// Between CPUs that share a cache the ordinary stores win. Which case holds depends on where the host runs
+// the CPUs at that moment, and either kind can lose by a wide margin in the other case (docs/coll.md,
+// staging stores). So a member times its calls of 128 KiB and more per rank, per collective and size class,
+// with each kind of store and uses the faster (stage_call_begin, comm.h). Writes below 64 KiB use
+// ordinary stores.
 // stage: copy src into my slot. stage2: also into out (streamed when stream_out), one pass over src
 // with ordinary staging stores.
 void stage(Communicator& c, void* slot, const void* src, size_t bytes);
@@ -60,8 +59,7 @@ void stage2(Communicator& c, void* out, void* slot, const void* src, size_t byte
 bool stage_streams(const Communicator& c, size_t bytes);
 
 // Alltoall direct stages at most this much of each piece per step: a member's pieces of a step and the
-// peers' it copies out then stay in L2 (64 MiB at 2 ranks on Zen 5: 5.1-6.0 -> 5.9-6.4 GB/s busbw in
-// alternated runs, against pieces of half a 2 MiB slot).
+// peers' it copies out then stay in L2, where pieces of half a slot spilled from it (docs/coll.md, alltoall).
 inline constexpr size_t kAlltoallPieceMax = size_t{256} << 10;
 
 // Up to kMaxSources pointers without allocating (algorithms reading every member need n <= kMaxSources).

@@ -21,7 +21,7 @@ uint64_t allreduce_ll(Exec& ex, const Args& a) {
   ex.ll_put(a.send, bytes);
   // Reduce every member's input, in rank order; mine from the send buffer, not from my LL buffer. The
   // line just published is being read by the peers: a load of it stalls until their reads are answered
-  // (a cache-line transfer, 70-90 ns of a 0.45 us call across CCXs, measured at 2 ranks), while the send
+  // (a cache-line transfer, a large part of a small call across CCXs; docs/design.md), while the send
   // buffer is private and in cache.
   Srcs s;
   ex.ll_in_all(s.p, [&](int) { return bytes; });

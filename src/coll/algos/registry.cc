@@ -20,16 +20,15 @@ double CH(const Shape& s, double slot) { return s.bytes ? std::ceil(B(s) / slot)
 bool any(const Shape&) { return true; }
 bool small_n(const Shape& s) { return s.n <= 256; }  // algos::kMaxSources
 bool fits_slot(const Shape& s) { return small_n(s) && s.bytes <= s.slot_bytes; }
-// Allreduce one-shot: every member reads all n inputs, which stop fitting in its L2 beyond a few hundred KiB
-// (2 ranks, Zen 5: 12 against 19.5 GB/s for direct and ring at 2 MiB, a tie at 512 KiB).
+// Allreduce one-shot: every member reads all n inputs, which stop fitting in its L2 beyond a few hundred KiB;
+// past that `direct` and `ring` are faster (docs/coll.md, `oneshot` beyond 512 KiB).
 constexpr size_t kOneShotMax = size_t{512} << 10;
 constexpr double kRingEfficiency = 0.85;
 // Broadcast `direct` overlaps the root's copy into staging with the receivers' copies out of it, but the
-// receivers read lines the root has just written: at 2 ranks on the Zen 5 VM it measured 1.6-2.2x its
-// overlapped copy time from 4 to 64 MiB (8 MiB: 388-395 us, 16 MiB: 695-786, 64 MiB: 2.7-2.9 ms), and
-// selection kept it where `cma_split` measured 1.3-1.5x faster (4-8 MiB). Not when members outnumber
-// CPUs: there `cma_split` does not apply and `cma` measured 1.3-2.9x slower than `direct` at 1-2 MiB (4
-// ranks on 2 CPUs), as the unscaled costs order them.
+// receivers read lines the root has just written, so it runs well short of its overlapped copy time, and
+// priced at the full copy rate selection kept it where `cma_split` is faster (docs/coll.md, broadcast).
+// Not when members outnumber CPUs: there `cma_split` does not apply and `cma` is slower than `direct`, as
+// the unscaled costs order them.
 constexpr double kBroadcastEfficiency = 0.5;
 bool oneshot_fits(const Shape& s) { return fits_slot(s) && s.bytes <= kOneShotMax; }
 bool cma(const Shape& s) { return s.cma && small_n(s); }
@@ -48,18 +47,17 @@ bool fits_ll_n(const Shape& s) { return small_n(s) && s.bytes <= kLLBytes / stat
 constexpr double kLLStep = 0.5;
 // LL gather and scatter: every member waits for every peer's flag, where `direct`'s non-roots wait for
 // nobody. With members outnumbering CPUs and not bound to one CPU each, each of those waits is a process
-// switch: 4 ranks on 2 CPUs, 64 B, gather 2.43-2.61 us against direct's 2.04-2.97, scatter 2.51-2.65 against
-// 2.15-3.41 (alternated 3 times), where at 2 ranks LL took 0.10-0.13 against 0.135-0.185. Bound (tessera-run's
-// layout), LL waits for the members of its own CPU first and spins for the others (comm.h: wait_order):
-// gather 1.73-1.78 against 2.11-2.16, scatter 1.72-2.03 against 2.20-2.22.
+// switch, and LL loses to `direct` there although it wins at 2 ranks. Bound (tessera-run's layout), LL
+// waits for the members of its own CPU first and spins for the others (comm.h: wait_order), and wins again
+// (docs/coll.md, LL in the other collectives).
 double ll_rooted_waits(const Shape& s) { return s.oversubscribed && !s.bound ? kLLStep * (N(s) - 1) : kLLStep; }
 
 const Algorithm kAlgorithms[] = {
     // ---- allreduce
     {Kind::kAllreduce, 0, "oneshot",
      "every member publishes its whole input and reduces all n inputs itself; 1 step (small messages)", true,
-     // n inputs read from the members' staging: half a copy each (4 members on 2 CPUs at 512 KiB: 2.0 GB/s
-     // against direct's 6.3, where the model had counted only the reduction)
+     // n inputs read from the members' staging: half a copy each (counting only the reduction, the model
+     // chose it oversubscribed at sizes where `direct` is several times faster)
      oneshot_fits, [](const Shape& s, const M& m) {
        return (s.bytes ? alpha_of(s, m) : 0) + B(s) * m.beta + N(s) * B(s) * (0.5 * m.beta + m.gamma);
      },
@@ -72,9 +70,8 @@ const Algorithm kAlgorithms[] = {
     {Kind::kAllreduce, 2, "ring",
      "ring reduce-scatter + allgather, chunked and pipelined; 2(n-1)+1 steps per chunk of n slots", false, any,
      // Its bytes at 0.85 of the staged copy rate: with as many bytes per member as direct at 2 ranks (and
-     // fewer steps), it measured 6.0-7.9 against direct's 8.3-10.9 GB/s busbw from 4 to 64 MiB (Zen 5 VM;
-     // 4 ranks on 2 CPUs: 3.4-3.9 against 4.7-5.0 from 16 MiB), as NCCL's tuner weighs its algorithms by
-     // measured efficiency.
+     // fewer steps), it still measured slower than direct at large sizes (docs/coll.md, ring), as NCCL's
+     // tuner weighs its algorithms by measured efficiency.
      [](const Shape& s, const M& m) {
        return (2 * N(s) - 1) * CH(s, N(s) * S(s)) * alpha_of(s, m) +
               2 * (N(s) - 1) / N(s) * B(s) * (2 * m.beta + m.gamma) / kRingEfficiency;

@@ -19,9 +19,9 @@ constexpr size_t kStreamMin = size_t{64} << 10;
 // Of every kExplore calls of a collective and size class, one runs with each kind of store whatever the
 // choice, so that both costs stay current (the host may move the CPUs meanwhile).
 constexpr uint32_t kExplore = 32;
-// The first timed calls of an entry alternate the two kinds (ordinary first), three of each: at 1 MiB and
-// 2 ranks, one of each (the best being kept from then on by a mean) left allgather on ordinary stores in 7
-// runs of 8, at 104-114 us a call against streaming's 44-56. From 8 MiB per rank a call outlasts a
+// The first timed calls of an entry alternate the two kinds (ordinary first), three of each: one of each
+// (the best being kept from then on by a mean) let a single slow first sample hold a kind back, and a 1 MiB
+// allgather mostly stayed on the slower kind (docs/coll.md, staging stores). From 8 MiB per rank a call outlasts a
 // preemption's noise and one of each is enough (a benchmark's few calls of 64 MiB are not spent exploring).
 constexpr uint32_t first_timed(size_t bytes_per_rank) { return bytes_per_rank >= (size_t{8} << 20) ? 2 : 6; }
 }  // namespace

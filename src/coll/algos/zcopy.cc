@@ -11,7 +11,7 @@
 //
 // Measured (docs/coll.md): reduce_scatter, allgather and broadcast gain at 2 and 4 ranks. allreduce and
 // alltoall gain only when members outnumber CPUs (fewer steps, each a possible context switch); with a CPU
-// each they ran at 0.7-0.9x of the staged algorithm, which reads and writes small slots that stay in cache
+// each they ran slower than the staged algorithm, which reads and writes small slots that stay in cache
 // and in the TLB, while the shared heap is mapped with 4 KiB pages (no transparent huge pages for shared
 // memory on our hosts) and streaming whole buffers through it costs page walks. So those two keep the
 // staged algorithm (and skip the agreement step) unless oversubscribed; members agree on that without

@@ -77,8 +77,8 @@ double seconds_of(auto&& f, int reps = 9) {
 ModelParams measure() {
   ModelParams m;
   // 1 MiB: the size of the pieces the staged algorithms copy through their staging slots, which stay in
-  // L2/L3 (a 4 MiB copy, mostly from memory, priced those copies 2-3x too high on a Zen 3 host, and the
-  // model chose the single-copy path where staged copies measured 1.2-2x faster).
+  // L2/L3. A larger copy, mostly from memory, overprices those copies, and the model then chooses the
+  // single-copy path where the staged copies are faster (docs/coll.md, single copy pricing).
   const size_t n = size_t{1} << 20;
   std::vector<float> a(n / 4, 1.0f), b(n / 4, 2.0f), c(n / 4);
   double tc = seconds_of([&] { memcopy(c.data(), a.data(), n); });
@@ -119,7 +119,7 @@ ModelParams measure() {
     }, 5);
     if (cma_ok) m.cma_beta_mem = std::max(m.cma_beta, tm / static_cast<double>(big));
   }
-  // alpha: one cache-line handoff between cores is ~0.1-0.3 us; a step also polls n flags. Measuring it
+  // alpha: one cache-line handoff between cores, plus the polls of n flags a step makes. Measuring it
   // needs two PEs at once, so the default stands (override it with a model file).
   std::snprintf(m.source, sizeof m.source, "measured");
   return m;

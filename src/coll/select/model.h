@@ -3,13 +3,13 @@
 //   beta:  seconds per byte copied through shared memory (read + write)
 //   gamma: seconds per byte of one reduction input (read, combine)
 //   cma_beta: seconds per byte copied from another process by the kernel (process_vm_readv: syscall, page
-//          pinning, kernel copy); measured on our VMs at 1.7-4x beta, so the single-copy algorithms win
-//          only where the kernel copies about as fast as user space
+//          pinning, kernel copy); on most hosts well above beta, so the single-copy algorithms win only
+//          where the kernel copies about as fast as user space
 //   cma_beta_mem, cache_bytes: the kernel copy's rate once a member's buffers (its input and output) outgrow
-//          cache_bytes, the largest footprint a repeated copy still finds in cache. On the Zen 5 VM it fell
-//          from 17-20 to 5-7 GB/s between 4 and 16 MiB copied, where staged copies keep their staging in
-//          L2 and lose less; priced in cache, the single-copy alltoall was chosen at 64 MiB and took
-//          7.4-8.6 ms against the staged one's 4.9-5.7
+//          cache_bytes, the largest footprint a repeated copy still finds in cache. The kernel copy slows
+//          down far more than the staged copies once its data leaves the cache (those keep their staging
+//          in L2); priced at its in-cache rate, the single-copy alltoall was chosen for 64 MiB where the
+//          staged one is faster (docs/coll.md, single copy pricing)
 // Parameters come from, in order: TESSERA_COLL_MODEL=<file> ("alpha=... beta=... gamma=..." in seconds),
 // a per-host cache (~/.cache/tessera/coll-model-v3-<host>.txt, or $XDG_CACHE_HOME), or a quick measurement
 // (about 0.3 s) that is then written to the cache. Rank 0 of a communicator decides and publishes its

@@ -61,8 +61,8 @@ const Algorithm* override_for(Kind k) {
 
 namespace {
 // A stepped algorithm publishes at least one step, also where its formula counts none (a member alone:
-// log2(1) rounds, n - 1 peers). Without that floor a communicator of one member took `dbtree` for an
-// 8-byte allreduce, 80 ns against the LL protocol's 27.
+// log2(1) rounds, n - 1 peers). Without that floor a communicator of one member priced `dbtree` at nothing
+// and took it for an 8-byte allreduce, which the LL protocol does in a fraction of the time (docs/coll.md).
 double priced(const Algorithm& a, const Shape& s, const ModelParams& m) {
   const double c = a.cost(s, m);
   const bool stepless = a.ll || (s.bytes == 0 && s.kind != Kind::kBarrier);  // count 0: returns at once

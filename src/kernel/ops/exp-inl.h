@@ -1,16 +1,16 @@
 // exp(x) for x <= 0, the only range softmax needs (x - max(row)). Per Highway target (include toggle).
 //
 // Contract: x finite and <= 0, or -inf. Relative error <= 2.6 ulp for x >= -10, <= 3.7 ulp for x >= -43,
-// <= 5.1 ulp for x >= -86 (the reduction's error grows with n, see below; measured over 4M points per
-// range: 2.53, 3.64, 5.08; unit.kernel Prims.ExpStaysWithinItsUlpBounds); results below exp(-86) (~4e-38,
+// <= 5.1 ulp for x >= -86 (the reduction's error grows with n, see below; the measured maxima are in
+// docs/kernel.md; unit.kernel Prims.ExpStaysWithinItsUlpBounds); results below exp(-86) (~4e-38,
 // where f32 turns subnormal) are flushed to 0, and -inf gives 0. NaN inputs are the caller's to
 // handle (the operators check the row maximum first). About 12 vector ops, half of Highway's Exp, which
 // also handles the overflow range that softmax never reaches; on AVX-512, VSCALEFPS applies 2^n and the
 // flush in one masked instruction.
 // kFlush = false: the caller guarantees x >= -86 (softmax knows it from the row's minimum), and the
 // compare and mask of the flush are left out: 2 of ~15 operations per vector, which on AVX2 share the two
-// FMA pipes with the polynomial (Zen 3, a row in L1: 0.29 -> 0.24 ns per element; a 256 MiB softmax
-// 25.3-26.5 -> 23.7-25.1 ms in alternated runs). Outside that range the result is garbage.
+// FMA pipes with the polynomial, so leaving them out speeds up the exp loop and softmax (docs/kernel.md).
+// Outside that range the result is garbage.
 #if defined(TESSERA_KERNEL_OPS_EXP_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef TESSERA_KERNEL_OPS_EXP_INL_H_
 #undef TESSERA_KERNEL_OPS_EXP_INL_H_
@@ -64,8 +64,8 @@ HWY_INLINE V ExpNonPositive(D d, V x) {
   namespace hn = hwy::HWY_NAMESPACE;
   // Range reduction: x = n ln2 + r, |r| <= ln2/2, with ln2 rounded to f32 (one FMA; ln2 - fl(ln2) =
   // -1.9e-9, so r is off by up to |n| * 1.9e-9: 0.5 ulp at n = -29 (x = -20), 2 ulp at n = -124). Cody-Waite's
-  // two-part ln2 kept the error at 2.4 ulp everywhere, for one more FMA of the ~9 that share the two FMA pipes:
-  // the exp loop ran 0.27 -> 0.23 ns per element with one (Zen 3, in L1), softmax 0.52 -> 0.46 in cache.
+  // two-part ln2 kept the error at 2.4 ulp everywhere, for one more FMA of the ~9 that share the two FMA pipes;
+  // with one the exp loop and softmax in cache run measurably faster (docs/kernel.md).
   // Terms below exp(-10) weigh under 5e-5 of a softmax row's sum, so the larger error there does not show.
   // exp(r) ~ 1 + c0 r + c1 r^2 + ... + c4 r^5: a relative-error minimax on [-ln2/2, ln2/2] (max 9e-8, <= 3
   // ulp evaluated in f32), evaluated in Estrin's form, (1 + c0 r) + r^2 ((c1 + c2 r) + r^2 (c3 + c4 r)):

@@ -28,15 +28,15 @@ namespace hn = hwy::HWY_NAMESPACE;
 
 // ---- contiguous reductions
 // Sum streams with 256-bit vectors even where 512-bit ones exist: on the AVX-512 development hosts
-// (Zen 4, which splits 512-bit loads in two) a 512-bit load loop reads memory at ~0.9 of the rate of the
-// same loop with 256-bit loads, which matches the machine's streaming-read kernel. Eight accumulators of 8
-// lanes keep the documented 32 terms per lane over a kSumRun run.
+// (Zen 4, which splits 512-bit loads in two) a 512-bit load loop reads memory more slowly than the same
+// loop with 256-bit loads (docs/kernel.md), which matches the machine's streaming-read kernel. Eight
+// accumulators of 8 lanes keep the documented 32 terms per lane over a kSumRun run.
 // Streaming loops prefetch kStreamAhead bytes ahead (two lines per 256 bytes; the adjacent-line prefetcher
 // fetches the pair): an Intel core's read bandwidth is bound by the misses it keeps in flight, and the
-// hardware prefetchers alone left a sum at 0.83 of the machine's read bound there. On AMD (Zen 3, 2 blocks)
-// the same prefetches cost a fifth of the rate instead: sum f32 0.91-0.94 -> 1.01-1.08 of the read bound
-// without them, bf16 0.65-0.71 -> 0.95-0.98, max over rows 0.74-0.76 -> 0.98-1.08. TESSERA_KERNEL_PREFETCH
-// (g_stream_prefetch) chooses; by default they are issued on every vendor but AMD.
+// hardware prefetchers alone left a sum well short of the machine's read bound there. On AMD the same
+// prefetches cost read bandwidth instead, and sums and extremes reach the read bound only without them
+// (docs/kernel.md). TESSERA_KERNEL_PREFETCH (g_stream_prefetch) chooses; by default they are issued on
+// every vendor but AMD.
 constexpr size_t kStreamAhead = 4096;
 template <typename T>
 HWY_INLINE void PrefetchAhead(const T* p) {
@@ -130,8 +130,8 @@ float ExtremeImpl(const void* xv, size_t n, float* lo) {
   const float init = kMax ? -std::numeric_limits<float>::infinity() : std::numeric_limits<float>::infinity();
   auto pick = [](auto a, auto b) { return kMax ? hn::Max(a, b) : hn::Min(a, b); };
   // Four independent accumulators and the NaN lanes kept as a mask (on AVX-512 a mask register: no
-  // conversion to a vector per step): 0.145 -> 0.11 cycles per element in L1 (Zen 5), which matters to
-  // softmax, whose first pass over each row this is.
+  // conversion to a vector per step) keep the loop off the latency of one accumulator's chain, which
+  // matters to softmax, whose first pass over each row this is (docs/kernel.md).
   auto m0 = hn::Set(d, init), m1 = m0, m2 = m0, m3 = m0;
   auto l0 = hn::Set(d, std::numeric_limits<float>::infinity());
   auto nan = hn::FirstN(d, 0);  // lanes that saw a NaN
@@ -364,9 +364,9 @@ const config::Var<uint64_t> kStreamMin{
 // An output that will not stay in cache is best written with non-temporal stores: ordinary stores first
 // read every destination line (read-for-ownership), three memory passes instead of two. The default
 // threshold is a quarter of the last-level cache, capped at 16 MiB because a virtual machine is shown its
-// host socket's whole L3 (260 MiB on our Intel VMs) while it can use only a slice of it: with the plain LLC
-// as threshold, a 256 MiB softmax output was written with ordinary stores at 0.38 of the copy bound, and
-// streamed at 0.49-0.53 (layer_norm 0.38 -> 0.62, rms_norm 0.43 -> 0.66, batch_norm train 0.35 -> 0.55).
+// host socket's whole L3 while it can use only a slice of it: with the plain LLC as threshold, a large
+// softmax output was written with ordinary stores, paying a read-for-ownership per line, where streaming
+// it runs markedly closer to the copy bound, as do the norms (docs/kernel.md, Intel host).
 bool stream_output(size_t bytes) {
   static const size_t min = [] {
     const uint64_t v = kStreamMin.get();

@@ -163,8 +163,8 @@ HWY_INLINE void MapOut(T* y, size_t n, Vec&& vec, One&& one) {
 #if HWY_TARGET == HWY_AVX2
 // bf16 outputs on AVX2, two vectors per store: StoreF's rounding, then one pack and one lane permute for 16
 // elements instead of a pack, a permute and a 128-bit store for each 8 (Highway's DemoteTo). Stores or
-// streams 32 bytes (streamed: p aligned to 32). Zen 3, a row in L1: scale 0.156 -> 0.129 ns per element,
-// add (bf16 in and out) 0.198 -> 0.166.
+// streams 32 bytes (streamed: p aligned to 32). AVX2 has no bf16 instructions, so these stores bound bf16
+// outputs in cache and the saved shuffles show (docs/kernel.md, Zen 3 host).
 template <bool kStream, bool kNoNaN>
 HWY_INLINE void StoreBF16x2(hn::Vec<DF> v0, hn::Vec<DF> v1, BF16* p) {
   const DF d;

@@ -26,8 +26,8 @@ constexpr size_t kL1Bytes = 32768;  // L1 data cache of current x86 cores (32-48
 constexpr size_t kStagedMin = 1024;  // shortest row for the staged path (shorter rows: per-row calls dominate)
 constexpr size_t kChunk = 1024;      // elements per step of the staged pipeline
 // The exponentials start 2 KiB + one line into scratch: their stores then never share the low 12 address
-// bits with the loads of a page-aligned row at the same index (4 KiB aliasing stalls the loads; measured
-// ~4% on rows of 4096 f32).
+// bits with the loads of a page-aligned row at the same index (4 KiB aliasing stalls the loads; measured:
+// docs/kernel.md).
 constexpr size_t kExpOffset = 2048 + 64;
 
 double nan_max(double a, double b) {
@@ -69,8 +69,8 @@ Status softmax(const ConstTensor& x, const Tensor& y, bool log, const OpOptions&
       // Software pipeline over rows, chunk by chunk: exp of row r, then output of row r - 1 (its
       // exponentials in the other scratch buffer). Streamed stores drain at memory speed; issued between
       // exp chunks they overlap the exp work instead of stalling a pass of their own. Row r + 1 is
-      // prefetched into L2 chunk by chunk meanwhile (measured 10% slower on the Intel hosts, whose
-      // prefetchers follow the rows; 6% faster on Zen 5, the host the targets are measured on now).
+      // prefetched into L2 chunk by chunk meanwhile (slower on the Intel hosts, whose prefetchers follow the
+      // rows; faster on Zen 5, the host the targets are measured on now; docs/kernel.md).
       float* ebuf[2] = {reinterpret_cast<float*>(c.scratch_as<char>() + kExpOffset),
                         reinterpret_cast<float*>(c.scratch_as<char>() + kExpOffset) + n};
       auto [r0, r1] = split(R.rows, c.block_num(), c.block_idx());
@@ -100,7 +100,7 @@ Status softmax(const ConstTensor& x, const Tensor& y, bool log, const OpOptions&
         double s = 0;
         for (size_t i = 0; i < n; i += kChunk) {
           // The next row's chunk into L2 while this chunk is exponentiated: the memory stream then overlaps
-          // the exp work instead of waiting for the next row's max pass (Zen 5: ~6% in alternated runs).
+          // the exp work instead of waiting for the next row's max pass (docs/kernel.md).
           if (r + 1 < r1) prefetch_l2(x + rb + i * es, std::min(kChunk, n - i) * es);
           s += p.exp_sum(x + i * es, std::min(kChunk, n - i), m, lo, log ? nullptr : e + i, nullptr, nullptr, nullptr);
           out_chunk(i, pe);

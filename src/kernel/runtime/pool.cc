@@ -148,7 +148,7 @@ class Pool {
     // Wait for blocks 1..n-1 (no deadline: a kernel may legitimately run long; stuck syncs time out).
     // With more blocks than CPUs, or a worker that last ran on this CPU, yield only to those workers: with
     // nobody of the job on this CPU a yield hands it to whatever else runs there for a whole scheduler slice
-    // (beside two busy processes an empty launch of 4 blocks took 3.4 ms), so then spin briefly and sleep.
+    // (docs/design.md, shared CPUs), so then spin briefly and sleep.
     bool spin = grid_.spin;
     if (remaining_.load(std::memory_order_acquire) != 0) {
       int me = sched_getcpu();
