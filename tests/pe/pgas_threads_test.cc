@@ -87,7 +87,7 @@ TEST(Threads, PeIsBoundToItsCpuUnlessUnbound) {
   if (!list) GTEST_SKIP() << "not started by tessera-run";
   // tessera-run places PE r on the (r mod CPUs)-th CPU when the PEs fit or are a whole multiple of the CPUs,
   // unless processes outside the job use the CPUs (tools/run/placement.h): then every PE runs on all of them
-  // and the job's cpus_shared word is raised, before the PEs start or after the launcher's next samples.
+  // and the job's cpus_shared word is raised once the launcher's samples show them.
   const std::vector<int> cpus = listed_cpus(list);
   const int ncpu = static_cast<int>(cpus.size());
   const size_t mine = static_cast<size_t>(me()) % cpus.size();

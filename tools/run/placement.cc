@@ -7,7 +7,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -146,36 +145,6 @@ PlacementPolicy::Action PlacementPolicy::add_sample(const CpuTimes& s, const std
   shared_ = false;
   window_.clear();
   return Action::kRebind;
-}
-
-// /proc/loadavg's fourth field is "runnable/total" scheduling entities, the reader among the runnable.
-int runnable_now() {
-  std::ifstream f("/proc/loadavg");
-  double a, b, c;
-  int running = 0;
-  char slash;
-  f >> a >> b >> c >> running >> slash;
-  return running;
-}
-
-bool PlacementMonitor::start() {
-  if (!watching()) return false;
-  int others = 1 << 30;
-  for (int i = 0; i < 3; ++i) {
-    if (i) ::usleep(1000);
-    others = std::min(others, runnable_now() - 1);
-  }
-  if (others < 1) return false;
-  policy_.start_shared();
-  shared_word_->store(1, std::memory_order_relaxed);
-  if (report_)
-    std::fprintf(stderr, "tessera-run: placement: %d other processes running at the start; the PEs start "
-                 "unbound\n", others);
-  return true;
-}
-
-void PlacementMonitor::started(int rank, pid_t pid) {
-  if (watching() && policy_.shared()) widened_[pid] = layout_.pe_cpu[static_cast<size_t>(rank)];
 }
 
 void PlacementMonitor::tick(const std::vector<pid_t>& pids_by_rank, uint64_t now_ns) {

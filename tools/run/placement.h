@@ -56,8 +56,11 @@ double outside_cpus(const CpuTimes& a, const CpuTimes& b);
 // The decision alone, fed with samples (unit-tested with made-up ones: tests/unit/run/placement_test.cc).
 class PlacementPolicy {
  public:
-  static constexpr int kWindowSamples = 3;  // the decision to unbind looks at the last 3 intervals
-  static constexpr double kShareCpus = 0.25;
+  // The decision to unbind looks at the last kWindowSamples intervals: long enough that a process starting
+  // up next to the job (a shell, a Python reading its output) does not count, short enough that a busy
+  // neighbour costs the job a fraction of a second bound.
+  static constexpr int kWindowSamples = 5;
+  static constexpr double kShareCpus = 0.5;
   static constexpr int kQuietSamples = 10;
   static constexpr double kQuietCpus = 0.1;
   enum class Action { kNone, kUnbind, kRebind };
@@ -65,8 +68,6 @@ class PlacementPolicy {
   // `pids` are the processes the sample's `procs` covers: when they change (a PE ended), the window starts
   // again, as the ended PE's time left the sum.
   Action add_sample(const CpuTimes& s, const std::vector<pid_t>& pids);
-  // The job starts unbound: something outside it was running when it started (PlacementMonitor::start).
-  void start_shared() { shared_ = true, quiet_ = 0; }
   bool shared() const { return shared_; }
   double load() const { return load_; }  // outside CPUs behind the last decision
 
@@ -84,13 +85,8 @@ class PlacementMonitor {
 
   // shared_word: JobControl::cpus_shared. report: print the placement and every change to stderr.
   PlacementMonitor(BindMode mode, Layout layout, std::atomic<uint32_t>* shared_word, bool report);
-  // Before the PEs start: when other processes are running at this moment (/proc/loadavg, read three times
-  // a millisecond apart), the PEs start unbound rather than wait out the first samples bound. True then.
-  bool start();
-  // The PE of `rank` started as `pid`; when it started unbound, binding it later means its main thread.
-  void started(int rank, pid_t pid);
   // Whether the PEs start bound to layout.pe_cpu.
-  bool start_bound() const { return mode_ != BindMode::kNone && !policy_.shared(); }
+  bool start_bound() const { return mode_ != BindMode::kNone; }
   // Call about every kSamplePeriodMs with the running PEs' pids by rank (-1 for PEs that ended).
   void tick(const std::vector<pid_t>& pids_by_rank, uint64_t now_ns);
   // When the next tick is due (0: never; the policy does not watch).

@@ -41,13 +41,15 @@ TEST(Placement, StaysBoundWhileTheCpusAreTheJobsOnly) {
 TEST(Placement, UnbindsOnceAWindowOfOutsideLoadIsSeen) {
   Feed f;
   for (int i = 0; i < 5; ++i) ASSERT_EQ(f.next(0), Action::kNone);
-  // A short burst (one interval at half a CPU) averages below kShareCpus over the window: stays bound.
-  ASSERT_EQ(f.next(0.5), Action::kNone);
-  for (int i = 0; i < 5; ++i) ASSERT_EQ(f.next(0), Action::kNone);
+  // A short burst (a whole CPU for two intervals: a process starting up) averages below kShareCpus over the
+  // window: stays bound.
+  ASSERT_EQ(f.next(1.0), Action::kNone);
+  ASSERT_EQ(f.next(1.0), Action::kNone);
+  for (int i = 0; i < 8; ++i) ASSERT_EQ(f.next(0), Action::kNone);
   // Sustained load: unbinds once, within the window, and not again while it lasts.
   int unbinds = 0, at = -1;
   for (int i = 0; i < 20; ++i)
-    if (f.next(0.5) == Action::kUnbind) ++unbinds, at = i;
+    if (f.next(0.8) == Action::kUnbind) ++unbinds, at = i;
   EXPECT_EQ(unbinds, 1);
   EXPECT_GE(at, 1);
   EXPECT_LT(at, PlacementPolicy::kWindowSamples);
@@ -57,7 +59,7 @@ TEST(Placement, UnbindsOnceAWindowOfOutsideLoadIsSeen) {
 
 TEST(Placement, BindsAgainAfterQuietSamplesInARow) {
   Feed f;
-  for (int i = 0; i < 4; ++i) f.next(1.0);
+  for (int i = 0; i <= PlacementPolicy::kWindowSamples; ++i) f.next(1.0);
   ASSERT_TRUE(f.policy.shared());
   // Quiet but for one busy interval: the count starts again.
   for (int i = 0; i < PlacementPolicy::kQuietSamples - 1; ++i) ASSERT_EQ(f.next(0), Action::kNone);
@@ -74,9 +76,7 @@ TEST(Placement, APeThatEndsStartsTheWindowAgain) {
   f.next(1.0);
   f.pids[1] = -1;  // PE 1 ended: its CPU time leaves the sum, which must not read as outside load
   f.t.procs -= 1000;
-  EXPECT_EQ(f.next(1.0), Action::kNone);
-  EXPECT_EQ(f.next(1.0), Action::kNone);
-  EXPECT_EQ(f.next(1.0), Action::kNone);
+  for (int i = 0; i < PlacementPolicy::kWindowSamples; ++i) EXPECT_EQ(f.next(1.0), Action::kNone) << i;
   EXPECT_EQ(f.next(1.0), Action::kUnbind);  // a full window after the change
 }
 
