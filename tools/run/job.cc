@@ -134,6 +134,7 @@ Status Job::setup() {
   const bool report = opt_.report_bindings || log::level() >= log::Level::kInfo;
   placement_ = std::make_unique<PlacementMonitor>(mode_, layout_, &ctl_->cpus_shared, report);
   if (report) std::fprintf(stderr, "tessera-run: placement: %s\n", placement_->describe().c_str());
+  placement_->start();
   return Status::ok();
 }
 
@@ -187,6 +188,7 @@ Status Job::spawn(int rank, const std::string& sock) {
   }
   pe.pid = pid;
   pe.running = true;
+  placement_->started(rank, pid);
   if (opt_.tag_output) {
     ::close(out[1]);
     ::close(err[1]);

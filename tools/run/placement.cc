@@ -147,6 +147,55 @@ PlacementPolicy::Action PlacementPolicy::add_sample(const CpuTimes& s, const std
   return Action::kRebind;
 }
 
+int busy_neighbours() {
+  static const double hz = static_cast<double>(::sysconf(_SC_CLK_TCK));
+  double uptime = 0;
+  {
+    std::ifstream up("/proc/uptime");
+    up >> uptime;
+  }
+  const pid_t self = ::getpid();
+  int n = 0;
+  DIR* d = ::opendir("/proc");
+  if (!d) return 0;
+  while (dirent* e = ::readdir(d)) {
+    const pid_t pid = static_cast<pid_t>(std::atoi(e->d_name));
+    if (pid <= 0 || pid == self) continue;
+    std::ifstream ps(fmt::format("/proc/{}/stat", pid));
+    std::string s((std::istreambuf_iterator<char>(ps)), std::istreambuf_iterator<char>());
+    const size_t close = s.rfind(')');
+    if (close == std::string::npos || close + 2 >= s.size() || s[close + 2] != 'R') continue;
+    // Fields after the name: 3 state ... 14 utime, 15 stime ... 22 starttime (ticks after boot).
+    std::istringstream in(s.substr(close + 2));
+    std::string field;
+    double cpu = 0, start = 0;
+    for (int f = 3; f <= 22 && in >> field; ++f) {
+      if (f == 14 || f == 15) cpu += std::strtod(field.c_str(), nullptr) / hz;
+      if (f == 22) start = std::strtod(field.c_str(), nullptr) / hz;
+    }
+    const double age = uptime - start;
+    if (age >= 1.0 && cpu >= 0.5 * age) ++n;
+  }
+  ::closedir(d);
+  return n;
+}
+
+bool PlacementMonitor::start() {
+  if (!watching()) return false;
+  const int n = busy_neighbours();
+  if (n == 0) return false;
+  policy_.start_shared();
+  shared_word_->store(1, std::memory_order_relaxed);
+  if (report_)
+    std::fprintf(stderr, "tessera-run: placement: %d busy process%s beside the job at its start; the PEs start "
+                 "unbound\n", n, n == 1 ? "" : "es");
+  return true;
+}
+
+void PlacementMonitor::started(int rank, pid_t pid) {
+  if (watching() && policy_.shared()) widened_[pid] = layout_.pe_cpu[static_cast<size_t>(rank)];
+}
+
 void PlacementMonitor::tick(const std::vector<pid_t>& pids_by_rank, uint64_t now_ns) {
   if (!watching() || now_ns < next_ns_) return;
   next_ns_ = now_ns + static_cast<uint64_t>(kSamplePeriodMs) * 1000000ull;

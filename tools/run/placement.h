@@ -52,6 +52,9 @@ struct CpuTimes {
 CpuTimes sample_cpu_times(const std::vector<int>& cpus, const std::vector<pid_t>& pids);
 // How many CPUs' worth of time processes other than `pids` used on `cpus` between two samples.
 double outside_cpus(const CpuTimes& a, const CpuTimes& b);
+// Processes other than this one that are runnable now, older than a second, and have used at least half a
+// CPU on average since they started (/proc/PID/stat): a busy neighbour, not a process starting up.
+int busy_neighbours();
 
 // The decision alone, fed with samples (unit-tested with made-up ones: tests/unit/run/placement_test.cc).
 class PlacementPolicy {
@@ -68,6 +71,8 @@ class PlacementPolicy {
   // `pids` are the processes the sample's `procs` covers: when they change (a PE ended), the window starts
   // again, as the ended PE's time left the sum.
   Action add_sample(const CpuTimes& s, const std::vector<pid_t>& pids);
+  // The job starts unbound (PlacementMonitor::start found busy neighbours).
+  void start_shared() { shared_ = true, quiet_ = 0; }
   bool shared() const { return shared_; }
   double load() const { return load_; }  // outside CPUs behind the last decision
 
@@ -85,8 +90,13 @@ class PlacementMonitor {
 
   // shared_word: JobControl::cpus_shared. report: print the placement and every change to stderr.
   PlacementMonitor(BindMode mode, Layout layout, std::atomic<uint32_t>* shared_word, bool report);
+  // Before the PEs start: when busy_neighbours() finds processes that have kept a CPU busy for a while, the
+  // PEs start unbound rather than wait out the first samples bound. True then.
+  bool start();
+  // The PE of `rank` started as `pid`; when it started unbound, binding it later means its main thread.
+  void started(int rank, pid_t pid);
   // Whether the PEs start bound to layout.pe_cpu.
-  bool start_bound() const { return mode_ != BindMode::kNone; }
+  bool start_bound() const { return mode_ != BindMode::kNone && !policy_.shared(); }
   // Call about every kSamplePeriodMs with the running PEs' pids by rank (-1 for PEs that ended).
   void tick(const std::vector<pid_t>& pids_by_rank, uint64_t now_ns);
   // When the next tick is due (0: never; the policy does not watch).
