@@ -14,6 +14,7 @@
 #include "coll/engine.h"
 #include "coll_common.h"
 #include "pe_main.h"
+#include "placement_check.h"
 #include "sync/wait.h"
 
 namespace coll_test {
@@ -55,20 +56,12 @@ TEST(Allreduce, LLEveryPayloadSizeUpTo72Bytes) {
 
 // The LL waiting order (comm.h: wait_order, spin_for): every other member once; when the job has more PEs
 // than CPUs and they are bound one CPU each, the members bound to my CPU come first and only the others are
-// waited for by spinning. Checked against each member's CPU as the member itself sees it.
+// waited for by spinning. Checked against each member's CPU as the member itself sees it (placement_check.h).
 TEST(Comm, WaitOrderPutsMembersOfMyCpuFirst) {
   Communicator& c = world();
-  auto cpu_of = [](const cpu_set_t& set) {
-    if (CPU_COUNT(&set) != 1) return -1;
-    for (int i = 0; i < CPU_SETSIZE; ++i)
-      if (CPU_ISSET(i, &set)) return i;
-    return -1;
-  };
-  cpu_set_t set;
-  ASSERT_EQ(sched_getaffinity(0, sizeof set, &set), 0);
   std::vector<int64_t> cpus(static_cast<size_t>(c.size));
   for (int m = 0; m < c.size; ++m) cpus[static_cast<size_t>(m)] = tessera::sync::pe_cpu(c.world[m]);
-  EXPECT_EQ(cpus[static_cast<size_t>(c.rank)], cpu_of(set));
+  EXPECT_EQ(cpus[static_cast<size_t>(c.rank)], checked_start_cpu());
   ASSERT_EQ(c.wait_order.size(), static_cast<size_t>(c.size - 1));
   std::vector<int> seen(static_cast<size_t>(c.size), 0);
   bool apart_seen = false;
@@ -87,7 +80,7 @@ TEST(Comm, WaitOrderPutsMembersOfMyCpuFirst) {
   for (int m = 0; m < c.size; ++m) EXPECT_EQ(seen[static_cast<size_t>(m)], m == c.rank ? 0 : 1) << m;
   // tessera-run binds PE i to the i-th CPU of the job (modulo their count): with two CPUs or more, an
   // oversubscribed member has members on another CPU.
-  if (c.oversubscribed && cpu_of(set) >= 0 && tessera::usable_cpus() >= 2) {
+  if (c.oversubscribed && cpus[static_cast<size_t>(c.rank)] >= 0 && tessera::usable_cpus() >= 2) {
     EXPECT_TRUE(apart_seen);
   }
 }

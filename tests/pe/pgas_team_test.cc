@@ -2,6 +2,7 @@
 
 #include "base/cpu.h"
 #include "pe_main.h"
+#include "placement_check.h"
 #include "pgas/team.h"
 #include "sync/wait.h"
 
@@ -24,12 +25,13 @@ TEST(Team, WorldAndShared) {
 
 // With more PEs than CPUs and every PE bound to one CPU (tessera-run's layout at 4 PEs on 2 CPUs), a
 // barrier waits for the members of its own CPU first: each team learns them from the CPUs the PEs
-// published at start-up. Checked against the CPUs the PEs report here, and barriers still hold everyone.
+// published at start-up. Checked against the CPUs the PEs report here (the ones they were started on, which
+// they still run on unless tessera-run has unbound the job since), and barriers still hold everyone.
 TEST(Team, BarrierWaitsForMembersOfMyCpuFirst) {
   static int cpu[64];
   static int round_of[64];
   ASSERT_LE(npes(), 64);
-  const int mine = tessera::bound_cpu();
+  const int mine = checked_start_cpu();
   for (int p = 0; p < npes(); ++p) shmem_int_p(&cpu[me()], mine, p);
   shmem_barrier_all();
   shmem_barrier_all();  // the world team has learned the CPUs by now
