@@ -83,9 +83,7 @@ class Job {
   Options opt_;
   std::vector<Pe> pes_;
   std::string job_id_, secret_, ctl_name_;
-  BindMode mode_ = BindMode::kAuto;
-  Layout layout_;
-  std::unique_ptr<PlacementMonitor> placement_;
+  std::unique_ptr<PlacementMonitor> placement_;  // the policy, the layout it chose, and its watch
   pgas::JobControl* ctl_ = nullptr;
   size_t ctl_bytes_ = 0;
   BootstrapServer* server_ = nullptr;
@@ -113,8 +111,8 @@ Status resolve_bind_mode(const Options& opt, BindMode* mode) {
 }
 
 Status Job::setup() {
-  TS_RETURN_IF_ERROR(resolve_bind_mode(opt_, &mode_));
-  layout_ = plan_layout(opt_.n_pes);
+  BindMode mode;
+  TS_RETURN_IF_ERROR(resolve_bind_mode(opt_, &mode));
   job_id_ = bootstrap::random_hex(16);
   secret_ = bootstrap::random_hex(bootstrap::kSecretChars);
   ctl_name_ = transport::shm::segment_name(job_id_, "ctl");
@@ -132,7 +130,7 @@ Status Job::setup() {
   if (sigfd_ < 0) return sys_error("signalfd");
   signal(SIGPIPE, SIG_IGN);
   const bool report = opt_.report_bindings || log::level() >= log::Level::kInfo;
-  placement_ = std::make_unique<PlacementMonitor>(mode_, layout_, &ctl_->cpus_shared, report);
+  placement_ = std::make_unique<PlacementMonitor>(mode, plan_layout(opt_.n_pes), &ctl_->cpus_shared, report);
   if (report) std::fprintf(stderr, "tessera-run: placement: %s\n", placement_->describe().c_str());
   placement_->start();
   return Status::ok();
@@ -141,9 +139,10 @@ Status Job::setup() {
 // Binds the child to the CPU plan_layout chose for it (placement.h says why), and tells it the job's CPUs for
 // the threads it starts for itself (TESSERA_JOB_CPUS).
 void Job::place_on_cpu(int rank) {
-  if (layout_.cpus.empty()) return;
-  ::setenv("TESSERA_JOB_CPUS", cpu_list(layout_.cpus).c_str(), 1);
-  const int cpu = layout_.pe_cpu[static_cast<size_t>(rank)];
+  const Layout& layout = placement_->layout();
+  if (layout.cpus.empty()) return;
+  ::setenv("TESSERA_JOB_CPUS", cpu_list(layout.cpus).c_str(), 1);
+  const int cpu = layout.pe_cpu[static_cast<size_t>(rank)];
   if (!placement_->start_bound() || cpu < 0) return;
   cpu_set_t one;
   CPU_ZERO(&one);
@@ -170,7 +169,7 @@ Status Job::spawn(int rank, const std::string& sock) {
       ::dup2(err[1], STDERR_FILENO);
     }
     for (const auto& kv : opt_.env) ::putenv(const_cast<char*>(kv.c_str()));
-    ::setenv("TESSERA_BIND", bind_mode_name(mode_), 1);
+    ::setenv("TESSERA_BIND", bind_mode_name(placement_->mode()), 1);
     ::setenv("TESSERA_JOB_SOCKET", sock.c_str(), 1);
     ::setenv("TESSERA_JOB_SECRET", secret_.c_str(), 1);
     ::setenv("TESSERA_JOB_RANK", std::to_string(rank).c_str(), 1);

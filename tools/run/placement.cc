@@ -58,6 +58,30 @@ Layout plan_layout(int n_pes) {
   return l;
 }
 
+namespace {
+// The fields of /proc/PID/stat we read; false when the process is gone. The command name (field 2) may hold
+// spaces and parentheses, so fields are counted after its last closing parenthesis.
+struct ProcStat {
+  char state = '?';          // field 3
+  uint64_t cpu_ticks = 0;    // fields 14 + 15, utime + stime: every thread of the process
+  uint64_t start_ticks = 0;  // field 22, starttime: clock ticks after boot
+};
+bool read_proc_stat(pid_t pid, ProcStat* out) {
+  std::ifstream ps(fmt::format("/proc/{}/stat", pid));
+  std::string s((std::istreambuf_iterator<char>(ps)), std::istreambuf_iterator<char>());
+  const size_t close = s.rfind(')');
+  if (close == std::string::npos || close + 2 >= s.size()) return false;
+  std::istringstream in(s.substr(close + 2));
+  std::string field;
+  for (int f = 3; f <= 22 && in >> field; ++f) {
+    if (f == 3) out->state = field[0];
+    if (f == 14 || f == 15) out->cpu_ticks += std::strtoull(field.c_str(), nullptr, 10);
+    if (f == 22) out->start_ticks = std::strtoull(field.c_str(), nullptr, 10);
+  }
+  return true;
+}
+}  // namespace
+
 CpuTimes sample_cpu_times(const std::vector<int>& cpus, const std::vector<pid_t>& pids) {
   CpuTimes t;
   timespec ts;
@@ -76,22 +100,9 @@ CpuTimes sample_cpu_times(const std::vector<int>& cpus, const std::vector<pid_t>
     for (int c : cpus)
       if (c == cpu) t.cpus_busy += user + nice + sys + irq + softirq;
   }
-  // /proc/PID/stat: utime and stime (fields 14 and 15) cover every thread of the process. The command name
-  // (field 2) may hold spaces, so count fields after its closing parenthesis.
   for (pid_t pid : pids) {
-    if (pid <= 0) continue;
-    std::ifstream ps("/proc/" + std::to_string(pid) + "/stat");
-    std::string s((std::istreambuf_iterator<char>(ps)), std::istreambuf_iterator<char>());
-    size_t close = s.rfind(')');
-    if (close == std::string::npos) continue;
-    std::istringstream in(s.substr(close + 2));
-    std::string field;
-    uint64_t utime = 0, stime = 0;
-    for (int f = 3; f <= 15 && in >> field; ++f) {
-      if (f == 14) utime = std::strtoull(field.c_str(), nullptr, 10);
-      if (f == 15) stime = std::strtoull(field.c_str(), nullptr, 10);
-    }
-    t.procs += utime + stime;
+    ProcStat st;
+    if (pid > 0 && read_proc_stat(pid, &st)) t.procs += st.cpu_ticks;
   }
   return t;
 }
@@ -161,18 +172,9 @@ int busy_neighbours() {
   while (dirent* e = ::readdir(d)) {
     const pid_t pid = static_cast<pid_t>(std::atoi(e->d_name));
     if (pid <= 0 || pid == self) continue;
-    std::ifstream ps(fmt::format("/proc/{}/stat", pid));
-    std::string s((std::istreambuf_iterator<char>(ps)), std::istreambuf_iterator<char>());
-    const size_t close = s.rfind(')');
-    if (close == std::string::npos || close + 2 >= s.size() || s[close + 2] != 'R') continue;
-    // Fields after the name: 3 state ... 14 utime, 15 stime ... 22 starttime (ticks after boot).
-    std::istringstream in(s.substr(close + 2));
-    std::string field;
-    double cpu = 0, start = 0;
-    for (int f = 3; f <= 22 && in >> field; ++f) {
-      if (f == 14 || f == 15) cpu += std::strtod(field.c_str(), nullptr) / hz;
-      if (f == 22) start = std::strtod(field.c_str(), nullptr) / hz;
-    }
+    ProcStat st;
+    if (!read_proc_stat(pid, &st) || st.state != 'R') continue;
+    const double cpu = static_cast<double>(st.cpu_ticks) / hz, start = static_cast<double>(st.start_ticks) / hz;
     const double age = uptime - start;
     if (age >= 1.0 && cpu >= 0.5 * age) ++n;
   }

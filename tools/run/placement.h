@@ -103,6 +103,8 @@ class PlacementMonitor {
   uint64_t next_tick_ns() const { return watching() ? next_ns_ : 0; }
   // One line: the placement the job got and why.
   std::string describe() const;
+  BindMode mode() const { return mode_; }
+  const Layout& layout() const { return layout_; }
 
  private:
   bool watching() const { return mode_ == BindMode::kAuto && layout_.bound(); }

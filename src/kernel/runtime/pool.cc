@@ -132,14 +132,18 @@ class Pool {
     ws_size_ = opts.workspace_bytes;
     remaining_.store(static_cast<uint32_t>(n - 1), std::memory_order_relaxed);
     block_num_.store(n, std::memory_order_relaxed);
-    launcher_cpu_.store(sched_getcpu(), std::memory_order_relaxed);
+    const int my_cpu = sched_getcpu();
+    launcher_cpu_.store(my_cpu, std::memory_order_relaxed);
+    // The scheduler usually wakes a thread on or near the waker's CPU: until a woken worker runs and says
+    // where it is, the others take it to be on this one (worker_on). Only when some worker was asleep: back
+    // to back launches find every worker awake.
+    const bool some_asleep = idle_sleepers_.load(std::memory_order_relaxed) != 0;
     // Publish the launch: workers acquire seq_ and then read the fields above.
     if (n > 1) sync::store_and_wake(seq_, seq_.load(std::memory_order_relaxed) + 1, idle_sleepers_);
-    // The scheduler usually wakes a thread on or near the waker's CPU: until a woken worker runs and says
-    // where it is, the others take it to be on this one (worker_on).
-    for (int w = 0; w + 1 < n; ++w)
-      if (worker_cpu_[w].cpu.load(std::memory_order_relaxed) < 0)
-        worker_cpu_[w].cpu.store(launcher_cpu_.load(std::memory_order_relaxed), std::memory_order_relaxed);
+    if (n > 1 && some_asleep)
+      for (int w = 0; w + 1 < n; ++w)
+        if (worker_cpu_[w].cpu.load(std::memory_order_relaxed) < 0)
+          worker_cpu_[w].cpu.store(my_cpu, std::memory_order_relaxed);
 
     BlockContext ctx;
     detail::Grid::bind(ctx, 0, n, scratch0_, scratch_bytes_, ws_, ws_size_, name, &grid_);
@@ -151,7 +155,7 @@ class Pool {
     // (docs/design.md, shared CPUs), so then spin briefly and sleep.
     bool spin = grid_.spin;
     if (remaining_.load(std::memory_order_acquire) != 0) {
-      int me = sched_getcpu();
+      int me = sched_getcpu();  // block 0 may have run long enough to move
       if (spin) spin = !worker_on(me, n, -1);
       if (!spin) {
         const uint64_t end = now_ns() + sync::spin_ns();
