@@ -48,10 +48,17 @@ typedef enum {
 
 typedef enum {
   tesseraInt8 = 0, tesseraUint8 = 1, tesseraInt32 = 2, tesseraUint32 = 3, tesseraInt64 = 4, tesseraUint64 = 5,
-  tesseraFloat16 = 6, tesseraBfloat16 = 7, tesseraFloat32 = 8, tesseraFloat64 = 9, tesseraNumTypes = 10
+  tesseraFloat16 = 6, tesseraBfloat16 = 7, tesseraFloat32 = 8, tesseraFloat64 = 9,
+  /* Beyond NCCL's set, for OpenSHMEM's reductions: long double as the platform has it, complex as two floats. */
+  tesseraInt16 = 10, tesseraUint16 = 11, tesseraLongDouble = 12, tesseraComplex64 = 13, tesseraComplex128 = 14,
+  tesseraNumTypes = 15
 } tesseraDataType_t;
 
-typedef enum { tesseraSum = 0, tesseraProd = 1, tesseraMin = 2, tesseraMax = 3, tesseraAvg = 4, tesseraNumOps = 5 } tesseraRedOp_t;
+/* tesseraBand/Bor/Bxor apply to integer types only; tesseraMin/Max not to complex types. */
+typedef enum {
+  tesseraSum = 0, tesseraProd = 1, tesseraMin = 2, tesseraMax = 3, tesseraAvg = 4,
+  tesseraBand = 5, tesseraBor = 6, tesseraBxor = 7, tesseraNumOps = 8
+} tesseraRedOp_t;
 
 #define TESSERA_SPLIT_NOCOLOR (-1)
 

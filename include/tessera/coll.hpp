@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <complex>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -31,8 +32,10 @@
 
 namespace tessera::coll {
 
-enum class DataType : uint8_t { kInt8, kUint8, kInt32, kUint32, kInt64, kUint64, kFloat16, kBFloat16, kFloat32, kFloat64 };
-enum class RedOp : uint8_t { kSum, kProd, kMin, kMax, kAvg };
+enum class DataType : uint8_t { kInt8, kUint8, kInt32, kUint32, kInt64, kUint64, kFloat16, kBFloat16, kFloat32, kFloat64,
+                                kInt16, kUint16, kLongDouble, kComplex64, kComplex128 };
+/// kBand/kBor/kBxor apply to integer types only; kMin/kMax not to complex types.
+enum class RedOp : uint8_t { kSum, kProd, kMin, kMax, kAvg, kBand, kBor, kBxor };
 
 /// Storage types for 16-bit floats (bit patterns; arithmetic happens inside the library).
 struct half_t { uint16_t bits; };
@@ -49,6 +52,11 @@ template <> struct DataTypeOf<half_t> { static constexpr DataType value = DataTy
 template <> struct DataTypeOf<bfloat16_t> { static constexpr DataType value = DataType::kBFloat16; };
 template <> struct DataTypeOf<float> { static constexpr DataType value = DataType::kFloat32; };
 template <> struct DataTypeOf<double> { static constexpr DataType value = DataType::kFloat64; };
+template <> struct DataTypeOf<int16_t> { static constexpr DataType value = DataType::kInt16; };
+template <> struct DataTypeOf<uint16_t> { static constexpr DataType value = DataType::kUint16; };
+template <> struct DataTypeOf<long double> { static constexpr DataType value = DataType::kLongDouble; };
+template <> struct DataTypeOf<std::complex<float>> { static constexpr DataType value = DataType::kComplex64; };
+template <> struct DataTypeOf<std::complex<double>> { static constexpr DataType value = DataType::kComplex128; };
 
 using Error = tessera::Error;  // one exception type for the whole C++ API (error.hpp)
 

@@ -120,6 +120,10 @@ constexpr TypeRow kTypeRows[] = {
     {tesseraInt64, DataType::kInt64, DType::kInt64},       {tesseraUint64, DataType::kUint64, DType::kUint64},
     {tesseraFloat16, DataType::kFloat16, DType::kFloat16}, {tesseraBfloat16, DataType::kBFloat16, DType::kBFloat16},
     {tesseraFloat32, DataType::kFloat32, DType::kFloat32}, {tesseraFloat64, DataType::kFloat64, DType::kFloat64},
+    {tesseraInt16, DataType::kInt16, DType::kInt16},       {tesseraUint16, DataType::kUint16, DType::kUint16},
+    {tesseraLongDouble, DataType::kLongDouble, DType::kLongDouble},
+    {tesseraComplex64, DataType::kComplex64, DType::kComplex64},
+    {tesseraComplex128, DataType::kComplex128, DType::kComplex128},
 };
 struct OpRow {
   tesseraRedOp_t c;
@@ -128,7 +132,8 @@ struct OpRow {
 };
 constexpr OpRow kOpRows[] = {
     {tesseraSum, RedOp::kSum, Op::kSum}, {tesseraProd, RedOp::kProd, Op::kProd}, {tesseraMin, RedOp::kMin, Op::kMin},
-    {tesseraMax, RedOp::kMax, Op::kMax}, {tesseraAvg, RedOp::kAvg, Op::kAvg},
+    {tesseraMax, RedOp::kMax, Op::kMax}, {tesseraAvg, RedOp::kAvg, Op::kAvg}, {tesseraBand, RedOp::kBand, Op::kBand},
+    {tesseraBor, RedOp::kBor, Op::kBor}, {tesseraBxor, RedOp::kBxor, Op::kBxor},
 };
 template <typename Row>
 constexpr bool same_numbers(const Row& r) {

@@ -26,6 +26,10 @@ struct Args {
   const size_t* sdispls = nullptr;
   const size_t* rcounts = nullptr;
   const size_t* rdispls = nullptr;
+  // Every member's send and recv lie in symmetric memory (the PGAS heap or data segment) at the same
+  // offsets, and every member passes the flag alike: the OpenSHMEM collectives' contract. Algorithms
+  // may then read and write peers' buffers in place with no agreement step (algos/symmetric.cc).
+  bool symmetric = false;
 };
 
 // What selection sees (identical on every member).
@@ -39,6 +43,7 @@ struct Shape {
   bool oversubscribed = false;
   bool cma = false;       // every member can read every member's memory (coll/cma.h)
   bool bound = false;     // every member is bound to one CPU: oversubscribed LL calls wait in order (comm.h)
+  bool symmetric = false; // Args::symmetric
 };
 
 struct Algorithm {

@@ -39,6 +39,7 @@ uint64_t mix(uint64_t h, uint64_t v) {
 
 std::mutex g_mu;
 std::map<std::tuple<int, int, int>, uint64_t> g_team_counts;  // comms created over each team shape
+std::map<std::tuple<int, int, int>, uint64_t> g_set_counts;   // ... and over each active set
 
 size_t ctrl_bytes(int n) { return round_up(sizeof(Ctrl) + 2 * static_cast<size_t>(n) * sizeof(Line), kPage); }
 
@@ -185,6 +186,24 @@ Result<Communicator*> comm_create_team(pgas::Team* team) {
   std::vector<int> world;
   for (int i = 0; i < team->size; ++i) world.push_back(team->world_pe(i));
   return build(std::move(world), team->my_index, uid, [team] { pgas::team_sync(team); });
+}
+
+Result<Communicator*> comm_create_set(int start, int stride, int size, const std::function<void()>& sync) {
+  if (!pgas::is_initialized()) return invalid_arg("communicator creation: call shmem_init first");
+  const int me = pgas::rt().my_pe;
+  if (size < 1 || stride < 1 || (me - start) % stride != 0 || me < start || (me - start) / stride >= size)
+    return invalid_arg("communicator creation: PE {} is not in the set of {} PEs from {} by {}", me, size, start, stride);
+  uint64_t count;
+  {
+    std::lock_guard lk(g_mu);
+    count = g_set_counts[{start, stride, size}]++;
+  }
+  // A key apart from the teams' (teams of the same shape may exist at the same time).
+  uint64_t uid = mix(mix(mix(mix(0x5e7a5e7, static_cast<uint64_t>(start)), static_cast<uint64_t>(stride)),
+                         static_cast<uint64_t>(size)), count);
+  std::vector<int> world;
+  for (int i = 0; i < size; ++i) world.push_back(start + i * stride);
+  return build(std::move(world), (me - start) / stride, uid, sync);
 }
 
 Result<Communicator*> comm_split(Communicator* parent, int color, int key) {

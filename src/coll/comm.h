@@ -24,6 +24,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -171,9 +172,11 @@ struct Communicator {
   // Selection cache: the last (kind, bytes) and its algorithm.
   Kind last_kind = Kind::kSendRecv;
   size_t last_bytes = ~size_t{0};
+  bool last_symmetric = false;
   const Algorithm* last_algo = nullptr;
   std::vector<uint64_t> checked;     // bitmask: peers whose call record was checked this call
   std::string name;                  // for messages: "communicator 3f2a (4 ranks)"
+  const char* caller = nullptr;      // the API routine of the running call, when it names one (messages)
   bool cma = false;                  // every member can read every member's memory (process_vm_readv)
   std::vector<int64_t> pids;         // process id of each member
   StageStores stores;                // this member's staging stores (algos/stage.cc)
@@ -212,6 +215,9 @@ inline void stage_call_end(Communicator& c, uint64_t t0, size_t bytes_per_rank) 
 
 // Creation and destruction: collective over the members (and, for split, over the parent).
 Result<Communicator*> comm_create_team(pgas::Team* team);
+// The members {start + i*stride : i < size} in world numbering (an OpenSHMEM active set); `sync` is a
+// barrier over them, called twice.
+Result<Communicator*> comm_create_set(int start, int stride, int size, const std::function<void()>& sync);
 Result<Communicator*> comm_split(Communicator* parent, int color, int key);
 void comm_destroy(Communicator* c);
 // Tests only: frees a communicator whose members are out of step (after a mismatch), without a barrier.

@@ -36,6 +36,8 @@ constexpr uint8_t kKindFlags[kNumKinds] = {
     /* scatterv */ kRooted | kUnshared,
     /* barrier */ 0,
     /* sendrecv */ 0,
+    /* inscan */ kReducing,
+    /* exscan */ kReducing,
 };
 constexpr uint8_t flags_of(Kind k) { return kKindFlags[static_cast<int>(k)]; }
 constexpr bool rooted(Kind k) { return flags_of(k) & kRooted; }
@@ -99,9 +101,14 @@ uint64_t hash_bytes(const void* p, size_t n) {
 Status check_args(const Communicator& c, Kind kind, const Args& a, size_t* total) {
   const uint8_t f = flags_of(kind);
   if (!valid(a.dtype)) [[unlikely]]
-    return invalid_arg("{}: datatype {} is not one of the 10 supported types", kind_name(kind), static_cast<int>(a.dtype));
+    return invalid_arg("{}: datatype {} is not one of the {} supported types (0..{})", kind_name(kind),
+                       static_cast<int>(a.dtype), kNumDTypes, kNumDTypes - 1);
   if ((f & kReducing) && !valid(a.op)) [[unlikely]]
-    return invalid_arg("{}: reduction op {} is not sum/prod/min/max/avg", kind_name(kind), static_cast<int>(a.op));
+    return invalid_arg("{}: reduction op {} is not sum/prod/min/max/avg/band/bor/bxor (0..{})", kind_name(kind),
+                       static_cast<int>(a.op), kNumOps - 1);
+  if ((f & kReducing) && !op_applies(a.dtype, a.op)) [[unlikely]]
+    return invalid_arg("{}: reduction op {} does not apply to {} ({})", kind_name(kind), op_name(a.op),
+                       dtype_name(a.dtype), is_complex(a.dtype) ? "complex numbers have no order" : "not an integer type");
   if ((f & kRooted) && (a.root < 0 || a.root >= c.size)) [[unlikely]]
     return invalid_arg("{}: root {} is out of range: the communicator has {} ranks (0..{})", kind_name(kind), a.root,
                        c.size, c.size - 1);
@@ -129,7 +136,8 @@ Status check_args(const Communicator& c, Kind kind, const Args& a, size_t* total
 // finds and names what is wrong (or accepts what this skips: count arrays, counts from 2^32).
 inline bool args_plainly_ok(const Communicator& c, Kind kind, const Args& a) {
   const uint8_t f = flags_of(kind);
-  if ((f & (kVCounts | kUnshared)) || !valid(a.dtype) || ((f & kReducing) && !valid(a.op))) return false;
+  if ((f & (kVCounts | kUnshared)) || !valid(a.dtype) || ((f & kReducing) && !(valid(a.op) && op_applies(a.dtype, a.op))))
+    return false;
   if ((f & kRooted) && static_cast<unsigned>(a.root) >= static_cast<unsigned>(c.size)) return false;
   if (a.count >> 32) return false;  // below 2^32, count * element size * ranks cannot overflow
   if (a.count == 0 || kind == Kind::kBarrier) return true;
@@ -159,6 +167,7 @@ namespace {
   Shape s = make_shape(c, kind, bytes);
   s.dtype = a.dtype;
   s.op = a.op;
+  s.symmetric = a.symmetric;
   if (force && deterministic_mode() && !force->canonical) force = nullptr;  // order beats the request
   if (force) {
     if (force->kind != kind || !force->supports(s))
@@ -170,6 +179,7 @@ namespace {
   if (!algo) return make_status(Code::kUnsupported, "{}: no algorithm supports {} bytes on {} ranks", kind_name(kind), s.bytes, c.size);
   c.last_kind = kind;
   c.last_bytes = s.bytes;
+  c.last_symmetric = a.symmetric;
   c.last_algo = algo;
   return algo;
 }
@@ -185,7 +195,8 @@ Status dispatch(Communicator& c, Kind kind, const Args& a, const Algorithm* forc
   if (counts_unshared(kind)) per_rank = 0;
   // One-entry cache: the same call again skips the shape and the cost evaluation.
   const Algorithm* algo = c.last_algo;
-  if (force || c.last_kind != kind || c.last_bytes != per_rank * es || !algo) [[unlikely]] {
+  if (force || c.last_kind != kind || c.last_bytes != per_rank * es || c.last_symmetric != a.symmetric || !algo)
+      [[unlikely]] {
     Result<const Algorithm*> r = pick(c, kind, a, per_rank * es, force);
     if (!r.is_ok()) return r.status();
     algo = r.value();

@@ -57,9 +57,9 @@ bool g_mismatch_throws = false;
     add("algorithm", a ? a->name : "?", b ? b->name : "?");
     what += " (set TESSERA_ALGO alike on every PE)";
   }
-  std::string msg = fmt::format("collective mismatch on {}, call #{}: rank {} (PE {}) called {} but rank {} (PE {}) called {} "
+  std::string msg = fmt::format("{}{}collective mismatch on {}, call #{}: rank {} (PE {}) called {} but rank {} (PE {}) called {} "
              "[{}]. Every member must make the same collective calls in the same order.",
-             c.name, seq, me, c.world[me], call_text(mine), other, c.world[other], call_text(theirs), what);
+             c.caller ? c.caller : "", c.caller ? ": " : "", c.name, seq, me, c.world[me], call_text(mine), other, c.world[other], call_text(theirs), what);
   if (g_mismatch_throws) throw std::runtime_error(msg);
   log::fatal("{}", msg);
 }

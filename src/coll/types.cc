@@ -15,17 +15,21 @@ constexpr DTypeInfo kDTypes[kNumDTypes] = {  // sizes as dtype_size() (types.h) 
     {"int64", 8, {"i64", "long", nullptr}},        {"uint64", 8, {"u64", nullptr}},
     {"float16", 2, {"half", "f16", "fp16", nullptr}}, {"bfloat16", 2, {"bf16", nullptr}},
     {"float32", 4, {"float", "f32", "fp32", nullptr}}, {"float64", 8, {"double", "f64", "fp64", nullptr}},
+    {"int16", 2, {"short", "i16", nullptr}},       {"uint16", 2, {"u16", nullptr}},
+    {"longdouble", 16, {"long_double", nullptr}},  {"complex64", 8, {"complexf", "c64", nullptr}},
+    {"complex128", 16, {"complexd", "c128", nullptr}},
 };
 static_assert([] {
   for (int i = 0; i < kNumDTypes; ++i)
     if (kDTypes[i].size != dtype_size(static_cast<DType>(i))) return false;
   return true;
 }(), "dtype_size() in types.h and the table above disagree");
-constexpr const char* kOps[kNumOps] = {"sum", "prod", "min", "max", "avg"};
+constexpr const char* kOps[kNumOps] = {"sum", "prod", "min", "max", "avg", "band", "bor", "bxor"};
 constexpr const char* kKinds[kNumKinds] = {"allreduce", "reduce_scatter", "allgather",  "broadcast",
                                            "reduce",    "gather",         "scatter",    "alltoall",
                                            "alltoallv", "allgatherv",     "reduce_scatterv", "gatherv",
-                                           "scatterv",  "barrier",        "sendrecv"};
+                                           "scatterv",  "barrier",        "sendrecv",   "inscan",
+                                           "exscan"};
 std::string lower(std::string_view s) {
   std::string r(s);
   for (char& c : r) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
@@ -36,7 +40,7 @@ std::string lower(std::string_view s) {
 const char* dtype_name(DType t) { return valid(t) ? kDTypes[static_cast<int>(t)].name : "?"; }
 const char* op_name(Op o) { return valid(o) ? kOps[static_cast<int>(o)] : "?"; }
 const char* kind_name(Kind k) { return static_cast<int>(k) < kNumKinds ? kKinds[static_cast<int>(k)] : "?"; }
-bool is_float(DType t) { return t >= DType::kFloat16; }
+bool is_float(DType t) { return (t >= DType::kFloat16 && t <= DType::kFloat64) || t >= DType::kLongDouble; }
 
 std::optional<DType> parse_dtype(std::string_view s) {
   std::string l = lower(s);

@@ -38,6 +38,8 @@ uint64_t alltoall_direct(Exec&, const Args&);
 uint64_t alltoall_pairwise(Exec&, const Args&);
 uint64_t alltoall_bruck(Exec&, const Args&);
 uint64_t alltoallv_direct(Exec&, const Args&);
+uint64_t inscan_direct(Exec&, const Args&);
+uint64_t exscan_direct(Exec&, const Args&);
 uint64_t barrier_flat(Exec&, const Args&);
 uint64_t barrier_dissemination(Exec&, const Args&);
 // The direct algorithms with their zero-copy path for symmetric buffers (algos/zcopy.cc).
@@ -54,4 +56,12 @@ uint64_t broadcast_cma(Exec&, const Args&);
 uint64_t broadcast_cma_split(Exec&, const Args&);
 uint64_t alltoall_cma(Exec&, const Args&);
 uint64_t barrier_ll(Exec&, const Args&);
+// Direct reads and writes of symmetric buffers (algos/symmetric.cc): need Shape::symmetric.
+uint64_t allreduce_symmetric(Exec&, const Args&);
+uint64_t broadcast_symmetric(Exec&, const Args&);
+uint64_t allgather_symmetric(Exec&, const Args&);
+uint64_t allgatherv_symmetric(Exec&, const Args&);
+uint64_t alltoall_symmetric(Exec&, const Args&);
+uint64_t inscan_symmetric(Exec&, const Args&);
+uint64_t exscan_symmetric(Exec&, const Args&);
 }  // namespace tessera::coll::algos

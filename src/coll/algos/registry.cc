@@ -20,6 +20,8 @@ double CH(const Shape& s, double slot) { return s.bytes ? std::ceil(B(s) / slot)
 bool any(const Shape&) { return true; }
 bool small_n(const Shape& s) { return s.n <= 256; }  // algos::kMaxSources
 bool fits_slot(const Shape& s) { return small_n(s) && s.bytes <= s.slot_bytes; }
+bool sym(const Shape& s) { return s.symmetric; }
+bool sym_small_n(const Shape& s) { return s.symmetric && small_n(s); }
 // Allreduce one-shot: every member reads all n inputs, which stop fitting in its L2 beyond a few hundred KiB;
 // past that `direct` and `ring` are faster (docs/coll.md, `oneshot` beyond 512 KiB).
 constexpr size_t kOneShotMax = size_t{512} << 10;
@@ -274,6 +276,43 @@ const Algorithm kAlgorithms[] = {
      [](const Shape& s, const M& m) { return alpha_of(s, m) * L(s); }, algos::barrier_dissemination},
     {Kind::kBarrier, 8, "ll", "LL protocol: write the call number into my flag line, read every member's", true, any,
      [](const Shape& s, const M& m) { return kLLStep * alpha_of(s, m) * (1 + (N(s) - 2) / 4); }, algos::barrier_ll, true},
+    // ---- scans
+    {Kind::kInscan, 0, "direct", "every member stages each chunk; member r folds the chunks of members 0..r; 1 step "
+     "per chunk", true, small_n,
+     [](const Shape& s, const M& m) { return CH(s, S(s)) * alpha_of(s, m) + B(s) * m.beta + N(s) * B(s) * m.gamma; },
+     algos::inscan_direct},
+    {Kind::kExscan, 0, "direct", "every member stages each chunk; member r folds the chunks of members 0..r-1 (zeros "
+     "on member 0); 1 step per chunk", true, small_n,
+     [](const Shape& s, const M& m) { return CH(s, S(s)) * alpha_of(s, m) + B(s) * m.beta + N(s) * B(s) * m.gamma; },
+     algos::exscan_direct},
+    // ---- symmetric buffers (the OpenSHMEM collectives): read and write peers' buffers in place, 2 steps
+    {Kind::kAllreduce, 9, "symmetric",
+     "symmetric buffers: each member reduces its slice from every member's input in place and writes it into "
+     "every member's output (up to 4 KiB: every member reduces everything); 2 steps", true, sym_small_n,
+     [](const Shape& s, const M& m) {
+       return 2 * alpha_of(s, m) + (s.bytes <= 4096 ? N(s) * B(s) * m.gamma : B(s) * (m.beta + m.gamma));
+     },
+     algos::allreduce_symmetric},
+    {Kind::kBroadcast, 9, "symmetric", "symmetric buffers: every member copies the root's input in place; 2 steps",
+     true, sym, [](const Shape& s, const M& m) { return 2 * alpha_of(s, m) + B(s) * m.beta; },
+     algos::broadcast_symmetric},
+    {Kind::kAllgather, 9, "symmetric", "symmetric buffers: every member copies every member's input in place; 2 steps",
+     true, sym, [](const Shape& s, const M& m) { return 2 * alpha_of(s, m) + N(s) * B(s) * m.beta; },
+     algos::allgather_symmetric},
+    {Kind::kAllgatherv, 9, "symmetric", "symmetric buffers: allgatherv by copies from every member's input; 2 steps",
+     true, sym, [](const Shape& s, const M& m) { return 2 * alpha_of(s, m) + N(s) * B(s) * m.beta; },
+     algos::allgatherv_symmetric},
+    {Kind::kAlltoall, 9, "symmetric",
+     "symmetric buffers: every member copies its piece of every member's input in place; 2 steps", true, sym,
+     [](const Shape& s, const M& m) { return 2 * alpha_of(s, m) + N(s) * B(s) * m.beta; },
+     algos::alltoall_symmetric},
+    {Kind::kInscan, 9, "symmetric", "symmetric buffers: member r folds the inputs of members 0..r in place; 2 steps",
+     true, sym_small_n, [](const Shape& s, const M& m) { return 2 * alpha_of(s, m) + N(s) * B(s) * m.gamma; },
+     algos::inscan_symmetric},
+    {Kind::kExscan, 9, "symmetric",
+     "symmetric buffers: member r folds the inputs of members 0..r-1 in place (zeros on member 0); 2 steps", true,
+     sym_small_n, [](const Shape& s, const M& m) { return 2 * alpha_of(s, m) + N(s) * B(s) * m.gamma; },
+     algos::exscan_symmetric},
 };
 }  // namespace
 

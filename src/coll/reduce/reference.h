@@ -3,6 +3,7 @@
 // of the kernels (plain scalar code, same documented arithmetic). Header-only, no state.
 #pragma once
 #include <cmath>
+#include <complex>
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -29,6 +30,12 @@ inline double load(const void* p, size_t i, DType t) {
     case DType::kBFloat16: return bf16_to_float(static_cast<const uint16_t*>(p)[i]);
     case DType::kFloat32: return static_cast<const float*>(p)[i];
     case DType::kFloat64: return static_cast<const double*>(p)[i];
+    case DType::kInt16: return static_cast<const int16_t*>(p)[i];
+    case DType::kUint16: return static_cast<const uint16_t*>(p)[i];
+    case DType::kLongDouble: return static_cast<double>(static_cast<const long double*>(p)[i]);
+    // Complex elements: the real part (test inputs have a zero imaginary part; store() writes one).
+    case DType::kComplex64: return static_cast<const std::complex<float>*>(p)[i].real();
+    case DType::kComplex128: return static_cast<const std::complex<double>*>(p)[i].real();
   }
   return 0;
 }
@@ -45,6 +52,11 @@ inline void store(void* p, size_t i, DType t, double v) {
     case DType::kBFloat16: static_cast<uint16_t*>(p)[i] = float_to_bf16(static_cast<float>(v)); break;
     case DType::kFloat32: static_cast<float*>(p)[i] = static_cast<float>(v); break;
     case DType::kFloat64: static_cast<double*>(p)[i] = v; break;
+    case DType::kInt16: static_cast<int16_t*>(p)[i] = static_cast<int16_t>(v); break;
+    case DType::kUint16: static_cast<uint16_t*>(p)[i] = static_cast<uint16_t>(v); break;
+    case DType::kLongDouble: static_cast<long double*>(p)[i] = v; break;
+    case DType::kComplex64: static_cast<std::complex<float>*>(p)[i] = {static_cast<float>(v), 0.0f}; break;
+    case DType::kComplex128: static_cast<std::complex<double>*>(p)[i] = {v, 0.0}; break;
   }
 }
 
@@ -60,7 +72,8 @@ inline double input_value(int rank, size_t i, DType t, Op op, unsigned seed = 0)
   const unsigned r = static_cast<unsigned>(rank), e = static_cast<unsigned>(i % 100003);
   if (op == Op::kProd) return (r + e + seed) % 3 == 0 ? 2 : 1;
   const unsigned h = (3u * r + 5u * e + seed) % 7;
-  const bool is_signed = t == DType::kInt8 || t == DType::kInt32 || t == DType::kInt64 || is_float(t);
+  const bool is_signed =
+      t == DType::kInt8 || t == DType::kInt16 || t == DType::kInt32 || t == DType::kInt64 || is_float(t);
   return is_signed ? static_cast<double>(h) - 3 : static_cast<double>(h);
 }
 
@@ -74,10 +87,18 @@ inline void expected(void* dst, size_t i, DType t, Op op, int n, unsigned seed =
       case Op::kProd: acc *= v; break;
       case Op::kMin: acc = std::min(acc, v); break;
       case Op::kMax: acc = std::max(acc, v); break;
+      // Two's complement operands (inputs are small integers, exact as int64).
+      case Op::kBand: acc = static_cast<double>(static_cast<int64_t>(acc) & static_cast<int64_t>(v)); break;
+      case Op::kBor: acc = static_cast<double>(static_cast<int64_t>(acc) | static_cast<int64_t>(v)); break;
+      case Op::kBxor: acc = static_cast<double>(static_cast<int64_t>(acc) ^ static_cast<int64_t>(v)); break;
     }
   }
+  if (op == Op::kAvg && t == DType::kLongDouble) {  // divided in long double, as the kernel does
+    static_cast<long double*>(dst)[0] = static_cast<long double>(acc) / n;
+    return;
+  }
   if (op == Op::kAvg) {
-    if (t == DType::kFloat64) acc = acc / n;
+    if (t == DType::kFloat64 || t == DType::kComplex128) acc = acc / n;
     else if (is_float(t)) acc = static_cast<double>(static_cast<float>(acc) / static_cast<float>(n));
     else acc = std::trunc(acc / n);
   }

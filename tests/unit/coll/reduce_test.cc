@@ -38,6 +38,7 @@ Case make_case(DType dt, Op op, int nsrc, size_t count) {
 TEST(Reduce, EveryTypeOpAndSourceCountMatchesReference) {
   for (int t = 0; t < kNumDTypes; ++t)
     for (int o = 0; o < kNumOps; ++o)
+      if (op_applies(static_cast<DType>(t), static_cast<Op>(o)))
       for (int nsrc : {1, 2, 3, 8})
         for (size_t count : {size_t{1}, size_t{7}, size_t{33}, size_t{513}, size_t{1500}}) {
           const DType dt = static_cast<DType>(t);
@@ -60,6 +61,7 @@ TEST(Reduce, EveryTypeOpAndSourceCountMatchesReference) {
 TEST(Reduce, ReferenceInputsDifferPerMemberAndStayExact) {
   for (int t = 0; t < kNumDTypes; ++t)
     for (int o = 0; o < kNumOps; ++o)
+      if (op_applies(static_cast<DType>(t), static_cast<Op>(o)))
       for (size_t i = 0; i < 64; ++i) {
         const DType dt = static_cast<DType>(t);
         const Op op = static_cast<Op>(o);
@@ -93,6 +95,7 @@ TEST(Reduce, BaselineAndAvx2TablesMatchReference) {
     if (!table) continue;
     for (int t = 0; t < kNumDTypes; ++t)
       for (int o = 0; o < kNumOps; ++o)
+        if (op_applies(static_cast<DType>(t), static_cast<Op>(o)))
         for (int nsrc : {2, 3, 8})
           for (size_t count : {size_t{1}, size_t{7}, size_t{33}, size_t{1500}}) {
             const DType dt = static_cast<DType>(t);
