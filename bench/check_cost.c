@@ -1,7 +1,8 @@
 /* What the default consistency checks cost: symmetric malloc+free (TESSERA_CHECK_ALLOC) and small team
- * collectives (TESSERA_CHECK_TEAM_COLL). Run it with each set to 1 and to 0, alternated:
+ * collectives (the engine's check of each call, which has no switch: those rows are the reference).
+ * Run it with TESSERA_CHECK_ALLOC set to 1 and to 0, alternated:
  *   tessera-cc -O2 bench/check_cost.c -o check_cost
- *   tessera-run -n 2 --env TESSERA_CHECK_ALLOC=0 --env TESSERA_CHECK_TEAM_COLL=0 ./check_cost [iterations] */
+ *   tessera-run -n 2 --env TESSERA_CHECK_ALLOC=0 ./check_cost [iterations] */
 #include <shmem.h>
 #include <shmemx.h>
 #include <stdio.h>

@@ -7,7 +7,7 @@
 #include <mutex>
 #include <vector>
 
-#include "capi/coll_route.h"
+#include "capi/shmem_coll.h"
 #include "capi/handles.h"
 #include "pgas/barrier.h"
 #include "pgas/heap.h"
@@ -89,9 +89,8 @@ void shmem_query_thread(int* provided) {
 }
 void shmem_finalize(void) {
   if (pgas::is_initialized()) {
-    // Communicators the team reductions made (collective, like finalize itself).
-    capi::coll::release_team_comm(pgas::team_world());
-    capi::coll::release_team_comm(pgas::team_shared());
+    // Communicators the OpenSHMEM collectives made (collective, like finalize itself).
+    capi::coll::release_all_comms();
   }
   pgas::finalize();
 }

@@ -27,10 +27,8 @@ struct TeamSync {
   alignas(kCacheLine) std::atomic<uint64_t> pe_epoch;      // (own segment) last barrier this PE entered
 };
 
-inline constexpr size_t kCollScratchBytes = 64;
-
 // The records of the consistency checks that ride on a barrier the checked call makes anyway (symmetric
-// allocations, OpenSHMEM team collectives): each PE publishes {what, a, b, sequence} for its call before the
+// allocations): each PE publishes {what, a, b, sequence} for its call before the
 // barrier, and after it compares with the first member's record. Two records by parity of the sequence:
 // the first member writes record s%2 again only at call s+2, past a barrier that every member reaches only
 // after reading record s%2. The barrier's release/acquire orders a record before its readers.
@@ -59,11 +57,6 @@ struct Reserved {
   uint64_t heap_size;
   alignas(kCacheLine) CallRecords alloc_calls;  // this PE's symmetric allocations (src/pgas/heap.cc)
   TeamSync teams[kMaxTeams];
-  // One line per team slot for the OpenSHMEM team collectives (src/capi/coll_group.h): each PE publishes
-  // per-call values there (e.g. its element count in collect) for the members to read.
-  alignas(kCacheLine) char coll_scratch[kMaxTeams][kCollScratchBytes];
-  // This PE's OpenSHMEM team collectives, per team slot (src/capi/coll_group.cc).
-  alignas(kCacheLine) CallRecords team_calls[kMaxTeams];
 };
 static_assert(sizeof(Reserved) <= kReservedBytes, "reserved area too small");
 

@@ -29,7 +29,6 @@ struct Team {
   // Barrier bookkeeping: counters at the root are monotonic; these bases were read at creation.
   uint64_t arrive_base = 0, gen_base = 0, epoch = 0;
   uint64_t split_count = 0;
-  uint64_t coll_calls = 0;              // OpenSHMEM team collectives this PE made on the team (their check)
   // The program's own barriers and syncs on the team (ProgramSync), for deadline messages: `epoch` also
   // counts the syncs that shmem_init, allocations, splits and collectives make.
   uint64_t program_syncs = 0;
