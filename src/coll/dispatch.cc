@@ -9,37 +9,7 @@
 namespace tessera::coll {
 namespace {
 
-// What each collective takes, as one table lookup per call (the checks below run on every call, and the
-// smallest calls take a few hundred nanoseconds).
-enum : uint8_t {
-  kRooted = 1,       // has a root
-  kReducing = 2,     // takes a reduction op
-  kVCounts = 4,      // per-member count arrays (allgatherv, reduce_scatterv, alltoallv)
-  kUnshared = 8,     // counts differ per rank or only the root knows them (see counts_unshared)
-  kReplicated = 16,  // every member ends with the same result (TESSERA_CHECK=1 compares it)
-  kSendAtRoot = 32,  // only the root's send buffer is read
-  kRecvAtRoot = 64,  // only the root's receive buffer is written
-};
-constexpr uint8_t kKindFlags[kNumKinds] = {
-    /* allreduce */ kReducing | kReplicated,
-    /* reduce_scatter */ kReducing,
-    /* allgather */ kReplicated,
-    /* broadcast */ kRooted | kReplicated | kSendAtRoot,
-    /* reduce */ kRooted | kReducing | kRecvAtRoot,
-    /* gather */ kRooted | kRecvAtRoot,
-    /* scatter */ kRooted | kSendAtRoot,
-    /* alltoall */ 0,
-    /* alltoallv */ kVCounts | kUnshared,
-    /* allgatherv */ kVCounts | kReplicated,
-    /* reduce_scatterv */ kVCounts | kReducing,
-    /* gatherv */ kRooted | kUnshared,
-    /* scatterv */ kRooted | kUnshared,
-    /* barrier */ 0,
-    /* sendrecv */ 0,
-    /* inscan */ kReducing,
-    /* exscan */ kReducing,
-};
-constexpr uint8_t flags_of(Kind k) { return kKindFlags[static_cast<int>(k)]; }
+constexpr uint8_t flags_of(Kind k) { return kind_flags(k); }
 constexpr bool rooted(Kind k) { return flags_of(k) & kRooted; }
 constexpr bool reducing(Kind k) { return flags_of(k) & kReducing; }
 // Counts that differ per rank (alltoallv) or that only the root knows (gatherv, scatterv): every member must
