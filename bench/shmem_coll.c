@@ -207,9 +207,9 @@ int main(int argc, char** argv) {
       if (b.me != 0) continue;
       if (json)
         printf("{\"routine\": \"%s\", \"npes\": %d, \"bytes\": %zu, \"iters\": %ld, \"reps\": %d, \"time_us\": %.4f, "
-               "\"best_us\": %.4f, \"GBps\": %.4f}\n", r->name, b.npes, bytes, iters, reps, med, t[0], gbps);
+               "\"best_us\": %.4f, \"GBps\": %.6g}\n", r->name, b.npes, bytes, iters, reps, med, t[0], gbps);
       else
-        printf("  %-16s %10zu %7ld %5d %12.3f %12.3f %9.3f\n", r->name, bytes, iters, reps, med, t[0], gbps);
+        printf("  %-16s %10zu %7ld %5d %12.3f %12.3f %9.4g\n", r->name, bytes, iters, reps, med, t[0], gbps);
       fflush(stdout);
     }
   }
