@@ -6,12 +6,12 @@
  * Sizes 8 B, 64 KiB, 1 MiB, 64 MiB up to max-bytes: the bytes each PE contributes (the broadcast array, the
  * per-PE block of fcollect and alltoall, the reduced array of sum_to_all). Each (routine, size) is checked
  * once with fresh data before it is timed; wrong data prints the PE, the element and both values and ends the
- * job with status 1. Then a warm-up, then REPS repetitions of `iters` calls (fewer of both for larger sizes;
- * the iteration scale multiplies the counts, at least one call). PE 0 prints one line per (routine, bytes):
- * the median of the repetitions (time_us), the best one (best_us), both in microseconds per call+barrier, and
- * GB/s = bytes landing in each PE's dest per call / median time (the algbw of nccl-tests: the size for
- * broadcast and sum_to_all, PEs x size for fcollect and alltoall). --json prints the same as one JSON object
- * a line.
+ * job with status 1. Then a warm-up, then 5 repetitions of `iters` calls (3 from 16 MiB on; fewer calls for
+ * larger sizes; the iteration scale multiplies the counts, at least one call). PE 0 prints one line per
+ * (routine, bytes): the median of the repetitions (time_us), the best one (best_us), both in microseconds
+ * per call+barrier, and GB/s = bytes landing in each PE's dest per call / median time (the algbw of
+ * nccl-tests: the size for broadcast and sum_to_all, PEs x size for fcollect and alltoall). --json prints the
+ * same as one JSON object a line.
  * Symmetric heap used per PE: 2 x PEs x max-bytes + max-bytes / 8 (source, dest, pWrk), plus the pSyncs. */
 #include <shmem.h>
 #include <stdint.h>
@@ -29,6 +29,7 @@ typedef struct {
 
 typedef struct {
   const char* name;
+  long sync_size; /* longs per pSync: the spec's SHMEM_*_SYNC_SIZE of the routine */
   long* psync[2]; /* consecutive calls alternate between the two, as the spec asks of active-set collectives */
   void (*call)(const Bufs* b, size_t bytes, long* pSync);
   size_t dest_per_pe; /* dest bytes per contributed byte: 1, or PEs (set at start) */
@@ -137,7 +138,8 @@ int main(int argc, char** argv) {
     }
   }
   if (max < 8 || max > (size_t)1 << 30 || !(scale > 0 && scale <= 1000)) {
-    fprintf(stderr, "usage: shmem_coll [max-bytes 8..1G, K/M suffix] [iteration scale (0,1000]] [--json]\n");
+    fprintf(stderr, "usage: shmem_coll [max-bytes 8..1G, K/M suffix] [iteration scale (0,1000]] [--json]"
+                    " (max-bytes %zu, scale %g)\n", max, scale);
     return 2;
   }
 
@@ -150,19 +152,17 @@ int main(int argc, char** argv) {
   if (nwrk < SHMEM_REDUCE_MIN_WRKDATA_SIZE) nwrk = SHMEM_REDUCE_MIN_WRKDATA_SIZE;
   b.wrk = shmem_malloc(sizeof(float) * nwrk);
   Routine rs[] = {
-      {.name = "broadcast64", .call = bcast, .dest_per_pe = 1},
-      {.name = "fcollect64", .call = fcollect, .dest_per_pe = (size_t)b.npes},
-      {.name = "alltoall64", .call = alltoall, .dest_per_pe = (size_t)b.npes},
-      {.name = "float_sum_to_all", .call = sum, .dest_per_pe = 1},
+      {.name = "broadcast64", .sync_size = SHMEM_BCAST_SYNC_SIZE, .call = bcast, .dest_per_pe = 1},
+      {.name = "fcollect64", .sync_size = SHMEM_COLLECT_SYNC_SIZE, .call = fcollect, .dest_per_pe = (size_t)b.npes},
+      {.name = "alltoall64", .sync_size = SHMEM_ALLTOALL_SYNC_SIZE, .call = alltoall, .dest_per_pe = (size_t)b.npes},
+      {.name = "float_sum_to_all", .sync_size = SHMEM_REDUCE_SYNC_SIZE, .call = sum, .dest_per_pe = 1},
   };
-  const long sync_size[] = {SHMEM_BCAST_SYNC_SIZE, SHMEM_COLLECT_SYNC_SIZE, SHMEM_ALLTOALL_SYNC_SIZE,
-                            SHMEM_REDUCE_SYNC_SIZE};
   int nr = (int)(sizeof rs / sizeof rs[0]), bad = !b.src || !b.dest || !b.wrk;
   for (k = 0; k < nr; ++k)
     for (s = 0; s < 2; ++s) {
-      long* ps = rs[k].psync[s] = shmem_malloc(sizeof(long) * (size_t)sync_size[k]);
+      long* ps = rs[k].psync[s] = shmem_malloc(sizeof(long) * (size_t)rs[k].sync_size);
       if (!ps) { bad = 1; continue; }
-      for (a = 0; a < sync_size[k]; ++a) ps[a] = SHMEM_SYNC_VALUE;
+      for (a = 0; a < rs[k].sync_size; ++a) ps[a] = SHMEM_SYNC_VALUE;
     }
   if (bad) {
     fprintf(stderr, "shmem_coll: PE %d: shmem_malloc of 2 x %zu B failed (raise SHMEM_SYMMETRIC_SIZE)\n", b.me,

@@ -54,7 +54,9 @@ go() {
   shift 3
   env SHMEM_SYMMETRIC_SIZE="$(heap_mib "$np")M" "$@" > "$tmp/last.out" 2> "$tmp/last.err" || rc=$?
   if [ $rc -ne 0 ] || ! grep -q '^{' "$tmp/last.out"; then
-    echo "   $lib np $np (bind $bind) failed: $([ $rc -eq 124 ] && echo "timeout after ${limit}s" || echo "exit status $rc")" >&2
+    local why="exit status $rc"
+    [ $rc -eq 124 ] && why="timeout after ${limit}s"
+    echo "   $lib np $np (bind $bind) failed: $why" >&2
     tail -n 5 "$tmp/last.err" | sed 's/^/     | /' >&2
     failed=1
     return
@@ -65,12 +67,14 @@ for line in open(sys.argv[4]):
         print(json.dumps(dict(json.loads(line), lib=sys.argv[1], bind=sys.argv[2], round=int(sys.argv[3]))))' \
     "$lib" "$bind" "$round" "$tmp/last.out" >> "$res"
 }
-tessera() { go tessera default "$1" "$build/bin/tessera-run" -n "$1" --timeout "$limit" "$tmp/coll_tessera" "$max" "$scale" --json; }
+tessera() {
+  go tessera default "$1" "$build/bin/tessera-run" -n "$1" --timeout "$limit" "$tmp/coll_tessera" "$max" "$scale" --json
+}
 oshmem() {
   local b
   for b in $(binds); do
-    go oshmem "$b" "$1" timeout -k 10 "$limit" oshrun --oversubscribe --mca osc ^rdma --bind-to "$(bind_opt "$b" "$1")" \
-      -np "$1" "$tmp/coll_oshmem" "$max" "$scale" --json
+    go oshmem "$b" "$1" timeout -k 10 "$limit" oshrun --oversubscribe --mca osc ^rdma \
+      --bind-to "$(bind_opt "$b" "$1")" -np "$1" "$tmp/coll_oshmem" "$max" "$scale" --json
   done
 }
 
