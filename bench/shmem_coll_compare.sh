@@ -52,7 +52,10 @@ failed=0
 go() {
   local lib=$1 bind=$2 np=$3 rc=0
   shift 3
-  env SHMEM_SYMMETRIC_SIZE="$(heap_mib "$np")M" "$@" > "$tmp/last.out" 2> "$tmp/last.err" || rc=$?
+  # Both names of the heap size: Open MPI 4.1's OSHMEM reads SMA_SYMMETRIC_SIZE and ignores SHMEM_SYMMETRIC_SIZE
+  # (its heap stays at 256 MiB), Tessera reads either.
+  env SHMEM_SYMMETRIC_SIZE="$(heap_mib "$np")M" SMA_SYMMETRIC_SIZE="$(heap_mib "$np")M" "$@" \
+    > "$tmp/last.out" 2> "$tmp/last.err" || rc=$?
   if [ $rc -ne 0 ] || ! grep -q '^{' "$tmp/last.out"; then
     local why="exit status $rc"
     [ $rc -eq 124 ] && why="timeout after ${limit}s"
