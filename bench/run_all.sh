@@ -6,6 +6,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 build=${1:-$here/../build}
 status=0
 echo "### RMA: Tessera vs Open MPI OSHMEM";            bash "$here/rma_vs_oshmem.sh" "$build" || status=1
+echo; echo "### OpenSHMEM active-set collectives: Tessera vs Open MPI OSHMEM"; bash "$here/shmem_coll_compare.sh" "$build" || status=1
 echo; echo "### Collectives: Tessera vs Open MPI and gloo"; bash "$here/coll_compare.sh" "$build" || status=1
 echo; echo "### Gradient bucketing: Tessera vs PyTorch DDP (gloo)"; bash "$here/bucket_compare.sh" "$build" || status=1
 echo; echo "### Shared CPUs: beside busy processes, vs OSHMEM, Open MPI and OpenMP"; bash "$here/shared_cpus.sh" "$build" || status=1
