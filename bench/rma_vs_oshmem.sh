@@ -21,7 +21,7 @@ oshcc -O2 -o "$tmp/barrier_oshmem" "$here/rma/barrier_all.c"
 for round in $(seq 1 "${ROUNDS:-1}"); do
 echo "== round $round: hardware floor, then Open MPI OSHMEM (oshrun -np 2), then Tessera (tessera-run -n 2) =="
 "$tmp/line_pingpong" --json > "$tmp/floor.json"
-SHMEM_SYMMETRIC_SIZE=512M oshrun --oversubscribe --mca osc ^rdma -np 2 "$tmp/rma_oshmem" -e "$max" -f 2 --json \
+SHMEM_SYMMETRIC_SIZE=512M SMA_SYMMETRIC_SIZE=512M oshrun --oversubscribe --mca osc ^rdma -np 2 "$tmp/rma_oshmem" -e "$max" -f 2 --json \
   > "$tmp/oshmem.json" 2> "$tmp/oshmem.err" || { cat "$tmp/oshmem.err"; exit 1; }
 SHMEM_SYMMETRIC_SIZE=512M "$build/bin/tessera-run" -n 2 "$build/bin/tessera-perf" rma -e "$max" -f 2 --json \
   > "$tmp/tessera.json"
@@ -72,7 +72,7 @@ done
 echo "== shmem_barrier_all: Tessera / Open MPI OSHMEM (medians of 11 batches of 20000; ${ROUNDS:-1} rounds) =="
 bar_tessera() { "$build/bin/tessera-run" -n "$1" "$tmp/barrier_tessera" 11 20000 2> "$tmp/bar.err" | grep '^{' \
                   || { echo "tessera barrier_all failed:" >&2; cat "$tmp/bar.err" >&2; exit 1; }; }
-bar_oshmem() { SHMEM_SYMMETRIC_SIZE=64M oshrun --oversubscribe --mca osc ^rdma -np "$1" "$tmp/barrier_oshmem" 11 20000 \
+bar_oshmem() { SHMEM_SYMMETRIC_SIZE=64M SMA_SYMMETRIC_SIZE=64M oshrun --oversubscribe --mca osc ^rdma -np "$1" "$tmp/barrier_oshmem" 11 20000 \
                  2> "$tmp/bar.err" | grep '^{' || { echo "oshmem barrier_all failed:" >&2; cat "$tmp/bar.err" >&2; exit 1; }; }
 for np in 2 4; do
   for round in $(seq 1 "${ROUNDS:-1}"); do

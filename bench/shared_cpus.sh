@@ -195,7 +195,7 @@ oshmem_rma() {
   for b in $(binds); do
     for r in $rma_ranges; do
       # shellcheck disable=SC2046
-      go env SHMEM_SYMMETRIC_SIZE=512M timeout -k 10 "$limit" oshrun --oversubscribe --mca osc ^rdma \
+      go env SHMEM_SYMMETRIC_SIZE=512M SMA_SYMMETRIC_SIZE=512M timeout -k 10 "$limit" oshrun --oversubscribe --mca osc ^rdma \
         --bind-to "$(bind_opt "$b" 2)" -np 2 "$out/rma_oshmem" $(rma_range "$r") --json
       [ -z "$why" ] && rec rma pingpong oshmem "$b" || fail pingpong oshmem "$b" 2 "$(range_sizes "$r")" "$why"
     done
