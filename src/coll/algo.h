@@ -46,19 +46,20 @@ struct Shape {
   bool symmetric = false; // Args::symmetric
 };
 
+// Rows are written with designated initializers (algos/registry.cc), so the fields keep this order.
 struct Algorithm {
   Kind kind;
   uint8_t id;             // unique within the kind, recorded in call records
-  const char* name;
+  const char* name;       // unique within the kind (TESSERA_ALGO, tessera-info)
   const char* description;
   bool canonical;         // reduces every element in rank order 0..n-1 in one pass (deterministic mode)
-  bool (*supports)(const Shape&);
-  double (*cost)(const Shape&, const ModelParams&);
-  uint64_t (*run)(Exec&, const Args&);  // returns the number of steps used (same on every member)
   // LL protocol (no steps, well under a microsecond): its start is stamped in the flight recorder only if it
   // has to wait, which saves a clock read (a sizeable part of such a call) on the calls whose latency
   // matters most.
   bool ll = false;
+  bool (*supports)(const Shape&);
+  double (*cost)(const Shape&, const ModelParams&);
+  uint64_t (*run)(Exec&, const Args&);  // returns the number of steps used (same on every member)
 };
 
 std::span<const Algorithm> algorithms();

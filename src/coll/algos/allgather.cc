@@ -9,55 +9,52 @@ namespace tessera::coll::algos {
 uint64_t allgather_direct(Exec& ex, const Args& a) {
   const int n = ex.size(), r = ex.rank();
   const size_t es = esize(a);
-  const size_t per = chunk_elems(ex.slot_bytes(), es);
-  const size_t nc = nchunks(a.count, per);
   const bool stream = stream_out(a.count * es * n);
-  for (size_t k = 0; k < nc; ++k) {
-    const size_t c0 = k * per, cnt = std::min(per, a.count - c0);
-    ex.step(k);
+  const Chunks chunks(a.count, chunk_elems(ex.slot_bytes(), es));
+  for (const Chunk c : chunks) {
+    ex.step(c.step);
     // My piece into my staging and my output in one pass over the input (in place: staging only).
-    char* own = mptr(a.recv, r * a.count + c0, es);
+    char* own = mptr(a.recv, r * a.count + c.begin, es);
     if (n == 1) {
-      copy(own, cptr(a.send, c0, es), cnt * es);
+      copy(own, cptr(a.send, c.begin, es), c.count * es);
       continue;
     }
-    stage2(ex.comm(), own, ex.out(k), cptr(a.send, c0, es), cnt * es, stream);
-    ex.publish(k);
+    stage2(ex.comm(), own, ex.out(c.step), cptr(a.send, c.begin, es), c.count * es, stream);
+    ex.publish(c.step);
     for (int j = 1; j < n; ++j) {
       const int m = patterns::mod(r + j, n);  // the next members in turn
-      copy(mptr(a.recv, m * a.count + c0, es), ex.in(m, k), cnt * es, stream);
+      copy(mptr(a.recv, m * a.count + c.begin, es), ex.in(m, c.step), c.count * es, stream);
     }
   }
-  return nc;
+  return chunks.steps();
 }
 
 // Ring: my piece starts at my right neighbour; each step takes the piece from the left and passes it on.
+// A member alone takes no steps (n - 1 per chunk).
 uint64_t allgather_ring(Exec& ex, const Args& a) {
   const int n = ex.size(), r = ex.rank(), left = patterns::ring_left(r, n);
   const size_t es = esize(a);
-  const size_t per = chunk_elems(ex.slot_bytes(), es);
-  const size_t nc = nchunks(a.count, per);
-  const uint64_t spc = static_cast<uint64_t>(n - 1);
-  for (size_t k = 0; k < nc; ++k) {
-    const size_t c0 = k * per, cnt = std::min(per, a.count - c0);
-    const uint64_t b = k * spc;
-    copy(mptr(a.recv, r * a.count + c0, es), cptr(a.send, c0, es), cnt * es);
+  const Chunks chunks(a.count, chunk_elems(ex.slot_bytes(), es), n - 1);
+  for (const Chunk c : chunks) {
+    const uint64_t b = c.step;
+    const size_t bytes = c.count * es;
+    copy(mptr(a.recv, r * a.count + c.begin, es), cptr(a.send, c.begin, es), bytes);
     if (n == 1) continue;
     ex.step(b);
-    stage(ex.comm(), ex.out(b), cptr(a.send, c0, es), cnt * es);
+    stage(ex.comm(), ex.out(b), cptr(a.send, c.begin, es), bytes);
     ex.publish(b);
     for (int s = 0; s < n - 1; ++s) {
       ex.step(b + s);
       const int j = patterns::mod(r - 1 - s, n);
       const char* in = ex.in(left, b + s);
-      copy(mptr(a.recv, j * a.count + c0, es), in, cnt * es);
+      copy(mptr(a.recv, j * a.count + c.begin, es), in, bytes);
       if (s < n - 2) {
-        stage(ex.comm(), ex.out(b + s + 1), in, cnt * es);
+        stage(ex.comm(), ex.out(b + s + 1), in, bytes);
         ex.publish(b + s + 1);
       }
     }
   }
-  return n == 1 ? 0 : nc * spc;
+  return chunks.steps();
 }
 
 // Bruck: member r accumulates pieces r, r+1, ... (rotated) in scratch; step k appends the first
@@ -65,60 +62,54 @@ uint64_t allgather_ring(Exec& ex, const Args& a) {
 uint64_t allgather_bruck(Exec& ex, const Args& a) {
   const int n = ex.size(), r = ex.rank();
   const size_t es = esize(a);
-  const size_t per = chunk_elems(ex.slot_bytes() / static_cast<size_t>(n), es);
-  const size_t nc = nchunks(a.count, per);
   const int L = patterns::ceil_log2(n);
-  char* acc = ex.comm().scratch_bytes(static_cast<size_t>(n) * per * es);
-  for (size_t k = 0; k < nc; ++k) {
-    const size_t c0 = k * per, cnt = std::min(per, a.count - c0);
-    const size_t pb = cnt * es;  // bytes of one piece (packed at stride pb)
-    const uint64_t b = k * static_cast<uint64_t>(L);
-    copy(acc, cptr(a.send, c0, es), pb);
+  const Chunks chunks(a.count, chunk_elems(ex.slot_bytes() / static_cast<size_t>(n), es), L);
+  char* acc = ex.comm().scratch_bytes(static_cast<size_t>(n) * chunks.per() * es);
+  for (const Chunk c : chunks) {
+    const size_t pb = c.count * es;  // bytes of one piece (packed at stride pb)
+    copy(acc, cptr(a.send, c.begin, es), pb);
     int have = 1;
     for (int s = 0; s < L; ++s) {
-      ex.step(b + s);
-      stage(ex.comm(), ex.out(b + s), acc, static_cast<size_t>(have) * pb);
-      ex.publish(b + s);
+      const uint64_t t = c.step + s;
+      ex.step(t);
+      stage(ex.comm(), ex.out(t), acc, static_cast<size_t>(have) * pb);
+      ex.publish(t);
       const int take = patterns::bruck_ag_count(s, n);
-      copy(acc + static_cast<size_t>(have) * pb, ex.in(patterns::bruck_ag_peer(r, s, n), b + s),
+      copy(acc + static_cast<size_t>(have) * pb, ex.in(patterns::bruck_ag_peer(r, s, n), t),
            static_cast<size_t>(take) * pb);
       have += take;
     }
     // un-rotate: piece j of the accumulation came from member r+j
     for (int j = 0; j < n; ++j)
-      copy(mptr(a.recv, patterns::mod(r + j, n) * a.count + c0, es), acc + static_cast<size_t>(j) * pb, pb);
+      copy(mptr(a.recv, patterns::mod(r + j, n) * a.count + c.begin, es), acc + static_cast<size_t>(j) * pb, pb);
   }
-  return nc * static_cast<uint64_t>(L);
+  return chunks.steps();
 }
 
 // allgatherv: member m contributes rcounts[m] elements placed at rdispls[m] (elements) of the output.
 uint64_t allgatherv_direct(Exec& ex, const Args& a) {
   const int n = ex.size(), r = ex.rank();
   const size_t es = esize(a);
-  const size_t per = chunk_elems(ex.slot_bytes(), es);
   size_t maxc = 0;
   for (int m = 0; m < n; ++m) maxc = std::max(maxc, a.rcounts[m]);
-  const size_t nc = nchunks(maxc, per);
-  for (size_t k = 0; k < nc; ++k) {
-    const size_t c0 = k * per;
-    ex.step(k);
-    if (a.count > c0) {
+  const Chunks chunks(maxc, chunk_elems(ex.slot_bytes(), es));
+  for (const Chunk c : chunks) {
+    ex.step(c.step);
+    if (const size_t mine = c.part(a.count)) {
       // My piece into my staging and my output in one pass over the input (as allgather_direct).
-      char* own = mptr(a.recv, a.rdispls[r] + c0, es);
-      const size_t bytes = std::min(per, a.count - c0) * es;
+      char* own = mptr(a.recv, a.rdispls[r] + c.begin, es);
       if (n == 1) {
-        copy(own, cptr(a.send, c0, es), bytes);
+        copy(own, cptr(a.send, c.begin, es), mine * es);
       } else {
-        stage2(ex.comm(), own, ex.out(k), cptr(a.send, c0, es), bytes, false);
-        ex.publish(k);
+        stage2(ex.comm(), own, ex.out(c.step), cptr(a.send, c.begin, es), mine * es, false);
+        ex.publish(c.step);
       }
     }
-    for (int m = 0; m < n; ++m) {
-      if (m == r || a.rcounts[m] <= c0) continue;
-      copy(mptr(a.recv, a.rdispls[m] + c0, es), ex.in(m, k), std::min(per, a.rcounts[m] - c0) * es);
-    }
+    for (int m = 0; m < n; ++m)
+      if (m != r && c.part(a.rcounts[m]))
+        copy(mptr(a.recv, a.rdispls[m] + c.begin, es), ex.in(m, c.step), c.part(a.rcounts[m]) * es);
   }
-  return nc;
+  return chunks.steps();
 }
 
 }  // namespace tessera::coll::algos

@@ -31,27 +31,17 @@ uint64_t allreduce_oneshot(Exec& ex, const Args& a) {
 uint64_t allreduce_direct(Exec& ex, const Args& a) {
   const int n = ex.size(), r = ex.rank();
   const size_t es = esize(a), al = align_elems(es);
-  const size_t per = chunk_elems(ex.slot_bytes(), es);
-  const size_t nc = nchunks(a.count, per);
   const bool st = stream_out(a.count * es);
-  for (size_t k = 0; k < nc; ++k) {
-    const size_t c0 = k * per, cnt = std::min(per, a.count - c0);
-    const uint64_t t = 2 * k;
+  const Chunks chunks(a.count, chunk_elems(ex.slot_bytes(), es), 2);
+  for (const Chunk c : chunks) {
+    const uint64_t t = c.step;
     ex.step(t);
-    // step 2k: hand the slices owned by others to them
-    char* in_slot = ex.out(t);
-    for (int m = 0; m < n; ++m) {
-      if (m == r) continue;
-      Range s = patterns::slice(cnt, n, m, al);
-      stage(ex.comm(), in_slot + s.begin * es, cptr(a.send, c0 + s.begin, es), s.size() * es);
-    }
-    ex.publish(t);
-    // step 2k+1: reduce my slice from all members, in rank order
-    Range my = patterns::slice(cnt, n, r, al);
+    // step 2k: hand the slices owned by others to them; then my slice's sources from all members
     Srcs s;
-    for (int m = 0; m < n; ++m) s.add(m == r ? cptr(a.send, c0 + my.begin, es) : ex.in(m, t) + my.begin * es);
+    const Range my = direct_rs_chunk(ex, a, c, t, &s);
+    // step 2k+1: reduce my slice, in rank order
     char* res = ex.out(t + 1) + my.begin * es;
-    char* mine = mptr(a.recv, c0 + my.begin, es);
+    char* mine = mptr(a.recv, c.begin + my.begin, es);
     if (stage_streams(ex.comm(), my.size() * es)) {
       // Streaming staging stores (common.h): reduce into my output, then stream the result to my slot.
       reduce(mine, s.p, n, my.size(), a.dtype, a.op, divisor(a, n));
@@ -66,11 +56,11 @@ uint64_t allreduce_direct(Exec& ex, const Args& a) {
     // gather the other reduced slices
     for (int m = 0; m < n; ++m) {
       if (m == r) continue;
-      Range sm = patterns::slice(cnt, n, m, al);
-      copy(mptr(a.recv, c0 + sm.begin, es), ex.in(m, t + 1) + sm.begin * es, sm.size() * es, st);
+      const Range sm = patterns::slice(c.count, n, m, al);
+      copy(mptr(a.recv, c.begin + sm.begin, es), ex.in(m, t + 1) + sm.begin * es, sm.size() * es, st);
     }
   }
-  return 2 * nc;
+  return chunks.steps();
 }
 
 }  // namespace tessera::coll::algos

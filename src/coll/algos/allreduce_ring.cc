@@ -11,33 +11,30 @@ uint64_t allreduce_ring(Exec& ex, const Args& a) {
   const int n = ex.size(), r = ex.rank();
   const int left = patterns::ring_left(r, n);
   const size_t es = esize(a), al = align_elems(es);
-  const size_t per = chunk_elems(ex.slot_bytes(), es) * static_cast<size_t>(n);
-  const size_t nc = nchunks(a.count, per);
-  const uint64_t spc = 2 * static_cast<uint64_t>(n) - 1;  // steps per chunk
   const Op pop = partial_op(a.op);
   if (n == 1) {
     reduce_alone(a);
     return 0;
   }
-  for (size_t k = 0; k < nc; ++k) {
-    const size_t c0 = k * per, cnt = std::min(per, a.count - c0);
-    const uint64_t b = k * spc;
-    auto blk = [&](int j) { return patterns::slice(cnt, n, j, al); };
+  const Chunks chunks(a.count, chunk_elems(ex.slot_bytes(), es) * static_cast<size_t>(n), 2 * n - 1);
+  for (const Chunk c : chunks) {
+    const uint64_t b = c.step;
+    auto blk = [&](int j) { return patterns::slice(c.count, n, j, al); };
     // prologue: publish my own block for my right neighbour
     ex.step(b);
     Range mine = blk(r);
-    stage(ex.comm(), ex.out(b), cptr(a.send, c0 + mine.begin, es), mine.size() * es);
+    stage(ex.comm(), ex.out(b), cptr(a.send, c.begin + mine.begin, es), mine.size() * es);
     ex.publish(b);
     // n-1 steps: add my contribution to the partial my left neighbour published, publish the sum
     for (int s = 0; s < n - 1; ++s) {
       ex.step(b + s);
       Range bj = blk(patterns::ring_rs_block(r, s, n));
-      const void* src[2] = {ex.in(left, b + s), cptr(a.send, c0 + bj.begin, es)};
+      const void* src[2] = {ex.in(left, b + s), cptr(a.send, c.begin + bj.begin, es)};
       char* o = ex.out(b + s + 1);
       bool last = s == n - 2;
       reduce(o, src, 2, bj.size(), a.dtype, last ? a.op : pop, last ? divisor(a, n) : 0);
       ex.publish(b + s + 1);
-      if (last) copy(mptr(a.recv, c0 + bj.begin, es), o, bj.size() * es);
+      if (last) copy(mptr(a.recv, c.begin + bj.begin, es), o, bj.size() * es);
     }
     // n-1 steps: take the final block from my left neighbour, pass it on
     for (int s = 0; s < n - 1; ++s) {
@@ -45,14 +42,14 @@ uint64_t allreduce_ring(Exec& ex, const Args& a) {
       ex.step(t);
       Range bj = blk(patterns::ring_ag_block(r, s, n));
       const char* in = ex.in(left, t);
-      copy(mptr(a.recv, c0 + bj.begin, es), in, bj.size() * es);
+      copy(mptr(a.recv, c.begin + bj.begin, es), in, bj.size() * es);
       if (s < n - 2) {
         stage(ex.comm(), ex.out(t + 1), in, bj.size() * es);
         ex.publish(t + 1);
       }
     }
   }
-  return nc * spc;
+  return chunks.steps();
 }
 
 // Recursive halving-doubling over chunks of one slot; the result is built in the output buffer.
@@ -62,31 +59,29 @@ uint64_t allreduce_rhd(Exec& ex, const Args& a) {
   const patterns::Rhd p = patterns::rhd_plan(n);
   const int v = patterns::rhd_vrank(p, r);
   const size_t es = esize(a), al = align_elems(es);
-  const size_t per = chunk_elems(ex.slot_bytes(), es);
-  const size_t nc = nchunks(a.count, per);
   const uint64_t spc = 2 * static_cast<uint64_t>(p.levels) + 2;
   const Op pop = partial_op(a.op);
   if (n == 1) {
     reduce_alone(a);
     return 0;
   }
-  for (size_t k = 0; k < nc; ++k) {
-    const size_t c0 = k * per, cnt = std::min(per, a.count - c0);
-    const uint64_t b = k * spc;
-    char* work = mptr(a.recv, c0, es);
-    copy(work, cptr(a.send, c0, es), cnt * es);
+  const Chunks chunks(a.count, chunk_elems(ex.slot_bytes(), es), spc);
+  for (const Chunk c : chunks) {
+    const uint64_t b = c.step;
+    char* work = mptr(a.recv, c.begin, es);
+    copy(work, cptr(a.send, c.begin, es), c.count * es);
     // Element range of blocks [lo, hi) of the p2 blocks of this chunk.
     auto elems = [&](int lo, int hi) {
-      return Range{patterns::slice(cnt, p.p2, lo, al).begin, patterns::slice(cnt, p.p2, hi - 1, al).end};
+      return Range{patterns::slice(c.count, p.p2, lo, al).begin, patterns::slice(c.count, p.p2, hi - 1, al).end};
     };
     // fold: an even rank among the first 2*extra hands its chunk to the odd one above it
     ex.step(b);
     if (r < 2 * p.extra && (r & 1) == 0) {
-      stage(ex.comm(), ex.out(b), work, cnt * es);
+      stage(ex.comm(), ex.out(b), work, c.count * es);
       ex.publish(b);
     } else if (r < 2 * p.extra) {
       const void* src[2] = {ex.in(r - 1, b), work};
-      reduce(work, src, 2, cnt, a.dtype, p.levels == 0 ? a.op : pop, p.levels == 0 ? divisor(a, n) : 0);
+      reduce(work, src, 2, c.count, a.dtype, p.levels == 0 ? a.op : pop, p.levels == 0 ? divisor(a, n) : 0);
     }
     // halving: keep half of my range, reduce it with my partner's copy of that half
     for (int l = 0; l < p.levels; ++l) {
@@ -126,13 +121,13 @@ uint64_t allreduce_rhd(Exec& ex, const Args& a) {
     const uint64_t t = b + spc - 1;
     ex.step(t);
     if (r < 2 * p.extra && (r & 1)) {
-      stage(ex.comm(), ex.out(t), work, cnt * es);
+      stage(ex.comm(), ex.out(t), work, c.count * es);
       ex.publish(t);
     } else if (r < 2 * p.extra) {
-      copy(work, ex.in(r + 1, t), cnt * es);
+      copy(work, ex.in(r + 1, t), c.count * es);
     }
   }
-  return nc * spc;
+  return chunks.steps();
 }
 
 // Double binary tree: half of each chunk is reduced up tree 0 and broadcast down it, the other half uses
@@ -142,24 +137,22 @@ uint64_t allreduce_rhd(Exec& ex, const Args& a) {
 uint64_t allreduce_dbtree(Exec& ex, const Args& a) {
   const int n = ex.size(), r = ex.rank();
   const size_t es = esize(a), al = align_elems(es);
-  const size_t per = chunk_elems(ex.slot_bytes(), es);
-  const size_t nc = nchunks(a.count, per);
   const Op pop = partial_op(a.op);
   patterns::TreeNode node[2] = {patterns::dtree(n, 0, r), patterns::dtree(n, 1, r)};
-  for (size_t k = 0; k < nc; ++k) {
-    const size_t c0 = k * per, cnt = std::min(per, a.count - c0);
-    const uint64_t b = 4 * k;
+  const Chunks chunks(a.count, chunk_elems(ex.slot_bytes(), es), 4);
+  for (const Chunk c : chunks) {
+    const uint64_t b = c.step;
     // up: reduce my half-chunk with my children's partials; the root's result goes to the output
     for (int h = 0; h < 2; ++h) {
       const uint64_t u = b + h;
       ex.step(u);
-      Range R = patterns::slice(cnt, 2, h, al);
+      Range R = patterns::slice(c.count, 2, h, al);
       Srcs s;
-      s.add(cptr(a.send, c0 + R.begin, es));
+      s.add(cptr(a.send, c.begin + R.begin, es));
       for (int c : node[h].child)
         if (c >= 0) s.add(ex.in(c, u) + R.begin * es);
       if (node[h].parent < 0) {
-        reduce(mptr(a.recv, c0 + R.begin, es), s.p, s.n, R.size(), a.dtype, a.op, divisor(a, n));
+        reduce(mptr(a.recv, c.begin + R.begin, es), s.p, s.n, R.size(), a.dtype, a.op, divisor(a, n));
       } else {
         reduce(ex.out(u) + R.begin * es, s.p, s.n, R.size(), a.dtype, pop, 0);
         ex.publish(u);
@@ -169,8 +162,8 @@ uint64_t allreduce_dbtree(Exec& ex, const Args& a) {
     for (int h = 0; h < 2; ++h) {
       const uint64_t d = b + 2 + h;
       ex.step(d);
-      Range R = patterns::slice(cnt, 2, h, al);
-      char* dst = mptr(a.recv, c0 + R.begin, es);
+      Range R = patterns::slice(c.count, 2, h, al);
+      char* dst = mptr(a.recv, c.begin + R.begin, es);
       if (node[h].parent >= 0) copy(dst, ex.in(node[h].parent, d) + R.begin * es, R.size() * es);
       if (node[h].child[0] >= 0 || node[h].child[1] >= 0) {
         stage(ex.comm(), ex.out(d) + R.begin * es, dst, R.size() * es);
@@ -178,7 +171,7 @@ uint64_t allreduce_dbtree(Exec& ex, const Args& a) {
       }
     }
   }
-  return 4 * nc;
+  return chunks.steps();
 }
 
 }  // namespace tessera::coll::algos

@@ -10,89 +10,82 @@ namespace tessera::coll::algos {
 uint64_t alltoall_direct(Exec& ex, const Args& a) {
   const int n = ex.size(), r = ex.rank();
   const size_t es = esize(a);
-  const size_t per = chunk_elems(std::min(kAlltoallPieceMax, ex.slot_bytes() / static_cast<size_t>(n)), es);
-  const size_t nc = nchunks(a.count, per);
-  for (size_t k = 0; k < nc; ++k) {
-    const size_t c0 = k * per, cnt = std::min(per, a.count - c0);
-    ex.step(k);
+  const bool stream = stream_out(a.count * es * n);
+  const Chunks chunks(a.count, chunk_elems(std::min(kAlltoallPieceMax, ex.slot_bytes() / static_cast<size_t>(n)), es));
+  for (const Chunk c : chunks) {
+    ex.step(c.step);
     // publish my pieces for the others
-    char* o = ex.out(k);
+    char* o = ex.out(c.step);
     for (int m = 0; m < n; ++m)
-      if (m != r) stage(ex.comm(), o + static_cast<size_t>(m) * per * es, cptr(a.send, m * a.count + c0, es), cnt * es);
-    ex.publish(k);
+      if (m != r) stage(ex.comm(), o + m * c.per * es, cptr(a.send, m * a.count + c.begin, es), c.count * es);
+    ex.publish(c.step);
     // my own piece straight from my input (in place it is already there), then mine from the others in
     // pairwise order
-    copy(mptr(a.recv, r * a.count + c0, es), cptr(a.send, r * a.count + c0, es), cnt * es, stream_out(a.count * es * n));
+    copy(mptr(a.recv, r * a.count + c.begin, es), cptr(a.send, r * a.count + c.begin, es), c.count * es, stream);
     for (int j = 1; j < n; ++j) {
       const int m = patterns::pairwise_from(r, j, n);
-      copy(mptr(a.recv, m * a.count + c0, es), ex.in(m, k) + static_cast<size_t>(r) * per * es, cnt * es,
-           stream_out(a.count * es * n));
+      copy(mptr(a.recv, m * a.count + c.begin, es), ex.in(m, c.step) + r * c.per * es, c.count * es, stream);
     }
   }
-  return nc;
+  return chunks.steps();
 }
 
 uint64_t alltoall_pairwise(Exec& ex, const Args& a) {
   const int n = ex.size(), r = ex.rank();
   const size_t es = esize(a);
-  const size_t per = chunk_elems(ex.slot_bytes(), es);
-  const size_t nc = nchunks(a.count, per);
-  const uint64_t spc = static_cast<uint64_t>(n - 1);
-  for (size_t k = 0; k < nc; ++k) {
-    const size_t c0 = k * per, cnt = std::min(per, a.count - c0);
-    const uint64_t b = k * spc;
+  const Chunks chunks(a.count, chunk_elems(ex.slot_bytes(), es), n - 1);
+  for (const Chunk c : chunks) {
+    const size_t pb = c.count * es;
     // In place, a block is overwritten (received) before it is sent: send from a copy of the chunk.
     const char* tmp = nullptr;
     if (a.send == a.recv && n > 1) {
-      char* t = ex.comm().scratch_bytes(static_cast<size_t>(n) * cnt * es);
-      for (int m = 0; m < n; ++m) copy(t + m * cnt * es, cptr(a.send, m * a.count + c0, es), cnt * es);
+      char* t = ex.comm().scratch_bytes(static_cast<size_t>(n) * pb);
+      for (int m = 0; m < n; ++m) copy(t + m * pb, cptr(a.send, m * a.count + c.begin, es), pb);
       tmp = t;
     }
-    auto piece = [&](int m) { return tmp ? tmp + m * cnt * es : cptr(a.send, m * a.count + c0, es); };
+    auto piece = [&](int m) { return tmp ? tmp + m * pb : cptr(a.send, m * a.count + c.begin, es); };
     // step j-1: serve member r+j, take my piece from member r-j
     for (int j = 1; j < n; ++j) {
-      const uint64_t t = b + j - 1;
+      const uint64_t t = c.step + j - 1;
       ex.step(t);
-      stage(ex.comm(), ex.out(t), piece(patterns::pairwise_to(r, j, n)), cnt * es);
+      stage(ex.comm(), ex.out(t), piece(patterns::pairwise_to(r, j, n)), pb);
       ex.publish(t);
       const int from = patterns::pairwise_from(r, j, n);
-      copy(mptr(a.recv, from * a.count + c0, es), ex.in(from, t), cnt * es);
+      copy(mptr(a.recv, from * a.count + c.begin, es), ex.in(from, t), pb);
     }
-    copy(mptr(a.recv, r * a.count + c0, es), piece(r), cnt * es);
+    copy(mptr(a.recv, r * a.count + c.begin, es), piece(r), pb);
   }
-  return nc * spc;
+  return chunks.steps();
 }
 
 uint64_t alltoall_bruck(Exec& ex, const Args& a) {
   const int n = ex.size(), r = ex.rank();
   const size_t es = esize(a);
-  const size_t per = chunk_elems(ex.slot_bytes() / static_cast<size_t>(n), es);
-  const size_t nc = nchunks(a.count, per);
   const int L = patterns::ceil_log2(n);
-  char* tmp = ex.comm().scratch_bytes(static_cast<size_t>(n) * per * es);
-  for (size_t k = 0; k < nc; ++k) {
-    const size_t c0 = k * per, cnt = std::min(per, a.count - c0);
-    const size_t pb = cnt * es;
-    const uint64_t b = k * static_cast<uint64_t>(L);
+  const Chunks chunks(a.count, chunk_elems(ex.slot_bytes() / static_cast<size_t>(n), es), L);
+  char* tmp = ex.comm().scratch_bytes(static_cast<size_t>(n) * chunks.per() * es);
+  for (const Chunk c : chunks) {
+    const size_t pb = c.count * es;
     // rotate: tmp[j] is my piece for member r+j
-    for (int j = 0; j < n; ++j) copy(tmp + j * pb, cptr(a.send, patterns::mod(r + j, n) * a.count + c0, es), pb);
+    for (int j = 0; j < n; ++j) copy(tmp + j * pb, cptr(a.send, patterns::mod(r + j, n) * a.count + c.begin, es), pb);
     for (int s = 0; s < L; ++s) {
-      ex.step(b + s);
+      const uint64_t t = c.step + s;
+      ex.step(t);
       // send the pieces whose index has bit s set to member r+2^s, receive the same indices from r-2^s
-      char* o = ex.out(b + s);
+      char* o = ex.out(t);
       size_t at = 0;
       for (int j = 0; j < n; ++j)
         if (j & (1 << s)) stage(ex.comm(), o + (at++) * pb, tmp + j * pb, pb);
-      ex.publish(b + s);
-      const char* in = ex.in(patterns::bruck_a2a_peer(r, s, n), b + s);
+      ex.publish(t);
+      const char* in = ex.in(patterns::bruck_a2a_peer(r, s, n), t);
       at = 0;
       for (int j = 0; j < n; ++j)
         if (j & (1 << s)) copy(tmp + j * pb, in + (at++) * pb, pb);
     }
     // tmp[j] now came from member r-j
-    for (int j = 0; j < n; ++j) copy(mptr(a.recv, patterns::mod(r - j, n) * a.count + c0, es), tmp + j * pb, pb);
+    for (int j = 0; j < n; ++j) copy(mptr(a.recv, patterns::mod(r - j, n) * a.count + c.begin, es), tmp + j * pb, pb);
   }
-  return nc * static_cast<uint64_t>(L);
+  return chunks.steps();
 }
 
 // alltoallv: step 0 publishes my send counts; everyone checks them against its receive counts and finds
@@ -100,7 +93,6 @@ uint64_t alltoall_bruck(Exec& ex, const Args& a) {
 uint64_t alltoallv_direct(Exec& ex, const Args& a) {
   const int n = ex.size(), r = ex.rank();
   const size_t es = esize(a);
-  const size_t per = chunk_elems(ex.slot_bytes() / static_cast<size_t>(n), es);
   ex.step(0);
   uint64_t* mine = reinterpret_cast<uint64_t*>(ex.out(0));
   for (int m = 0; m < n; ++m) mine[m] = a.scounts[m];
@@ -113,23 +105,21 @@ uint64_t alltoallv_direct(Exec& ex, const Args& a) {
       mismatch_fatal(fmt::format("alltoallv on {}: rank {} (PE {}) sends {} elements to rank {} (PE {}), which expects {}",
                                  ex.comm().name, m, ex.comm().world[m], theirs[r], r, ex.comm().world[r], a.rcounts[m]));
   }
-  const size_t nc = nchunks(maxc, per);
-  for (size_t k = 0; k < nc; ++k) {
-    const size_t c0 = k * per;
-    ex.step(1 + k);
-    char* o = ex.out(1 + k);
+  const Chunks chunks(maxc, chunk_elems(ex.slot_bytes() / static_cast<size_t>(n), es), 1, 1);
+  for (const Chunk c : chunks) {
+    ex.step(c.step);
+    char* o = ex.out(c.step);
     for (int m = 0; m < n; ++m)
-      if (a.scounts[m] > c0)
-        stage(ex.comm(), o + static_cast<size_t>(m) * per * es, cptr(a.send, a.sdispls[m] + c0, es), std::min(per, a.scounts[m] - c0) * es);
-    ex.publish(1 + k);
+      if (c.part(a.scounts[m]))
+        stage(ex.comm(), o + m * c.per * es, cptr(a.send, a.sdispls[m] + c.begin, es), c.part(a.scounts[m]) * es);
+    ex.publish(c.step);
     for (int j = 0; j < n; ++j) {
       const int m = patterns::pairwise_from(r, j, n);
-      if (a.rcounts[m] <= c0) continue;
-      copy(mptr(a.recv, a.rdispls[m] + c0, es), ex.in(m, 1 + k) + static_cast<size_t>(r) * per * es,
-           std::min(per, a.rcounts[m] - c0) * es);
+      if (const size_t got = c.part(a.rcounts[m]))
+        copy(mptr(a.recv, a.rdispls[m] + c.begin, es), ex.in(m, c.step) + r * c.per * es, got * es);
     }
   }
-  return 1 + nc;
+  return chunks.steps();
 }
 
 // Barrier, flat: publish, then see every member's flag (1 step).

@@ -36,13 +36,6 @@ const char* peer_recv(Exec& ex, int m) {
   ex.in(m, 0);
   return reinterpret_cast<const char*>(ex.comm().ctrl[m]->peer.recv.load(std::memory_order_relaxed));
 }
-// The closing step t: I am done reading; wait until every other member is too.
-void finish_all(Exec& ex, uint64_t t) {
-  ex.publish(t);
-  for (int m = 0; m < ex.size(); ++m)
-    if (m != ex.rank()) ex.in(m, t);
-}
-
 // dst[0, cnt) = canonical reduction of n inputs: member m's input at `at[m]` (mine read in place, peers'
 // through the bounce buffer, piece by piece).
 void reduce_from_peers(Exec& ex, const Args& a, const char* const* at, char* dst, size_t cnt) {
@@ -55,19 +48,19 @@ void reduce_from_peers(Exec& ex, const Args& a, const char* const* at, char* dst
   // never meets the aliasing case of base/memcopy.h (a copy several times slower).
   const size_t stride = per * es + 4096;
   char* bounce = ex.comm().scratch_bytes(static_cast<size_t>(n) * stride);
-  for (size_t c0 = 0; c0 < cnt; c0 += per) {
-    const size_t k = std::min(per, cnt - c0);
+  for (const Chunk c : Chunks(cnt, per)) {  // pieces of one call, no steps of their own
     Srcs s;
     for (int m = 0; m < n; ++m) {
+      const char* src = at[m] + c.begin * es;
       if (m == r) {
-        s.add(at[m] + c0 * es);
+        s.add(src);
       } else {
-        char* b = at_page_offset_of(bounce + static_cast<size_t>(m) * stride, at[m] + c0 * es);
-        cma_read(ex.comm(), m, b, at[m] + c0 * es, k * es);
+        char* b = at_page_offset_of(bounce + static_cast<size_t>(m) * stride, src);
+        cma_read(ex.comm(), m, b, src, c.count * es);
         s.add(b);
       }
     }
-    reduce(dst + c0 * es, s.p, n, k, a.dtype, a.op, divisor(a, n));
+    reduce(dst + c.begin * es, s.p, n, c.count, a.dtype, a.op, divisor(a, n));
   }
 }
 

@@ -1,6 +1,7 @@
 // Helpers shared by the algorithm implementations (algos/*.cc). Internal.
 #pragma once
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 #include "coll/algo.h"
@@ -26,6 +27,55 @@ inline size_t chunk_elems(size_t bytes, size_t es) {
   return e ? e : al;
 }
 inline size_t nchunks(size_t count, size_t per) { return count ? (count + per - 1) / per : 0; }
+
+// The pipelining loop of the staged algorithms: a payload of `total` elements moves in chunks of `per`
+// elements (the last one may be shorter), and chunk k owns steps [first + k * spc, first + (k + 1) * spc).
+//
+//   const Chunks chunks(a.count, chunk_elems(ex.slot_bytes(), es), 2);
+//   for (const Chunk c : chunks) { ex.step(c.step); ... elements [c.begin, c.begin + c.count) ... }
+//   return chunks.steps();
+//
+// Every member must number the steps alike (tags, the flight recorder), so every member passes the same
+// total, per, spc and first: the v variants pass the largest count and take each member's part of a chunk
+// with Chunk::part().
+struct Chunk {
+  size_t begin;   // first element of the chunk
+  size_t count;   // elements in it, at most per
+  uint64_t step;  // its first step
+  size_t per;     // elements of a full chunk (the stride of pieces packed in a slot)
+  // Elements of this chunk within a payload of `total` elements: 0 where the payload ends before it.
+  size_t part(size_t total) const { return total > begin ? std::min(per, total - begin) : 0; }
+};
+class Chunks {
+ public:
+  Chunks(size_t total, size_t per, uint64_t spc = 1, uint64_t first = 0)
+      : total_(total), per_(per), spc_(spc), first_(first), n_(nchunks(total, per)) {}
+  size_t size() const { return n_; }
+  size_t per() const { return per_; }
+  // The steps numbered up to the end of the last chunk (first included): what run() returns.
+  uint64_t steps() const { return first_ + n_ * spc_; }
+
+  class iterator {
+   public:
+    iterator(const Chunks* cs, size_t k) : cs_(cs), k_(k) {}
+    Chunk operator*() const {
+      const size_t b = k_ * cs_->per_;
+      return {b, std::min(cs_->per_, cs_->total_ - b), cs_->first_ + k_ * cs_->spc_, cs_->per_};
+    }
+    iterator& operator++() { ++k_; return *this; }
+    bool operator==(const iterator& o) const { return k_ == o.k_; }
+   private:
+    const Chunks* cs_;
+    size_t k_;
+  };
+  iterator begin() const { return {this, 0}; }
+  iterator end() const { return {this, n_}; }
+
+ private:
+  size_t total_, per_;
+  uint64_t spc_, first_;
+  size_t n_;
+};
 
 // Partial results of kAvg are sums; the division happens once, where the last input is folded in.
 inline Op partial_op(Op op) { return op == Op::kAvg ? Op::kSum : op; }
@@ -69,5 +119,32 @@ struct Srcs {
   int n = 0;
   void add(const void* x) { p[n++] = x; }
 };
+
+// Direct reduce-scatter of one chunk, the first half of allreduce and reduce `direct`. Step t: copy the
+// slices of the chunk that the other members own into my slot and publish it; then collect the sources of
+// my own slice in rank order (mine from my input, each peer's from its slot of step t, waiting for it).
+// Returns my slice (elements of the chunk); s holds n sources.
+inline Range direct_rs_chunk(Exec& ex, const Args& a, const Chunk& c, uint64_t t, Srcs* s) {
+  const int n = ex.size(), r = ex.rank();
+  const size_t es = esize(a), al = align_elems(es);
+  char* o = ex.out(t);
+  for (int m = 0; m < n; ++m) {
+    if (m == r) continue;
+    const Range sm = patterns::slice(c.count, n, m, al);
+    stage(ex.comm(), o + sm.begin * es, cptr(a.send, c.begin + sm.begin, es), sm.size() * es);
+  }
+  ex.publish(t);
+  const Range my = patterns::slice(c.count, n, r, al);
+  for (int m = 0; m < n; ++m) s->add(m == r ? cptr(a.send, c.begin + my.begin, es) : ex.in(m, t) + my.begin * es);
+  return my;
+}
+
+// The closing step t of the algorithms that read peers' buffers in place (cma.cc, zcopy.cc): I am done
+// reading; wait until every other member is too, so that the caller may reuse its buffers on return.
+inline void finish_all(Exec& ex, uint64_t t) {
+  ex.publish(t);
+  for (int m = 0; m < ex.size(); ++m)
+    if (m != ex.rank()) ex.in(m, t);
+}
 
 }  // namespace tessera::coll::algos

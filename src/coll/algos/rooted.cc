@@ -10,22 +10,21 @@ namespace tessera::coll::algos {
 uint64_t broadcast_direct(Exec& ex, const Args& a) {
   const int r = ex.rank();
   const size_t es = esize(a);
-  const size_t per = chunk_elems(ex.slot_bytes(), es);
-  const size_t nc = ex.size() == 1 ? 0 : nchunks(a.count, per);
-  if (r == a.root && nc == 0) copy(a.recv, a.send, a.count * es);
-  for (size_t k = 0; k < nc; ++k) {
-    const size_t c0 = k * per, cnt = std::min(per, a.count - c0);
-    ex.step(k);
+  const bool stream = stream_out(a.count * es);
+  const Chunks chunks(ex.size() == 1 ? 0 : a.count, chunk_elems(ex.slot_bytes(), es));  // alone: no steps
+  if (r == a.root && chunks.size() == 0) copy(a.recv, a.send, a.count * es);
+  for (const Chunk c : chunks) {
+    ex.step(c.step);
     if (r == a.root) {
       // The root's own copy goes with each chunk it publishes, in the same pass over its input (in place:
       // staging only): the receivers start at once, and the input is read from memory once.
-      stage2(ex.comm(), mptr(a.recv, c0, es), ex.out(k), cptr(a.send, c0, es), cnt * es, stream_out(a.count * es));
-      ex.publish(k);
+      stage2(ex.comm(), mptr(a.recv, c.begin, es), ex.out(c.step), cptr(a.send, c.begin, es), c.count * es, stream);
+      ex.publish(c.step);
     } else {
-      copy(mptr(a.recv, c0, es), ex.in(a.root, k), cnt * es, stream_out(a.count * es));
+      copy(mptr(a.recv, c.begin, es), ex.in(a.root, c.step), c.count * es, stream);
     }
   }
-  return nc;
+  return chunks.steps();
 }
 
 // Broadcast, chain: member root+i copies from member root+i-1 and republishes, pipelined over chunks.
@@ -33,20 +32,18 @@ uint64_t broadcast_chain(Exec& ex, const Args& a) {
   const int n = ex.size(), r = ex.rank();
   const int pos = patterns::mod(r - a.root, n);
   const size_t es = esize(a);
-  const size_t per = chunk_elems(ex.slot_bytes(), es);
-  const size_t nc = n == 1 ? 0 : nchunks(a.count, per);
   if (r == a.root) copy(a.recv, a.send, a.count * es);
-  for (size_t k = 0; k < nc; ++k) {
-    const size_t c0 = k * per, cnt = std::min(per, a.count - c0);
-    ex.step(k);
-    const char* src = pos == 0 ? cptr(a.send, c0, es) : ex.in(patterns::mod(r - 1, n), k);
-    if (pos != 0) copy(mptr(a.recv, c0, es), src, cnt * es);
+  const Chunks chunks(n == 1 ? 0 : a.count, chunk_elems(ex.slot_bytes(), es));  // alone: no steps
+  for (const Chunk c : chunks) {
+    ex.step(c.step);
+    const char* src = pos == 0 ? cptr(a.send, c.begin, es) : ex.in(patterns::mod(r - 1, n), c.step);
+    if (pos != 0) copy(mptr(a.recv, c.begin, es), src, c.count * es);
     if (pos != n - 1) {
-      stage(ex.comm(), ex.out(k), src, cnt * es);
-      ex.publish(k);
+      stage(ex.comm(), ex.out(c.step), src, c.count * es);
+      ex.publish(c.step);
     }
   }
-  return nc;
+  return chunks.steps();
 }
 
 // Reduce, one-shot: every member publishes its input, the root reduces all of them (1 step).
@@ -70,24 +67,14 @@ uint64_t reduce_oneshot(Exec& ex, const Args& a) {
 uint64_t reduce_direct(Exec& ex, const Args& a) {
   const int n = ex.size(), r = ex.rank();
   const size_t es = esize(a), al = align_elems(es);
-  const size_t per = chunk_elems(ex.slot_bytes(), es);
-  const size_t nc = nchunks(a.count, per);
-  for (size_t k = 0; k < nc; ++k) {
-    const size_t c0 = k * per, cnt = std::min(per, a.count - c0);
-    const uint64_t t = 2 * k;
+  const Chunks chunks(a.count, chunk_elems(ex.slot_bytes(), es), 2);
+  for (const Chunk c : chunks) {
+    const uint64_t t = c.step;
     ex.step(t);
-    char* o = ex.out(t);
-    for (int m = 0; m < n; ++m) {
-      if (m == r) continue;
-      Range s = patterns::slice(cnt, n, m, al);
-      stage(ex.comm(), o + s.begin * es, cptr(a.send, c0 + s.begin, es), s.size() * es);
-    }
-    ex.publish(t);
-    Range my = patterns::slice(cnt, n, r, al);
     Srcs s;
-    for (int m = 0; m < n; ++m) s.add(m == r ? cptr(a.send, c0 + my.begin, es) : ex.in(m, t) + my.begin * es);
+    const Range my = direct_rs_chunk(ex, a, c, t, &s);
     if (r == a.root) {
-      reduce(mptr(a.recv, c0 + my.begin, es), s.p, n, my.size(), a.dtype, a.op, divisor(a, n));
+      reduce(mptr(a.recv, c.begin + my.begin, es), s.p, n, my.size(), a.dtype, a.op, divisor(a, n));
     } else {
       reduce(ex.out(t + 1) + my.begin * es, s.p, n, my.size(), a.dtype, a.op, divisor(a, n));
       ex.publish(t + 1);
@@ -96,54 +83,50 @@ uint64_t reduce_direct(Exec& ex, const Args& a) {
     if (r != a.root) continue;
     for (int m = 0; m < n; ++m) {
       if (m == r) continue;
-      Range sm = patterns::slice(cnt, n, m, al);
-      copy(mptr(a.recv, c0 + sm.begin, es), ex.in(m, t + 1) + sm.begin * es, sm.size() * es);
+      const Range sm = patterns::slice(c.count, n, m, al);
+      copy(mptr(a.recv, c.begin + sm.begin, es), ex.in(m, t + 1) + sm.begin * es, sm.size() * es);
     }
   }
-  return 2 * nc;
+  return chunks.steps();
 }
 
 // Gather, direct: every member publishes its piece, the root copies all of them into place.
 uint64_t gather_direct(Exec& ex, const Args& a) {
   const int n = ex.size(), r = ex.rank();
   const size_t es = esize(a);
-  const size_t per = chunk_elems(ex.slot_bytes(), es);
-  const size_t nc = n == 1 ? 0 : nchunks(a.count, per);
   if (r == a.root) copy(mptr(a.recv, r * a.count, es), a.send, a.count * es);
-  for (size_t k = 0; k < nc; ++k) {
-    const size_t c0 = k * per, cnt = std::min(per, a.count - c0);
-    ex.step(k);
+  const Chunks chunks(n == 1 ? 0 : a.count, chunk_elems(ex.slot_bytes(), es));  // alone: no steps
+  for (const Chunk c : chunks) {
+    ex.step(c.step);
     if (r != a.root) {
-      stage(ex.comm(), ex.out(k), cptr(a.send, c0, es), cnt * es);
-      ex.publish(k);
+      stage(ex.comm(), ex.out(c.step), cptr(a.send, c.begin, es), c.count * es);
+      ex.publish(c.step);
       continue;
     }
     for (int m = 0; m < n; ++m)
-      if (m != r) copy(mptr(a.recv, m * a.count + c0, es), ex.in(m, k), cnt * es);
+      if (m != r) copy(mptr(a.recv, m * a.count + c.begin, es), ex.in(m, c.step), c.count * es);
   }
-  return nc;
+  return chunks.steps();
 }
 
 // Scatter, direct: the root publishes one piece per member, each member copies its own.
 uint64_t scatter_direct(Exec& ex, const Args& a) {
   const int n = ex.size(), r = ex.rank();
   const size_t es = esize(a);
-  const size_t per = chunk_elems(ex.slot_bytes() / static_cast<size_t>(n), es);
-  const size_t nc = n == 1 ? 0 : nchunks(a.count, per);
   if (r == a.root) copy(a.recv, cptr(a.send, r * a.count, es), a.count * es);
-  for (size_t k = 0; k < nc; ++k) {
-    const size_t c0 = k * per, cnt = std::min(per, a.count - c0);
-    ex.step(k);
+  const Chunks chunks(n == 1 ? 0 : a.count, chunk_elems(ex.slot_bytes() / static_cast<size_t>(n), es));
+  for (const Chunk c : chunks) {
+    ex.step(c.step);
     if (r == a.root) {
-      char* o = ex.out(k);
+      char* o = ex.out(c.step);
       for (int m = 0; m < n; ++m)
-        if (m != r) stage(ex.comm(), o + static_cast<size_t>(m) * per * es, cptr(a.send, m * a.count + c0, es), cnt * es);
-      ex.publish(k);
+        if (m != r) stage(ex.comm(), o + m * c.per * es, cptr(a.send, m * a.count + c.begin, es), c.count * es);
+      ex.publish(c.step);
     } else {
-      copy(mptr(a.recv, c0, es), ex.in(a.root, k) + static_cast<size_t>(r) * per * es, cnt * es);
+      copy(mptr(a.recv, c.begin, es), ex.in(a.root, c.step) + r * c.per * es, c.count * es);
     }
   }
-  return nc;
+  return chunks.steps();
 }
 
 // Gatherv, direct: step 0 publishes every member's count (the root checks each against its recvcounts, and
@@ -153,7 +136,6 @@ uint64_t gatherv_direct(Exec& ex, const Args& a) {
   const int n = ex.size(), r = ex.rank();
   const bool root = r == a.root;
   const size_t es = esize(a);
-  const size_t per = chunk_elems(ex.slot_bytes(), es);
   if (root && a.count) copy(mptr(a.recv, a.rdispls[r], es), a.send, a.count * es);
   if (n == 1) return 0;
   ex.step(0);
@@ -170,20 +152,19 @@ uint64_t gatherv_direct(Exec& ex, const Args& a) {
                                  "which expects {}", ex.comm().name, m, ex.comm().world[m], theirs, r,
                                  ex.comm().world[r], a.rcounts[m]));
   }
-  const size_t nc = nchunks(maxc, per);
-  for (size_t k = 0; k < nc; ++k) {
-    const size_t c0 = k * per;
-    ex.step(1 + k);
+  const Chunks chunks(maxc, chunk_elems(ex.slot_bytes(), es), 1, 1);
+  for (const Chunk c : chunks) {
+    ex.step(c.step);
     if (!root) {
-      if (a.count > c0) stage(ex.comm(), ex.out(1 + k), cptr(a.send, c0, es), std::min(per, a.count - c0) * es);
-      ex.publish(1 + k);
+      if (const size_t mine = c.part(a.count)) stage(ex.comm(), ex.out(c.step), cptr(a.send, c.begin, es), mine * es);
+      ex.publish(c.step);
       continue;
     }
     for (int m = 0; m < n; ++m)
-      if (m != r && a.rcounts[m] > c0)
-        copy(mptr(a.recv, a.rdispls[m] + c0, es), ex.in(m, 1 + k), std::min(per, a.rcounts[m] - c0) * es);
+      if (m != r && c.part(a.rcounts[m]))
+        copy(mptr(a.recv, a.rdispls[m] + c.begin, es), ex.in(m, c.step), c.part(a.rcounts[m]) * es);
   }
-  return 1 + nc;
+  return chunks.steps();
 }
 
 // Scatterv, direct: step 0 the root publishes every member's count (each member checks its own against its
@@ -192,7 +173,6 @@ uint64_t scatterv_direct(Exec& ex, const Args& a) {
   const int n = ex.size(), r = ex.rank();
   const bool root = r == a.root;
   const size_t es = esize(a);
-  const size_t per = chunk_elems(ex.slot_bytes() / static_cast<size_t>(n), es);
   if (root && a.count) copy(a.recv, cptr(a.send, a.sdispls[r], es), a.count * es);
   if (n == 1) return 0;
   ex.step(0);
@@ -214,23 +194,20 @@ uint64_t scatterv_direct(Exec& ex, const Args& a) {
                                  "which expects {}", ex.comm().name, a.root, ex.comm().world[a.root], c, r,
                                  ex.comm().world[r], a.count));
   }
-  const size_t nc = nchunks(maxc, per);
-  for (size_t k = 0; k < nc; ++k) {
-    const size_t c0 = k * per;
-    ex.step(1 + k);
+  const Chunks chunks(maxc, chunk_elems(ex.slot_bytes() / static_cast<size_t>(n), es), 1, 1);
+  for (const Chunk c : chunks) {
+    ex.step(c.step);
     if (root) {
-      char* o = ex.out(1 + k);
+      char* o = ex.out(c.step);
       for (int m = 0; m < n; ++m)
-        if (m != r && a.scounts[m] > c0)
-          stage(ex.comm(), o + static_cast<size_t>(m) * per * es, cptr(a.send, a.sdispls[m] + c0, es),
-                std::min(per, a.scounts[m] - c0) * es);
-      ex.publish(1 + k);
-    } else if (a.count > c0) {
-      copy(mptr(a.recv, c0, es), ex.in(a.root, 1 + k) + static_cast<size_t>(r) * per * es,
-           std::min(per, a.count - c0) * es);
+        if (m != r && c.part(a.scounts[m]))
+          stage(ex.comm(), o + m * c.per * es, cptr(a.send, a.sdispls[m] + c.begin, es), c.part(a.scounts[m]) * es);
+      ex.publish(c.step);
+    } else if (const size_t mine = c.part(a.count)) {
+      copy(mptr(a.recv, c.begin, es), ex.in(a.root, c.step) + r * c.per * es, mine * es);
     }
   }
-  return 1 + nc;
+  return chunks.steps();
 }
 
 }  // namespace tessera::coll::algos

@@ -13,24 +13,22 @@ namespace {
 uint64_t scan_direct(Exec& ex, const Args& a, bool inclusive) {
   const int r = ex.rank(), upto = inclusive ? r + 1 : r;
   const size_t es = esize(a);
-  const size_t per = chunk_elems(ex.slot_bytes(), es);
-  const size_t nc = nchunks(a.count, per);
-  for (size_t k = 0; k < nc; ++k) {
-    const size_t c0 = k * per, cnt = std::min(per, a.count - c0);
-    ex.step(k);
+  const Chunks chunks(a.count, chunk_elems(ex.slot_bytes(), es));
+  for (const Chunk c : chunks) {
+    ex.step(c.step);
     // My piece is staged before I write my output (in place, the output is my input).
-    stage(ex.comm(), ex.out(k), cptr(a.send, c0, es), cnt * es);
-    ex.publish(k);
-    char* out = mptr(a.recv, c0, es);
+    stage(ex.comm(), ex.out(c.step), cptr(a.send, c.begin, es), c.count * es);
+    ex.publish(c.step);
+    char* out = mptr(a.recv, c.begin, es);
     if (upto == 0) {
-      std::memset(out, 0, cnt * es);
+      std::memset(out, 0, c.count * es);
       continue;
     }
     Srcs s;
-    for (int m = 0; m < upto; ++m) s.add(ex.in(m, k));
-    reduce(out, s.p, upto, cnt, a.dtype, a.op, 0);
+    for (int m = 0; m < upto; ++m) s.add(ex.in(m, c.step));
+    reduce(out, s.p, upto, c.count, a.dtype, a.op, 0);
   }
-  return nc;
+  return chunks.steps();
 }
 }  // namespace
 

@@ -30,7 +30,7 @@ T* at(Exec& ex, int m, T* p, size_t bytes) {
   return reinterpret_cast<T*>(pgas::remote("collective", p, bytes, ex.comm().world[m]));
 }
 
-// Step 1 from everyone: nobody touches my buffers any more.
+// Step t from everyone: everybody entered the call (0) or nobody touches my buffers any more (1).
 void wait_all(Exec& ex, uint64_t t) {
   for (int m = 0; m < ex.size(); ++m)
     if (m != ex.rank()) ex.in(m, t);
@@ -77,9 +77,7 @@ uint64_t allreduce_symmetric(Exec& ex, const Args& a) {
       copy(at(ex, m, static_cast<char*>(a.recv), bytes) + b * es, buf, k * es);
     }
   }
-  ex.step(1);
-  ex.publish(1);
-  wait_all(ex, 1);
+  finish_all(ex, 1);
   return 2;
 }
 
@@ -113,9 +111,7 @@ uint64_t allgather_symmetric(Exec& ex, const Args& a) {
     const char* from = at(ex, m, static_cast<const char*>(a.send), bytes);
     if (to != from) copy(to, from, bytes, stream_out(bytes * static_cast<size_t>(n)));
   }
-  ex.step(1);
-  ex.publish(1);
-  wait_all(ex, 1);
+  finish_all(ex, 1);
   return 2;
 }
 
@@ -134,9 +130,7 @@ uint64_t allgatherv_symmetric(Exec& ex, const Args& a) {
     const char* from = at(ex, m, static_cast<const char*>(a.send), b);
     if (to != from) copy(to, from, b);
   }
-  ex.step(1);
-  ex.publish(1);
-  wait_all(ex, 1);
+  finish_all(ex, 1);
   return 2;
 }
 
@@ -155,9 +149,7 @@ uint64_t alltoall_symmetric(Exec& ex, const Args& a) {
     const char* from = at(ex, m, static_cast<const char*>(a.send), total) + static_cast<size_t>(r) * bytes;
     copy(mptr(a.recv, static_cast<size_t>(m) * a.count, es), from, bytes, stream_out(total));
   }
-  ex.step(1);
-  ex.publish(1);
-  wait_all(ex, 1);
+  finish_all(ex, 1);
   return 2;
 }
 

@@ -70,13 +70,6 @@ bool agree(Exec& ex, const void* send, size_t sbytes, const void* recv, size_t r
   return all;
 }
 
-// The closing step t: I am done reading; wait until every other member is too.
-void finish_all(Exec& ex, uint64_t t) {
-  ex.publish(t);
-  for (int m = 0; m < ex.size(); ++m)
-    if (m != ex.rank()) ex.in(m, t);
-}
-
 bool large(Exec& ex, size_t bytes) { return ex.size() > 1 && ex.size() <= kMaxSources && bytes > ex.slot_bytes(); }
 
 }  // namespace
