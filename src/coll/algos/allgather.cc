@@ -11,21 +11,21 @@ uint64_t allgather_direct(Exec& ex, const Args& a) {
   const size_t es = esize(a);
   const size_t per = chunk_elems(ex.slot_bytes(), es);
   const size_t nc = nchunks(a.count, per);
-  const bool stream = stream_out(a.count * es * n);
+  const Stores st = stores_for(a.count * es * n);
   for (size_t k = 0; k < nc; ++k) {
     const size_t c0 = k * per, cnt = std::min(per, a.count - c0);
     ex.step(k);
     // My piece into my staging and my output in one pass over the input (in place: staging only).
     char* own = mptr(a.recv, r * a.count + c0, es);
     if (n == 1) {
-      copy(own, cptr(a.send, c0, es), cnt * es);
+      copy(own, cptr(a.send, c0, es), cnt * es, Stores::kCached);
       continue;
     }
-    stage2(ex.comm(), own, ex.out(k), cptr(a.send, c0, es), cnt * es, stream);
+    stage2(ex.comm(), own, ex.out(k), cptr(a.send, c0, es), cnt * es, st);
     ex.publish(k);
     for (int j = 1; j < n; ++j) {
       const int m = patterns::mod(r + j, n);  // the next members in turn
-      copy(mptr(a.recv, m * a.count + c0, es), ex.in(m, k), cnt * es, stream);
+      copy(mptr(a.recv, m * a.count + c0, es), ex.in(m, k), cnt * es, st);
     }
   }
   return nc;
@@ -41,7 +41,7 @@ uint64_t allgather_ring(Exec& ex, const Args& a) {
   for (size_t k = 0; k < nc; ++k) {
     const size_t c0 = k * per, cnt = std::min(per, a.count - c0);
     const uint64_t b = k * spc;
-    copy(mptr(a.recv, r * a.count + c0, es), cptr(a.send, c0, es), cnt * es);
+    copy(mptr(a.recv, r * a.count + c0, es), cptr(a.send, c0, es), cnt * es, Stores::kCached);
     if (n == 1) continue;
     ex.step(b);
     stage(ex.comm(), ex.out(b), cptr(a.send, c0, es), cnt * es);
@@ -50,7 +50,7 @@ uint64_t allgather_ring(Exec& ex, const Args& a) {
       ex.step(b + s);
       const int j = patterns::mod(r - 1 - s, n);
       const char* in = ex.in(left, b + s);
-      copy(mptr(a.recv, j * a.count + c0, es), in, cnt * es);
+      copy(mptr(a.recv, j * a.count + c0, es), in, cnt * es, Stores::kCached);
       if (s < n - 2) {
         stage(ex.comm(), ex.out(b + s + 1), in, cnt * es);
         ex.publish(b + s + 1);
@@ -73,7 +73,7 @@ uint64_t allgather_bruck(Exec& ex, const Args& a) {
     const size_t c0 = k * per, cnt = std::min(per, a.count - c0);
     const size_t pb = cnt * es;  // bytes of one piece (packed at stride pb)
     const uint64_t b = k * static_cast<uint64_t>(L);
-    copy(acc, cptr(a.send, c0, es), pb);
+    copy(acc, cptr(a.send, c0, es), pb, Stores::kCached);
     int have = 1;
     for (int s = 0; s < L; ++s) {
       ex.step(b + s);
@@ -81,12 +81,13 @@ uint64_t allgather_bruck(Exec& ex, const Args& a) {
       ex.publish(b + s);
       const int take = patterns::bruck_ag_count(s, n);
       copy(acc + static_cast<size_t>(have) * pb, ex.in(patterns::bruck_ag_peer(r, s, n), b + s),
-           static_cast<size_t>(take) * pb);
+           static_cast<size_t>(take) * pb, Stores::kCached);
       have += take;
     }
     // un-rotate: piece j of the accumulation came from member r+j
     for (int j = 0; j < n; ++j)
-      copy(mptr(a.recv, patterns::mod(r + j, n) * a.count + c0, es), acc + static_cast<size_t>(j) * pb, pb);
+      copy(mptr(a.recv, patterns::mod(r + j, n) * a.count + c0, es), acc + static_cast<size_t>(j) * pb, pb,
+           Stores::kCached);
   }
   return nc * static_cast<uint64_t>(L);
 }
@@ -107,15 +108,15 @@ uint64_t allgatherv_direct(Exec& ex, const Args& a) {
       char* own = mptr(a.recv, a.rdispls[r] + c0, es);
       const size_t bytes = std::min(per, a.count - c0) * es;
       if (n == 1) {
-        copy(own, cptr(a.send, c0, es), bytes);
+        copy(own, cptr(a.send, c0, es), bytes, Stores::kCached);
       } else {
-        stage2(ex.comm(), own, ex.out(k), cptr(a.send, c0, es), bytes, false);
+        stage2(ex.comm(), own, ex.out(k), cptr(a.send, c0, es), bytes, Stores::kCached);
         ex.publish(k);
       }
     }
     for (int m = 0; m < n; ++m) {
       if (m == r || a.rcounts[m] <= c0) continue;
-      copy(mptr(a.recv, a.rdispls[m] + c0, es), ex.in(m, k), std::min(per, a.rcounts[m] - c0) * es);
+      copy(mptr(a.recv, a.rdispls[m] + c0, es), ex.in(m, k), std::min(per, a.rcounts[m] - c0) * es, Stores::kCached);
     }
   }
   return nc;

@@ -14,7 +14,7 @@ uint64_t allreduce_oneshot(Exec& ex, const Args& a) {
   ex.step(0);
   // step 0: publish my input
   char* o = ex.out(0);
-  copy(o, a.send, bytes);
+  copy(o, a.send, bytes, Stores::kCached);
   ex.publish(0);
   // reduce all inputs in rank order (mine straight from the user buffer)
   Srcs s;
@@ -33,7 +33,7 @@ uint64_t allreduce_direct(Exec& ex, const Args& a) {
   const size_t es = esize(a), al = align_elems(es);
   const size_t per = chunk_elems(ex.slot_bytes(), es);
   const size_t nc = nchunks(a.count, per);
-  const bool st = stream_out(a.count * es);
+  const Stores st = stores_for(a.count * es);
   for (size_t k = 0; k < nc; ++k) {
     const size_t c0 = k * per, cnt = std::min(per, a.count - c0);
     const uint64_t t = 2 * k;
@@ -55,7 +55,7 @@ uint64_t allreduce_direct(Exec& ex, const Args& a) {
     if (stage_streams(ex.comm(), my.size() * es)) {
       // Streaming staging stores (common.h): reduce into my output, then stream the result to my slot.
       reduce(mine, s.p, n, my.size(), a.dtype, a.op, divisor(a, n));
-      copy(res, mine, my.size() * es, true);
+      copy(res, mine, my.size() * es, Stores::kStream);
       ex.publish(t + 1);
     } else {
       reduce(res, s.p, n, my.size(), a.dtype, a.op, divisor(a, n));

@@ -37,7 +37,7 @@ uint64_t allreduce_ring(Exec& ex, const Args& a) {
       bool last = s == n - 2;
       reduce(o, src, 2, bj.size(), a.dtype, last ? a.op : pop, last ? divisor(a, n) : 0);
       ex.publish(b + s + 1);
-      if (last) copy(mptr(a.recv, c0 + bj.begin, es), o, bj.size() * es);
+      if (last) copy(mptr(a.recv, c0 + bj.begin, es), o, bj.size() * es, Stores::kCached);
     }
     // n-1 steps: take the final block from my left neighbour, pass it on
     for (int s = 0; s < n - 1; ++s) {
@@ -45,7 +45,7 @@ uint64_t allreduce_ring(Exec& ex, const Args& a) {
       ex.step(t);
       Range bj = blk(patterns::ring_ag_block(r, s, n));
       const char* in = ex.in(left, t);
-      copy(mptr(a.recv, c0 + bj.begin, es), in, bj.size() * es);
+      copy(mptr(a.recv, c0 + bj.begin, es), in, bj.size() * es, Stores::kCached);
       if (s < n - 2) {
         stage(ex.comm(), ex.out(t + 1), in, bj.size() * es);
         ex.publish(t + 1);
@@ -74,7 +74,7 @@ uint64_t allreduce_rhd(Exec& ex, const Args& a) {
     const size_t c0 = k * per, cnt = std::min(per, a.count - c0);
     const uint64_t b = k * spc;
     char* work = mptr(a.recv, c0, es);
-    copy(work, cptr(a.send, c0, es), cnt * es);
+    copy(work, cptr(a.send, c0, es), cnt * es, Stores::kCached);
     // Element range of blocks [lo, hi) of the p2 blocks of this chunk.
     auto elems = [&](int lo, int hi) {
       return Range{patterns::slice(cnt, p.p2, lo, al).begin, patterns::slice(cnt, p.p2, hi - 1, al).end};
@@ -120,7 +120,7 @@ uint64_t allreduce_rhd(Exec& ex, const Args& a) {
       ex.publish(t);
       patterns::rhd_range(p, pv, l + 1, &lo, &hi);
       Range get = elems(lo, hi);
-      copy(work + get.begin * es, ex.in(pr, t) + get.begin * es, get.size() * es);
+      copy(work + get.begin * es, ex.in(pr, t) + get.begin * es, get.size() * es, Stores::kCached);
     }
     // unfold: the odd rank hands the result back to its folded-out partner
     const uint64_t t = b + spc - 1;
@@ -129,7 +129,7 @@ uint64_t allreduce_rhd(Exec& ex, const Args& a) {
       stage(ex.comm(), ex.out(t), work, cnt * es);
       ex.publish(t);
     } else if (r < 2 * p.extra) {
-      copy(work, ex.in(r + 1, t), cnt * es);
+      copy(work, ex.in(r + 1, t), cnt * es, Stores::kCached);
     }
   }
   return nc * spc;
@@ -171,7 +171,7 @@ uint64_t allreduce_dbtree(Exec& ex, const Args& a) {
       ex.step(d);
       Range R = patterns::slice(cnt, 2, h, al);
       char* dst = mptr(a.recv, c0 + R.begin, es);
-      if (node[h].parent >= 0) copy(dst, ex.in(node[h].parent, d) + R.begin * es, R.size() * es);
+      if (node[h].parent >= 0) copy(dst, ex.in(node[h].parent, d) + R.begin * es, R.size() * es, Stores::kCached);
       if (node[h].child[0] >= 0 || node[h].child[1] >= 0) {
         stage(ex.comm(), ex.out(d) + R.begin * es, dst, R.size() * es);
         ex.publish(d);

@@ -22,11 +22,11 @@ uint64_t alltoall_direct(Exec& ex, const Args& a) {
     ex.publish(k);
     // my own piece straight from my input (in place it is already there), then mine from the others in
     // pairwise order
-    copy(mptr(a.recv, r * a.count + c0, es), cptr(a.send, r * a.count + c0, es), cnt * es, stream_out(a.count * es * n));
+    copy(mptr(a.recv, r * a.count + c0, es), cptr(a.send, r * a.count + c0, es), cnt * es, stores_for(a.count * es * n));
     for (int j = 1; j < n; ++j) {
       const int m = patterns::pairwise_from(r, j, n);
       copy(mptr(a.recv, m * a.count + c0, es), ex.in(m, k) + static_cast<size_t>(r) * per * es, cnt * es,
-           stream_out(a.count * es * n));
+           stores_for(a.count * es * n));
     }
   }
   return nc;
@@ -45,7 +45,7 @@ uint64_t alltoall_pairwise(Exec& ex, const Args& a) {
     const char* tmp = nullptr;
     if (a.send == a.recv && n > 1) {
       char* t = ex.comm().scratch_bytes(static_cast<size_t>(n) * cnt * es);
-      for (int m = 0; m < n; ++m) copy(t + m * cnt * es, cptr(a.send, m * a.count + c0, es), cnt * es);
+      for (int m = 0; m < n; ++m) copy(t + m * cnt * es, cptr(a.send, m * a.count + c0, es), cnt * es, Stores::kCached);
       tmp = t;
     }
     auto piece = [&](int m) { return tmp ? tmp + m * cnt * es : cptr(a.send, m * a.count + c0, es); };
@@ -56,9 +56,9 @@ uint64_t alltoall_pairwise(Exec& ex, const Args& a) {
       stage(ex.comm(), ex.out(t), piece(patterns::pairwise_to(r, j, n)), cnt * es);
       ex.publish(t);
       const int from = patterns::pairwise_from(r, j, n);
-      copy(mptr(a.recv, from * a.count + c0, es), ex.in(from, t), cnt * es);
+      copy(mptr(a.recv, from * a.count + c0, es), ex.in(from, t), cnt * es, Stores::kCached);
     }
-    copy(mptr(a.recv, r * a.count + c0, es), piece(r), cnt * es);
+    copy(mptr(a.recv, r * a.count + c0, es), piece(r), cnt * es, Stores::kCached);
   }
   return nc * spc;
 }
@@ -75,7 +75,8 @@ uint64_t alltoall_bruck(Exec& ex, const Args& a) {
     const size_t pb = cnt * es;
     const uint64_t b = k * static_cast<uint64_t>(L);
     // rotate: tmp[j] is my piece for member r+j
-    for (int j = 0; j < n; ++j) copy(tmp + j * pb, cptr(a.send, patterns::mod(r + j, n) * a.count + c0, es), pb);
+    for (int j = 0; j < n; ++j)
+      copy(tmp + j * pb, cptr(a.send, patterns::mod(r + j, n) * a.count + c0, es), pb, Stores::kCached);
     for (int s = 0; s < L; ++s) {
       ex.step(b + s);
       // send the pieces whose index has bit s set to member r+2^s, receive the same indices from r-2^s
@@ -87,10 +88,11 @@ uint64_t alltoall_bruck(Exec& ex, const Args& a) {
       const char* in = ex.in(patterns::bruck_a2a_peer(r, s, n), b + s);
       at = 0;
       for (int j = 0; j < n; ++j)
-        if (j & (1 << s)) copy(tmp + j * pb, in + (at++) * pb, pb);
+        if (j & (1 << s)) copy(tmp + j * pb, in + (at++) * pb, pb, Stores::kCached);
     }
     // tmp[j] now came from member r-j
-    for (int j = 0; j < n; ++j) copy(mptr(a.recv, patterns::mod(r - j, n) * a.count + c0, es), tmp + j * pb, pb);
+    for (int j = 0; j < n; ++j)
+      copy(mptr(a.recv, patterns::mod(r - j, n) * a.count + c0, es), tmp + j * pb, pb, Stores::kCached);
   }
   return nc * static_cast<uint64_t>(L);
 }
@@ -126,7 +128,7 @@ uint64_t alltoallv_direct(Exec& ex, const Args& a) {
       const int m = patterns::pairwise_from(r, j, n);
       if (a.rcounts[m] <= c0) continue;
       copy(mptr(a.recv, a.rdispls[m] + c0, es), ex.in(m, 1 + k) + static_cast<size_t>(r) * per * es,
-           std::min(per, a.rcounts[m] - c0) * es);
+           std::min(per, a.rcounts[m] - c0) * es, Stores::kCached);
     }
   }
   return 1 + nc;

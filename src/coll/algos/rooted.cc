@@ -12,17 +12,17 @@ uint64_t broadcast_direct(Exec& ex, const Args& a) {
   const size_t es = esize(a);
   const size_t per = chunk_elems(ex.slot_bytes(), es);
   const size_t nc = ex.size() == 1 ? 0 : nchunks(a.count, per);
-  if (r == a.root && nc == 0) copy(a.recv, a.send, a.count * es);
+  if (r == a.root && nc == 0) copy(a.recv, a.send, a.count * es, Stores::kCached);
   for (size_t k = 0; k < nc; ++k) {
     const size_t c0 = k * per, cnt = std::min(per, a.count - c0);
     ex.step(k);
     if (r == a.root) {
       // The root's own copy goes with each chunk it publishes, in the same pass over its input (in place:
       // staging only): the receivers start at once, and the input is read from memory once.
-      stage2(ex.comm(), mptr(a.recv, c0, es), ex.out(k), cptr(a.send, c0, es), cnt * es, stream_out(a.count * es));
+      stage2(ex.comm(), mptr(a.recv, c0, es), ex.out(k), cptr(a.send, c0, es), cnt * es, stores_for(a.count * es));
       ex.publish(k);
     } else {
-      copy(mptr(a.recv, c0, es), ex.in(a.root, k), cnt * es, stream_out(a.count * es));
+      copy(mptr(a.recv, c0, es), ex.in(a.root, k), cnt * es, stores_for(a.count * es));
     }
   }
   return nc;
@@ -35,12 +35,12 @@ uint64_t broadcast_chain(Exec& ex, const Args& a) {
   const size_t es = esize(a);
   const size_t per = chunk_elems(ex.slot_bytes(), es);
   const size_t nc = n == 1 ? 0 : nchunks(a.count, per);
-  if (r == a.root) copy(a.recv, a.send, a.count * es);
+  if (r == a.root) copy(a.recv, a.send, a.count * es, Stores::kCached);
   for (size_t k = 0; k < nc; ++k) {
     const size_t c0 = k * per, cnt = std::min(per, a.count - c0);
     ex.step(k);
     const char* src = pos == 0 ? cptr(a.send, c0, es) : ex.in(patterns::mod(r - 1, n), k);
-    if (pos != 0) copy(mptr(a.recv, c0, es), src, cnt * es);
+    if (pos != 0) copy(mptr(a.recv, c0, es), src, cnt * es, Stores::kCached);
     if (pos != n - 1) {
       stage(ex.comm(), ex.out(k), src, cnt * es);
       ex.publish(k);
@@ -97,7 +97,7 @@ uint64_t reduce_direct(Exec& ex, const Args& a) {
     for (int m = 0; m < n; ++m) {
       if (m == r) continue;
       Range sm = patterns::slice(cnt, n, m, al);
-      copy(mptr(a.recv, c0 + sm.begin, es), ex.in(m, t + 1) + sm.begin * es, sm.size() * es);
+      copy(mptr(a.recv, c0 + sm.begin, es), ex.in(m, t + 1) + sm.begin * es, sm.size() * es, Stores::kCached);
     }
   }
   return 2 * nc;
@@ -109,7 +109,7 @@ uint64_t gather_direct(Exec& ex, const Args& a) {
   const size_t es = esize(a);
   const size_t per = chunk_elems(ex.slot_bytes(), es);
   const size_t nc = n == 1 ? 0 : nchunks(a.count, per);
-  if (r == a.root) copy(mptr(a.recv, r * a.count, es), a.send, a.count * es);
+  if (r == a.root) copy(mptr(a.recv, r * a.count, es), a.send, a.count * es, Stores::kCached);
   for (size_t k = 0; k < nc; ++k) {
     const size_t c0 = k * per, cnt = std::min(per, a.count - c0);
     ex.step(k);
@@ -119,7 +119,7 @@ uint64_t gather_direct(Exec& ex, const Args& a) {
       continue;
     }
     for (int m = 0; m < n; ++m)
-      if (m != r) copy(mptr(a.recv, m * a.count + c0, es), ex.in(m, k), cnt * es);
+      if (m != r) copy(mptr(a.recv, m * a.count + c0, es), ex.in(m, k), cnt * es, Stores::kCached);
   }
   return nc;
 }
@@ -130,7 +130,7 @@ uint64_t scatter_direct(Exec& ex, const Args& a) {
   const size_t es = esize(a);
   const size_t per = chunk_elems(ex.slot_bytes() / static_cast<size_t>(n), es);
   const size_t nc = n == 1 ? 0 : nchunks(a.count, per);
-  if (r == a.root) copy(a.recv, cptr(a.send, r * a.count, es), a.count * es);
+  if (r == a.root) copy(a.recv, cptr(a.send, r * a.count, es), a.count * es, Stores::kCached);
   for (size_t k = 0; k < nc; ++k) {
     const size_t c0 = k * per, cnt = std::min(per, a.count - c0);
     ex.step(k);
@@ -140,7 +140,7 @@ uint64_t scatter_direct(Exec& ex, const Args& a) {
         if (m != r) stage(ex.comm(), o + static_cast<size_t>(m) * per * es, cptr(a.send, m * a.count + c0, es), cnt * es);
       ex.publish(k);
     } else {
-      copy(mptr(a.recv, c0, es), ex.in(a.root, k) + static_cast<size_t>(r) * per * es, cnt * es);
+      copy(mptr(a.recv, c0, es), ex.in(a.root, k) + static_cast<size_t>(r) * per * es, cnt * es, Stores::kCached);
     }
   }
   return nc;
@@ -154,7 +154,7 @@ uint64_t gatherv_direct(Exec& ex, const Args& a) {
   const bool root = r == a.root;
   const size_t es = esize(a);
   const size_t per = chunk_elems(ex.slot_bytes(), es);
-  if (root && a.count) copy(mptr(a.recv, a.rdispls[r], es), a.send, a.count * es);
+  if (root && a.count) copy(mptr(a.recv, a.rdispls[r], es), a.send, a.count * es, Stores::kCached);
   if (n == 1) return 0;
   ex.step(0);
   const uint64_t mine = a.count;
@@ -181,7 +181,8 @@ uint64_t gatherv_direct(Exec& ex, const Args& a) {
     }
     for (int m = 0; m < n; ++m)
       if (m != r && a.rcounts[m] > c0)
-        copy(mptr(a.recv, a.rdispls[m] + c0, es), ex.in(m, 1 + k), std::min(per, a.rcounts[m] - c0) * es);
+        copy(mptr(a.recv, a.rdispls[m] + c0, es), ex.in(m, 1 + k), std::min(per, a.rcounts[m] - c0) * es,
+             Stores::kCached);
   }
   return 1 + nc;
 }
@@ -193,7 +194,7 @@ uint64_t scatterv_direct(Exec& ex, const Args& a) {
   const bool root = r == a.root;
   const size_t es = esize(a);
   const size_t per = chunk_elems(ex.slot_bytes() / static_cast<size_t>(n), es);
-  if (root && a.count) copy(a.recv, cptr(a.send, a.sdispls[r], es), a.count * es);
+  if (root && a.count) copy(a.recv, cptr(a.send, a.sdispls[r], es), a.count * es, Stores::kCached);
   if (n == 1) return 0;
   ex.step(0);
   if (root) {
@@ -227,7 +228,7 @@ uint64_t scatterv_direct(Exec& ex, const Args& a) {
       ex.publish(1 + k);
     } else if (a.count > c0) {
       copy(mptr(a.recv, c0, es), ex.in(a.root, 1 + k) + static_cast<size_t>(r) * per * es,
-           std::min(per, a.count - c0) * es);
+           std::min(per, a.count - c0) * es, Stores::kCached);
     }
   }
   return 1 + nc;
