@@ -2,7 +2,10 @@
 
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstdint>
+
+#include "base/cpu.h"
 
 namespace tessera {
 
@@ -16,7 +19,20 @@ bool cpu_has_avx2() {
 }
 }  // namespace
 
-const bool g_memcopy_loop = cpu_has_avx2();
+const bool g_copy_avx2 = cpu_has_avx2();
+std::atomic<size_t> g_copy_stream_min{0};
+
+size_t copy_stream_min_init() {
+  static const size_t dflt = std::clamp<size_t>(llc_bytes() / 4, size_t{1} << 20, size_t{16} << 20);
+  size_t expected = 0;
+  // A value set meanwhile (set_copy_stream_min) stays.
+  g_copy_stream_min.compare_exchange_strong(expected, dflt, std::memory_order_relaxed);
+  return g_copy_stream_min.load(std::memory_order_relaxed);
+}
+
+void set_copy_stream_min(size_t bytes) {
+  g_copy_stream_min.store(std::max<size_t>(bytes, 1), std::memory_order_relaxed);
+}
 
 // The first and last 128 bytes are loaded up front and stored last with unaligned stores, so the body can
 // use aligned stores over whole 128-byte blocks with no scalar head or tail.
@@ -40,6 +56,63 @@ __attribute__((target("avx2"))) void memcopy_loop(void* dst, const void* src, si
   }
   TESSERA_ST(d, h0), TESSERA_ST(d + 32, h1), TESSERA_ST(d + 64, h2), TESSERA_ST(d + 96, h3);
   TESSERA_ST(d + n - 128, t0), TESSERA_ST(d + n - 96, t1), TESSERA_ST(d + n - 64, t2), TESSERA_ST(d + n - 32, t3);
+}
+
+namespace {
+// Streaming stores to d over whole 128-byte blocks, 32-byte aligned (a streamed line is written whole:
+// the head up to the alignment and the tail are ordinary stores); with kTwo, the same bytes also to c with
+// ordinary stores (copy2). Ends with the store fence copy()'s contract promises.
+template <bool kTwo>
+__attribute__((target("avx2"))) void stream_loop(char* d, char* c, const char* s, size_t n) {
+  size_t head = (32 - (reinterpret_cast<uintptr_t>(d) & 31)) & 31;
+  if (head > n) head = n;
+  std::memcpy(d, s, head);
+  if constexpr (kTwo) std::memcpy(c, s, head), c += head;
+  d += head, s += head, n -= head;
+  const size_t blocks = n / 128;
+  for (size_t i = 0; i < blocks; ++i, s += 128, d += 128) {
+    const __m256i a = TESSERA_LD(s), b = TESSERA_LD(s + 32), e = TESSERA_LD(s + 64), f = TESSERA_LD(s + 96);
+    if constexpr (kTwo) {
+      TESSERA_ST(c, a), TESSERA_ST(c + 32, b), TESSERA_ST(c + 64, e), TESSERA_ST(c + 96, f);
+      c += 128;
+    }
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(d), a);
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(d + 32), b);
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(d + 64), e);
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(d + 96), f);
+  }
+  n -= blocks * 128;
+  std::memcpy(d, s, n);
+  if constexpr (kTwo) std::memcpy(c, s, n);
+  _mm_sfence();
+}
+
+bool streams(size_t n, Stores s) {
+  if (!g_copy_avx2 || s == Stores::kCached) return false;
+  return n >= (s == Stores::kStream ? kStreamCopyMin : copy_stream_min());
+}
+}  // namespace
+
+void copy_streaming_loop(void* dst, const void* src, size_t n) {
+  stream_loop<false>(static_cast<char*>(dst), nullptr, static_cast<const char*>(src), n);
+}
+
+namespace detail {
+void copy_large(void* dst, const void* src, size_t n, Stores s) {
+  if (dst == src) return;
+  if (streams(n, s)) copy_streaming_loop(dst, src, n);
+  else memcopy(dst, src, n);
+}
+}  // namespace detail
+
+void copy2(void* dst, void* cached, const void* src, size_t n, Stores s) {
+  if (dst == src) return memcopy(cached, src, n);  // in place: dst already holds it
+  if (streams(n, s)) {
+    stream_loop<true>(static_cast<char*>(dst), static_cast<char*>(cached), static_cast<const char*>(src), n);
+  } else {
+    memcopy(cached, src, n);
+    memcopy(dst, cached, n);  // from the copy just made, in cache
+  }
 }
 
 #undef TESSERA_LD

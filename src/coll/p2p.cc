@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "base/log.h"
+#include "base/memcopy.h"
 #include "coll/engine.h"
-#include "coll/reduce/reduce.h"
 
 namespace tessera::coll {
 namespace {
@@ -47,7 +47,7 @@ bool progress_send(P2pOp& o) {
     uint64_t space = P - (sent - taken);
     uint64_t n = std::min({o.bytes - o.moved, space, P - sent % P});
     if (n == 0) break;
-    copy(ring + sent % P, o.buf + o.moved, n);
+    copy(ring + sent % P, o.buf + o.moved, n, Stores::kCached);
     sent += n;
     o.moved += n;
     moved = true;
@@ -85,7 +85,7 @@ bool progress_recv(P2pOp& o) {
   while (o.moved < o.bytes) {
     uint64_t n = std::min({o.bytes - o.moved, sent - taken, P - taken % P});
     if (n == 0) break;
-    copy(o.buf + o.moved, ring + taken % P, n);
+    copy(o.buf + o.moved, ring + taken % P, n, Stores::kCached);
     taken += n;
     o.moved += n;
     moved = true;

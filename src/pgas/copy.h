@@ -1,24 +1,18 @@
-// Memory copies for RMA. Small transfers are plain loads/stores the compiler inlines; large ones use the
-// fastest copy measured on our machines (see docs/design.md, "Copy engine").
+// Memory copies for RMA: base/memcopy.h's copy() with kAuto stores (small transfers inline to memcpy,
+// large ones streamed by the one rule stated there).
 #pragma once
+#include <atomic>
 #include <cstddef>
-#include <cstring>
 
 #include "base/memcopy.h"
 
 namespace tessera::pgas {
 
-// Above this size copy_large() is used (set at init from TESSERA_COPY_STREAMING_MIN).
-extern size_t g_large_copy_min;
-// Streaming-store copy (AVX2; callers check the CPU has it). Any size; meant for large ones.
-void copy_large(void* dst, const void* src, size_t n);
+// kAuto's threshold under the name pgas::Runtime sets at init (TESSERA_COPY_STREAMING_MIN). The runtime
+// still computes its own default there (a quarter of the LLC, at least 1 MiB, without base's 16 MiB cap);
+// it should call set_copy_stream_min() only when the variable is set, and this alias go.
+inline std::atomic<size_t>& g_large_copy_min = g_copy_stream_min;
 
-inline void copy_bytes(void* dst, const void* src, size_t n) {
-  if (n < g_large_copy_min) [[likely]] {
-    memcopy(dst, src, n);
-  } else {
-    copy_large(dst, src, n);
-  }
-}
+inline void copy_bytes(void* dst, const void* src, size_t n) { copy(dst, src, n, Stores::kAuto); }
 
 }  // namespace tessera::pgas

@@ -55,7 +55,7 @@ struct alignas(kCacheLine) Job {
   size_t bytes = 0;
   uint64_t watch_off = 0;
   int notify_pe = -1;
-  bool streaming = false;
+  Stores stores = Stores::kCached;  // of every chunk: decided for the whole job
   std::atomic<int> caller_cpu{-1};  // where the submitting thread ran (read by the engine as a hint)
 };
 
@@ -109,8 +109,7 @@ bool claim(Job& j, uint64_t seq, bool back, uint32_t keep, uint32_t* chunk) {
 void copy_chunk(Engine& e, Job& j, uint32_t c) {
   size_t off = static_cast<size_t>(c) * e.chunk;
   size_t n = std::min(e.chunk, j.bytes - off);
-  if (j.streaming) copy_large(j.dst + off, j.src + off, n);
-  else memcopy(j.dst + off, j.src + off, n);
+  tessera::copy(j.dst + off, j.src + off, n, j.stores);
   if (j.done.fetch_add(1, std::memory_order_acq_rel) + 1 == j.nchunks && j.notify_pe >= 0)
     sync::notify_range(j.notify_pe, j.watch_off, j.bytes);
 }
@@ -298,7 +297,7 @@ uint64_t submit_job(Engine& e, char* dst, const char* src, size_t bytes, int not
     j.bytes = bytes;
     j.notify_pe = notify_pe;
     j.watch_off = watch_off;
-    j.streaming = bytes >= g_large_copy_min;
+    j.stores = stores_for(bytes);
     j.caller_cpu.store(sched_getcpu(), std::memory_order_relaxed);
     j.nchunks = static_cast<uint32_t>(nchunks);
     j.done.store(0, std::memory_order_relaxed);
@@ -330,7 +329,7 @@ void drain() {
   Engine& e = *g_engine;
   std::lock_guard lk(e.mu);
   complete_locked(e, e.head.load(std::memory_order_relaxed));
-  // Streaming stores of either thread are drained by its own sfence (copy_large); the caller's quiet
+  // Streaming stores of either thread are drained by its own sfence (base/memcopy.h); the caller's quiet
   // supplies the full fence that orders them before what it does next.
 }
 

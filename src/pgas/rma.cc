@@ -1,45 +1,10 @@
 #include "pgas/rma.h"
 
-#include <immintrin.h>
+#include <cstring>
 
 #include "base/config.h"
 
 namespace tessera::pgas {
-
-size_t g_large_copy_min = ~size_t{0};
-
-// Non-temporal copy: streaming stores bypass the cache, so a large put neither evicts the sender's working
-// set nor reads the destination lines first (write-allocate). memcpy of glibc switches to streaming stores
-// only above ~3/4 of the last-level cache; our own threshold is measured (docs/design.md).
-__attribute__((target("avx2"))) void copy_large(void* dst, const void* src, size_t n) {
-  char* d = static_cast<char*>(dst);
-  const char* s = static_cast<const char*>(src);
-  // Align the destination to 32 bytes with an ordinary copy of the head.
-  size_t head = (32 - (reinterpret_cast<uintptr_t>(d) & 31)) & 31;
-  if (head > n) head = n;
-  if (head) {
-    std::memcpy(d, s, head);
-    d += head;
-    s += head;
-    n -= head;
-  }
-  size_t blocks = n / 128;
-  for (size_t i = 0; i < blocks; ++i) {
-    __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s));
-    __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + 32));
-    __m256i c = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + 64));
-    __m256i e = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + 96));
-    _mm256_stream_si256(reinterpret_cast<__m256i*>(d), a);
-    _mm256_stream_si256(reinterpret_cast<__m256i*>(d + 32), b);
-    _mm256_stream_si256(reinterpret_cast<__m256i*>(d + 64), c);
-    _mm256_stream_si256(reinterpret_cast<__m256i*>(d + 96), e);
-    s += 128;
-    d += 128;
-  }
-  n -= blocks * 128;
-  if (n) std::memcpy(d, s, n);
-  _mm_sfence();
-}
 
 namespace {
 // Checks that the strided range [p, p + ((n-1)*stride + 1)*elem) is symmetric on `pe`; returns its base there.

@@ -178,8 +178,11 @@ int main(int argc, char** argv) {
       print_summary();
       print_placement(ranks > 0 ? ranks : usable_cpus());
     }
+    const std::string copies = g_copy_avx2 ? "AVX2 loop from 2 KiB, memcpy below; streaming stores from " +
+                                                 config::format_size(copy_stream_min()) + " (base/memcopy.h)"
+                                           : "memcpy";
     std::printf("cost model: %s\nreduction kernels: %s\ndata copies: %s\n", describe(m).c_str(), reduce_isa(),
-                g_memcopy_loop ? "AVX2 loop from 2 KiB (base/memcopy.h), memcpy below" : "memcpy");
+                copies.c_str());
     if (coll.empty()) return 0;
   }
   if (ranks <= 0) ranks = 8;

@@ -1,15 +1,15 @@
 // tessera-perf copy: the measurement behind the copy engine's threshold (docs/design.md, "Copy engine").
 // For each size, copies a private source into a shared-memory destination (as a put does) with glibc's
-// memcpy and with Tessera's streaming-store copy, cycling over enough buffers to defeat the caches where the
-// size calls for it (or, with --hot, into one destination that stays cached), and prints GB/s of both. One PE; no launcher needed.
+// memcpy and with Tessera's streaming-store loop (base/memcopy.h), cycling over enough buffers to defeat
+// the caches where the size calls for it (or, with --hot, into one destination that stays cached), and prints GB/s of both. One PE; no launcher needed.
 #include <CLI/CLI.hpp>
 #include <cstring>
 #include <vector>
 
 #include "base/config.h"
 #include "base/cpu.h"
+#include "base/memcopy.h"
 #include "perf/perf.h"
-#include "pgas/copy.h"
 #include "transport/shm/segment.h"
 
 namespace {
@@ -47,12 +47,12 @@ int run_copy(int argc, char** argv) {
     for (int mode = 0; mode < 2; ++mode) {
       for (size_t b = 0; b < nbuf; ++b) {  // warm up page tables
         char* d = dst_base + b * size;
-        mode ? tessera::pgas::copy_large(d, src.data(), size) : (void)std::memcpy(d, src.data(), size);
+        mode ? tessera::copy_streaming_loop(d, src.data(), size) : (void)std::memcpy(d, src.data(), size);
       }
       uint64_t t0 = tessera::now_ns();
       for (size_t i = 0; i < iters; ++i) {
         char* d = dst_base + (i % nbuf) * size;
-        if (mode) tessera::pgas::copy_large(d, src.data(), size);
+        if (mode) tessera::copy_streaming_loop(d, src.data(), size);
         else std::memcpy(d, src.data(), size);
         __asm__ __volatile__("" ::: "memory");
       }

@@ -9,14 +9,14 @@ namespace tessera::coll::algos {
 uint64_t allgather_direct(Exec& ex, const Args& a) {
   const int n = ex.size(), r = ex.rank();
   const size_t es = esize(a);
-  const bool stream = stream_out(a.count * es * n);
+  const Stores stream = stores_for(a.count * es * n);
   const Chunks chunks(a.count, chunk_elems(ex.slot_bytes(), es));
   for (const Chunk c : chunks) {
     ex.step(c.step);
     // My piece into my staging and my output in one pass over the input (in place: staging only).
     char* own = mptr(a.recv, r * a.count + c.begin, es);
     if (n == 1) {
-      copy(own, cptr(a.send, c.begin, es), c.count * es);
+      copy(own, cptr(a.send, c.begin, es), c.count * es, Stores::kCached);
       continue;
     }
     stage2(ex.comm(), own, ex.out(c.step), cptr(a.send, c.begin, es), c.count * es, stream);
@@ -38,7 +38,7 @@ uint64_t allgather_ring(Exec& ex, const Args& a) {
   for (const Chunk c : chunks) {
     const uint64_t b = c.step;
     const size_t bytes = c.count * es;
-    copy(mptr(a.recv, r * a.count + c.begin, es), cptr(a.send, c.begin, es), bytes);
+    copy(mptr(a.recv, r * a.count + c.begin, es), cptr(a.send, c.begin, es), bytes, Stores::kCached);
     if (n == 1) continue;
     ex.step(b);
     stage(ex.comm(), ex.out(b), cptr(a.send, c.begin, es), bytes);
@@ -47,7 +47,7 @@ uint64_t allgather_ring(Exec& ex, const Args& a) {
       ex.step(b + s);
       const int j = patterns::mod(r - 1 - s, n);
       const char* in = ex.in(left, b + s);
-      copy(mptr(a.recv, j * a.count + c.begin, es), in, bytes);
+      copy(mptr(a.recv, j * a.count + c.begin, es), in, bytes, Stores::kCached);
       if (s < n - 2) {
         stage(ex.comm(), ex.out(b + s + 1), in, bytes);
         ex.publish(b + s + 1);
@@ -67,7 +67,7 @@ uint64_t allgather_bruck(Exec& ex, const Args& a) {
   char* acc = ex.comm().scratch_bytes(static_cast<size_t>(n) * chunks.per() * es);
   for (const Chunk c : chunks) {
     const size_t pb = c.count * es;  // bytes of one piece (packed at stride pb)
-    copy(acc, cptr(a.send, c.begin, es), pb);
+    copy(acc, cptr(a.send, c.begin, es), pb, Stores::kCached);
     int have = 1;
     for (int s = 0; s < L; ++s) {
       const uint64_t t = c.step + s;
@@ -76,12 +76,12 @@ uint64_t allgather_bruck(Exec& ex, const Args& a) {
       ex.publish(t);
       const int take = patterns::bruck_ag_count(s, n);
       copy(acc + static_cast<size_t>(have) * pb, ex.in(patterns::bruck_ag_peer(r, s, n), t),
-           static_cast<size_t>(take) * pb);
+           static_cast<size_t>(take) * pb, Stores::kCached);
       have += take;
     }
     // un-rotate: piece j of the accumulation came from member r+j
     for (int j = 0; j < n; ++j)
-      copy(mptr(a.recv, patterns::mod(r + j, n) * a.count + c.begin, es), acc + static_cast<size_t>(j) * pb, pb);
+      copy(mptr(a.recv, patterns::mod(r + j, n) * a.count + c.begin, es), acc + static_cast<size_t>(j) * pb, pb, Stores::kCached);
   }
   return chunks.steps();
 }
@@ -99,15 +99,15 @@ uint64_t allgatherv_direct(Exec& ex, const Args& a) {
       // My piece into my staging and my output in one pass over the input (as allgather_direct).
       char* own = mptr(a.recv, a.rdispls[r] + c.begin, es);
       if (n == 1) {
-        copy(own, cptr(a.send, c.begin, es), mine * es);
+        copy(own, cptr(a.send, c.begin, es), mine * es, Stores::kCached);
       } else {
-        stage2(ex.comm(), own, ex.out(c.step), cptr(a.send, c.begin, es), mine * es, false);
+        stage2(ex.comm(), own, ex.out(c.step), cptr(a.send, c.begin, es), mine * es, Stores::kCached);
         ex.publish(c.step);
       }
     }
     for (int m = 0; m < n; ++m)
       if (m != r && c.part(a.rcounts[m]))
-        copy(mptr(a.recv, a.rdispls[m] + c.begin, es), ex.in(m, c.step), c.part(a.rcounts[m]) * es);
+        copy(mptr(a.recv, a.rdispls[m] + c.begin, es), ex.in(m, c.step), c.part(a.rcounts[m]) * es, Stores::kCached);
   }
   return chunks.steps();
 }

@@ -14,7 +14,7 @@ uint64_t allreduce_oneshot(Exec& ex, const Args& a) {
   ex.step(0);
   // step 0: publish my input
   char* o = ex.out(0);
-  copy(o, a.send, bytes);
+  copy(o, a.send, bytes, Stores::kCached);
   ex.publish(0);
   // reduce all inputs in rank order (mine straight from the user buffer)
   Srcs s;
@@ -31,7 +31,7 @@ uint64_t allreduce_oneshot(Exec& ex, const Args& a) {
 uint64_t allreduce_direct(Exec& ex, const Args& a) {
   const int n = ex.size(), r = ex.rank();
   const size_t es = esize(a), al = align_elems(es);
-  const bool st = stream_out(a.count * es);
+  const Stores st = stores_for(a.count * es);
   const Chunks chunks(a.count, chunk_elems(ex.slot_bytes(), es), 2);
   for (const Chunk c : chunks) {
     const uint64_t t = c.step;
@@ -45,7 +45,7 @@ uint64_t allreduce_direct(Exec& ex, const Args& a) {
     if (stage_streams(ex.comm(), my.size() * es)) {
       // Streaming staging stores (common.h): reduce into my output, then stream the result to my slot.
       reduce(mine, s.p, n, my.size(), a.dtype, a.op, divisor(a, n));
-      copy(res, mine, my.size() * es, true);
+      copy(res, mine, my.size() * es, Stores::kStream);
       ex.publish(t + 1);
     } else {
       reduce(res, s.p, n, my.size(), a.dtype, a.op, divisor(a, n));

@@ -34,7 +34,7 @@ uint64_t allreduce_ring(Exec& ex, const Args& a) {
       bool last = s == n - 2;
       reduce(o, src, 2, bj.size(), a.dtype, last ? a.op : pop, last ? divisor(a, n) : 0);
       ex.publish(b + s + 1);
-      if (last) copy(mptr(a.recv, c.begin + bj.begin, es), o, bj.size() * es);
+      if (last) copy(mptr(a.recv, c.begin + bj.begin, es), o, bj.size() * es, Stores::kCached);
     }
     // n-1 steps: take the final block from my left neighbour, pass it on
     for (int s = 0; s < n - 1; ++s) {
@@ -42,7 +42,7 @@ uint64_t allreduce_ring(Exec& ex, const Args& a) {
       ex.step(t);
       Range bj = blk(patterns::ring_ag_block(r, s, n));
       const char* in = ex.in(left, t);
-      copy(mptr(a.recv, c.begin + bj.begin, es), in, bj.size() * es);
+      copy(mptr(a.recv, c.begin + bj.begin, es), in, bj.size() * es, Stores::kCached);
       if (s < n - 2) {
         stage(ex.comm(), ex.out(t + 1), in, bj.size() * es);
         ex.publish(t + 1);
@@ -69,7 +69,7 @@ uint64_t allreduce_rhd(Exec& ex, const Args& a) {
   for (const Chunk c : chunks) {
     const uint64_t b = c.step;
     char* work = mptr(a.recv, c.begin, es);
-    copy(work, cptr(a.send, c.begin, es), c.count * es);
+    copy(work, cptr(a.send, c.begin, es), c.count * es, Stores::kCached);
     // Element range of blocks [lo, hi) of the p2 blocks of this chunk.
     auto elems = [&](int lo, int hi) {
       return Range{patterns::slice(c.count, p.p2, lo, al).begin, patterns::slice(c.count, p.p2, hi - 1, al).end};
@@ -115,7 +115,7 @@ uint64_t allreduce_rhd(Exec& ex, const Args& a) {
       ex.publish(t);
       patterns::rhd_range(p, pv, l + 1, &lo, &hi);
       Range get = elems(lo, hi);
-      copy(work + get.begin * es, ex.in(pr, t) + get.begin * es, get.size() * es);
+      copy(work + get.begin * es, ex.in(pr, t) + get.begin * es, get.size() * es, Stores::kCached);
     }
     // unfold: the odd rank hands the result back to its folded-out partner
     const uint64_t t = b + spc - 1;
@@ -124,7 +124,7 @@ uint64_t allreduce_rhd(Exec& ex, const Args& a) {
       stage(ex.comm(), ex.out(t), work, c.count * es);
       ex.publish(t);
     } else if (r < 2 * p.extra) {
-      copy(work, ex.in(r + 1, t), c.count * es);
+      copy(work, ex.in(r + 1, t), c.count * es, Stores::kCached);
     }
   }
   return chunks.steps();
@@ -164,7 +164,7 @@ uint64_t allreduce_dbtree(Exec& ex, const Args& a) {
       ex.step(d);
       Range R = patterns::slice(c.count, 2, h, al);
       char* dst = mptr(a.recv, c.begin + R.begin, es);
-      if (node[h].parent >= 0) copy(dst, ex.in(node[h].parent, d) + R.begin * es, R.size() * es);
+      if (node[h].parent >= 0) copy(dst, ex.in(node[h].parent, d) + R.begin * es, R.size() * es, Stores::kCached);
       if (node[h].child[0] >= 0 || node[h].child[1] >= 0) {
         stage(ex.comm(), ex.out(d) + R.begin * es, dst, R.size() * es);
         ex.publish(d);

@@ -10,7 +10,7 @@ namespace tessera::coll::algos {
 uint64_t alltoall_direct(Exec& ex, const Args& a) {
   const int n = ex.size(), r = ex.rank();
   const size_t es = esize(a);
-  const bool stream = stream_out(a.count * es * n);
+  const Stores stream = stores_for(a.count * es * n);
   const Chunks chunks(a.count, chunk_elems(std::min(kAlltoallPieceMax, ex.slot_bytes() / static_cast<size_t>(n)), es));
   for (const Chunk c : chunks) {
     ex.step(c.step);
@@ -40,7 +40,7 @@ uint64_t alltoall_pairwise(Exec& ex, const Args& a) {
     const char* tmp = nullptr;
     if (a.send == a.recv && n > 1) {
       char* t = ex.comm().scratch_bytes(static_cast<size_t>(n) * pb);
-      for (int m = 0; m < n; ++m) copy(t + m * pb, cptr(a.send, m * a.count + c.begin, es), pb);
+      for (int m = 0; m < n; ++m) copy(t + m * pb, cptr(a.send, m * a.count + c.begin, es), pb, Stores::kCached);
       tmp = t;
     }
     auto piece = [&](int m) { return tmp ? tmp + m * pb : cptr(a.send, m * a.count + c.begin, es); };
@@ -51,9 +51,9 @@ uint64_t alltoall_pairwise(Exec& ex, const Args& a) {
       stage(ex.comm(), ex.out(t), piece(patterns::pairwise_to(r, j, n)), pb);
       ex.publish(t);
       const int from = patterns::pairwise_from(r, j, n);
-      copy(mptr(a.recv, from * a.count + c.begin, es), ex.in(from, t), pb);
+      copy(mptr(a.recv, from * a.count + c.begin, es), ex.in(from, t), pb, Stores::kCached);
     }
-    copy(mptr(a.recv, r * a.count + c.begin, es), piece(r), pb);
+    copy(mptr(a.recv, r * a.count + c.begin, es), piece(r), pb, Stores::kCached);
   }
   return chunks.steps();
 }
@@ -67,7 +67,7 @@ uint64_t alltoall_bruck(Exec& ex, const Args& a) {
   for (const Chunk c : chunks) {
     const size_t pb = c.count * es;
     // rotate: tmp[j] is my piece for member r+j
-    for (int j = 0; j < n; ++j) copy(tmp + j * pb, cptr(a.send, patterns::mod(r + j, n) * a.count + c.begin, es), pb);
+    for (int j = 0; j < n; ++j) copy(tmp + j * pb, cptr(a.send, patterns::mod(r + j, n) * a.count + c.begin, es), pb, Stores::kCached);
     for (int s = 0; s < L; ++s) {
       const uint64_t t = c.step + s;
       ex.step(t);
@@ -80,10 +80,10 @@ uint64_t alltoall_bruck(Exec& ex, const Args& a) {
       const char* in = ex.in(patterns::bruck_a2a_peer(r, s, n), t);
       at = 0;
       for (int j = 0; j < n; ++j)
-        if (j & (1 << s)) copy(tmp + j * pb, in + (at++) * pb, pb);
+        if (j & (1 << s)) copy(tmp + j * pb, in + (at++) * pb, pb, Stores::kCached);
     }
     // tmp[j] now came from member r-j
-    for (int j = 0; j < n; ++j) copy(mptr(a.recv, patterns::mod(r - j, n) * a.count + c.begin, es), tmp + j * pb, pb);
+    for (int j = 0; j < n; ++j) copy(mptr(a.recv, patterns::mod(r - j, n) * a.count + c.begin, es), tmp + j * pb, pb, Stores::kCached);
   }
   return chunks.steps();
 }
@@ -116,7 +116,7 @@ uint64_t alltoallv_direct(Exec& ex, const Args& a) {
     for (int j = 0; j < n; ++j) {
       const int m = patterns::pairwise_from(r, j, n);
       if (const size_t got = c.part(a.rcounts[m]))
-        copy(mptr(a.recv, a.rdispls[m] + c.begin, es), ex.in(m, c.step) + r * c.per * es, got * es);
+        copy(mptr(a.recv, a.rdispls[m] + c.begin, es), ex.in(m, c.step) + r * c.per * es, got * es, Stores::kCached);
     }
   }
   return chunks.steps();

@@ -129,7 +129,7 @@ uint64_t allgather_cma(Exec& ex, const Args& a) {
   const int n = ex.size(), r = ex.rank();
   const size_t es = esize(a), bytes = a.count * es;
   if (a.count == 0) return 0;
-  copy(mptr(a.recv, static_cast<size_t>(r) * a.count, es), a.send, bytes, stream_out(bytes * n));
+  copy(mptr(a.recv, static_cast<size_t>(r) * a.count, es), a.send, bytes, stores_for(bytes * n));
   if (n == 1) return 0;
   // step 0: addresses
   publish_bufs(ex, a.send, a.recv);
@@ -153,7 +153,7 @@ uint64_t broadcast_cma_split(Exec& ex, const Args& a) {
   const int n = ex.size(), r = ex.rank();
   const size_t es = esize(a), bytes = a.count * es;
   if (a.count == 0) return 0;
-  if (r == a.root) copy(a.recv, a.send, bytes, stream_out(bytes));
+  if (r == a.root) copy(a.recv, a.send, bytes, stores_for(bytes));
   if (n == 1) return 0;
   const size_t head = patterns::slice(a.count, n, 0, align_elems(es)).size() * es;
   publish_bufs(ex, a.send, a.recv);
@@ -174,7 +174,7 @@ uint64_t broadcast_cma(Exec& ex, const Args& a) {
   const int n = ex.size(), r = ex.rank();
   const size_t bytes = a.count * esize(a);
   if (a.count == 0) return 0;
-  if (r == a.root) copy(a.recv, a.send, bytes, stream_out(bytes));
+  if (r == a.root) copy(a.recv, a.send, bytes, stores_for(bytes));
   if (n == 1) return 0;
   // step 0: the root's address
   if (r == a.root) {
@@ -196,10 +196,11 @@ uint64_t alltoall_cma(Exec& ex, const Args& a) {
   const void* send = a.send;
   if (send == a.recv && n > 1) {
     char* copy_of = ex.comm().scratch_bytes(bytes * static_cast<size_t>(n));
-    copy(copy_of, a.send, bytes * static_cast<size_t>(n));
+    copy(copy_of, a.send, bytes * static_cast<size_t>(n), Stores::kCached);
     send = copy_of;
   }
-  copy(mptr(a.recv, static_cast<size_t>(r) * a.count, es), cptr(send, static_cast<size_t>(r) * a.count, es), bytes);
+  copy(mptr(a.recv, static_cast<size_t>(r) * a.count, es), cptr(send, static_cast<size_t>(r) * a.count, es), bytes,
+       Stores::kCached);
   if (n == 1) return 0;
   // step 0: addresses
   publish_bufs(ex, send, a.recv);

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "base/memcopy.h"
 #include "coll/algo.h"
 #include "coll/engine.h"
 #include "coll/patterns/patterns.h"
@@ -87,10 +88,8 @@ inline void reduce_alone(const Args& a) {
   reduce(a.recv, s, 1, a.count, a.dtype, a.op, divisor(a, 1));
 }
 
-// Output writes of large messages use streaming stores (the result would not stay in cache anyway, and
-// they avoid reading the destination before writing it).
-inline constexpr size_t kStreamBytes = size_t{8} << 20;
-inline bool stream_out(size_t total_bytes) { return total_bytes >= kStreamBytes; }
+// Output writes: a collective's output is written in pieces, with the stores stores_for() picks for the
+// whole output (base/memcopy.h): streamed when the whole would not stay in cache anyway.
 
 // Writes into my staging slots, which peers read next (algos/stage.cc). Ordinary stores leave the lines
 // in my caches, where a peer finds them; but every line a peer has read must first be taken back from it,
@@ -100,11 +99,11 @@ inline bool stream_out(size_t total_bytes) { return total_bytes >= kStreamBytes;
 // the CPUs at that moment, and either kind can lose by a wide margin in the other case (docs/coll.md,
 // staging stores). So a member times its calls of 128 KiB and more per rank, per collective and size class,
 // with each kind of store and uses the faster (stage_call_begin, comm.h). Writes below 64 KiB use
-// ordinary stores.
-// stage: copy src into my slot. stage2: also into out (streamed when stream_out), one pass over src
+// ordinary stores (kStreamCopyMin, base/memcopy.h).
+// stage: copy src into my slot. stage2: also into out (with the stores `out_stores`), one pass over src
 // with ordinary staging stores.
 void stage(Communicator& c, void* slot, const void* src, size_t bytes);
-void stage2(Communicator& c, void* out, void* slot, const void* src, size_t bytes, bool stream_out);
+void stage2(Communicator& c, void* out, void* slot, const void* src, size_t bytes, Stores out_stores);
 // Whether a staging write of `bytes` uses streaming stores now (for results a kernel writes elsewhere first).
 bool stage_streams(const Communicator& c, size_t bytes);
 

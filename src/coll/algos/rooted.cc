@@ -10,9 +10,9 @@ namespace tessera::coll::algos {
 uint64_t broadcast_direct(Exec& ex, const Args& a) {
   const int r = ex.rank();
   const size_t es = esize(a);
-  const bool stream = stream_out(a.count * es);
+  const Stores stream = stores_for(a.count * es);
   const Chunks chunks(ex.size() == 1 ? 0 : a.count, chunk_elems(ex.slot_bytes(), es));  // alone: no steps
-  if (r == a.root && chunks.size() == 0) copy(a.recv, a.send, a.count * es);
+  if (r == a.root && chunks.size() == 0) copy(a.recv, a.send, a.count * es, Stores::kCached);
   for (const Chunk c : chunks) {
     ex.step(c.step);
     if (r == a.root) {
@@ -32,12 +32,12 @@ uint64_t broadcast_chain(Exec& ex, const Args& a) {
   const int n = ex.size(), r = ex.rank();
   const int pos = patterns::mod(r - a.root, n);
   const size_t es = esize(a);
-  if (r == a.root) copy(a.recv, a.send, a.count * es);
+  if (r == a.root) copy(a.recv, a.send, a.count * es, Stores::kCached);
   const Chunks chunks(n == 1 ? 0 : a.count, chunk_elems(ex.slot_bytes(), es));  // alone: no steps
   for (const Chunk c : chunks) {
     ex.step(c.step);
     const char* src = pos == 0 ? cptr(a.send, c.begin, es) : ex.in(patterns::mod(r - 1, n), c.step);
-    if (pos != 0) copy(mptr(a.recv, c.begin, es), src, c.count * es);
+    if (pos != 0) copy(mptr(a.recv, c.begin, es), src, c.count * es, Stores::kCached);
     if (pos != n - 1) {
       stage(ex.comm(), ex.out(c.step), src, c.count * es);
       ex.publish(c.step);
@@ -84,7 +84,7 @@ uint64_t reduce_direct(Exec& ex, const Args& a) {
     for (int m = 0; m < n; ++m) {
       if (m == r) continue;
       const Range sm = patterns::slice(c.count, n, m, al);
-      copy(mptr(a.recv, c.begin + sm.begin, es), ex.in(m, t + 1) + sm.begin * es, sm.size() * es);
+      copy(mptr(a.recv, c.begin + sm.begin, es), ex.in(m, t + 1) + sm.begin * es, sm.size() * es, Stores::kCached);
     }
   }
   return chunks.steps();
@@ -94,7 +94,7 @@ uint64_t reduce_direct(Exec& ex, const Args& a) {
 uint64_t gather_direct(Exec& ex, const Args& a) {
   const int n = ex.size(), r = ex.rank();
   const size_t es = esize(a);
-  if (r == a.root) copy(mptr(a.recv, r * a.count, es), a.send, a.count * es);
+  if (r == a.root) copy(mptr(a.recv, r * a.count, es), a.send, a.count * es, Stores::kCached);
   const Chunks chunks(n == 1 ? 0 : a.count, chunk_elems(ex.slot_bytes(), es));  // alone: no steps
   for (const Chunk c : chunks) {
     ex.step(c.step);
@@ -104,7 +104,7 @@ uint64_t gather_direct(Exec& ex, const Args& a) {
       continue;
     }
     for (int m = 0; m < n; ++m)
-      if (m != r) copy(mptr(a.recv, m * a.count + c.begin, es), ex.in(m, c.step), c.count * es);
+      if (m != r) copy(mptr(a.recv, m * a.count + c.begin, es), ex.in(m, c.step), c.count * es, Stores::kCached);
   }
   return chunks.steps();
 }
@@ -113,7 +113,7 @@ uint64_t gather_direct(Exec& ex, const Args& a) {
 uint64_t scatter_direct(Exec& ex, const Args& a) {
   const int n = ex.size(), r = ex.rank();
   const size_t es = esize(a);
-  if (r == a.root) copy(a.recv, cptr(a.send, r * a.count, es), a.count * es);
+  if (r == a.root) copy(a.recv, cptr(a.send, r * a.count, es), a.count * es, Stores::kCached);
   const Chunks chunks(n == 1 ? 0 : a.count, chunk_elems(ex.slot_bytes() / static_cast<size_t>(n), es));
   for (const Chunk c : chunks) {
     ex.step(c.step);
@@ -123,7 +123,7 @@ uint64_t scatter_direct(Exec& ex, const Args& a) {
         if (m != r) stage(ex.comm(), o + m * c.per * es, cptr(a.send, m * a.count + c.begin, es), c.count * es);
       ex.publish(c.step);
     } else {
-      copy(mptr(a.recv, c.begin, es), ex.in(a.root, c.step) + r * c.per * es, c.count * es);
+      copy(mptr(a.recv, c.begin, es), ex.in(a.root, c.step) + r * c.per * es, c.count * es, Stores::kCached);
     }
   }
   return chunks.steps();
@@ -136,7 +136,7 @@ uint64_t gatherv_direct(Exec& ex, const Args& a) {
   const int n = ex.size(), r = ex.rank();
   const bool root = r == a.root;
   const size_t es = esize(a);
-  if (root && a.count) copy(mptr(a.recv, a.rdispls[r], es), a.send, a.count * es);
+  if (root && a.count) copy(mptr(a.recv, a.rdispls[r], es), a.send, a.count * es, Stores::kCached);
   if (n == 1) return 0;
   ex.step(0);
   const uint64_t mine = a.count;
@@ -162,7 +162,7 @@ uint64_t gatherv_direct(Exec& ex, const Args& a) {
     }
     for (int m = 0; m < n; ++m)
       if (m != r && c.part(a.rcounts[m]))
-        copy(mptr(a.recv, a.rdispls[m] + c.begin, es), ex.in(m, c.step), c.part(a.rcounts[m]) * es);
+        copy(mptr(a.recv, a.rdispls[m] + c.begin, es), ex.in(m, c.step), c.part(a.rcounts[m]) * es, Stores::kCached);
   }
   return chunks.steps();
 }
@@ -173,7 +173,7 @@ uint64_t scatterv_direct(Exec& ex, const Args& a) {
   const int n = ex.size(), r = ex.rank();
   const bool root = r == a.root;
   const size_t es = esize(a);
-  if (root && a.count) copy(a.recv, cptr(a.send, a.sdispls[r], es), a.count * es);
+  if (root && a.count) copy(a.recv, cptr(a.send, a.sdispls[r], es), a.count * es, Stores::kCached);
   if (n == 1) return 0;
   ex.step(0);
   if (root) {
@@ -204,7 +204,7 @@ uint64_t scatterv_direct(Exec& ex, const Args& a) {
           stage(ex.comm(), o + m * c.per * es, cptr(a.send, a.sdispls[m] + c.begin, es), c.part(a.scounts[m]) * es);
       ex.publish(c.step);
     } else if (const size_t mine = c.part(a.count)) {
-      copy(mptr(a.recv, c.begin, es), ex.in(a.root, c.step) + r * c.per * es, mine * es);
+      copy(mptr(a.recv, c.begin, es), ex.in(a.root, c.step) + r * c.per * es, mine * es, Stores::kCached);
     }
   }
   return chunks.steps();

@@ -13,9 +13,8 @@ const config::Var<std::string> kStores{
     "Stores of large writes into collective staging: auto (each member times calls made with each kind and "
     "uses the faster), ordinary or streaming"};
 
-// Writes below this use ordinary stores (copy() streams only from 64 KiB); calls below kStageTimedMin per
-// rank are not timed and use ordinary stores (comm.h: stage_call_begin).
-constexpr size_t kStreamMin = size_t{64} << 10;
+// Staging writes below kStreamCopyMin use ordinary stores (copy() streams only from there); calls below
+// kStageTimedMin per rank are not timed and use ordinary stores (comm.h: stage_call_begin).
 // Of every kExplore calls of a collective and size class, one runs with each kind of store whatever the
 // choice, so that both costs stay current (the host may move the CPUs meanwhile).
 constexpr uint32_t kExplore = 32;
@@ -26,18 +25,18 @@ constexpr uint32_t kExplore = 32;
 constexpr uint32_t first_timed(size_t bytes_per_rank) { return bytes_per_rank >= (size_t{8} << 20) ? 2 : 6; }
 }  // namespace
 
-bool stage_streams(const Communicator& c, size_t bytes) { return bytes >= kStreamMin && c.stores.stream; }
+bool stage_streams(const Communicator& c, size_t bytes) { return bytes >= kStreamCopyMin && c.stores.stream; }
 
 void stage(Communicator& c, void* slot, const void* src, size_t bytes) {
-  copy(slot, src, bytes, stage_streams(c, bytes));
+  copy(slot, src, bytes, c.stores.stream ? Stores::kStream : Stores::kCached);
 }
 
-void stage2(Communicator& c, void* out, void* slot, const void* src, size_t bytes, bool stream_out) {
+void stage2(Communicator& c, void* out, void* slot, const void* src, size_t bytes, Stores out_stores) {
   if (out == src) return stage(c, slot, src, bytes);
-  if (!stage_streams(c, bytes)) return copy2(out, slot, src, bytes, stream_out);
+  if (!stage_streams(c, bytes)) return copy2(out, slot, src, bytes, out_stores);
   // Streaming stores to the slot, then the output from src (in cache now).
-  copy(slot, src, bytes, true);
-  copy(out, src, bytes, stream_out);
+  copy(slot, src, bytes, Stores::kStream);
+  copy(out, src, bytes, out_stores);
 }
 
 }  // namespace tessera::coll::algos

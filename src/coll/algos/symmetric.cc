@@ -74,7 +74,7 @@ uint64_t allreduce_symmetric(Exec& ex, const Args& a) {
     // Every output's block, starting with the next member's (members spread their writes).
     for (int j = 1; j <= n; ++j) {
       const int m = patterns::mod(r + j, n);
-      copy(at(ex, m, static_cast<char*>(a.recv), bytes) + b * es, buf, k * es);
+      copy(at(ex, m, static_cast<char*>(a.recv), bytes) + b * es, buf, k * es, Stores::kCached);
     }
   }
   finish_all(ex, 1);
@@ -88,9 +88,9 @@ uint64_t broadcast_symmetric(Exec& ex, const Args& a) {
   ex.publish(0);
   if (r != a.root) {
     ex.in(a.root, 0);
-    copy(a.recv, at(ex, a.root, static_cast<const char*>(a.send), bytes), bytes, stream_out(bytes));
+    copy(a.recv, at(ex, a.root, static_cast<const char*>(a.send), bytes), bytes, stores_for(bytes));
   } else if (a.recv != a.send) {
-    copy(a.recv, a.send, bytes, stream_out(bytes));
+    copy(a.recv, a.send, bytes, stores_for(bytes));
   }
   ex.step(1);
   ex.publish(1);
@@ -109,7 +109,7 @@ uint64_t allgather_symmetric(Exec& ex, const Args& a) {
     char* to = mptr(a.recv, static_cast<size_t>(m) * a.count, es);
     if (m != r) ex.in(m, 0);
     const char* from = at(ex, m, static_cast<const char*>(a.send), bytes);
-    if (to != from) copy(to, from, bytes, stream_out(bytes * static_cast<size_t>(n)));
+    if (to != from) copy(to, from, bytes, stores_for(bytes * static_cast<size_t>(n)));
   }
   finish_all(ex, 1);
   return 2;
@@ -128,7 +128,7 @@ uint64_t allgatherv_symmetric(Exec& ex, const Args& a) {
     if (b == 0) continue;
     char* to = mptr(a.recv, a.rdispls[m], es);
     const char* from = at(ex, m, static_cast<const char*>(a.send), b);
-    if (to != from) copy(to, from, b);
+    if (to != from) copy(to, from, b, Stores::kCached);
   }
   finish_all(ex, 1);
   return 2;
@@ -147,7 +147,7 @@ uint64_t alltoall_symmetric(Exec& ex, const Args& a) {
     const int m = patterns::mod(r + j, n);
     if (m != r) ex.in(m, 0);
     const char* from = at(ex, m, static_cast<const char*>(a.send), total) + static_cast<size_t>(r) * bytes;
-    copy(mptr(a.recv, static_cast<size_t>(m) * a.count, es), from, bytes, stream_out(total));
+    copy(mptr(a.recv, static_cast<size_t>(m) * a.count, es), from, bytes, stores_for(total));
   }
   finish_all(ex, 1);
   return 2;

@@ -94,7 +94,7 @@ uint64_t allreduce_direct_zc(Exec& ex, const Args& a) {
     const int m = patterns::mod(r + j, n);
     const Range sm = patterns::slice(a.count, n, m, align_elems(es));
     ex.in(m, 1);
-    copy(mptr(a.recv, sm.begin, es), b.recv[m] + sm.begin * es, sm.size() * es, stream_out(bytes));
+    copy(mptr(a.recv, sm.begin, es), b.recv[m] + sm.begin * es, sm.size() * es, stores_for(bytes));
   }
   finish_all(ex, 2);
   return 3;
@@ -129,7 +129,7 @@ uint64_t allgather_direct_zc(Exec& ex, const Args& a) {
   }
   for (int j = 0; j < n; ++j) {
     const int m = patterns::mod(r + j, n);
-    copy(mptr(a.recv, static_cast<size_t>(m) * a.count, es), b.send[m], bytes, stream_out(bytes * n));
+    copy(mptr(a.recv, static_cast<size_t>(m) * a.count, es), b.send[m], bytes, stores_for(bytes * n));
   }
   finish_all(ex, 1);
   return 2;
@@ -146,8 +146,8 @@ uint64_t broadcast_direct_zc(Exec& ex, const Args& a) {
     ex.advance(1);
     return broadcast_direct(ex, a);
   }
-  if (r != a.root) copy(a.recv, b.send[a.root], bytes, stream_out(bytes));
-  else copy(a.recv, a.send, bytes, stream_out(bytes));
+  if (r != a.root) copy(a.recv, b.send[a.root], bytes, stores_for(bytes));
+  else copy(a.recv, a.send, bytes, stores_for(bytes));
   finish_all(ex, 1);
   return 2;
 }
@@ -169,7 +169,7 @@ uint64_t alltoall_direct_zc(Exec& ex, const Args& a) {
   for (int j = 0; j < n; ++j) {
     const int m = patterns::mod(r + j, n);
     copy(mptr(a.recv, static_cast<size_t>(m) * a.count, es), b.send[m] + static_cast<size_t>(r) * bytes, bytes,
-         stream_out(bytes * n));
+         stores_for(bytes * n));
   }
   finish_all(ex, 1);
   return 2;

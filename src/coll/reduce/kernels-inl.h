@@ -2,9 +2,9 @@
 // namespace TESSERA_KERNEL_NS. Included only by those files. See reduce.h for the arithmetic contract.
 #include <complex>
 #include <cstdint>
-#include <cstring>
 #include <type_traits>
 
+#include "base/half.h"
 #include "coll/types.h"
 
 namespace tessera::coll::TESSERA_KERNEL_NS {
@@ -14,31 +14,11 @@ using ReduceFn = void (*)(void*, const void* const*, int, size_t, int op, int di
 struct F16 { uint16_t bits; };
 struct BF16 { uint16_t bits; };
 
-inline float to_acc(F16 h) {
-  _Float16 f;
-  std::memcpy(&f, &h.bits, 2);
-  return static_cast<float>(f);
-}
-inline F16 from_acc(float v, F16*) {
-  _Float16 f = static_cast<_Float16>(v);
-  F16 h;
-  std::memcpy(&h.bits, &f, 2);
-  return h;
-}
-inline float to_acc(BF16 h) {
-  uint32_t u = static_cast<uint32_t>(h.bits) << 16;
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
-inline BF16 from_acc(float v, BF16*) {
-  uint32_t u;
-  std::memcpy(&u, &v, 4);
-  uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
-  uint32_t nan = (u >> 16) | 0x40u;
-  bool is_nan = (u & 0x7fffffffu) > 0x7f800000u;
-  return BF16{static_cast<uint16_t>(is_nan ? nan : rounded)};
-}
+// The scalar conversions of base/half.h: the same bits as every other layer's.
+inline float to_acc(F16 h) { return f16_bits_to_f32(h.bits); }
+inline F16 from_acc(float v, F16*) { return F16{f32_to_f16_bits(v)}; }
+inline float to_acc(BF16 h) { return bf16_bits_to_f32(h.bits); }
+inline BF16 from_acc(float v, BF16*) { return BF16{f32_to_bf16_bits(v)}; }
 template <typename T> inline T to_acc(T v) { return v; }
 template <typename T> inline T from_acc(T v, T*) { return v; }
 

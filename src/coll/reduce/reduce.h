@@ -1,4 +1,4 @@
-// Element-wise reduction and copy kernels of the collective layer.
+// Element-wise reduction kernels of the collective layer.
 //
 // reduce() is the only place where collective arithmetic happens, so its order is the library's order:
 //   dst[i] = ((srcs[0][i] op srcs[1][i]) op srcs[2][i]) ...   (left fold in source order)
@@ -52,13 +52,5 @@ const ReduceFn* reduce_table_base();
 
 // Name of the kernel table in use ("avx2" or "baseline"), for tessera-info.
 const char* reduce_isa();
-
-// Copy for staging: memcpy for small sizes, streaming stores (no read-for-ownership of dst) when `stream`
-// and the size is large, since the destination will not be read by this core again soon.
-void copy(void* dst, const void* src, size_t bytes, bool stream = false);
-
-// One read of src, two writes: dst (streamed when `stream`, as copy()) and cached (ordinary stores, for a
-// peer to read next). A member's own piece goes to its output and to its staging slot in one pass.
-void copy2(void* dst, void* cached, const void* src, size_t bytes, bool stream);
 
 }  // namespace tessera::coll

@@ -347,7 +347,7 @@ HWY_AFTER_NAMESPACE();
 #include <array>
 
 #include "base/config.h"
-#include "base/cpu.h"
+#include "base/memcopy.h"
 
 namespace tessera::kernel::ops {
 HWY_EXPORT(GetTable);
@@ -357,20 +357,19 @@ bool g_stream_prefetch = true;
 namespace {
 const config::Var<uint64_t> kStreamMin{
     "TESSERA_KERNEL_STREAM_MIN", 0,
-    "Operators write outputs of at least this many bytes with non-temporal stores (0: a quarter of the "
-    "last-level cache, at most 16M)"};
+    "Operators write outputs of at least this many bytes with non-temporal stores (0: as large copies do, "
+    "from a quarter of the last-level cache, at least 1M and at most 16M)"};
 }  // namespace
 
 // An output that will not stay in cache is best written with non-temporal stores: ordinary stores first
-// read every destination line (read-for-ownership), three memory passes instead of two. The default
-// threshold is a quarter of the last-level cache, capped at 16 MiB because a virtual machine is shown its
-// host socket's whole L3 while it can use only a slice of it: with the plain LLC as threshold, a large
-// softmax output was written with ordinary stores, paying a read-for-ownership per line, where streaming
-// it runs markedly closer to the copy bound, as do the norms (docs/kernel.md, Intel host).
+// read every destination line (read-for-ownership), three memory passes instead of two. Whether it stays in
+// cache is the question copy() asks of kAuto copies, so the default threshold is that rule's
+// (base/memcopy.h); its 16 MiB cap is what keeps a large softmax output on a virtual machine shown its host
+// socket's whole L3 streamed, near the copy bound, as are the norms (docs/kernel.md, Intel host).
 bool stream_output(size_t bytes) {
   static const size_t min = [] {
     const uint64_t v = kStreamMin.get();
-    return v ? static_cast<size_t>(v) : std::min<size_t>(llc_bytes() / 4, size_t{16} << 20);
+    return v ? static_cast<size_t>(v) : copy_stream_min();
   }();
   return bytes >= min;
 }

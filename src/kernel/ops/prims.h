@@ -67,7 +67,8 @@ const Prims& prims(DType t);
 // the first dispatch), for tessera-perf.
 bool stream_prefetch();
 
-// Whether an operator writing `bytes` of output should stream it (non-temporal stores): above the LLC size.
+// Whether an operator writing `bytes` of output should stream it (non-temporal stores): from
+// TESSERA_KERNEL_STREAM_MIN bytes, by default where kAuto copies stream (base/memcopy.h).
 bool stream_output(size_t bytes);
 
 // Orders this thread's streamed (non-temporal) stores before its later stores, so they are visible to

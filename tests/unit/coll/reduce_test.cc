@@ -155,35 +155,6 @@ TEST(Reduce, SplittingTheRangeDoesNotChangeBits) {
   }
 }
 
-// copy2: every offset of the streamed destination against 32-byte alignment, sizes around the 128-byte
-// blocks and the 64 KiB threshold of the streamed path, and in place.
-TEST(Copy, Copy2WritesBothDestinationsWhateverTheAlignment) {
-  const size_t max = (size_t{64} << 10) + 300;
-  std::vector<unsigned char> src(max + 64), dst(max + 64), cached(max + 64);
-  for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<unsigned char>(i * 7 + 3);
-  for (size_t bytes : {size_t{0}, size_t{1}, size_t{127}, size_t{4096}, size_t{64} << 10, max - 1, max}) {
-    for (size_t off : {0, 1, 5, 31, 32, 33}) {
-      for (bool stream : {false, true}) {
-        std::fill(dst.begin(), dst.end(), 0);
-        std::fill(cached.begin(), cached.end(), 0);
-        copy2(dst.data() + off, cached.data() + 3, src.data() + 1, bytes, stream);
-        ASSERT_EQ(0, std::memcmp(dst.data() + off, src.data() + 1, bytes)) << bytes << " off " << off;
-        ASSERT_EQ(0, std::memcmp(cached.data() + 3, src.data() + 1, bytes)) << bytes << " off " << off;
-        if (off) {
-          ASSERT_EQ(dst[off - 1], 0) << "wrote before dst";
-        }
-        ASSERT_EQ(dst[off + bytes], 0) << "wrote past dst";
-        ASSERT_EQ(cached[3 + bytes], 0) << "wrote past cached";
-      }
-    }
-  }
-  // In place: dst is the source, only the staging copy is made.
-  std::vector<unsigned char> io(src.begin(), src.begin() + max);
-  copy2(io.data(), cached.data(), io.data(), max, true);
-  EXPECT_EQ(0, std::memcmp(io.data(), src.data(), max));
-  EXPECT_EQ(0, std::memcmp(cached.data(), src.data(), max));
-}
-
 TEST(Types, NamesRoundTrip) {
   for (int t = 0; t < kNumDTypes; ++t) EXPECT_EQ(parse_dtype(dtype_name(static_cast<DType>(t))), static_cast<DType>(t));
   for (int o = 0; o < kNumOps; ++o) EXPECT_EQ(parse_op(op_name(static_cast<Op>(o))), static_cast<Op>(o));
