@@ -68,6 +68,13 @@ void ibput_bytes(const char* routine, void* dest, const void* src, ptrdiff_t dst
   char* d = strided_remote(routine, dest, dst, nblocks, elem, bsize, pe);
   const char* s = static_cast<const char*>(src);
   size_t run = bsize * elem;
+  if (!d) {  // no mapping: one put per block through the transport
+    const char* dsym = static_cast<const char*>(dest);
+    for (size_t i = 0; i < nblocks; ++i)
+      routed_put(routine, dsym + i * static_cast<size_t>(dst) * elem, s + i * static_cast<size_t>(sst) * elem, run,
+                 pe);
+    return;
+  }
   for (size_t i = 0; i < nblocks; ++i)
     std::memcpy(d + i * static_cast<size_t>(dst) * elem, s + i * static_cast<size_t>(sst) * elem, run);
   sync::notify_range(pe, watch_offset(dest), ((nblocks - 1) * static_cast<size_t>(dst) + bsize) * elem);
@@ -83,6 +90,13 @@ void ibget_bytes(const char* routine, void* dest, const void* src, ptrdiff_t dst
   const char* s = strided_remote(routine, src, sst, nblocks, elem, bsize, pe);
   char* d = static_cast<char*>(dest);
   size_t run = bsize * elem;
+  if (!s) {  // no mapping: one get per block through the transport
+    const char* ssym = static_cast<const char*>(src);
+    for (size_t i = 0; i < nblocks; ++i)
+      routed_get(routine, d + i * static_cast<size_t>(dst) * elem, ssym + i * static_cast<size_t>(sst) * elem, run,
+                 pe);
+    return;
+  }
   for (size_t i = 0; i < nblocks; ++i)
     std::memcpy(d + i * static_cast<size_t>(dst) * elem, s + i * static_cast<size_t>(sst) * elem, run);
 }
