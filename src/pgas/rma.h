@@ -71,10 +71,16 @@ inline void get_nbi_bytes(const char* routine, void* dest, const void* src, size
 }
 
 // Single element: one store / load of T.
+// The routed put takes the value by copy, out of line: p() itself never takes its address, so the value
+// stays in a register on the store path.
+template <typename T>
+[[gnu::noinline, gnu::cold]] void routed_p(const char* routine, T* dest, T value, int pe) {
+  routed_put(routine, dest, &value, sizeof(T), pe);
+}
 template <typename T>
 inline void p(const char* routine, T* dest, T value, int pe) {
   T* d = reinterpret_cast<T*>(remote(routine, dest, sizeof(T), pe));
-  if (!d) [[unlikely]] return routed_put(routine, dest, &value, sizeof(T), pe);
+  if (!d) [[unlikely]] return routed_p(routine, dest, value, pe);
   std::memcpy(d, &value, sizeof(T));
   sync::notify_range(pe, watch_offset(dest), sizeof(T));
 }

@@ -94,7 +94,8 @@ char* remote_slow(const char* routine, const void* sym, size_t bytes, int pe);
 
 // Symmetric address -> address of the same object on `pe` (local mapping). Checked. Null when `pe` has no
 // mapping (its transport moves the data: peers.h), which callers that load/store must handle.
-inline char* remote(const char* routine, const void* sym, size_t bytes, int pe) {
+// Always inlined: it is most of a single-element put/get, and its checks fold into the caller's.
+[[gnu::always_inline]] inline char* remote(const char* routine, const void* sym, size_t bytes, int pe) {
   Runtime& r = rt();
   if (static_cast<unsigned>(pe) >= static_cast<unsigned>(r.n_pes)) [[unlikely]]
     fail_bad_pe(routine, pe, r.n_pes);
