@@ -4,7 +4,8 @@
 // comparison holds; test returns at once. The variable is read with acquire loads, so data a peer put
 // before updating it (with fence or put-with-signal in between) is visible once the wait returns.
 // Signals are 64-bit words: put_signal copies the data, then (release) sets or adds the signal, so a PE
-// that sees the signal sees the data. Thread-safe.
+// that sees the signal sees the data; to a peer without a mapping the transport's put_signal does the same.
+// Thread-safe.
 #pragma once
 #include <atomic>
 #include <cstdint>
@@ -18,8 +19,9 @@ namespace tessera::pgas {
 
 // Same numbering as SHMEM_CMP_* in shmem.h.
 enum Cmp : int { kEq = 0, kNe = 1, kGt = 2, kGe = 3, kLt = 4, kLe = 5 };
-// Signal operations (SHMEM_SIGNAL_SET / _ADD).
-enum SignalOp : int { kSignalSet = 0, kSignalAdd = 1 };
+// Signal operations (SHMEM_SIGNAL_SET / _ADD), as transports take them.
+using transport::kSignalAdd;
+using transport::kSignalSet;
 
 const char* cmp_name(int cmp);
 [[noreturn]] void fail_bad_cmp(const char* routine, int cmp);
@@ -72,18 +74,19 @@ inline bool test(const char* routine, const T* ivar, int cmp, T value) {
 inline void put_signal(const char* routine, void* dest, const void* src, size_t bytes, uint64_t* sig_addr,
                        uint64_t signal, int sig_op, int pe) {
   char* d = remote(routine, dest, bytes, pe);
-  auto sig = amo_ref(routine, sig_addr, pe);
+  uint64_t* s = amo_addr(routine, sig_addr, pe);
+  if (!d || !s) [[unlikely]] return routed_put_signal(routine, dest, src, bytes, sig_addr, signal, sig_op, pe);
   if (bytes) {
     if (!src) [[unlikely]] fail_null(routine, "source", bytes);
     copy_bytes(d, src, bytes);
   }
+  std::atomic_ref<uint64_t> sig(*s);
   if (sig_op == kSignalSet) {
     sig.store(signal, std::memory_order_release);
   } else if (sig_op == kSignalAdd) {
     sig.fetch_add(signal, std::memory_order_acq_rel);
   } else [[unlikely]] {
-    log::fatal("{}: signal operation {} is neither SHMEM_SIGNAL_SET ({}) nor SHMEM_SIGNAL_ADD ({})", routine,
-               sig_op, int(kSignalSet), int(kSignalAdd));
+    fail_bad_signal_op(routine, sig_op);
   }
   // Waiters watch the signal (or, rarely, the data): wake those whose range meets either.
   uint64_t so = watch_offset(sig_addr), doff = watch_offset(dest);

@@ -17,6 +17,11 @@ char* strided_remote(const char* routine, const void* p, ptrdiff_t stride, size_
     log::fatal("{}: {} elements at stride {} overflow the address space", routine, nelems, stride);
   return remote(routine, p, span, pe);
 }
+// Calls copy(dest byte offset, source byte offset) for each of `nblocks` blocks at strides dst and sst.
+template <typename Copy>
+void each_block(size_t nblocks, ptrdiff_t dst, ptrdiff_t sst, size_t elem, Copy copy) {
+  for (size_t i = 0; i < nblocks; ++i) copy(i * static_cast<size_t>(dst) * elem, i * static_cast<size_t>(sst) * elem);
+}
 void check_local(const char* routine, const void* p, ptrdiff_t stride, const char* what) {
   if (!p) fail_null(routine, what, 1);
   if (stride < 1) log::fatal("{}: {} stride {} must be at least 1", routine, what, stride);
@@ -33,8 +38,12 @@ void ibput_bytes(const char* routine, void* dest, const void* src, ptrdiff_t dst
   char* d = strided_remote(routine, dest, dst, nblocks, elem, bsize, pe);
   const char* s = static_cast<const char*>(src);
   size_t run = bsize * elem;
-  for (size_t i = 0; i < nblocks; ++i)
-    std::memcpy(d + i * static_cast<size_t>(dst) * elem, s + i * static_cast<size_t>(sst) * elem, run);
+  if (!d) {  // no mapping: one put per block through the transport
+    const char* dsym = static_cast<const char*>(dest);
+    each_block(nblocks, dst, sst, elem, [&](size_t o, size_t i) { routed_put(routine, dsym + o, s + i, run, pe); });
+    return;
+  }
+  each_block(nblocks, dst, sst, elem, [&](size_t o, size_t i) { std::memcpy(d + o, s + i, run); });
   sync::notify_range(pe, watch_offset(dest), ((nblocks - 1) * static_cast<size_t>(dst) + bsize) * elem);
 }
 
@@ -48,8 +57,12 @@ void ibget_bytes(const char* routine, void* dest, const void* src, ptrdiff_t dst
   const char* s = strided_remote(routine, src, sst, nblocks, elem, bsize, pe);
   char* d = static_cast<char*>(dest);
   size_t run = bsize * elem;
-  for (size_t i = 0; i < nblocks; ++i)
-    std::memcpy(d + i * static_cast<size_t>(dst) * elem, s + i * static_cast<size_t>(sst) * elem, run);
+  if (!s) {  // no mapping: one get per block through the transport
+    const char* ssym = static_cast<const char*>(src);
+    each_block(nblocks, dst, sst, elem, [&](size_t o, size_t i) { routed_get(routine, d + o, ssym + i, run, pe); });
+    return;
+  }
+  each_block(nblocks, dst, sst, elem, [&](size_t o, size_t i) { std::memcpy(d + o, s + i, run); });
 }
 
 void iput_bytes(const char* routine, void* dest, const void* src, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,

@@ -1,7 +1,8 @@
 // One-sided put and get on symmetric memory.
 //
 // On a peer of this host a put is a copy into the peer's mapping of the destination (no message, no
-// syscall), a get a copy out of it. A large one is shared with the copy engine's thread (copy_engine.h):
+// syscall), a get a copy out of it. A peer without a mapping (another host) is reached through its
+// transport's put/get (peers.h), blocking in every form here. A large one is shared with the copy engine's thread (copy_engine.h):
 // a blocking call's copy is done when it returns; a non-blocking one completes at the next fence/quiet
 // (order.h).
 // After a put, waiters on the target PE that went to sleep are woken (sync::notify: one relaxed load when
@@ -15,12 +16,14 @@
 
 #include "pgas/copy.h"
 #include "pgas/copy_engine.h"
+#include "pgas/peers.h"
 #include "pgas/runtime.h"
 
 namespace tessera::pgas {
 
 inline void put_bytes(const char* routine, void* dest, const void* src, size_t bytes, int pe) {
   char* d = remote(routine, dest, bytes, pe);
+  if (!d) [[unlikely]] return routed_put(routine, dest, src, bytes, pe);
   if (bytes == 0) return;
   if (!src) [[unlikely]] fail_null(routine, "source", bytes);
   if (engine::takes(bytes)) [[unlikely]] {
@@ -33,6 +36,7 @@ inline void put_bytes(const char* routine, void* dest, const void* src, size_t b
 
 inline void get_bytes(const char* routine, void* dest, const void* src, size_t bytes, int pe) {
   const char* s = remote(routine, src, bytes, pe);
+  if (!s) [[unlikely]] return routed_get(routine, dest, src, bytes, pe);
   if (bytes == 0) return;
   if (!dest) [[unlikely]] fail_null(routine, "destination", bytes);
   if (engine::takes(bytes)) [[unlikely]] {
@@ -50,6 +54,7 @@ inline void put_nbi_bytes(const char* routine, void* dest, const void* src, size
     return;
   }
   char* d = remote(routine, dest, bytes, pe);
+  if (!d) [[unlikely]] return routed_put(routine, dest, src, bytes, pe);
   if (!src) [[unlikely]] fail_null(routine, "source", bytes);
   engine::submit(d, static_cast<const char*>(src), bytes, pe, watch_offset(dest));
 }
@@ -60,14 +65,22 @@ inline void get_nbi_bytes(const char* routine, void* dest, const void* src, size
     return;
   }
   const char* s = remote(routine, src, bytes, pe);
+  if (!s) [[unlikely]] return routed_get(routine, dest, src, bytes, pe);
   if (!dest) [[unlikely]] fail_null(routine, "destination", bytes);
   engine::submit(static_cast<char*>(dest), s, bytes, -1, 0);
 }
 
 // Single element: one store / load of T.
+// The routed put takes the value by copy, out of line: p() itself never takes its address, so the value
+// stays in a register on the store path.
+template <typename T>
+[[gnu::noinline, gnu::cold]] void routed_p(const char* routine, T* dest, T value, int pe) {
+  routed_put(routine, dest, &value, sizeof(T), pe);
+}
 template <typename T>
 inline void p(const char* routine, T* dest, T value, int pe) {
   T* d = reinterpret_cast<T*>(remote(routine, dest, sizeof(T), pe));
+  if (!d) [[unlikely]] return routed_p(routine, dest, value, pe);
   std::memcpy(d, &value, sizeof(T));
   sync::notify_range(pe, watch_offset(dest), sizeof(T));
 }
@@ -75,6 +88,10 @@ template <typename T>
 inline T g(const char* routine, const T* src, int pe) {
   const T* s = reinterpret_cast<const T*>(remote(routine, src, sizeof(T), pe));
   T v;
+  if (!s) [[unlikely]] {
+    routed_get(routine, &v, src, sizeof(T), pe);
+    return v;
+  }
   std::memcpy(&v, s, sizeof(T));
   return v;
 }

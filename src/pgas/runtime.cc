@@ -15,6 +15,7 @@
 #include "pgas/heap.h"
 #include "pgas/layout.h"
 #include "pgas/order.h"
+#include "pgas/peers.h"
 #include "pgas/team.h"
 #include "tessera/version.h"
 #include "transport/shm/segment.h"
@@ -61,7 +62,8 @@ void abort_hook(int code) {
 // Job of one PE: private memory, no control segment from a launcher.
 Status init_single(Runtime& r) {
   TS_ASSIGN_OR_RETURN(void* p, transport::shm::map_private(r.seg_size, kReservedBytes, kHeapAlignMax));
-  r.bases.assign(1, static_cast<char*>(p));
+  r.bases.assign(1, nullptr);
+  r.my_base = static_cast<char*>(p);
   size_t bytes = JobControl::bytes_for(1);
   g_private_control = static_cast<JobControl*>(std::aligned_alloc(kCacheLine, (bytes + 63) & ~size_t{63}));
   std::memset(static_cast<void*>(g_private_control), 0, bytes);
@@ -74,16 +76,17 @@ Status init_single(Runtime& r) {
     if (data.size) {
       r.data_base = data.base;
       r.data_size = data.size;
-      r.data_bases.assign(1, data.base);
+      r.data_bases.assign(1, nullptr);
     }
   }
-  return Status::ok();
+  const std::string host = host_identity();
+  return connect_peers(r, &host);
 }
 
 struct SegmentRecord {
   uint64_t seg_size;
   uint64_t data_size;
-  char host[64];
+  char host[128];  // host identity (peers.h), which decides each peer's transport
 };
 
 Status init_job(Runtime& r, const bootstrap::JobInfo& info) {
@@ -122,36 +125,28 @@ Status init_job(Runtime& r, const bootstrap::JobInfo& info) {
   SegmentRecord rec{};
   rec.seg_size = r.seg_size;
   rec.data_size = data.size;
-  gethostname(rec.host, sizeof rec.host - 1);
+  const std::string host = host_identity();
+  std::snprintf(rec.host, sizeof rec.host, "%s", host.c_str());
   std::vector<SegmentRecord> all(static_cast<size_t>(r.n_pes));
   TS_RETURN_IF_ERROR(g_boot->allgather(&rec, all.data(), sizeof rec));
+  std::vector<std::string> hosts(static_cast<size_t>(r.n_pes));
   for (int pe = 0; pe < r.n_pes; ++pe) {
     if (all[pe].seg_size != rec.seg_size)
       return invalid_arg("symmetric heap size differs: PE {} has {} bytes, PE {} has {} (set SHMEM_SYMMETRIC_SIZE "
                          "alike on every PE)", pe, all[pe].seg_size, r.my_pe, rec.seg_size);
-    if (std::strncmp(all[pe].host, rec.host, sizeof rec.host) != 0)
-      return make_status(Code::kUnsupported, "PE {} runs on host {}, PE {} on {}: this build reaches peers "
-                         "through shared memory only", pe, all[pe].host, r.my_pe, rec.host);
+    hosts[static_cast<size_t>(pe)].assign(all[pe].host, strnlen(all[pe].host, sizeof rec.host));
   }
   r.bases.assign(static_cast<size_t>(r.n_pes), nullptr);
-  r.bases[static_cast<size_t>(r.my_pe)] = static_cast<char*>(mine);
+  r.my_base = static_cast<char*>(mine);
   bool share_data = data.size != 0;
   for (int pe = 0; pe < r.n_pes; ++pe) share_data = share_data && all[pe].data_size == data.size;
   if (share_data) {
     r.data_base = data.base;
     r.data_size = data.size;
     r.data_bases.assign(static_cast<size_t>(r.n_pes), nullptr);
-    r.data_bases[static_cast<size_t>(r.my_pe)] = data.base;
   }
-  for (int pe = 0; pe < r.n_pes; ++pe) {
-    if (pe == r.my_pe) continue;
-    TS_ASSIGN_OR_RETURN(void* p, shm::open_map(shm::segment_name(r.job_id, std::to_string(pe)), r.seg_size));
-    r.bases[static_cast<size_t>(pe)] = static_cast<char*>(p);
-    if (share_data) {
-      TS_ASSIGN_OR_RETURN(void* d, shm::open_map(shm::segment_name(r.job_id, "data-" + std::to_string(pe)), data.size));
-      r.data_bases[static_cast<size_t>(pe)] = static_cast<char*>(d);
-    }
-  }
+  // Every peer's transport, chosen once; it maps (or registers) the peer's segments.
+  TS_RETURN_IF_ERROR(connect_peers(r, hosts.data()));
   // Everyone has mapped everything: remove the names so nothing can outlive the job.
   TS_RETURN_IF_ERROR(g_boot->barrier());
   (void)shm::unlink(my_name);
@@ -186,6 +181,7 @@ void log_job(const Runtime& r) {
   gethostname(host, sizeof host - 1);
   log::info("Tessera {} (OpenSHMEM 1.5): {} PEs on 1 host ({}), bootstrap {}", TESSERA_VERSION_STRING, r.n_pes, host,
             g_boot ? g_boot->name : "none");
+  log::info("transports (PE 0's view): {}", describe_peers(r));
   std::string cpus;
   int unbound = 0;
   for (int pe = 0; pe < r.n_pes; ++pe) {
@@ -238,7 +234,6 @@ Status init(int thread_level) {
   } else {
     TS_RETURN_IF_ERROR(init_job(r, info));
   }
-  r.my_base = r.bases[static_cast<size_t>(r.my_pe)];
   Reserved* res = reserved_of(r.my_base);
   res->magic = Reserved::kMagic;
   res->heap_size = r.heap_size;
@@ -283,9 +278,8 @@ void finalize() {
   teams_fini();
   heap_fini();
   r.initialized.store(false);
-  for (size_t pe = 0; pe < r.bases.size(); ++pe) transport::shm::unmap(r.bases[pe], r.seg_size);
-  for (size_t pe = 0; pe < r.data_bases.size(); ++pe)
-    if (static_cast<int>(pe) != r.my_pe) transport::shm::unmap(r.data_bases[pe], r.data_size);
+  disconnect_peers(r);
+  transport::shm::unmap(r.my_base, r.seg_size);
   r.bases.clear();
   r.data_bases.clear();
   r.my_base = nullptr;
@@ -338,13 +332,20 @@ void fail_bad_addr(const char* routine, const void* addr, size_t bytes) {
 void fail_null(const char* routine, const char* what, size_t bytes) {
   log::fatal("{}: {} is a null pointer with a size of {} bytes", routine, what, bytes);
 }
+void fail_bad_signal_op(const char* routine, int sig_op) {
+  log::fatal("{}: signal operation {} is neither SHMEM_SIGNAL_SET ({}) nor SHMEM_SIGNAL_ADD ({})", routine, sig_op,
+             int(transport::kSignalSet), int(transport::kSignalAdd));
+}
 
 char* remote_slow(const char* routine, const void* sym, size_t bytes, int pe) {
   Runtime& r = g_rt;
   size_t off = static_cast<size_t>(static_cast<const char*>(sym) - r.data_base);
-  if (r.data_size && off < r.data_size && bytes <= r.data_size - off)
-    return r.data_bases[static_cast<size_t>(pe)] + off;
-  // A zero-byte transfer touches nothing: any address will do (callers never dereference it).
+  if (r.data_size && off < r.data_size && bytes <= r.data_size - off) {
+    char* base = r.data_bases[static_cast<size_t>(pe)];
+    return base ? base + off : nullptr;
+  }
+  // A zero-byte transfer touches nothing: any address will do (callers never dereference it). Null for a
+  // peer without a mapping, whose routed path does nothing for zero bytes.
   if (bytes == 0 && r.initialized.load(std::memory_order_relaxed)) return r.bases[static_cast<size_t>(pe)];
   fail_bad_addr(routine, sym, bytes);
 }
@@ -357,6 +358,10 @@ bool is_symmetric(const void* p, size_t bytes) {
   return r.data_size && doff < r.data_size && bytes <= r.data_size - doff;
 }
 
+void fail_no_mapping(const char* routine, int pe) {
+  log::fatal("{}: PE {} is reached through transport {}, which has no load/store mapping, and this routine "
+             "needs one", routine, pe, g_rt.transports[static_cast<size_t>(pe)]->name);
+}
 void fail_misaligned(const char* routine, const void* addr, size_t align) {
   log::fatal("{}: address {} is not aligned to {} bytes, as an atomic operation requires", routine, addr, align);
 }

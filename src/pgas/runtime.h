@@ -1,8 +1,10 @@
 // The PGAS runtime of one PE: who we are, where every PE's symmetric memory is mapped, the job's control
 // segment. One instance per process, created by init() and destroyed by finalize().
 //
-// Addressing: every PE on the host maps every peer's heap segment at init, so the address of symmetric
-// object `sym` on PE `pe` is bases[pe] + (sym - bases[my_pe]). The program's global and static variables
+// Addressing: every PE on the host maps every peer's heap segment at init (through the peer's transport,
+// peers.h), so the address of symmetric object `sym` on PE `pe` is bases[pe] + (sym - bases[my_pe]). A peer
+// whose transport has no mapping has a null base: remote() returns null for it and the data path goes
+// through the transport's functions. The program's global and static variables
 // are symmetric too (OpenSHMEM): their pages are moved into a shared segment at init (see data_segment.h)
 // and translated the same way. remote() checks the PE and the address and ends the job with a message
 // naming the value and the limit when either is out of range.
@@ -18,6 +20,7 @@
 #include "base/log.h"
 #include "base/status.h"
 #include "sync/wait.h"
+#include "transport/transport.h"
 
 namespace tessera::pgas {
 
@@ -54,7 +57,8 @@ struct Runtime {
   int n_pes = 0;                        // 0 until init
   size_t seg_size = 0;                  // bytes of every PE's heap segment, reserved area included
   size_t heap_size = 0;                 // bytes usable by shmem_malloc (seg_size - reserved)
-  std::vector<char*> bases;             // bases[pe]: local mapping of pe's heap segment
+  std::vector<char*> bases;             // bases[pe]: local mapping of pe's heap segment, or null
+  std::vector<const transport::Transport*> transports;  // transports[pe]: chosen once at init (peers.h)
   char* my_base = nullptr;
   // Symmetric data segment (globals/statics of the executable), or null when not shared.
   char* data_base = nullptr;
@@ -83,19 +87,24 @@ void finalize();
 [[noreturn]] void fail_bad_pe(const char* routine, int pe, int n_pes);
 [[noreturn]] void fail_bad_addr(const char* routine, const void* addr, size_t bytes);
 [[noreturn]] void fail_null(const char* routine, const char* what, size_t bytes);
+[[noreturn]] void fail_bad_signal_op(const char* routine, int sig_op);
 
 // Cold path of remote(): the symmetric data segment, else a fatal error.
 char* remote_slow(const char* routine, const void* sym, size_t bytes, int pe);
 
-// Symmetric address -> address of the same object on `pe` (local mapping). Checked.
-inline char* remote(const char* routine, const void* sym, size_t bytes, int pe) {
+// Symmetric address -> address of the same object on `pe` (local mapping). Checked. Null when `pe` has no
+// mapping (its transport moves the data: peers.h), which callers that load/store must handle.
+// Always inlined: it is most of a single-element put/get, and its checks fold into the caller's.
+[[gnu::always_inline]] inline char* remote(const char* routine, const void* sym, size_t bytes, int pe) {
   Runtime& r = rt();
   if (static_cast<unsigned>(pe) >= static_cast<unsigned>(r.n_pes)) [[unlikely]]
     fail_bad_pe(routine, pe, r.n_pes);
   size_t off = static_cast<size_t>(static_cast<const char*>(sym) - r.my_base);
   if (off >= r.seg_size || bytes > r.seg_size - off) [[unlikely]]
     return remote_slow(routine, sym, bytes, pe);
-  return r.bases[static_cast<size_t>(pe)] + off;
+  char* base = r.bases[static_cast<size_t>(pe)];
+  if (!base) [[unlikely]] return nullptr;
+  return base + off;
 }
 
 // True if [p, p+bytes) is symmetric memory of this PE (heap or data segment).

@@ -2,6 +2,8 @@
 foreach(group rma amo signal wait team heap threads order cpp)
   tessera_pe_test(pgas_${group} NPES 1 2 3 4 TIMEOUT 120 ENV TESSERA_TIMEOUT=60)
 endforeach()
+# The data path through a transport record: each PE reroutes a peer through a test transport.
+tessera_pe_test(pgas_transport NPES 1 2 3 TIMEOUT 120 ENV TESSERA_TIMEOUT=60)
 # The copy engine forced on (also when no core is spare) with 4 KiB chunks, so that transfers of a few KiB
 # are split with it.
 tessera_pe_test(pgas_engine NPES 1 2 3 4 TIMEOUT 120

@@ -22,6 +22,7 @@
 #include "placement.h"
 #include "shmem.h"
 #include "tessera/version.h"
+#include "transport/transport.h"
 
 using namespace tessera;
 using namespace tessera::coll;
@@ -69,6 +70,12 @@ void print_summary() {
               !cma_enabled() ? "off (TESSERA_COLL_CMA=0)"
               : yama > 0     ? "on, but Yama's ptrace_scope is above 0, so the probe at communicator creation will fail"
                              : "on (each communicator probes its members at creation)");
+  // The table each PE walks at start-up, once per peer: the first that can reach the peer is its transport.
+  int count = 0;
+  const transport::Transport* const* table = transport::all(&count);
+  std::printf("transports, in order of preference (TESSERA_LOG=2 shows each peer's):\n");
+  for (int i = 0; i < count; ++i)
+    std::printf("  %-6s %s\n", table[i]->name, table[i]->description);
   std::printf("variables: tessera-info --env; algorithms: tessera-info --coll all --bytes 1M --ranks 4\n");
 }
 

@@ -1,0 +1,161 @@
+#include "pgas/peers.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+
+#include "pgas/amo.h"
+#include "pgas/runtime.h"
+
+namespace tessera::pgas {
+
+int g_routed_count = 0;
+const transport::Transport* g_routed[kMaxRouted] = {};
+
+namespace {
+// What connect_peers chose and registered, per peer: finalize unregisters it, and a test that reroutes a
+// peer gets it back from here.
+std::vector<const transport::Transport*> g_chosen;
+std::vector<transport::PeerMemory> g_mem;
+
+void collect_routed(const Runtime& r) {
+  g_routed_count = 0;
+  for (size_t pe = 0; pe < r.transports.size(); ++pe) {
+    const transport::Transport* t = r.transports[pe];
+    if (r.bases[pe] || std::find(g_routed, g_routed + g_routed_count, t) != g_routed + g_routed_count) continue;
+    if (g_routed_count == kMaxRouted)
+      log::fatal("PE {}: more than {} transports without a mapping in use (kMaxRouted)", pe, kMaxRouted);
+    g_routed[g_routed_count++] = t;
+  }
+}
+
+// "0-3,5" from a sorted list.
+std::string pe_ranges(const std::vector<int>& pes) {
+  std::string s;
+  for (size_t i = 0; i < pes.size();) {
+    size_t j = i;
+    while (j + 1 < pes.size() && pes[j + 1] == pes[j] + 1) ++j;
+    s += fmt::format("{}{}", s.empty() ? "" : ",", pes[i]);
+    if (j > i) s += fmt::format("-{}", pes[j]);
+    i = j + 1;
+  }
+  return s;
+}
+}  // namespace
+
+std::string host_identity() {
+  char host[64] = {};
+  gethostname(host, sizeof host - 1);
+  std::string boot;
+  std::ifstream("/proc/sys/kernel/random/boot_id") >> boot;
+  return boot.empty() ? std::string(host) : fmt::format("{} ({})", host, boot);
+}
+
+Status connect_peers(Runtime& r, const std::string* hosts) {
+  const size_t n = static_cast<size_t>(r.n_pes);
+  r.transports.assign(n, nullptr);
+  g_chosen.assign(n, nullptr);
+  g_mem.assign(n, transport::PeerMemory{});
+  const transport::PeerInfo me{r.my_pe, hosts[r.my_pe]};
+  for (int pe = 0; pe < r.n_pes; ++pe) {
+    const transport::PeerInfo peer{pe, hosts[pe]};
+    const transport::Transport* t = transport::choose(me, peer);
+    if (!t) {
+      int count = 0;
+      const transport::Transport* const* table = transport::all(&count);
+      std::string tried;
+      for (int i = 0; i < count; ++i) tried += fmt::format("{}{}", i ? ", " : "", table[i]->name);
+      return make_status(Code::kUnsupported, "PE {} runs on host {}, PE {} on {}: no transport of this build "
+                         "reaches it (tried {})", pe, hosts[pe], r.my_pe, hosts[r.my_pe], tried);
+    }
+    transport::PeerMemory m;
+    m.pe = pe;
+    m.my_pe = r.my_pe;
+    m.job_id = r.job_id;
+    m.heap_bytes = r.seg_size;
+    m.data_bytes = r.data_size;
+    m.my_heap = r.my_base;
+    m.my_data = r.data_base;
+    TS_RETURN_IF_ERROR(t->map(&m));
+    r.transports[static_cast<size_t>(pe)] = t;
+    r.bases[static_cast<size_t>(pe)] = m.heap;
+    if (r.data_size) r.data_bases[static_cast<size_t>(pe)] = m.data;
+    g_chosen[static_cast<size_t>(pe)] = t;
+    g_mem[static_cast<size_t>(pe)] = std::move(m);
+  }
+  collect_routed(r);
+  return Status::ok();
+}
+
+void disconnect_peers(Runtime& r) {
+  for (size_t pe = 0; pe < g_chosen.size(); ++pe)
+    if (g_chosen[pe]) g_chosen[pe]->unmap(&g_mem[pe]);
+  g_chosen.clear();
+  g_mem.clear();
+  r.transports.clear();
+  g_routed_count = 0;
+}
+
+std::string describe_peers(const Runtime& r) {
+  int count = 0;
+  const transport::Transport* const* table = transport::all(&count);
+  std::string s;
+  for (int i = 0; i < count; ++i) {
+    std::vector<int> pes;
+    for (int pe = 0; pe < r.n_pes; ++pe)
+      if (r.transports[static_cast<size_t>(pe)] == table[i]) pes.push_back(pe);
+    if (pes.empty()) continue;
+    s += fmt::format("{}{} for PE{} {}", s.empty() ? "" : "; ", table[i]->name, pes.size() > 1 ? "s" : "",
+                     pe_ranges(pes));
+  }
+  return s;
+}
+
+void set_transport_for_test(int pe, const transport::Transport* t) {
+  Runtime& r = rt();
+  const size_t i = static_cast<size_t>(pe);
+  r.transports[i] = t ? t : g_chosen[i];
+  r.bases[i] = t ? nullptr : g_mem[i].heap;
+  if (r.data_size) r.data_bases[i] = t ? nullptr : g_mem[i].data;
+  collect_routed(r);
+}
+
+transport::PeerMemory mapping_for_test(int pe) { return g_mem[static_cast<size_t>(pe)]; }
+
+void routed_put(const char* routine, const void* dest, const void* src, size_t bytes, int pe) {
+  if (bytes == 0) return;
+  if (!src) fail_null(routine, "source", bytes);
+  rt().transports[static_cast<size_t>(pe)]->put(pe, watch_offset(dest), src, bytes);
+}
+
+void routed_get(const char* routine, void* dest, const void* src, size_t bytes, int pe) {
+  if (bytes == 0) return;
+  if (!dest) fail_null(routine, "destination", bytes);
+  rt().transports[static_cast<size_t>(pe)]->get(dest, pe, watch_offset(src), bytes);
+}
+
+uint64_t routed_atomic(const char* routine, const void* sym, size_t size, transport::AtomicOp op, uint64_t value,
+                       uint64_t cond, int pe) {
+  const uint64_t off = watch_offset(sym);
+  if (off % size != 0) fail_misaligned(routine, sym, size);
+  return rt().transports[static_cast<size_t>(pe)]->atomic(pe, off, size, op, value, cond);
+}
+
+void routed_put_signal(const char* routine, const void* dest, const void* src, size_t bytes, const uint64_t* sig,
+                       uint64_t signal, int sig_op, int pe) {
+  if (bytes && !src) fail_null(routine, "source", bytes);
+  if (sig_op != transport::kSignalSet && sig_op != transport::kSignalAdd) fail_bad_signal_op(routine, sig_op);
+  if (watch_offset(sig) % sizeof(uint64_t) != 0) fail_misaligned(routine, sig, sizeof(uint64_t));
+  rt().transports[static_cast<size_t>(pe)]->put_signal(pe, watch_offset(dest), src, bytes, watch_offset(sig), signal,
+                                                       static_cast<transport::SignalOp>(sig_op));
+}
+
+void routed_fence() {
+  for (int i = 0; i < g_routed_count; ++i) g_routed[i]->fence();
+}
+void routed_quiet() {
+  for (int i = 0; i < g_routed_count; ++i) g_routed[i]->quiet();
+}
+
+}  // namespace tessera::pgas
