@@ -8,11 +8,7 @@
 #include <cstdint>
 
 #include "pgas/team.h"
-
-struct tessera_team {
-  uint32_t magic;
-  tessera::pgas::Team* team;
-};
+#include "pgas/team_handle.h"  // struct tessera_team
 
 struct tessera_ctx {
   uint32_t magic;
@@ -22,7 +18,7 @@ struct tessera_ctx {
 
 namespace tessera::capi {
 
-inline constexpr uint32_t kTeamMagic = 0x7ea3a11e;
+using pgas::kTeamMagic;
 inline constexpr uint32_t kCtxMagic = 0xc0c7e47a;
 inline constexpr uint32_t kDeadMagic = 0xdeadbeef;
 

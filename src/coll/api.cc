@@ -1,30 +1,28 @@
-// The C++ API of coll.hpp: thin wrappers over the C API that throw tessera::coll::Error.
+// The C++ API of coll.hpp: the calls of calls.h, beside the C API rather than on top of it; a failure
+// throws tessera::coll::Error worded as the C API words its last error ("invalid argument: tesseraAllReduce:
+// ..."), the routine named being the C routine of the same call.
 #include <tessera/coll.hpp>
 
 #include <string>
 
+#include "coll/calls.h"
+#include "coll/handle.h"
+#include "coll/p2p.h"
 #include "coll/types.h"
 
 namespace tessera::coll {
 namespace {
-void check(tesseraResult_t r) {
-  if (r != tesseraSuccess) throw Error(std::string(tesseraGetErrorString(r)) + ": " + tesseraGetLastError());
-}
 // Same numbering (pinned by static_asserts in capi/coll_api.cc).
-tesseraDataType_t T(DataType t) { return static_cast<tesseraDataType_t>(t); }
-tesseraRedOp_t O(RedOp o) { return static_cast<tesseraRedOp_t>(o); }
+DType T(DataType t) { return static_cast<DType>(t); }
+Op O(RedOp o) { return static_cast<Op>(o); }
+tesseraComm_t opened(Result<tesseraComm*> r) {
+  throw_if_error(r.status());
+  return r.value();
+}
 }  // namespace
 
-Comm Comm::world() {
-  tesseraComm_t h = nullptr;
-  check(tesseraCommInitAll(&h));
-  return Comm(h);
-}
-Comm Comm::from_team(shmem_team_t team) {
-  tesseraComm_t h = nullptr;
-  check(tesseraCommInitTeam(team, &h));
-  return Comm(h);
-}
+Comm Comm::world() { return Comm(opened(open_world("tesseraCommInitAll"))); }
+Comm Comm::from_team(shmem_team_t team) { return Comm(opened(open_team("tesseraCommInitTeam", team))); }
 Comm& Comm::operator=(Comm&& o) noexcept {
   if (this != &o) {
     destroy();
@@ -33,95 +31,108 @@ Comm& Comm::operator=(Comm&& o) noexcept {
   }
   return *this;
 }
-Comm Comm::split(int color, int key) const {
-  tesseraComm_t h = nullptr;
-  check(tesseraCommSplit(h_, color, key, &h));
-  return Comm(h);
-}
+Comm Comm::split(int color, int key) const { return Comm(opened(open_split("tesseraCommSplit", h_, color, key))); }
 void Comm::destroy() {
   if (h_) {
-    tesseraCommDestroy(h_);
+    if (check_comm("tesseraCommDestroy", h_).is_ok()) close_comm(h_);
     h_ = nullptr;
   }
 }
 int Comm::rank() const {
-  int r = -1;
-  check(tesseraCommUserRank(h_, &r));
-  return r;
+  throw_if_error(check_comm("tesseraCommUserRank", h_));
+  return h_->c->rank;
 }
 int Comm::size() const {
-  int n = 0;
-  check(tesseraCommCount(h_, &n));
-  return n;
+  throw_if_error(check_comm("tesseraCommCount", h_));
+  return h_->c->size;
 }
 void Comm::allreduce(const void* s, void* r, size_t count, DataType t, RedOp op) {
-  check(tesseraAllReduce(s, r, count, T(t), O(op), h_));
+  throw_if_error(call::allreduce("tesseraAllReduce", h_, s, r, count, T(t), O(op)));
 }
 void Comm::reduce_scatter(const void* s, void* r, size_t count, DataType t, RedOp op) {
-  check(tesseraReduceScatter(s, r, count, T(t), O(op), h_));
+  throw_if_error(call::reduce_scatter("tesseraReduceScatter", h_, s, r, count, T(t), O(op)));
 }
 void Comm::reduce_scatterv(const void* s, void* r, const size_t* counts, DataType t, RedOp op) {
-  check(tesseraReduceScatterV(s, r, counts, T(t), O(op), h_));
+  throw_if_error(call::reduce_scatterv("tesseraReduceScatterV", h_, s, r, counts, T(t), O(op)));
 }
-void Comm::allgather(const void* s, void* r, size_t count, DataType t) { check(tesseraAllGather(s, r, count, T(t), h_)); }
+void Comm::allgather(const void* s, void* r, size_t count, DataType t) {
+  throw_if_error(call::allgather("tesseraAllGather", h_, s, r, count, T(t)));
+}
 void Comm::allgatherv(const void* s, size_t count, void* r, const size_t* counts, const size_t* displs, DataType t) {
-  check(tesseraAllGatherV(s, count, r, counts, displs, T(t), h_));
+  throw_if_error(call::allgatherv("tesseraAllGatherV", h_, s, count, r, counts, displs, T(t)));
 }
 void Comm::broadcast(const void* s, void* r, size_t count, DataType t, int root) {
-  check(tesseraBroadcast(s, r, count, T(t), root, h_));
+  throw_if_error(call::broadcast("tesseraBroadcast", h_, s, r, count, T(t), root));
 }
 void Comm::reduce(const void* s, void* r, size_t count, DataType t, RedOp op, int root) {
-  check(tesseraReduce(s, r, count, T(t), O(op), root, h_));
+  throw_if_error(call::reduce("tesseraReduce", h_, s, r, count, T(t), O(op), root));
 }
-void Comm::gather(const void* s, void* r, size_t count, DataType t, int root) { check(tesseraGather(s, r, count, T(t), root, h_)); }
-void Comm::scatter(const void* s, void* r, size_t count, DataType t, int root) { check(tesseraScatter(s, r, count, T(t), root, h_)); }
+void Comm::gather(const void* s, void* r, size_t count, DataType t, int root) {
+  throw_if_error(call::gather("tesseraGather", h_, s, r, count, T(t), root));
+}
+void Comm::scatter(const void* s, void* r, size_t count, DataType t, int root) {
+  throw_if_error(call::scatter("tesseraScatter", h_, s, r, count, T(t), root));
+}
 void Comm::gatherv(const void* s, size_t count, void* r, const size_t* counts, const size_t* displs, DataType t,
                    int root) {
-  check(tesseraGatherV(s, count, r, counts, displs, T(t), root, h_));
+  throw_if_error(call::gatherv("tesseraGatherV", h_, s, count, r, counts, displs, T(t), root));
 }
 void Comm::scatterv(const void* s, const size_t* counts, const size_t* displs, void* r, size_t count, DataType t,
                     int root) {
-  check(tesseraScatterV(s, counts, displs, r, count, T(t), root, h_));
+  throw_if_error(call::scatterv("tesseraScatterV", h_, s, counts, displs, r, count, T(t), root));
 }
-void Comm::alltoall(const void* s, void* r, size_t count, DataType t) { check(tesseraAllToAll(s, r, count, T(t), h_)); }
+void Comm::alltoall(const void* s, void* r, size_t count, DataType t) {
+  throw_if_error(call::alltoall("tesseraAllToAll", h_, s, r, count, T(t)));
+}
 void Comm::alltoallv(const void* s, const size_t* sc, const size_t* sd, void* r, const size_t* rc, const size_t* rd, DataType t) {
-  check(tesseraAllToAllV(s, sc, sd, r, rc, rd, T(t), h_));
+  throw_if_error(call::alltoallv("tesseraAllToAllV", h_, s, sc, sd, r, rc, rd, T(t)));
 }
-void Comm::barrier() { check(tesseraBarrier(h_)); }
-void Comm::send(const void* buf, size_t count, DataType t, int peer) { check(tesseraSend(buf, count, T(t), peer, h_)); }
-void Comm::recv(void* buf, size_t count, DataType t, int peer) { check(tesseraRecv(buf, count, T(t), peer, h_)); }
+void Comm::barrier() { throw_if_error(call::barrier("tesseraBarrier", h_)); }
+void Comm::send(const void* buf, size_t count, DataType t, int peer) {
+  throw_if_error(call::send("tesseraSend", h_, buf, count, T(t), peer));
+}
+void Comm::recv(void* buf, size_t count, DataType t, int peer) {
+  throw_if_error(call::recv("tesseraRecv", h_, buf, count, T(t), peer));
+}
 
 namespace {
 std::string item(const char* coll, size_t count, DataType t) {
-  return std::string(coll) + " of " + std::to_string(count) + " " + dtype_name(static_cast<DType>(t));
+  return std::string(coll) + " of " + std::to_string(count) + " " + dtype_name(T(t));
 }
 }  // namespace
 
 // The work captures the handle, not the Comm object, so moving the Comm while work is queued is harmless.
 // Destroying it is collective and must wait until the stream is synchronized.
 void Comm::allreduce(const void* s, void* r, size_t count, DataType t, RedOp op, Stream& st) {
-  st.enqueue(item("allreduce", count, t), [=, h = h_] { check(tesseraAllReduce(s, r, count, T(t), O(op), h)); });
+  st.enqueue(item("allreduce", count, t),
+             [=, h = h_] { throw_if_error(call::allreduce("tesseraAllReduce", h, s, r, count, T(t), O(op))); });
 }
 void Comm::reduce_scatter(const void* s, void* r, size_t count, DataType t, RedOp op, Stream& st) {
-  st.enqueue(item("reduce_scatter", count, t), [=, h = h_] { check(tesseraReduceScatter(s, r, count, T(t), O(op), h)); });
+  st.enqueue(item("reduce_scatter", count, t), [=, h = h_] {
+    throw_if_error(call::reduce_scatter("tesseraReduceScatter", h, s, r, count, T(t), O(op)));
+  });
 }
 void Comm::allgather(const void* s, void* r, size_t count, DataType t, Stream& st) {
-  st.enqueue(item("allgather", count, t), [=, h = h_] { check(tesseraAllGather(s, r, count, T(t), h)); });
+  st.enqueue(item("allgather", count, t),
+             [=, h = h_] { throw_if_error(call::allgather("tesseraAllGather", h, s, r, count, T(t))); });
 }
 void Comm::broadcast(const void* s, void* r, size_t count, DataType t, int root, Stream& st) {
-  st.enqueue(item("broadcast", count, t), [=, h = h_] { check(tesseraBroadcast(s, r, count, T(t), root, h)); });
+  st.enqueue(item("broadcast", count, t),
+             [=, h = h_] { throw_if_error(call::broadcast("tesseraBroadcast", h, s, r, count, T(t), root)); });
 }
 void Comm::reduce(const void* s, void* r, size_t count, DataType t, RedOp op, int root, Stream& st) {
-  st.enqueue(item("reduce", count, t), [=, h = h_] { check(tesseraReduce(s, r, count, T(t), O(op), root, h)); });
+  st.enqueue(item("reduce", count, t),
+             [=, h = h_] { throw_if_error(call::reduce("tesseraReduce", h, s, r, count, T(t), O(op), root)); });
 }
 void Comm::alltoall(const void* s, void* r, size_t count, DataType t, Stream& st) {
-  st.enqueue(item("alltoall", count, t), [=, h = h_] { check(tesseraAllToAll(s, r, count, T(t), h)); });
+  st.enqueue(item("alltoall", count, t),
+             [=, h = h_] { throw_if_error(call::alltoall("tesseraAllToAll", h, s, r, count, T(t))); });
 }
 void Comm::barrier(Stream& st) {
-  st.enqueue("barrier", [h = h_] { check(tesseraBarrier(h)); });
+  st.enqueue("barrier", [h = h_] { throw_if_error(call::barrier("tesseraBarrier", h)); });
 }
 
-Group::Group() { tesseraGroupStart(); }
-Group::~Group() noexcept(false) { check(tesseraGroupEnd()); }
+Group::Group() { group_start(); }
+Group::~Group() noexcept(false) { throw_if_error(group_end()); }
 
 }  // namespace tessera::coll

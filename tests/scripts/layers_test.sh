@@ -1,6 +1,18 @@
 #!/usr/bin/env bash
-# Includes only go down the layers (docs/design.md): base <- sync <- bootstrap <- transport <- pgas <- coll;
-# kernel uses base/sync and pgas; coll/patterns uses only base; capi and tools see everything.
+# Dependencies only go down the layers (docs/design.md): base <- sync <- bootstrap <- transport <- pgas <- coll;
+# kernel uses base/sync/bootstrap/transport/pgas (not coll); coll/patterns uses only base; capi sees everything
+# (tools/ is not checked: it sits above the library). The rule has three parts:
+#  1. `#include "layer/..."` names a layer the including layer may use (the table below).
+#  2. A public header (`<shmem.h>`, `<tessera/coll.hpp>`, also spelt "tessera/...") counts as the layer that
+#     defines its functions (the map below), and is judged like that layer's own headers. Headers with only
+#     types and macros (shmem_types.h, version.h, error.hpp) count as base. A header declaring functions of
+#     a higher layer may not be included "for its types": the types a lower layer needs come in through a
+#     header it may include (coll.hpp brings coll.h's handle types to coll). Every public header must be
+#     listed, so a new one needs a decision here.
+#  3. No call goes up: outside capi, src/ calls none of the C entry points capi defines (shmem_*, shmemx_*,
+#     aclshmem_*, tessera[A-Z]*, and the deprecated _my_pe/_num_pes/shmalloc/shfree/...). A C++ call upward
+#     needs its declaration, which part 2 keeps out; C declarations leak in through headers a layer may
+#     include (coll.hpp includes coll.h, which includes shmem.h), hence this separate check.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 declare -A allowed=(
@@ -13,19 +25,58 @@ declare -A allowed=(
   [kernel]="base sync bootstrap transport pgas kernel"
   [capi]="base sync bootstrap transport pgas coll kernel capi"
 )
-bad=0 checked=0
-for layer in "${!allowed[@]}"; do
+# Public header (path under include/) -> the layer that defines its functions.
+declare -A public=(
+  [shmem.h]=capi [shmemx.h]=capi [aclshmem.h]=capi
+  [tessera/shmem_extra.h]=capi [tessera/shmem_generic.h]=capi [tessera/tessera.hpp]=capi
+  [tessera/coll.h]=capi [tessera/coll.hpp]=coll [tessera/kernel.hpp]=kernel
+  [tessera/shmem_types.h]=base [tessera/version.h]=base [tessera/error.hpp]=base
+)
+bad=0 checked=0 calls=0
+fail() { echo "FAIL $*"; bad=$((bad+1)); }
+
+while IFS= read -r h; do
+  [ -n "${public[$h]:-}" ] || fail "include/$h: public header not mapped to a layer in ${0##*/}"
+done < <(cd "$root/include" && find . -name '*.h' -o -name '*.hpp' | sed 's|^\./||')
+
+layers=(base sync bootstrap transport pgas coll kernel capi)
+for layer in "${layers[@]}"; do
   [ -d "$root/src/$layer" ] || continue
   while IFS= read -r line; do
     file=${line%%:*}
-    inc=$(echo "$line" | sed -E 's/.*#include "([a-z_]+)\/.*/\1/')
+    [[ $line =~ ^[^:]*:[0-9]+:#include\ [\<\"]([^\>\"]+) ]] || continue
+    name=${BASH_REMATCH[1]}
+    if [[ $name == */* ]] && [ -d "$root/src/${name%%/*}" ]; then
+      inc=${name%%/*} what="'$inc/'"
+    elif [ -n "${public[$name]:-}" ]; then
+      inc=${public[$name]} what="<$name> (layer $inc)"
+    else
+      continue  # system and third-party headers
+    fi
     checked=$((checked+1))
     ok=0
     for a in ${allowed[$layer]}; do [ "$inc" = "$a" ] && ok=1; done
     if [[ $file == */coll/patterns/* ]] && [ "$inc" != base ] && [ "$inc" != coll ]; then ok=0; fi
-    if [ $ok = 0 ]; then echo "FAIL ${file#$root/}: layer '$layer' includes '$inc/'"; bad=$((bad+1)); fi
-  done < <(grep -rnE '^#include "[a-z_]+/' "$root/src/$layer" --include='*.h' --include='*.cc' --include='*.hpp' | grep -vE '#include "(tessera|hwy)/')
+    [ $ok = 1 ] || fail "${file#$root/}: layer '$layer' includes $what"
+  done < <(grep -rnE '^#include [<"]' "$root/src/$layer" --include='*.h' --include='*.cc' --include='*.hpp')
 done
-echo "$checked includes checked"
-echo "$((checked-bad)) passed, $bad failed"
+
+# Part 3: comments and string literals are removed first, so messages naming a routine do not count.
+name='(shmemx?_[a-z0-9_]+|aclshmem_[a-z0-9_]+|tessera[A-Z][A-Za-z0-9_]*|_my_pe|_num_pes|shmalloc|shfree|shrealloc|shmemalign|start_pes|globalexit)[[:space:]]*\('
+entry="(^|[^A-Za-z0-9_.>:])$name"
+below=()
+for layer in "${layers[@]}"; do [ "$layer" != capi ] && [ -d "$root/src/$layer" ] && below+=("$root/src/$layer"); done
+while IFS= read -r line; do
+  file=${line%%:*} rest=${line#*:} n=${rest%%:*} code=${rest#*:}
+  [[ $code =~ ^[[:space:]]*\* ]] && continue  # inside a block comment
+  if [[ $code =~ $entry ]]; then
+    layer=${file#$root/src/}; layer=${layer%%/*}
+    calls=$((calls+1))
+    fail "${file#$root/}:$n: layer '$layer' calls ${BASH_REMATCH[2]} (defined in capi)"
+  fi
+done < <(grep -rnE "$name" "${below[@]}" --include='*.h' --include='*.cc' --include='*.hpp' |
+         sed -E 's/"([^"\\]|\\.)*"/""/g; s|//.*||; s|/\*.*\*/||g')
+
+echo "$checked includes checked, $calls calls up to capi found"
+echo "$bad failed"
 [ $bad -eq 0 ]

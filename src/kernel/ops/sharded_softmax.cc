@@ -11,14 +11,14 @@
 // maxima after finishing call e, and a peer can only overwrite part_sum in call e+1 after it received this
 // PE's call e+1 maxima (sent after this PE finished reading call e's sums). Signals are cumulative
 // (never reset), so the wait targets are epoch * rows-so-far, identical on every PE.
-#include <shmem.h>
-
 #include <cmath>
 #include <limits>
 
 #include "kernel/ops/common.h"
 #include "kernel/ops/prims.h"
 #include "kernel/runtime/runtime.h"
+#include "pgas/heap.h"
+#include "pgas/p2p.h"
 #include "tessera/kernel.hpp"
 
 namespace tessera::kernel {
@@ -29,20 +29,22 @@ namespace {
 ShardedSoftmax::ShardedSoftmax(int64_t max_rows) {
   if (max_rows < 0) fail(invalid_arg("ShardedSoftmax: max_rows={} must be >= 0", max_rows));
   max_rows_ = max_rows;
-  n_pes_ = shmem_n_pes();
-  my_pe_ = shmem_my_pe();
+  if (!pgas::is_initialized()) pgas::fail_not_initialized("ShardedSoftmax");
+  n_pes_ = pgas::rt().n_pes;
+  my_pe_ = pgas::rt().my_pe;
   const size_t slots = static_cast<size_t>(n_pes_) * static_cast<size_t>(std::max<int64_t>(max_rows, 1));
-  part_max_ = static_cast<float*>(shmem_malloc(slots * sizeof(float)));
-  part_sum_ = static_cast<double*>(shmem_malloc(slots * sizeof(double)));
-  sig_ = static_cast<uint64_t*>(shmem_calloc(2, sizeof(uint64_t)));  // collective, zeroed before its barrier
+  part_max_ = static_cast<float*>(pgas::sym_malloc(slots * sizeof(float), "ShardedSoftmax"));
+  part_sum_ = static_cast<double*>(pgas::sym_malloc(slots * sizeof(double), "ShardedSoftmax"));
+  // collective, zeroed before its barrier
+  sig_ = static_cast<uint64_t*>(pgas::sym_calloc(2, sizeof(uint64_t), "ShardedSoftmax"));
   if (!part_max_ || !part_sum_ || !sig_)
     fail(make_status(Code::kOutOfMemory, "ShardedSoftmax: symmetric heap too small for {} rows x {} PEs", max_rows, n_pes_));
 }
 
 ShardedSoftmax::~ShardedSoftmax() {
-  shmem_free(sig_);
-  shmem_free(part_sum_);
-  shmem_free(part_max_);
+  pgas::sym_free(sig_, "~ShardedSoftmax");
+  pgas::sym_free(part_sum_, "~ShardedSoftmax");
+  pgas::sym_free(part_max_, "~ShardedSoftmax");
 }
 
 void ShardedSoftmax::softmax(ConstTensor x, Tensor y, float* lse, const OpOptions& opts) { run(x, y, lse, false, opts); }
@@ -85,14 +87,14 @@ void ShardedSoftmax::run(ConstTensor x, Tensor y, float* lse, bool log, const Op
     auto send = [&](auto* part, const auto* src, uint64_t* s) {
       for (int k = 0; k < npes; ++k) {
         const int q = (me + k) % npes;  // start with the next PE: spreads the traffic
-        shmem_putmem_signal(part + static_cast<size_t>(me) * stride + r0, src + r0, cnt * sizeof(*src), s, cnt,
-                            SHMEM_SIGNAL_ADD, q);
+        pgas::put_signal("ShardedSoftmax", part + static_cast<size_t>(me) * stride + r0, src + r0,
+                         cnt * sizeof(*src), s, cnt, pgas::kSignalAdd, q);
       }
     };
     // step 1: local maxima, then to every PE
     for (size_t r = r0; r < r1; ++r) lmax[r] = p.range(row(r), n, &llo[r]);
     send(pmax, lmax, &sig[0]);
-    shmem_signal_wait_until(&sig[0], SHMEM_CMP_GE, want);
+    pgas::signal_wait_until("ShardedSoftmax", &sig[0], pgas::kGe, want);
     // step 2: global max (PE order), local sums of exponentials, to every PE
     auto gmax = [&](size_t r) {
       float m = pmax[r];
@@ -107,7 +109,7 @@ void ShardedSoftmax::run(ConstTensor x, Tensor y, float* lse, bool log, const Op
       lsum[r] = std::isfinite(m) ? p.exp_sum(row(r), n, m, llo[r], nullptr, nullptr, nullptr, nullptr) : 0.0;
     }
     send(psum, lsum, &sig[1]);
-    shmem_signal_wait_until(&sig[1], SHMEM_CMP_GE, want);
+    pgas::signal_wait_until("ShardedSoftmax", &sig[1], pgas::kGe, want);
     // step 3: normalise with the full-row statistics
     for (size_t r = r0; r < r1; ++r) {
       const float m = gmax(r);

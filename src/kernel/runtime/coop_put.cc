@@ -1,8 +1,8 @@
 // Block-cooperative put (kernel.hpp): every block moves one slice of a large transfer, so the copy into the
 // peer's mapped heap runs on all the cores of the kernel at once, and the target counts bytes, not blocks.
-#include <shmem.h>
-
 #include "base/cpu.h"
+#include "pgas/order.h"
+#include "pgas/p2p.h"
 #include "tessera/kernel.hpp"
 
 namespace tessera::kernel {
@@ -16,10 +16,10 @@ void coop_put(BlockContext& b, void* dest, const void* src, size_t bytes, uint64
   const char* s = static_cast<const char*>(src) + lo;
   if (sig) {
     // Every block signals, even with an empty share (adds 0), so the target's count is exact either way.
-    shmem_putmem_signal(d, s, hi - lo, sig, hi - lo, SHMEM_SIGNAL_ADD, pe);
+    pgas::put_signal("coop_put", d, s, hi - lo, sig, hi - lo, pgas::kSignalAdd, pe);
   } else {
-    if (hi > lo) shmem_putmem(d, s, hi - lo, pe);
-    shmem_quiet();
+    if (hi > lo) pgas::put_bytes("coop_put", d, s, hi - lo, pe);
+    pgas::quiet();
   }
 }
 

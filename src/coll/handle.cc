@@ -1,0 +1,110 @@
+// Handles, their checks, and the guarded entry to dispatch (handle.h).
+#include "coll/handle.h"
+
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "coll/dispatch.h"
+#include "pgas/runtime.h"
+#include "pgas/team_handle.h"
+
+namespace tessera::coll {
+namespace {
+// Destroyed handles stay listed here, reachable (see handle.h).
+void keep_dead_handle(void* h) {
+  static std::mutex mu;
+  static auto* kept = new std::vector<void*>;
+  std::lock_guard lk(mu);
+  kept->push_back(h);
+}
+
+Result<tesseraComm*> new_comm(Result<Communicator*> r) {
+  if (!r.is_ok()) return r.status();
+  return r.value() ? new tesseraComm{kCommMagic, r.value()} : nullptr;
+}
+}  // namespace
+
+Status bad_comm(const char* routine, const tesseraComm* h) {
+  if (!h) return invalid_arg("{}: communicator is null", routine);
+  if (h->magic == kDeadHandleMagic)
+    return invalid_arg("{}: communicator {} was used after tesseraCommDestroy", routine, (const void*)h);
+  return invalid_arg("{}: {} is not a communicator", routine, (const void*)h);
+}
+Status bad_stream(const char* routine, const tesseraStream* h) {
+  return invalid_arg("{}: {} is not a stream (null, destroyed or never created)", routine, (const void*)h);
+}
+Status bad_event(const char* routine, const tesseraEvent* h) {
+  return invalid_arg("{}: {} is not an event (null, destroyed or never created)", routine, (const void*)h);
+}
+
+Result<tesseraComm*> open_world(const char* routine) {
+  if (!pgas::is_initialized()) return invalid_arg("{}: call shmem_init first", routine);
+  return new_comm(comm_create_team(pgas::team_world()));
+}
+Result<tesseraComm*> open_team(const char* routine, shmem_team_t team) {
+  pgas::Team* t = pgas::team_of_handle(team);
+  if (!t) return invalid_arg("{}: not a valid team", routine);
+  return new_comm(comm_create_team(t));
+}
+Result<tesseraComm*> open_split(const char* routine, tesseraComm* parent, int color, int key) {
+  TS_RETURN_IF_ERROR(check_comm(routine, parent));
+  return new_comm(comm_split(parent->c, color, key));
+}
+void close_comm(tesseraComm* h) {
+  comm_destroy(h->c);
+  h->magic = kDeadHandleMagic;  // the handle itself is kept (a few bytes) so that late use is diagnosed
+  h->c = nullptr;
+  keep_dead_handle(h);
+}
+
+tesseraStream* open_stream() { return new tesseraStream{kStreamMagic, std::make_unique<Stream>()}; }
+void close_stream(tesseraStream* h) {
+  h->magic = kDeadHandleMagic;
+  h->s.reset();  // ~Stream waits for the queue
+  keep_dead_handle(h);
+}
+tesseraEvent* open_event() { return new tesseraEvent{kEventMagic, {}}; }
+void close_event(tesseraEvent* h) {
+  h->magic = kDeadHandleMagic;
+  h->e = Event();
+  keep_dead_handle(h);
+}
+
+Status run(Communicator& c, Kind kind, const Args& a) {
+  if (c.in_use.load(std::memory_order_relaxed))
+    return invalid_arg("{}: {} is in use by another thread (work on a comm stream?): one thread at a time per "
+                       "communicator; synchronize the stream first", kind_name(kind), c.name);
+  c.in_use.store(true, std::memory_order_relaxed);
+  Status st = dispatch(c, kind, a);
+  c.in_use.store(false, std::memory_order_release);
+  return st;
+}
+
+tesseraResult_t result_of(const Status& st) {
+  switch (st.code()) {
+    case Code::kOk: return tesseraSuccess;
+    case Code::kInvalidArgument: return tesseraInvalidArgument;
+    case Code::kUnsupported: return tesseraUnsupported;
+    case Code::kSystem:
+    case Code::kOutOfMemory: return tesseraSystemError;
+    default: return tesseraInternalError;
+  }
+}
+const char* result_text(tesseraResult_t r) {
+  switch (r) {
+    case tesseraSuccess: return "success";
+    case tesseraInvalidArgument: return "invalid argument";
+    case tesseraUnsupported: return "unsupported";
+    case tesseraSystemError: return "system error";
+    case tesseraInternalError: return "internal error";
+    case tesseraStreamError: return "a work item of the stream failed";
+    case tesseraInProgress: return "in progress";
+  }
+  return "unknown result code";
+}
+void throw_if_error(const Status& st) {
+  if (!st.is_ok()) [[unlikely]] throw Error(std::string(result_text(result_of(st))) + ": " + st.message());
+}
+
+}  // namespace tessera::coll
