@@ -39,7 +39,7 @@ const config::Var<std::string> kShmemVersion{"SHMEM_VERSION", "",
 const config::Var<uint64_t> kStreamMin{
     "TESSERA_COPY_STREAMING_MIN", uint64_t{0},
     "Transfers of at least this many bytes use streaming (non-temporal) stores; 0: a quarter of the last-level "
-    "cache"};
+    "cache, 1 to 16 MiB (base/memcopy.h)"};
 
 Runtime g_rt;
 std::mutex g_init_mu;
@@ -224,10 +224,10 @@ Status init(int thread_level) {
   r.heap_size = (static_cast<size_t>(want) + page - 1) & ~(page - 1);
   r.seg_size = kReservedBytes + r.heap_size;
   uint64_t smin = kStreamMin.get();
-  // Streaming stores win over memcpy once the destination would not stay cached: measured crossover at
-  // about a quarter of the last-level cache for a hot destination (tessera-perf copy --hot; docs/design.md).
-  g_large_copy_min = smin ? smin : std::max<size_t>(llc_bytes() / 4, size_t{1} << 20);
-  if (!__builtin_cpu_supports("avx2")) g_large_copy_min = ~size_t{0};
+  // kAuto copies stream from base's threshold (base/memcopy.h: where streaming stores start to win), or
+  // from the variable's value. Set before any PE thread copies: copy() reads it without initialising it.
+  if (smin) set_copy_stream_min(smin);
+  else (void)copy_stream_min_init();
 
   if (info.size == 1 && info.control_name.empty()) {
     TS_RETURN_IF_ERROR(init_single(r));
