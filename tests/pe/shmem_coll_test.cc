@@ -220,6 +220,40 @@ TEST(Coll, ManyTeamsCreatedAndDestroyed) {
   shmem_free(dst);
 }
 
+// A context's team (shmem_ctx_get_team) is the team the context was made on: collectives on it run on that
+// team's communicator, interleaved with collectives on the world team.
+TEST(Coll, OnTheTeamOfAContext) {
+  shmem_team_t t;
+  const int start = npes() > 1 ? 1 : 0;
+  ASSERT_EQ(shmem_team_split_strided(SHMEM_TEAM_WORLD, start, 1, npes() - start, nullptr, 0, &t), 0);
+  long* src = sym<long>(8);
+  long* dst = sym<long>(8 * static_cast<size_t>(npes()));
+  if (t != SHMEM_TEAM_INVALID) {
+    shmem_ctx_t ctx;
+    ASSERT_EQ(shmem_team_create_ctx(t, 0, &ctx), 0);
+    shmem_team_t of_ctx = SHMEM_TEAM_INVALID;
+    ASSERT_EQ(shmem_ctx_get_team(ctx, &of_ctx), 0);
+    const int n = shmem_team_n_pes(of_ctx), me = shmem_team_my_pe(of_ctx);
+    for (int round = 0; round < 3; ++round) {
+      for (int i = 0; i < 8; ++i) src[i] = val(me, static_cast<size_t>(i)) + round;
+      ASSERT_EQ(shmem_long_fcollect(of_ctx, dst, src, 8), 0);
+      for (int j = 0; j < n; ++j)
+        for (int i = 0; i < 8; ++i) ASSERT_EQ(dst[j * 8 + i], val(j, static_cast<size_t>(i)) + round) << j << " " << i;
+      ASSERT_EQ(shmem_long_sum_reduce(of_ctx, dst, src, 8), 0);
+      long want = 0;
+      for (int j = 0; j < n; ++j) want += val(j, 3) + round;
+      ASSERT_EQ(dst[3], want);
+    }
+    shmem_ctx_destroy(ctx);
+    shmem_team_destroy(t);
+  }
+  src[0] = shmem_my_pe();
+  ASSERT_EQ(shmem_long_sum_reduce(SHMEM_TEAM_WORLD, dst, src, 1), 0);
+  EXPECT_EQ(dst[0], static_cast<long>(npes()) * (npes() - 1) / 2);
+  shmem_free(src);
+  shmem_free(dst);
+}
+
 TEST(Coll, InvalidTeamReturnsNonzero) {
   long* a = sym<long>(2);
   EXPECT_NE(shmem_long_broadcast(SHMEM_TEAM_INVALID, a, a + 1, 1, 0), 0);
