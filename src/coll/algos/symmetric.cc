@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "base/log.h"
 #include "coll/algos/algos.h"
 #include "coll/algos/common.h"
 #include "pgas/runtime.h"
@@ -23,11 +24,18 @@
 namespace tessera::coll::algos {
 namespace {
 
-// Member m's copy of my symmetric object p (bytes long).
+// Member m's copy of my symmetric object p (bytes long). A member whose transport maps no memory (another
+// host) has no address here: the communicator's members all share this host today (the collectives
+// across hosts come with the UCX transport), so reaching one is an error, not a silent null.
 template <typename T>
 T* at(Exec& ex, int m, T* p, size_t bytes) {
   if (m == ex.rank()) return p;
-  return reinterpret_cast<T*>(pgas::remote("collective", p, bytes, ex.comm().world[m]));
+  const int pe = ex.comm().world[m];
+  char* q = pgas::remote("collective", p, bytes, pe);
+  if (!q) [[unlikely]]
+    log::fatal("{}: rank {} (PE {}) is not mapped on this PE, so an in-place collective cannot reach it",
+               ex.comm().caller ? ex.comm().caller : ex.comm().name.c_str(), m, pe);
+  return reinterpret_cast<T*>(q);
 }
 
 // Step t from everyone: everybody entered the call (0) or nobody touches my buffers any more (1).
