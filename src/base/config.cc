@@ -119,6 +119,19 @@ Result<std::string> parse(std::string_view, std::string_view t, std::string*) { 
 
 void fatal_config(const Status& st) { log::fatal("environment: {}", st.message()); }
 
+size_t one_of(const Var<std::string>& v, std::initializer_list<std::string_view> choices) {
+  const std::string& s = v.get();
+  std::string expected;
+  size_t i = 0;
+  for (std::string_view c : choices) {
+    if (s == c) return i;
+    expected += i == 0 ? "" : i + 1 == choices.size() ? " or " : ", ";
+    expected += c;
+    ++i;
+  }
+  fatal_config(invalid_arg("{}={}: expected {}", v.name(), s, expected));
+}
+
 Status check_unknown() {
   std::set<std::string> known;
   for (const VarInfo* v : all()) {

@@ -11,6 +11,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -113,5 +114,9 @@ class Var {
   mutable std::once_flag once_;
   mutable std::atomic<bool> parsed_{false};
 };
+
+// For a variable that takes one of a few words: the index of v's value in `choices`. Any other value ends
+// the job, naming the variable, the value and the choices ("TESSERA_X=y: expected auto, on or off").
+size_t one_of(const Var<std::string>& v, std::initializer_list<std::string_view> choices);
 
 }  // namespace tessera::config

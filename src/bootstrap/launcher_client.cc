@@ -54,10 +54,7 @@ const config::Var<std::string> kBind{
     "let it run on every CPU of the job"};
 
 void apply_binding() {
-  const std::string& mode = kBind.get();
-  if (mode != "auto" && mode != "core" && mode != "none")
-    config::fatal_config(invalid_arg("TESSERA_BIND={}: expected auto, core or none", mode));
-  if (mode == "none") unbind_thread_to_job_cpus();
+  if (config::one_of(kBind, {"auto", "core", "none"}) == 2) unbind_thread_to_job_cpus();
 }
 
 Status init(JobInfo* out) {

@@ -50,3 +50,14 @@ inline int ctx_pe(const char* routine, shmem_ctx_t c, int pe) {
   return t->world_pe(pe);
 }
 }  // namespace tessera::capi
+
+// Defines `RET shmem_NAME(PARAMS..., int pe) { BODY }` and its context twin
+// `RET shmem_ctx_NAME(shmem_ctx_t ctx, PARAMS..., int pe)`, which checks ctx, maps pe through ctx's team
+// (ctx_pe) and calls shmem_NAME with ARGS. PARAMS and ARGS are parenthesised lists without pe; BODY names
+// the routine as __func__ (the C name, for error messages).
+#define TS_UNPAREN(...) __VA_ARGS__
+#define TS_WITH_CTX(RET, NAME, PARAMS, ARGS, ...)                                                            \
+  RET shmem_##NAME(TS_UNPAREN PARAMS, int pe) { __VA_ARGS__ }                                                 \
+  RET shmem_ctx_##NAME(shmem_ctx_t ctx, TS_UNPAREN PARAMS, int pe) {                                          \
+    return shmem_##NAME(TS_UNPAREN ARGS, tessera::capi::ctx_pe("shmem_ctx_" #NAME, ctx, pe));                 \
+  }

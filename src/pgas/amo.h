@@ -78,7 +78,8 @@ inline T atomic_compare_swap(const char* r, T* sym, T cond, T v, int pe) {
   return cond;  // the old value, whether or not the swap happened
 }
 
-// fetch-add/and/or/xor: one body, the operation chosen at compile time.
+// fetch-add/and/or/xor: one body, the operation chosen at compile time (the C API's bitwise routines name
+// their AtomicOp; fetch-add, which signals and counters use too, has a name of its own).
 template <transport::AtomicOp Op, typename T>
 inline T atomic_fetch_op(const char* r, T* sym, T v, int pe) {
   T* p = amo_addr(r, sym, pe);
@@ -95,18 +96,6 @@ inline T atomic_fetch_op(const char* r, T* sym, T v, int pe) {
 template <typename T>
 inline T atomic_fetch_add(const char* r, T* sym, T v, int pe) {
   return atomic_fetch_op<transport::AtomicOp::kFetchAdd>(r, sym, v, pe);
-}
-template <typename T>
-inline T atomic_fetch_and(const char* r, T* sym, T v, int pe) {
-  return atomic_fetch_op<transport::AtomicOp::kFetchAnd>(r, sym, v, pe);
-}
-template <typename T>
-inline T atomic_fetch_or(const char* r, T* sym, T v, int pe) {
-  return atomic_fetch_op<transport::AtomicOp::kFetchOr>(r, sym, v, pe);
-}
-template <typename T>
-inline T atomic_fetch_xor(const char* r, T* sym, T v, int pe) {
-  return atomic_fetch_op<transport::AtomicOp::kFetchXor>(r, sym, v, pe);
 }
 
 }  // namespace tessera::pgas

@@ -239,9 +239,8 @@ size_t g_min_bytes = ~size_t{0};
 std::atomic<uint64_t> g_paused_until_ns{0};
 
 void start(int n_local) {
+  config::one_of(kMode, {"auto", "on", "off", "always"});
   const std::string& mode = kMode.get();
-  if (mode != "auto" && mode != "on" && mode != "off" && mode != "always")
-    config::fatal_config(invalid_arg("TESSERA_COPY_ENGINE={}: expected auto, on, off or always", mode));
   uint64_t chunk = kChunk.get();
   if (chunk < 4096 || chunk > (uint64_t{1} << 30))
     config::fatal_config(invalid_arg("TESSERA_COPY_ENGINE_CHUNK={}: must be between 4K and 1G", chunk));

@@ -17,52 +17,52 @@ char* strided_remote(const char* routine, const void* p, ptrdiff_t stride, size_
     log::fatal("{}: {} elements at stride {} overflow the address space", routine, nelems, stride);
   return remote(routine, p, span, pe);
 }
-// Calls copy(dest byte offset, source byte offset) for each of `nblocks` blocks at strides dst and sst.
-template <typename Copy>
-void each_block(size_t nblocks, ptrdiff_t dst, ptrdiff_t sst, size_t elem, Copy copy) {
-  for (size_t i = 0; i < nblocks; ++i) copy(i * static_cast<size_t>(dst) * elem, i * static_cast<size_t>(sst) * elem);
-}
 void check_local(const char* routine, const void* p, ptrdiff_t stride, const char* what) {
   if (!p) fail_null(routine, what, 1);
   if (stride < 1) log::fatal("{}: {} stride {} must be at least 1", routine, what, stride);
+}
+
+// Blocked strided transfer, one body for both directions: the remote side is dest for a put (kPut), src
+// for a get. Each of the `nblocks` blocks of `bsize` elements is copied in place when the PE's memory is
+// mapped, else moved through the transport; a put then wakes the PE's waiters on the range it wrote.
+template <bool kPut>
+void blocked(const char* routine, void* dest, const void* src, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
+             size_t nblocks, size_t elem, int pe) {
+  const void* sym = kPut ? static_cast<const void*>(dest) : src;
+  if (nblocks == 0 || bsize == 0) {
+    remote(routine, sym, 0, pe);
+    return;
+  }
+  if constexpr (kPut) check_local(routine, src, sst, "source");
+  else check_local(routine, dest, dst, "destination");
+  char* mapped = strided_remote(routine, sym, kPut ? dst : sst, nblocks, elem, bsize, pe);
+  char* d = static_cast<char*>(dest);
+  const char* s = static_cast<const char*>(src);
+  const size_t run = bsize * elem;
+  auto each_block = [&](auto copy) {
+    for (size_t i = 0; i < nblocks; ++i)
+      copy(i * static_cast<size_t>(dst) * elem, i * static_cast<size_t>(sst) * elem);
+  };
+  if (!mapped) {  // no mapping: one transfer per block through the transport, at the symmetric addresses
+    if constexpr (kPut) each_block([&](size_t o, size_t i) { routed_put(routine, d + o, s + i, run, pe); });
+    else each_block([&](size_t o, size_t i) { routed_get(routine, d + o, s + i, run, pe); });
+    return;
+  }
+  if constexpr (kPut) d = mapped;
+  else s = mapped;
+  each_block([&](size_t o, size_t i) { std::memcpy(d + o, s + i, run); });
+  if constexpr (kPut)
+    sync::notify_range(pe, watch_offset(dest), ((nblocks - 1) * static_cast<size_t>(dst) + bsize) * elem);
 }
 }  // namespace
 
 void ibput_bytes(const char* routine, void* dest, const void* src, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
                  size_t nblocks, size_t elem, int pe) {
-  if (nblocks == 0 || bsize == 0) {
-    remote(routine, dest, 0, pe);
-    return;
-  }
-  check_local(routine, src, sst, "source");
-  char* d = strided_remote(routine, dest, dst, nblocks, elem, bsize, pe);
-  const char* s = static_cast<const char*>(src);
-  size_t run = bsize * elem;
-  if (!d) {  // no mapping: one put per block through the transport
-    const char* dsym = static_cast<const char*>(dest);
-    each_block(nblocks, dst, sst, elem, [&](size_t o, size_t i) { routed_put(routine, dsym + o, s + i, run, pe); });
-    return;
-  }
-  each_block(nblocks, dst, sst, elem, [&](size_t o, size_t i) { std::memcpy(d + o, s + i, run); });
-  sync::notify_range(pe, watch_offset(dest), ((nblocks - 1) * static_cast<size_t>(dst) + bsize) * elem);
+  blocked<true>(routine, dest, src, dst, sst, bsize, nblocks, elem, pe);
 }
-
 void ibget_bytes(const char* routine, void* dest, const void* src, ptrdiff_t dst, ptrdiff_t sst, size_t bsize,
                  size_t nblocks, size_t elem, int pe) {
-  if (nblocks == 0 || bsize == 0) {
-    remote(routine, src, 0, pe);
-    return;
-  }
-  check_local(routine, dest, dst, "destination");
-  const char* s = strided_remote(routine, src, sst, nblocks, elem, bsize, pe);
-  char* d = static_cast<char*>(dest);
-  size_t run = bsize * elem;
-  if (!s) {  // no mapping: one get per block through the transport
-    const char* ssym = static_cast<const char*>(src);
-    each_block(nblocks, dst, sst, elem, [&](size_t o, size_t i) { routed_get(routine, d + o, ssym + i, run, pe); });
-    return;
-  }
-  each_block(nblocks, dst, sst, elem, [&](size_t o, size_t i) { std::memcpy(d + o, s + i, run); });
+  blocked<false>(routine, dest, src, dst, sst, bsize, nblocks, elem, pe);
 }
 
 void iput_bytes(const char* routine, void* dest, const void* src, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,

@@ -8,7 +8,6 @@ namespace tessera::coll::algos {
 // One-shot: every member copies its input to its slot; every member reads all n slots and reduces them.
 // 1 step; each member reads n*bytes. Best for small messages (one synchronisation).
 uint64_t allreduce_oneshot(Exec& ex, const Args& a) {
-  const int n = ex.size(), r = ex.rank();
   const size_t bytes = a.count * esize(a);
   if (a.count == 0) return 0;
   ex.step(0);
@@ -17,9 +16,7 @@ uint64_t allreduce_oneshot(Exec& ex, const Args& a) {
   copy(o, a.send, bytes, Stores::kCached);
   ex.publish(0);
   // reduce all inputs in rank order (mine straight from the user buffer)
-  Srcs s;
-  for (int m = 0; m < n; ++m) s.add(m == r ? a.send : ex.in(m, 0));
-  reduce(a.recv, s.p, n, a.count, a.dtype, a.op, divisor(a, n));
+  reduce_slots(ex, a, 0);
   return 1;
 }
 
@@ -29,16 +26,15 @@ uint64_t allreduce_oneshot(Exec& ex, const Args& a) {
 //              output, then copy every other member's reduced slice into my output
 // Each member reduces 1/n of the data: the reduction work is split, reads of peers' memory are direct.
 uint64_t allreduce_direct(Exec& ex, const Args& a) {
-  const int n = ex.size(), r = ex.rank();
-  const size_t es = esize(a), al = align_elems(es);
+  const int n = ex.size();
+  const size_t es = esize(a);
   const Stores st = stores_for(a.count * es);
   const Chunks chunks(a.count, chunk_elems(ex.slot_bytes(), es), 2);
   for (const Chunk c : chunks) {
     const uint64_t t = c.step;
-    ex.step(t);
     // step 2k: hand the slices owned by others to them; then my slice's sources from all members
     Srcs s;
-    const Range my = direct_rs_chunk(ex, a, c, t, &s);
+    const Range my = direct_rs_chunk(ex, a, c, &s);
     // step 2k+1: reduce my slice, in rank order
     char* res = ex.out(t + 1) + my.begin * es;
     char* mine = mptr(a.recv, c.begin + my.begin, es);
@@ -54,11 +50,7 @@ uint64_t allreduce_direct(Exec& ex, const Args& a) {
     }
     ex.step(t + 1);
     // gather the other reduced slices
-    for (int m = 0; m < n; ++m) {
-      if (m == r) continue;
-      const Range sm = patterns::slice(c.count, n, m, al);
-      copy(mptr(a.recv, c.begin + sm.begin, es), ex.in(m, t + 1) + sm.begin * es, sm.size() * es, st);
-    }
+    direct_ag_chunk(ex, a, c, t + 1, st);
   }
   return chunks.steps();
 }

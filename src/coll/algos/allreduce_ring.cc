@@ -83,39 +83,36 @@ uint64_t allreduce_rhd(Exec& ex, const Args& a) {
       const void* src[2] = {ex.in(r - 1, b), work};
       reduce(work, src, 2, c.count, a.dtype, p.levels == 0 ? a.op : pop, p.levels == 0 ? divisor(a, n) : 0);
     }
-    // halving: keep half of my range, reduce it with my partner's copy of that half
-    for (int l = 0; l < p.levels; ++l) {
-      const uint64_t t = b + 1 + l;
+    // Level-l exchange at step t with my partner: stage the blocks one of us keeps at level l + 1 (its, when
+    // halving; mine, when doubling) for it, then hand the partner's staged copy of the other blocks to
+    // take(partner, theirs, mine in work, elements).
+    auto exchange = [&](uint64_t t, int l, bool halving, auto take) {
       ex.step(t);
-      if (v < 0) continue;
+      if (v < 0) return;
       const int pv = patterns::rhd_partner(p, v, l), pr = patterns::rhd_real(p, pv);
       int lo, hi;
-      patterns::rhd_range(p, pv, l + 1, &lo, &hi);
-      Range give = elems(lo, hi);
-      stage(ex.comm(), ex.out(t) + give.begin * es, work + give.begin * es, give.size() * es);
+      patterns::rhd_range(p, halving ? pv : v, l + 1, &lo, &hi);
+      const Range out = elems(lo, hi);
+      stage(ex.comm(), ex.out(t) + out.begin * es, work + out.begin * es, out.size() * es);
       ex.publish(t);
-      patterns::rhd_range(p, v, l + 1, &lo, &hi);
-      Range keep = elems(lo, hi);
-      const char* theirs = ex.in(pr, t) + keep.begin * es;
-      char* w = work + keep.begin * es;
-      const void* src[2] = {pr < r ? static_cast<const void*>(theirs) : w, pr < r ? static_cast<const void*>(w) : theirs};
-      bool last = l == p.levels - 1;
-      reduce(w, src, 2, keep.size(), a.dtype, last ? a.op : pop, last ? divisor(a, n) : 0);
+      patterns::rhd_range(p, halving ? v : pv, l + 1, &lo, &hi);
+      const Range in = elems(lo, hi);
+      take(pr, ex.in(pr, t) + in.begin * es, work + in.begin * es, in.size());
+    };
+    // halving: keep half of my range, reduce it with my partner's copy of that half
+    for (int l = 0; l < p.levels; ++l) {
+      exchange(b + 1 + l, l, true, [&](int pr, const char* theirs, char* w, size_t count) {
+        const void* src[2] = {pr < r ? static_cast<const void*>(theirs) : w,
+                              pr < r ? static_cast<const void*>(w) : theirs};
+        bool last = l == p.levels - 1;
+        reduce(w, src, 2, count, a.dtype, last ? a.op : pop, last ? divisor(a, n) : 0);
+      });
     }
     // doubling: exchange the reduced ranges back
     for (int l = p.levels - 1; l >= 0; --l) {
-      const uint64_t t = b + 1 + p.levels + (p.levels - 1 - l);
-      ex.step(t);
-      if (v < 0) continue;
-      const int pv = patterns::rhd_partner(p, v, l), pr = patterns::rhd_real(p, pv);
-      int lo, hi;
-      patterns::rhd_range(p, v, l + 1, &lo, &hi);
-      Range have = elems(lo, hi);
-      stage(ex.comm(), ex.out(t) + have.begin * es, work + have.begin * es, have.size() * es);
-      ex.publish(t);
-      patterns::rhd_range(p, pv, l + 1, &lo, &hi);
-      Range get = elems(lo, hi);
-      copy(work + get.begin * es, ex.in(pr, t) + get.begin * es, get.size() * es, Stores::kCached);
+      exchange(b + 1 + p.levels + (p.levels - 1 - l), l, false, [&](int, const char* theirs, char* w, size_t count) {
+        copy(w, theirs, count * es, Stores::kCached);
+      });
     }
     // unfold: the odd rank hands the result back to its folded-out partner
     const uint64_t t = b + spc - 1;

@@ -15,10 +15,7 @@ uint64_t alltoall_direct(Exec& ex, const Args& a) {
   for (const Chunk c : chunks) {
     ex.step(c.step);
     // publish my pieces for the others
-    char* o = ex.out(c.step);
-    for (int m = 0; m < n; ++m)
-      if (m != r) stage(ex.comm(), o + m * c.per * es, cptr(a.send, m * a.count + c.begin, es), c.count * es);
-    ex.publish(c.step);
+    stage_pieces(ex, a, c);
     // my own piece straight from my input (in place it is already there), then mine from the others in
     // pairwise order
     copy(mptr(a.recv, r * a.count + c.begin, es), cptr(a.send, r * a.count + c.begin, es), c.count * es, stream);

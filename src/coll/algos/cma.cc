@@ -36,11 +36,13 @@ const char* peer_recv(Exec& ex, int m) {
   ex.in(m, 0);
   return reinterpret_cast<const char*>(ex.comm().ctrl[m]->peer.recv.load(std::memory_order_relaxed));
 }
-// dst[0, cnt) = canonical reduction of n inputs: member m's input at `at[m]` (mine read in place, peers'
-// through the bounce buffer, piece by piece).
-void reduce_from_peers(Exec& ex, const Args& a, const char* const* at, char* dst, size_t cnt) {
+// dst[0, cnt) = canonical reduction of n inputs: every member's input from byte `offset` on (mine read in
+// place, peers' through the bounce buffer, piece by piece). Needs the peers' addresses (publish_bufs).
+void reduce_from_peers(Exec& ex, const Args& a, size_t offset, char* dst, size_t cnt) {
   const int n = ex.size(), r = ex.rank();
   const size_t es = esize(a);
+  const char* at[kMaxSources];
+  for (int m = 0; m < n; ++m) at[m] = (m == r ? static_cast<const char*>(a.send) : peer_send(ex, m)) + offset;
   const size_t piece_bytes =
       std::max(kMinPiece, kBounceBytes / static_cast<size_t>(std::max(1, n - 1))) / 64 * 64;
   const size_t per = std::max<size_t>(1, piece_bytes / es);
@@ -64,10 +66,13 @@ void reduce_from_peers(Exec& ex, const Args& a, const char* const* at, char* dst
   }
 }
 
-// at[m]: member m's input (its address space, read through CMA; mine directly) plus `offset` bytes.
-void inputs_at(Exec& ex, const Args& a, size_t offset, const char** at) {
-  for (int m = 0; m < ex.size(); ++m)
-    at[m] = (m == ex.rank() ? static_cast<const char*>(a.send) : peer_send(ex, m)) + offset;
+// True when a reducing call has nothing to exchange: no elements, or a single member (whose result this
+// writes).
+bool nothing_to_exchange(Exec& ex, const Args& a) {
+  if (a.count == 0) return true;
+  if (ex.size() > 1) return false;
+  reduce_alone(a);
+  return true;
 }
 }  // namespace
 
@@ -80,18 +85,12 @@ void inputs_at(Exec& ex, const Args& a, size_t offset, const char** at) {
 uint64_t allreduce_cma(Exec& ex, const Args& a) {
   const int n = ex.size(), r = ex.rank();
   const size_t es = esize(a);
-  if (a.count == 0) return 0;
-  if (n == 1) {
-    reduce_alone(a);
-    return 0;
-  }
+  if (nothing_to_exchange(ex, a)) return 0;
   // step 0: addresses
   publish_bufs(ex, a.send, a.recv);
-  const Range my = patterns::slice(a.count, n, r, align_elems(es));
-  const char* at[kMaxSources];
-  inputs_at(ex, a, my.begin * es, at);
   // step 1: reduce my slice
-  reduce_from_peers(ex, a, at, mptr(a.recv, my.begin, es), my.size());
+  const Range my = patterns::slice(a.count, n, r, align_elems(es));
+  reduce_from_peers(ex, a, my.begin * es, mptr(a.recv, my.begin, es), my.size());
   ex.publish(1);
   // step 2: gather the other slices, starting with my right neighbour's (spreads the readers)
   for (int j = 1; j < n; ++j) {
@@ -107,18 +106,12 @@ uint64_t allreduce_cma(Exec& ex, const Args& a) {
 
 // Each member reduces its block from every member's input (rank order) straight into its output; 2 steps.
 uint64_t reduce_scatter_cma(Exec& ex, const Args& a) {
-  const int n = ex.size(), r = ex.rank();
+  const int r = ex.rank();
   const size_t es = esize(a);
-  if (a.count == 0) return 0;
-  if (n == 1) {
-    reduce_alone(a);
-    return 0;
-  }
+  if (nothing_to_exchange(ex, a)) return 0;
   // step 0: addresses
   publish_bufs(ex, a.send, a.recv);
-  const char* at[kMaxSources];
-  inputs_at(ex, a, static_cast<size_t>(r) * a.count * es, at);
-  reduce_from_peers(ex, a, at, static_cast<char*>(a.recv), a.count);
+  reduce_from_peers(ex, a, static_cast<size_t>(r) * a.count * es, static_cast<char*>(a.recv), a.count);
   // step 1: done reading inputs
   finish_all(ex, 1);
   return 2;

@@ -119,13 +119,35 @@ struct Srcs {
   void add(const void* x) { p[n++] = x; }
 };
 
-// Direct reduce-scatter of one chunk, the first half of allreduce and reduce `direct`. Step t: copy the
-// slices of the chunk that the other members own into my slot and publish it; then collect the sources of
-// my own slice in rank order (mine from my input, each peer's from its slot of step t, waiting for it).
-// Returns my slice (elements of the chunk); s holds n sources.
-inline Range direct_rs_chunk(Exec& ex, const Args& a, const Chunk& c, uint64_t t, Srcs* s) {
+// Canonical reduction into a.recv of every member's step-t slot (a.count elements each), mine read from
+// a.send instead: the one-shot allreduce and reduce, once every member has staged its input at step t.
+inline void reduce_slots(Exec& ex, const Args& a, uint64_t t) {
+  const int n = ex.size(), r = ex.rank();
+  Srcs s;
+  for (int m = 0; m < n; ++m) s.add(m == r ? a.send : ex.in(m, t));
+  reduce(a.recv, s.p, n, a.count, a.dtype, a.op, divisor(a, n));
+}
+
+// Step c.step of the direct piecewise algorithms (alltoall, reduce-scatter): stage the piece of chunk c of
+// every other member's block (block m of my input, at m * c.per elements into my slot) and publish it.
+inline void stage_pieces(Exec& ex, const Args& a, const Chunk& c) {
+  const int n = ex.size(), r = ex.rank();
+  const size_t es = esize(a);
+  char* o = ex.out(c.step);
+  for (int m = 0; m < n; ++m)
+    if (m != r) stage(ex.comm(), o + m * c.per * es, cptr(a.send, m * a.count + c.begin, es), c.count * es);
+  ex.publish(c.step);
+}
+
+// Direct reduce-scatter of one chunk, the first half of allreduce and reduce `direct`. Step t = c.step:
+// copy the slices of the chunk that the other members own into my slot and publish it; then collect the
+// sources of my own slice in rank order (mine from my input, each peer's from its slot of step t, waiting
+// for it). Returns my slice (elements of the chunk); s holds n sources.
+inline Range direct_rs_chunk(Exec& ex, const Args& a, const Chunk& c, Srcs* s) {
   const int n = ex.size(), r = ex.rank();
   const size_t es = esize(a), al = align_elems(es);
+  const uint64_t t = c.step;
+  ex.step(t);
   char* o = ex.out(t);
   for (int m = 0; m < n; ++m) {
     if (m == r) continue;
@@ -136,6 +158,18 @@ inline Range direct_rs_chunk(Exec& ex, const Args& a, const Chunk& c, uint64_t t
   const Range my = patterns::slice(c.count, n, r, al);
   for (int m = 0; m < n; ++m) s->add(m == r ? cptr(a.send, c.begin + my.begin, es) : ex.in(m, t) + my.begin * es);
   return my;
+}
+
+// The allgather half of direct allreduce (and of reduce at the root): copy every other member's reduced
+// slice of chunk c from its slot of step t into my output, with `stores`.
+inline void direct_ag_chunk(Exec& ex, const Args& a, const Chunk& c, uint64_t t, Stores stores) {
+  const int n = ex.size(), r = ex.rank();
+  const size_t es = esize(a), al = align_elems(es);
+  for (int m = 0; m < n; ++m) {
+    if (m == r) continue;
+    const Range sm = patterns::slice(c.count, n, m, al);
+    copy(mptr(a.recv, c.begin + sm.begin, es), ex.in(m, t) + sm.begin * es, sm.size() * es, stores);
+  }
 }
 
 // The closing step t of the algorithms that read peers' buffers in place (cma.cc, zcopy.cc): I am done

@@ -14,10 +14,7 @@ uint64_t reduce_scatter_direct(Exec& ex, const Args& a) {
   for (const Chunk c : chunks) {
     ex.step(c.step);
     // publish the pieces of the other members' blocks
-    char* o = ex.out(c.step);
-    for (int m = 0; m < n; ++m)
-      if (m != r) stage(ex.comm(), o + m * c.per * es, cptr(a.send, m * a.count + c.begin, es), c.count * es);
-    ex.publish(c.step);
+    stage_pieces(ex, a, c);
     // reduce my piece from everyone, in rank order
     Srcs s;
     for (int m = 0; m < n; ++m)

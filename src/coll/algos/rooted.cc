@@ -48,7 +48,7 @@ uint64_t broadcast_chain(Exec& ex, const Args& a) {
 
 // Reduce, one-shot: every member publishes its input, the root reduces all of them (1 step).
 uint64_t reduce_oneshot(Exec& ex, const Args& a) {
-  const int n = ex.size(), r = ex.rank();
+  const int r = ex.rank();
   const size_t bytes = a.count * esize(a);
   if (a.count == 0) return 0;
   ex.step(0);
@@ -57,22 +57,19 @@ uint64_t reduce_oneshot(Exec& ex, const Args& a) {
     ex.publish(0);
     return 1;
   }
-  Srcs s;
-  for (int m = 0; m < n; ++m) s.add(m == r ? a.send : ex.in(m, 0));
-  reduce(a.recv, s.p, n, a.count, a.dtype, a.op, divisor(a, n));
+  reduce_slots(ex, a, 0);
   return 1;
 }
 
 // Reduce, direct: as allreduce_direct, but only the root gathers the reduced slices (2 steps per chunk).
 uint64_t reduce_direct(Exec& ex, const Args& a) {
   const int n = ex.size(), r = ex.rank();
-  const size_t es = esize(a), al = align_elems(es);
+  const size_t es = esize(a);
   const Chunks chunks(a.count, chunk_elems(ex.slot_bytes(), es), 2);
   for (const Chunk c : chunks) {
     const uint64_t t = c.step;
-    ex.step(t);
     Srcs s;
-    const Range my = direct_rs_chunk(ex, a, c, t, &s);
+    const Range my = direct_rs_chunk(ex, a, c, &s);
     if (r == a.root) {
       reduce(mptr(a.recv, c.begin + my.begin, es), s.p, n, my.size(), a.dtype, a.op, divisor(a, n));
     } else {
@@ -80,12 +77,7 @@ uint64_t reduce_direct(Exec& ex, const Args& a) {
       ex.publish(t + 1);
     }
     ex.step(t + 1);
-    if (r != a.root) continue;
-    for (int m = 0; m < n; ++m) {
-      if (m == r) continue;
-      const Range sm = patterns::slice(c.count, n, m, al);
-      copy(mptr(a.recv, c.begin + sm.begin, es), ex.in(m, t + 1) + sm.begin * es, sm.size() * es, Stores::kCached);
-    }
+    if (r == a.root) direct_ag_chunk(ex, a, c, t + 1, Stores::kCached);
   }
   return chunks.steps();
 }

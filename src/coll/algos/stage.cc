@@ -43,14 +43,7 @@ void stage2(Communicator& c, void* out, void* slot, const void* src, size_t byte
 
 namespace tessera::coll {
 int stage_stores_setting() {
-  static const int f = [] {
-    const std::string& s = algos::kStores.get();
-    if (s == "ordinary") return 1;
-    if (s == "streaming") return 2;
-    if (s != "auto")
-      config::fatal_config(invalid_arg("TESSERA_STAGE_STORES={}: expected auto, ordinary or streaming", s));
-    return 0;
-  }();
+  static const int f = static_cast<int>(config::one_of(algos::kStores, {"auto", "ordinary", "streaming"}));
   return f;
 }
 

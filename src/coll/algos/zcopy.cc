@@ -36,7 +36,8 @@ const char* peer_ptr(Exec& ex, int m, uint64_t word, size_t bytes) {
 }
 
 // Step 0 of a large call. Returns true, with every member's send (and recv) pointer in my space, when all
-// members' buffers are symmetric; then everyone has published step 0 and read the others'.
+// members' buffers are symmetric; then everyone has published step 0 and read the others'. Returns false
+// otherwise, having renumbered the call past step 0 (Exec::advance): the caller runs the staged algorithm.
 struct Bufs {
   const char* send[kMaxSources];
   const char* recv[kMaxSources];
@@ -67,6 +68,7 @@ bool agree(Exec& ex, const void* send, size_t sbytes, const void* recv, size_t r
   }
   b->send[r] = static_cast<const char*>(send);
   b->recv[r] = static_cast<const char*>(recv);
+  if (!all) ex.advance(1);
   return all;
 }
 
@@ -79,12 +81,9 @@ bool large(Exec& ex, size_t bytes) { return ex.size() > 1 && ex.size() <= kMaxSo
 uint64_t allreduce_direct_zc(Exec& ex, const Args& a) {
   const int n = ex.size(), r = ex.rank();
   const size_t es = esize(a), bytes = a.count * es;
-  if (!large(ex, bytes) || !ex.comm().oversubscribed) return allreduce_direct(ex, a);
   Bufs b;
-  if (!agree(ex, a.send, bytes, a.recv, bytes, &b)) {
-    ex.advance(1);
+  if (!large(ex, bytes) || !ex.comm().oversubscribed || !agree(ex, a.send, bytes, a.recv, bytes, &b))
     return allreduce_direct(ex, a);
-  }
   const Range my = patterns::slice(a.count, n, r, align_elems(es));
   Srcs s;
   for (int m = 0; m < n; ++m) s.add(b.send[m] + my.begin * es);
@@ -104,12 +103,9 @@ uint64_t allreduce_direct_zc(Exec& ex, const Args& a) {
 uint64_t reduce_scatter_direct_zc(Exec& ex, const Args& a) {
   const int n = ex.size(), r = ex.rank();
   const size_t es = esize(a), bytes = a.count * es;
-  if (!large(ex, bytes)) return reduce_scatter_direct(ex, a);
   Bufs b;
-  if (!agree(ex, a.send, bytes * static_cast<size_t>(n), nullptr, 0, &b)) {
-    ex.advance(1);
+  if (!large(ex, bytes) || !agree(ex, a.send, bytes * static_cast<size_t>(n), nullptr, 0, &b))
     return reduce_scatter_direct(ex, a);
-  }
   Srcs s;
   for (int m = 0; m < n; ++m) s.add(b.send[m] + static_cast<size_t>(r) * bytes);
   reduce(a.recv, s.p, n, a.count, a.dtype, a.op, divisor(a, n));
@@ -121,12 +117,8 @@ uint64_t reduce_scatter_direct_zc(Exec& ex, const Args& a) {
 uint64_t allgather_direct_zc(Exec& ex, const Args& a) {
   const int n = ex.size(), r = ex.rank();
   const size_t es = esize(a), bytes = a.count * es;
-  if (!large(ex, bytes)) return allgather_direct(ex, a);
   Bufs b;
-  if (!agree(ex, a.send, bytes, nullptr, 0, &b)) {
-    ex.advance(1);
-    return allgather_direct(ex, a);
-  }
+  if (!large(ex, bytes) || !agree(ex, a.send, bytes, nullptr, 0, &b)) return allgather_direct(ex, a);
   for (int j = 0; j < n; ++j) {
     const int m = patterns::mod(r + j, n);
     copy(mptr(a.recv, static_cast<size_t>(m) * a.count, es), b.send[m], bytes, stores_for(bytes * n));
@@ -139,13 +131,11 @@ uint64_t allgather_direct_zc(Exec& ex, const Args& a) {
 uint64_t broadcast_direct_zc(Exec& ex, const Args& a) {
   const int r = ex.rank();
   const size_t bytes = a.count * esize(a);
-  if (!large(ex, bytes)) return broadcast_direct(ex, a);
   Bufs b;
   // Non-roots publish "symmetric" (nothing of theirs is read); the root its input's placement.
-  if (!agree(ex, r == a.root ? a.send : nullptr, r == a.root ? bytes : 0, nullptr, 0, &b, a.root, bytes)) {
-    ex.advance(1);
+  if (!large(ex, bytes) ||
+      !agree(ex, r == a.root ? a.send : nullptr, r == a.root ? bytes : 0, nullptr, 0, &b, a.root, bytes))
     return broadcast_direct(ex, a);
-  }
   if (r != a.root) copy(a.recv, b.send[a.root], bytes, stores_for(bytes));
   else copy(a.recv, a.send, bytes, stores_for(bytes));
   finish_all(ex, 1);
@@ -158,14 +148,12 @@ uint64_t broadcast_direct_zc(Exec& ex, const Args& a) {
 uint64_t alltoall_direct_zc(Exec& ex, const Args& a) {
   const int n = ex.size(), r = ex.rank();
   const size_t es = esize(a), bytes = a.count * es;
-  if (!large(ex, bytes) || !ex.comm().oversubscribed) return alltoall_direct(ex, a);
   Bufs b;
   const bool ip = a.send == a.recv;
   // In place, publish "private": every member then keeps the staged algorithm.
-  if (!agree(ex, ip ? nullptr : a.send, bytes * static_cast<size_t>(n), nullptr, 0, &b)) {
-    ex.advance(1);
+  if (!large(ex, bytes) || !ex.comm().oversubscribed ||
+      !agree(ex, ip ? nullptr : a.send, bytes * static_cast<size_t>(n), nullptr, 0, &b))
     return alltoall_direct(ex, a);
-  }
   for (int j = 0; j < n; ++j) {
     const int m = patterns::mod(r + j, n);
     copy(mptr(a.recv, static_cast<size_t>(m) * a.count, es), b.send[m] + static_cast<size_t>(r) * bytes, bytes,

@@ -388,22 +388,19 @@ const config::Var<std::string> kPrefetch{
     "measured slower)"};
 
 void apply_prefetch_choice() {
-  const std::string& s = kPrefetch.get();
-  if (s == "on") g_stream_prefetch = true;
-  else if (s == "off") g_stream_prefetch = false;
-  else if (s == "auto") g_stream_prefetch = !(__builtin_cpu_init(), __builtin_cpu_is("amd"));
-  else config::fatal_config(invalid_arg("TESSERA_KERNEL_PREFETCH={}: expected auto, on or off", s));
+  switch (config::one_of(kPrefetch, {"auto", "on", "off"})) {
+    case 0: g_stream_prefetch = !(__builtin_cpu_init(), __builtin_cpu_is("amd")); break;
+    case 1: g_stream_prefetch = true; break;
+    default: g_stream_prefetch = false; break;
+  }
 }
 
 // Targets better than the one TESSERA_KERNEL_SIMD names are disabled before the first dispatch.
 void apply_simd_cap() {
-  const std::string& s = kSimd.get();
-  int64_t better = 0;  // Highway targets better than the cap (lower bits are better targets)
-  if (s == "auto" || s == "avx512") return;
-  if (s == "avx2") better = HWY_AVX3 | HWY_AVX3_DL;
-  else if (s == "sse4") better = HWY_AVX3 | HWY_AVX3_DL | HWY_AVX2;
-  else config::fatal_config(invalid_arg("TESSERA_KERNEL_SIMD={}: expected auto, avx512, avx2 or sse4", s));
-  hwy::DisableTargets(better);
+  // Highway targets better than the cap (lower bits are better targets)
+  const int64_t better[] = {0, 0, HWY_AVX3 | HWY_AVX3_DL, HWY_AVX3 | HWY_AVX3_DL | HWY_AVX2};
+  const int64_t b = better[config::one_of(kSimd, {"auto", "avx512", "avx2", "sse4"})];
+  if (b != 0) hwy::DisableTargets(b);
 }
 }  // namespace
 

@@ -186,9 +186,8 @@ class Pool {
     sync_counts_ = std::make_unique<std::atomic<uint32_t>[]>(static_cast<size_t>(max_));
     worker_cpu_ = std::make_unique<WorkerCpu[]>(static_cast<size_t>(max_));
     order_ = placement_order();
+    config::one_of(kPin, {"auto", "on", "off"});
     const std::string& mode = kPin.get();
-    if (mode != "auto" && mode != "on" && mode != "off")
-      config::fatal_config(invalid_arg("TESSERA_KERNEL_PIN={}: expected auto, on or off", mode));
     // PEs of a job usually share the host: PE p's workers start after PE p-1's, so they do not collide.
     const sync::WaitContext& wc = sync::wait_context();
     const int npes = std::max(1, wc.n_pes), per_pe = std::max(1, resolve_block_num(kAutoBlocks, "pin").is_ok()
@@ -342,11 +341,8 @@ Result<int> resolve_block_num(int requested, const char* what) {
 Combine resolve_combine(Combine c, int block_num) {
   if (c == Combine::kAuto) {
     static const Combine env = [] {
-      const std::string& s = kCombine.get();
-      if (s == "flat") return Combine::kFlat;
-      if (s == "tree") return Combine::kTree;
-      if (s != "auto") config::fatal_config(invalid_arg("TESSERA_KERNEL_COMBINE={}: expected auto, flat or tree", s));
-      return Combine::kAuto;
+      constexpr Combine kByIndex[] = {Combine::kAuto, Combine::kFlat, Combine::kTree};
+      return kByIndex[config::one_of(kCombine, {"auto", "flat", "tree"})];
     }();
     c = env;
   }
