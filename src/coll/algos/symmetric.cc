@@ -54,6 +54,7 @@ constexpr size_t kBlockBytes = 16 << 10;
 }  // namespace
 
 uint64_t allreduce_symmetric(Exec& ex, const Args& a) {
+  if (a.count == 0) return 0;  // every member passes the same count: nothing to order
   const int n = ex.size(), r = ex.rank();
   const size_t es = esize(a), bytes = a.count * es;
   ex.step(0);
@@ -90,6 +91,7 @@ uint64_t allreduce_symmetric(Exec& ex, const Args& a) {
 }
 
 uint64_t broadcast_symmetric(Exec& ex, const Args& a) {
+  if (a.count == 0) return 0;  // every member passes the same count: nothing to order
   const int r = ex.rank();
   const size_t bytes = a.count * esize(a);
   ex.step(0);
@@ -108,6 +110,7 @@ uint64_t broadcast_symmetric(Exec& ex, const Args& a) {
 
 // fcollect: every member copies every member's input into place, its own first.
 uint64_t allgather_symmetric(Exec& ex, const Args& a) {
+  if (a.count == 0) return 0;  // every member passes the same count: nothing to order
   const int n = ex.size(), r = ex.rank();
   const size_t es = esize(a), bytes = a.count * es;
   ex.step(0);
@@ -147,6 +150,7 @@ uint64_t allgatherv_symmetric(Exec& ex, const Args& a) {
 // algorithm alike.
 uint64_t alltoall_symmetric(Exec& ex, const Args& a) {
   if (a.send == a.recv) return alltoall_direct(ex, a);
+  if (a.count == 0) return 0;  // every member passes the same count: nothing to order
   const int n = ex.size(), r = ex.rank();
   const size_t es = esize(a), bytes = a.count * es, total = bytes * static_cast<size_t>(n);
   ex.step(0);
@@ -166,6 +170,7 @@ uint64_t alltoall_symmetric(Exec& ex, const Args& a) {
 // member has read this member's input.
 namespace {
 uint64_t scan_symmetric(Exec& ex, const Args& a, bool inclusive) {
+  if (a.count == 0) return 0;  // every member passes the same count: nothing to order
   const int n = ex.size(), r = ex.rank(), upto = inclusive ? r + 1 : r;
   const size_t es = esize(a), bytes = a.count * es;
   ex.step(0);

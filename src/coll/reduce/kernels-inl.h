@@ -64,7 +64,21 @@ inline A apply(A a, A b) {
 constexpr size_t kTile = 512;
 
 // Stores a result element. A long double fills 10 of its 16 bytes: the other six are written as zeros, so
-// that equal results are equal bytes on every member (the result hash of TESSERA_CHECK=1, comparisons).
+// that equal results are equal bytes on every member (the result hash of TESSERA_CHECK=1, comparisons);
+// and its destination may be 8-byte aligned, as its sources (get).
+// Loads element i. Sources sit in staging slots and LL buffers at 8-byte alignment, below the 16 that
+// long double asks for: its loads go through bytes (the other types need at most 8).
+template <typename T>
+inline T get(const T* p, size_t i) {
+  if constexpr (alignof(T) > 8) {
+    T v;
+    std::memcpy(static_cast<void*>(&v), p + i, sizeof(T));
+    return v;
+  } else {
+    return p[i];
+  }
+}
+
 // Through bytes: a zeroing store followed by an assignment lets the compiler drop the zeros, as the
 // assignment writes a whole long double object as far as it is concerned.
 template <typename T>
@@ -87,17 +101,17 @@ void reduce_t(void* dst_v, const void* const* srcs, int nsrc, size_t count, int 
     // The common case (two sources, native arithmetic): one pass, vectorised by the compiler.
     const T* a = static_cast<const T*>(srcs[0]);
     const T* b = static_cast<const T*>(srcs[1]);
-    for (size_t i = 0; i < count; ++i) put(dst + i, from_acc(apply<kOp, A>(to_acc(a[i]), to_acc(b[i])), (T*)nullptr));
+    for (size_t i = 0; i < count; ++i) put(dst + i, from_acc(apply<kOp, A>(to_acc(get(a, i)), to_acc(get(b, i))), (T*)nullptr));
     return;
   }
   alignas(64) A acc[kTile];
   for (size_t base = 0; base < count; base += kTile) {
     const size_t n = count - base < kTile ? count - base : kTile;
     const T* s0 = static_cast<const T*>(srcs[0]) + base;
-    for (size_t i = 0; i < n; ++i) acc[i] = to_acc(s0[i]);
+    for (size_t i = 0; i < n; ++i) acc[i] = to_acc(get(s0, i));
     for (int k = 1; k < nsrc; ++k) {
       const T* s = static_cast<const T*>(srcs[k]) + base;
-      for (size_t i = 0; i < n; ++i) acc[i] = apply<kOp, A>(acc[i], to_acc(s[i]));
+      for (size_t i = 0; i < n; ++i) acc[i] = apply<kOp, A>(acc[i], to_acc(get(s, i)));
     }
     if (kOp == static_cast<int>(Op::kAvg) && divide > 0) {
       const A d = static_cast<A>(divide);
