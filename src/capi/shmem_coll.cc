@@ -185,12 +185,7 @@ void run(const char* routine, Communicator& c, Kind kind, Args a, bool symmetric
 }
 
 Args bytes_args(const void* source, void* dest, size_t bytes) {
-  Args a;
-  a.send = source;
-  a.recv = dest;
-  a.count = bytes;
-  a.dtype = DType::kUint8;
-  return a;
+  return Args{.send = source, .recv = dest, .count = bytes, .dtype = DType::kUint8};
 }
 
 void broadcast(const char* r, Communicator& c, void* dest, const void* source, size_t bytes, int root,

@@ -38,6 +38,11 @@ std::vector<const Algorithm*> sym_algos(Kind k, size_t bytes) {
   return v;
 }
 
+// A call on `count` bytes.
+Args bytes_args(const void* send, void* recv, size_t count) {
+  return Args{.send = send, .recv = recv, .count = count, .dtype = DType::kUint8};
+}
+
 void run_sym(Kind k, Args a, const Algorithm* algo) {
   a.symmetric = true;
   run(world(), k, a, algo);
@@ -118,11 +123,7 @@ TEST(Symmetric, DataMovementEveryAlgorithm) {
       SCOPED_TRACE(std::string("broadcast ") + a->name + " " + std::to_string(count));
       for (size_t i = 0; i < count; ++i) send.p[i] = pat(r, i);
       std::memset(recv.p, 0, count);
-      Args x;
-      x.send = send.p;
-      x.recv = recv.p;
-      x.count = count;
-      x.dtype = DType::kUint8;
+      Args x = bytes_args(send.p, recv.p, count);
       x.root = n - 1;
       run_sym(Kind::kBroadcast, x, a);
       size_t wrong = 0;
@@ -134,12 +135,7 @@ TEST(Symmetric, DataMovementEveryAlgorithm) {
       SCOPED_TRACE(std::string("allgather ") + a->name + " " + std::to_string(count));
       for (size_t i = 0; i < count; ++i) send.p[i] = pat(r, i);
       std::memset(recv.p, 0, count * N);
-      Args x;
-      x.send = send.p;
-      x.recv = recv.p;
-      x.count = count;
-      x.dtype = DType::kUint8;
-      run_sym(Kind::kAllgather, x, a);
+      run_sym(Kind::kAllgather, bytes_args(send.p, recv.p, count), a);
       size_t wrong = 0;
       for (int m = 0; m < n; ++m)
         for (size_t i = 0; i < count; ++i) wrong += recv.p[static_cast<size_t>(m) * count + i] != pat(m, i);
@@ -152,12 +148,7 @@ TEST(Symmetric, DataMovementEveryAlgorithm) {
       for (int j = 0; j < n; ++j)
         for (size_t i = 0; i < count; ++i) send.p[static_cast<size_t>(j) * count + i] = pat(r * n + j, i);
       std::memset(recv.p, 0, count * N);
-      Args x;
-      x.send = send.p;
-      x.recv = recv.p;
-      x.count = count;
-      x.dtype = DType::kUint8;
-      run_sym(Kind::kAlltoall, x, a);
+      run_sym(Kind::kAlltoall, bytes_args(send.p, recv.p, count), a);
       size_t wrong = 0;
       for (int m = 0; m < n; ++m)
         for (size_t i = 0; i < count; ++i) wrong += recv.p[static_cast<size_t>(m) * count + i] != pat(m * n + r, i);
@@ -173,11 +164,7 @@ TEST(Symmetric, DataMovementEveryAlgorithm) {
       SCOPED_TRACE(std::string("allgatherv ") + a->name + " " + std::to_string(count));
       for (size_t i = 0; i < counts[static_cast<size_t>(r)]; ++i) vsend.p[i] = pat(r, i);
       std::memset(vrecv.p, 0, total);
-      Args x;
-      x.send = vsend.p;
-      x.recv = vrecv.p;
-      x.count = counts[static_cast<size_t>(r)];
-      x.dtype = DType::kUint8;
+      Args x = bytes_args(vsend.p, vrecv.p, counts[static_cast<size_t>(r)]);
       x.rcounts = counts.data();
       x.rdispls = displs.data();
       run_sym(Kind::kAllgatherv, x, a);

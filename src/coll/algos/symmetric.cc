@@ -38,6 +38,12 @@ T* at(Exec& ex, int m, T* p, size_t bytes) {
   return reinterpret_cast<T*>(q);
 }
 
+// Step 0: I have entered the call (every earlier access to my buffers is over).
+void enter(Exec& ex) {
+  ex.step(0);
+  ex.publish(0);
+}
+
 // Step t from everyone: everybody entered the call (0) or nobody touches my buffers any more (1).
 void wait_all(Exec& ex, uint64_t t) {
   for (int m = 0; m < ex.size(); ++m)
@@ -57,8 +63,7 @@ uint64_t allreduce_symmetric(Exec& ex, const Args& a) {
   if (a.count == 0) return 0;  // every member passes the same count: nothing to order
   const int n = ex.size(), r = ex.rank();
   const size_t es = esize(a), bytes = a.count * es;
-  ex.step(0);
-  ex.publish(0);
+  enter(ex);
   wait_all(ex, 0);
   Srcs s;
   for (int m = 0; m < n; ++m) s.add(at(ex, m, static_cast<const char*>(a.send), bytes));
@@ -94,8 +99,7 @@ uint64_t broadcast_symmetric(Exec& ex, const Args& a) {
   if (a.count == 0) return 0;  // every member passes the same count: nothing to order
   const int r = ex.rank();
   const size_t bytes = a.count * esize(a);
-  ex.step(0);
-  ex.publish(0);
+  enter(ex);
   if (r != a.root) {
     ex.in(a.root, 0);
     copy(a.recv, at(ex, a.root, static_cast<const char*>(a.send), bytes), bytes, stores_for(bytes));
@@ -113,8 +117,7 @@ uint64_t allgather_symmetric(Exec& ex, const Args& a) {
   if (a.count == 0) return 0;  // every member passes the same count: nothing to order
   const int n = ex.size(), r = ex.rank();
   const size_t es = esize(a), bytes = a.count * es;
-  ex.step(0);
-  ex.publish(0);
+  enter(ex);
   for (int j = 0; j < n; ++j) {
     const int m = patterns::mod(r + j, n);
     char* to = mptr(a.recv, static_cast<size_t>(m) * a.count, es);
@@ -130,8 +133,7 @@ uint64_t allgather_symmetric(Exec& ex, const Args& a) {
 uint64_t allgatherv_symmetric(Exec& ex, const Args& a) {
   const int n = ex.size(), r = ex.rank();
   const size_t es = esize(a);
-  ex.step(0);
-  ex.publish(0);
+  enter(ex);
   for (int j = 0; j < n; ++j) {
     const int m = patterns::mod(r + j, n);
     const size_t b = a.rcounts[m] * es;
@@ -153,8 +155,7 @@ uint64_t alltoall_symmetric(Exec& ex, const Args& a) {
   if (a.count == 0) return 0;  // every member passes the same count: nothing to order
   const int n = ex.size(), r = ex.rank();
   const size_t es = esize(a), bytes = a.count * es, total = bytes * static_cast<size_t>(n);
-  ex.step(0);
-  ex.publish(0);
+  enter(ex);
   for (int j = 0; j < n; ++j) {
     const int m = patterns::mod(r + j, n);
     if (m != r) ex.in(m, 0);
@@ -173,8 +174,7 @@ uint64_t scan_symmetric(Exec& ex, const Args& a, bool inclusive) {
   if (a.count == 0) return 0;  // every member passes the same count: nothing to order
   const int n = ex.size(), r = ex.rank(), upto = inclusive ? r + 1 : r;
   const size_t es = esize(a), bytes = a.count * es;
-  ex.step(0);
-  ex.publish(0);
+  enter(ex);
   const bool in_place = a.send == a.recv;
   char* out = in_place ? ex.comm().scratch_bytes(bytes) : static_cast<char*>(a.recv);
   if (upto == 0) {
