@@ -159,18 +159,41 @@ void psync_barrier(const char* routine, const Set& s) {
   }
 }
 
+// Active sets' communicators, made on first use and kept until finalize (release_all_comms), shared by
+// the PE's threads. Each thread remembers the set it used last, so a set called again costs no lock and
+// no lookup. The lock is not held while a communicator is made, which waits for the set's other PEs: a
+// thread making one set must not hold up a thread of the same PE that another set's PEs wait for.
 std::mutex g_sets_mu;
 std::map<std::tuple<int, int, int>, Communicator*> g_sets;  // by (start, stride, size)
+std::atomic<uint64_t> g_sets_epoch{1};                      // advanced at finalize: every thread forgets
+struct LastSet {
+  uint64_t epoch = 0;
+  int start = 0, stride = 0, size = 0;
+  Communicator* comm = nullptr;
+};
+thread_local LastSet t_last_set;
 
 Communicator& set_comm(const char* routine, const Set& s) {
-  std::lock_guard lk(g_sets_mu);
-  Communicator*& c = g_sets[{s.start, s.stride, s.size}];
+  LastSet& last = t_last_set;
+  const uint64_t epoch = g_sets_epoch.load(std::memory_order_relaxed);
+  if (last.epoch == epoch && last.start == s.start && last.stride == s.stride && last.size == s.size) [[likely]]
+    return *last.comm;
+  const std::tuple<int, int, int> key{s.start, s.stride, s.size};
+  Communicator* c = nullptr;
+  {
+    std::lock_guard lk(g_sets_mu);
+    if (auto it = g_sets.find(key); it != g_sets.end()) c = it->second;
+  }
   if (!c) [[unlikely]] {
+    // One thread at a time uses a given set (its pSync), so no other thread of this PE makes this one.
     Result<Communicator*> r =
         tessera::coll::comm_create_set(s.start, s.stride, s.size, [&] { psync_barrier(routine, s); });
     if (!r.is_ok()) log::fatal("{}: cannot make a communicator for the active set: {}", routine, r.status().message());
     c = r.value();
+    std::lock_guard lk(g_sets_mu);
+    g_sets[key] = c;
   }
+  last = LastSet{epoch, s.start, s.stride, s.size, c};
   return *c;
 }
 
@@ -333,16 +356,15 @@ int team_scan(const char* r, shmem_team_t team, T* dest, const T* source, size_t
   });
 }
 
+Communicator& set_of(const char* r, int start, int log_stride, int size, long* psync) {
+  return set_comm(r, check_set(r, start, log_stride, size, psync));
+}
+
 template <typename T>
 void active_reduce(const char* r, T* dest, const T* source, int nreduce, int start, int log_stride, int size,
                    long* psync, Op op) {
   if (nreduce < 0) log::fatal("{}: nreduce {} is negative", r, nreduce);
-  Communicator& c = set_comm(r, check_set(r, start, log_stride, size, psync));
-  reduce(r, c, dest, source, static_cast<size_t>(nreduce), op);
-}
-
-Communicator& set_of(const char* r, int start, int log_stride, int size, long* psync) {
-  return set_comm(r, check_set(r, start, log_stride, size, psync));
+  reduce(r, set_of(r, start, log_stride, size, psync), dest, source, static_cast<size_t>(nreduce), op);
 }
 
 }  // namespace
@@ -361,6 +383,7 @@ void release_all_comms() {
   std::lock_guard lk(g_sets_mu);
   for (auto& [key, c] : g_sets) tessera::coll::comm_abandon(c);
   g_sets.clear();
+  g_sets_epoch.fetch_add(1, std::memory_order_relaxed);
 }
 
 }  // namespace tessera::capi::coll

@@ -9,13 +9,12 @@
 namespace tessera::coll {
 namespace {
 
-constexpr uint8_t flags_of(Kind k) { return kind_flags(k); }
-constexpr bool rooted(Kind k) { return flags_of(k) & kRooted; }
-constexpr bool reducing(Kind k) { return flags_of(k) & kReducing; }
+constexpr bool rooted(Kind k) { return kind_flags(k) & kRooted; }
+constexpr bool reducing(Kind k) { return kind_flags(k) & kReducing; }
 // Counts that differ per rank (alltoallv) or that only the root knows (gatherv, scatterv): every member must
 // select the same algorithm and describe the call alike, so neither sees a size; the algorithm checks them.
-constexpr bool counts_unshared(Kind k) { return flags_of(k) & kUnshared; }
-constexpr bool replicated(Kind k) { return flags_of(k) & kReplicated; }
+constexpr bool counts_unshared(Kind k) { return kind_flags(k) & kUnshared; }
+constexpr bool replicated(Kind k) { return kind_flags(k) & kReplicated; }
 static_assert(rooted(Kind::kBroadcast) && rooted(Kind::kScatterv) && !rooted(Kind::kAllreduce));
 static_assert(reducing(Kind::kReduceScatterv) && !reducing(Kind::kAllgather));
 static_assert(counts_unshared(Kind::kAlltoallv) && counts_unshared(Kind::kGatherv) && !counts_unshared(Kind::kAllgatherv));
@@ -39,7 +38,7 @@ uint64_t hash_bytes(const void* p, size_t n) {
 [[gnu::noinline]] Status check_counts(const Communicator& c, Kind kind, const Args& a, size_t* elems) {
   const char* name = kind_name(kind);
   const size_t n = static_cast<size_t>(c.size);
-  if (flags_of(kind) & kVCounts) {
+  if (kind_flags(kind) & kVCounts) {
     const size_t* counts = kind == Kind::kAlltoallv ? a.scounts : a.rcounts;
     if (!a.rcounts || (kind == Kind::kAlltoallv && (!a.scounts || !a.sdispls || !a.rdispls)) ||
         (kind == Kind::kAllgatherv && !a.rdispls))
@@ -69,7 +68,7 @@ uint64_t hash_bytes(const void* p, size_t n) {
 
 // Messages name the collective; they are built only on the error paths.
 Status check_args(const Communicator& c, Kind kind, const Args& a, size_t* total) {
-  const uint8_t f = flags_of(kind);
+  const uint8_t f = kind_flags(kind);
   if (!valid(a.dtype)) [[unlikely]]
     return invalid_arg("{}: datatype {} is not one of the {} supported types (0..{})", kind_name(kind),
                        static_cast<int>(a.dtype), kNumDTypes, kNumDTypes - 1);
@@ -105,7 +104,7 @@ Status check_args(const Communicator& c, Kind kind, const Args& a, size_t* total
 // The common call's checks without building a Status: false sends the call through check_args, which
 // finds and names what is wrong (or accepts what this skips: count arrays, counts from 2^32).
 inline bool args_plainly_ok(const Communicator& c, Kind kind, const Args& a) {
-  const uint8_t f = flags_of(kind);
+  const uint8_t f = kind_flags(kind);
   if ((f & (kVCounts | kUnshared)) || !valid(a.dtype) || ((f & kReducing) && !(valid(a.op) && op_applies(a.dtype, a.op))))
     return false;
   if ((f & kRooted) && static_cast<unsigned>(a.root) >= static_cast<unsigned>(c.size)) return false;
@@ -161,7 +160,7 @@ Status dispatch(Communicator& c, Kind kind, const Args& a, const Algorithm* forc
     TS_RETURN_IF_ERROR(check_args(c, kind, a, &total));
   const size_t es = dtype_size(a.dtype);
   // Selection sees the per-rank payload; v variants use the average.
-  size_t per_rank = (flags_of(kind) & kVCounts) ? total / static_cast<size_t>(c.size) : a.count;
+  size_t per_rank = (kind_flags(kind) & kVCounts) ? total / static_cast<size_t>(c.size) : a.count;
   if (counts_unshared(kind)) per_rank = 0;
   // One-entry cache: the same call again skips the shape and the cost evaluation.
   const Algorithm* algo = c.last_algo;
