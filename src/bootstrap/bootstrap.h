@@ -28,7 +28,18 @@ struct Backend {
   Status (*allgather)(const void* mine, void* all, size_t bytes);
   Status (*barrier)();
   void (*finalize)();
+  // Optional: the job spans hosts that no single launcher watches, so this PE tells the others that the job
+  // ends (a fatal error here, shmem_global_exit). Null where the launcher or PMIx server sees it already.
+  void (*abort)(int code) = nullptr;
 };
+
+// Set by the runtime before init: a backend that learns, on a thread of its own, that the job ended
+// elsewhere (a PE died, or another host aborted) calls it with the PE named as the cause (-1: unknown) and
+// the job's exit code, after printing what happened. The hook raises the job's abort word on this host, so
+// every wait of this PE ends (sync/wait.h).
+using AbortHook = void (*)(int pe, int code);
+void set_abort_hook(AbortHook hook);
+AbortHook abort_hook();
 
 extern const Backend kLauncherBackend;
 extern const Backend kPmixBackend;

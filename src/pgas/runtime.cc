@@ -48,16 +48,27 @@ JobControl* g_private_control = nullptr;
 
 constexpr size_t kMaxHeap = size_t{1} << 46;  // 64 TiB: beyond any mapping we could make
 
-void abort_hook(int code) {
+// Raises this host's abort word on behalf of `pe`; true for the first raiser.
+bool raise_abort(int pe, int code, JobControl::ExitKind kind) {
   Runtime& r = g_rt;
-  if (!r.control) return;
+  if (!r.control) return false;
   uint32_t expected = 0;
-  if (r.control->abort.compare_exchange_strong(expected, static_cast<uint32_t>(r.my_pe + 1))) {
-    r.control->exit_kind.store(JobControl::kExitFatal);
+  const bool first = r.control->abort.compare_exchange_strong(expected, static_cast<uint32_t>(pe + 1));
+  if (first) {
+    r.control->exit_kind.store(kind);
     r.control->exit_code.store(code);
   }
   sync::notify_all();
+  return first;
 }
+
+// A fatal error of this PE: this host's PEs see the abort word; other hosts hear it from the backend.
+void abort_hook(int code) {
+  if (raise_abort(g_rt.my_pe, code, JobControl::kExitFatal) && g_boot && g_boot->abort) g_boot->abort(code);
+}
+
+// The job ended on another host (bootstrap.h): end this host's waits as if `pe` had failed here.
+void remote_abort(int pe, int code) { (void)raise_abort(pe < 0 ? g_rt.my_pe : pe, code, JobControl::kExitFatal); }
 
 // Job of one PE: private memory, no control segment from a launcher.
 Status init_single(Runtime& r) {
@@ -207,6 +218,7 @@ Status init(int thread_level) {
   if (r.init_count++ > 0) return Status::ok();
   log::set_level(static_cast<log::Level>(std::clamp<int64_t>(kLogLevel.get(), 0, 3)));
   TS_RETURN_IF_ERROR(config::check_unknown());
+  bootstrap::set_abort_hook(remote_abort);
   g_boot = &bootstrap::select();
   bootstrap::JobInfo info;
   TS_RETURN_IF_ERROR(g_boot->init(&info));
@@ -302,14 +314,7 @@ void finalize() {
 void global_exit(int code) {
   Runtime& r = g_rt;
   std::fflush(nullptr);
-  if (r.control) {
-    uint32_t expected = 0;
-    if (r.control->abort.compare_exchange_strong(expected, static_cast<uint32_t>(r.my_pe + 1))) {
-      r.control->exit_code.store(code);
-      r.control->exit_kind.store(JobControl::kExitGlobal);
-    }
-    sync::notify_all();
-  }
+  if (raise_abort(r.my_pe, code, JobControl::kExitGlobal) && g_boot && g_boot->abort) g_boot->abort(code);
   std::_Exit(code);
 }
 
