@@ -4,6 +4,7 @@
 
 #include "base/config.h"
 #include "base/log.h"
+#include "pgas/amo.h"
 #include "pgas/barrier.h"
 #include "pgas/layout.h"
 #include "pgas/runtime.h"
@@ -155,7 +156,14 @@ void compare_call(const char* routine) {
   Runtime& r = rt();
   if (!checking() || r.n_pes == 1 || r.my_pe == 0) return;
   uint64_t want[3], got[3];
-  const uint64_t root_seq = reserved_of(r.bases[0])->alloc_calls.read(g_seq, want);
+  uint64_t root_seq;
+  if (r.bases[0]) {
+    root_seq = reserved_of(r.bases[0])->alloc_calls.read(g_seq, want);
+  } else {  // PE 0 is on another host: the same words through its transport
+    std::atomic<uint64_t>* rec = reserved_of(r.my_base)->alloc_calls.rec[g_seq % 2];
+    for (int i = 0; i < 3; ++i) want[i] = atomic_fetch(routine, reinterpret_cast<uint64_t*>(&rec[i]), 0);
+    root_seq = atomic_fetch(routine, reinterpret_cast<uint64_t*>(&rec[3]), 0);
+  }
   if (root_seq == 0) return;  // PE 0 does not check (TESSERA_CHECK_ALLOC=0 there)
   reserved_of(r.my_base)->alloc_calls.read(g_seq, got);
   if (root_seq != g_seq)

@@ -15,16 +15,20 @@ namespace tessera::pgas {
 
 inline constexpr int kMaxTeams = 64;          // teams alive at once on a PE (incl. world and shared)
 inline constexpr size_t kReservedBytes = 64 * 1024;
+inline constexpr int kMaxSyncRounds = 24;     // dissemination rounds: teams of up to 2^24 PEs
 // Every PE maps its own heap so that the user heap (kReservedBytes into the segment) starts at a multiple of
 // this: a symmetric offset aligned to it is then an aligned address on every PE. It bounds shmem_align.
 inline constexpr size_t kHeapAlignMax = size_t{1} << 30;
 
-// Synchronisation state of one team slot; used in the segment of the team's first PE.
+// Synchronisation state of one team slot; used in the segment of the team's first PE (a team within one
+// host) or in every member's own segment (a team that spans hosts).
 struct TeamSync {
   alignas(kCacheLine) std::atomic<uint64_t> arrive;        // barrier arrivals (monotonic)
   alignas(kCacheLine) std::atomic<uint64_t> gen;           // barriers completed (monotonic)
   alignas(kCacheLine) std::atomic<uint64_t> split_mask[2]; // slot agreement during splits (parity)
   alignas(kCacheLine) std::atomic<uint64_t> pe_epoch;      // (own segment) last barrier this PE entered
+  // (own segment) teams with members on other hosts: arrivals of dissemination round k (pgas/team.cc)
+  alignas(kCacheLine) std::atomic<uint64_t> rounds[kMaxSyncRounds];
 };
 
 // The records of the consistency checks that ride on a barrier the checked call makes anyway (symmetric

@@ -3,8 +3,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
 #include <fstream>
 
+#include "base/config.h"
 #include "pgas/amo.h"
 #include "pgas/runtime.h"
 
@@ -44,7 +46,19 @@ std::string pe_ranges(const std::vector<int>& pes) {
 }
 }  // namespace
 
+namespace {
+const config::Var<std::string> kHostId{
+    "TESSERA_HOST_ID", "",
+    "Host identity of this PE: PEs with equal identities share memory, others reach each other over the network "
+    "(UCX). Default: the host name and the boot id"};
+}  // namespace
+
 std::string host_identity() {
+  if (kHostId.is_set()) {
+    if (kHostId.get().empty() || kHostId.get().size() > 100)
+      log::fatal("TESSERA_HOST_ID={:?}: expected 1 to 100 characters", kHostId.get());
+    return kHostId.get();
+  }
   char host[64] = {};
   gethostname(host, sizeof host - 1);
   std::string boot;
@@ -52,8 +66,26 @@ std::string host_identity() {
   return boot.empty() ? std::string(host) : fmt::format("{} ({})", host, boot);
 }
 
-Status connect_peers(Runtime& r, const std::string* hosts) {
+Status one_pe_allgather(const void* mine, void* all, size_t bytes) {
+  if (bytes) std::memcpy(all, mine, bytes);
+  return Status::ok();
+}
+
+Status connect_peers(Runtime& r, const std::string* hosts, const bootstrap::Backend* boot) {
   const size_t n = static_cast<size_t>(r.n_pes);
+  transport::JobView job;
+  job.my_pe = r.my_pe;
+  job.n_pes = r.n_pes;
+  job.hosts = hosts;
+  job.my_heap = r.my_base;
+  job.heap_bytes = r.seg_size;
+  job.my_data = r.data_base;
+  job.data_bytes = r.data_size;
+  job.allgather = boot ? boot->allgather : one_pe_allgather;
+  int count = 0;
+  const transport::Transport* const* table = transport::all(&count);
+  for (int i = 0; i < count; ++i)
+    if (table[i]->open) TS_RETURN_IF_ERROR(table[i]->open(job));
   r.transports.assign(n, nullptr);
   g_chosen.assign(n, nullptr);
   g_mem.assign(n, transport::PeerMemory{});
@@ -62,8 +94,6 @@ Status connect_peers(Runtime& r, const std::string* hosts) {
     const transport::PeerInfo peer{pe, hosts[pe]};
     const transport::Transport* t = transport::choose(me, peer);
     if (!t) {
-      int count = 0;
-      const transport::Transport* const* table = transport::all(&count);
       std::string tried;
       for (int i = 0; i < count; ++i) tried += fmt::format("{}{}", i ? ", " : "", table[i]->name);
       return make_status(Code::kUnsupported, "PE {} runs on host {}, PE {} on {}: no transport of this build "
@@ -95,6 +125,10 @@ void disconnect_peers(Runtime& r) {
   g_mem.clear();
   r.transports.clear();
   g_routed_count = 0;
+  int count = 0;
+  const transport::Transport* const* table = transport::all(&count);
+  for (int i = 0; i < count; ++i)
+    if (table[i]->close) table[i]->close();
 }
 
 std::string describe_peers(const Runtime& r) {

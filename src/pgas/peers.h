@@ -15,6 +15,7 @@
 #include <string>
 
 #include "base/status.h"
+#include "bootstrap/bootstrap.h"
 #include "transport/transport.h"
 
 namespace tessera::pgas {
@@ -29,9 +30,10 @@ extern const transport::Transport* g_routed[kMaxRouted];
 
 // Host identity of this process (host name + boot id), as exchanged at init.
 std::string host_identity();
-// Chooses the transport of every PE given their host identities and maps their memory; on error, names
-// the peer, its host and the transports tried.
-Status connect_peers(Runtime& r, const std::string* hosts);
+// Opens every transport of the table (collective: bootstrap's allgather; null for a job of one PE), then
+// chooses the transport of every PE given their host identities and maps their memory; on error, names the
+// peer, its host and the transports tried.
+Status connect_peers(Runtime& r, const std::string* hosts, const bootstrap::Backend* boot);
 void disconnect_peers(Runtime& r);
 // "self: PE 0; shm: PEs 1-3" for the log.
 std::string describe_peers(const Runtime& r);

@@ -91,7 +91,7 @@ Status init_single(Runtime& r) {
     }
   }
   const std::string host = host_identity();
-  return connect_peers(r, &host);
+  return connect_peers(r, &host, nullptr);
 }
 
 struct SegmentRecord {
@@ -100,30 +100,14 @@ struct SegmentRecord {
   char host[128];  // host identity (peers.h), which decides each peer's transport
 };
 
+// The lowest PE of `pe`'s host.
+int host_leader(const std::vector<std::string>& hosts, int pe) {
+  for (int i = 0;; ++i)
+    if (hosts[static_cast<size_t>(i)] == hosts[static_cast<size_t>(pe)]) return i;
+}
+
 Status init_job(Runtime& r, const bootstrap::JobInfo& info) {
   namespace shm = transport::shm;
-  // Control segment, made by the launcher; under another launcher (PMIx) by rank 0.
-  size_t ctl_bytes = JobControl::bytes_for(r.n_pes);
-  std::string ctl_name = info.control_name;
-  void* ctl = nullptr;
-  if (ctl_name.empty()) {
-    ctl_name = shm::segment_name(r.job_id, "control");
-    if (r.my_pe == 0) {
-      TS_ASSIGN_OR_RETURN(ctl, shm::create(ctl_name, ctl_bytes));
-      auto* c = static_cast<JobControl*>(ctl);  // zero-filled: every other word starts at 0
-      c->n_pes = static_cast<uint32_t>(r.n_pes);
-      c->magic = JobControl::kMagic;
-    }
-    TS_RETURN_IF_ERROR(g_boot->barrier());
-  }
-  if (!ctl) {
-    TS_ASSIGN_OR_RETURN(ctl, shm::open_map(ctl_name, ctl_bytes));
-  }
-  r.control = static_cast<JobControl*>(ctl);
-  if (r.control->magic != JobControl::kMagic || static_cast<int>(r.control->n_pes) != r.n_pes)
-    return make_status(Code::kInternal, "control segment {} does not describe a job of {} PEs",
-                       info.control_name, r.n_pes);
-
   // My heap segment, and my data segment when globals are symmetric.
   std::string my_name = shm::segment_name(r.job_id, std::to_string(r.my_pe));
   TS_ASSIGN_OR_RETURN(void* mine, shm::create(my_name, r.seg_size, kReservedBytes, kHeapAlignMax));
@@ -147,6 +131,30 @@ Status init_job(Runtime& r, const bootstrap::JobInfo& info) {
                          "alike on every PE)", pe, all[pe].seg_size, r.my_pe, rec.seg_size);
     hosts[static_cast<size_t>(pe)].assign(all[pe].host, strnlen(all[pe].host, sizeof rec.host));
   }
+
+  // Control segment: made by the launcher of this host; without one (PMIx, the TCP rendezvous) by the lowest
+  // PE of each host, one per host: its words (abort, wait doorbells) are loads and stores of that host's PEs.
+  const size_t ctl_bytes = JobControl::bytes_for(r.n_pes);
+  const int leader = host_leader(hosts, r.my_pe);
+  std::string ctl_name = info.control_name;
+  void* ctl = nullptr;
+  if (ctl_name.empty()) {
+    ctl_name = shm::segment_name(r.job_id, fmt::format("control-{}", leader));
+    if (r.my_pe == leader) {
+      TS_ASSIGN_OR_RETURN(ctl, shm::create(ctl_name, ctl_bytes));
+      auto* c = static_cast<JobControl*>(ctl);  // zero-filled: every other word starts at 0
+      c->n_pes = static_cast<uint32_t>(r.n_pes);
+      c->magic = JobControl::kMagic;
+    }
+    TS_RETURN_IF_ERROR(g_boot->barrier());
+  }
+  if (!ctl) {
+    TS_ASSIGN_OR_RETURN(ctl, shm::open_map(ctl_name, ctl_bytes));
+  }
+  r.control = static_cast<JobControl*>(ctl);
+  if (r.control->magic != JobControl::kMagic || static_cast<int>(r.control->n_pes) != r.n_pes)
+    return make_status(Code::kInternal, "control segment {} does not describe a job of {} PEs", ctl_name, r.n_pes);
+
   r.bases.assign(static_cast<size_t>(r.n_pes), nullptr);
   r.my_base = static_cast<char*>(mine);
   bool share_data = data.size != 0;
@@ -157,12 +165,12 @@ Status init_job(Runtime& r, const bootstrap::JobInfo& info) {
     r.data_bases.assign(static_cast<size_t>(r.n_pes), nullptr);
   }
   // Every peer's transport, chosen once; it maps (or registers) the peer's segments.
-  TS_RETURN_IF_ERROR(connect_peers(r, hosts.data()));
+  TS_RETURN_IF_ERROR(connect_peers(r, hosts.data(), g_boot));
   // Everyone has mapped everything: remove the names so nothing can outlive the job.
   TS_RETURN_IF_ERROR(g_boot->barrier());
   (void)shm::unlink(my_name);
   if (data.size) (void)shm::unlink(shm::segment_name(r.job_id, "data-" + std::to_string(r.my_pe)));
-  if (r.my_pe == 0) (void)shm::unlink(ctl_name);
+  if (r.my_pe == leader) (void)shm::unlink(ctl_name);
   return Status::ok();
 }
 

@@ -4,6 +4,7 @@
 #include <mutex>
 #include <vector>
 
+#include "pgas/amo.h"
 #include "pgas/barrier.h"
 #include "pgas/order.h"
 #include "sync/wait.h"
@@ -14,6 +15,12 @@ Team g_world, g_shared;
 std::mutex g_mu;
 uint64_t g_used_slots = 0;  // slots of the live teams this PE belongs to
 
+bool has_unmapped_member(const Team* t) {
+  for (int i = 0; i < t->size; ++i)
+    if (!rt().bases[static_cast<size_t>(t->world_pe(i))]) return true;
+  return false;
+}
+
 Team* make_team(int start, int stride, int size, int slot) {
   Team* t = new Team;
   t->start = start;
@@ -21,21 +28,32 @@ Team* make_team(int start, int stride, int size, int slot) {
   t->size = size;
   t->my_index = t->index_of(rt().my_pe);
   t->slot = slot;
+  t->spans_hosts = has_unmapped_member(t);
   return t;
 }
 
-// Reads the quiescent counters of the team's slot at its first PE: called before any member can arrive.
+// Reads the quiescent counters of the team's slot (at its first PE, or this PE's own round words for a team
+// that spans hosts): called before any member can arrive.
 void capture_bases(Team* t) {
-  TeamSync* s = t->root_sync();
-  t->arrive_base = s->arrive.load(std::memory_order_acquire);
-  t->gen_base = s->gen.load(std::memory_order_acquire);
+  TeamSync* mine = t->sync_on(t->my_index);
+  if (t->spans_hosts) {
+    for (int k = 0; k < kMaxSyncRounds; ++k) t->round_base[k] = mine->rounds[k].load(std::memory_order_acquire);
+  } else {
+    TeamSync* s = t->root_sync();
+    t->arrive_base = s->arrive.load(std::memory_order_acquire);
+    t->gen_base = s->gen.load(std::memory_order_acquire);
+  }
   t->epoch = 0;
-  t->sync_on(t->my_index)->pe_epoch.store(0, std::memory_order_relaxed);
+  mine->pe_epoch.store(0, std::memory_order_relaxed);
 }
+
+// This PE's address of a word of a team slot, as a symmetric object: it names the same word on every PE.
+uint64_t* sym_word(std::atomic<uint64_t>& w) { return reinterpret_cast<uint64_t*>(&w); }
 
 // Agrees on `want` free slots among the parent's members: returns the lowest free ones (-1 if none).
 void agree_slots(Team* parent, int want, int* slots) {
-  TeamSync* root = parent->root_sync();
+  TeamSync* root = &reserved_of(rt().my_base)->teams[parent->slot];  // symmetric: the root's word by offset
+  const int root_pe = parent->world_pe(0);
   uint64_t k = parent->split_count++;
   int w = static_cast<int>(k & 1);
   uint64_t mine;
@@ -43,9 +61,9 @@ void agree_slots(Team* parent, int want, int* slots) {
     std::lock_guard lk(g_mu);
     mine = g_used_slots;
   }
-  root->split_mask[w].fetch_or(mine, std::memory_order_acq_rel);
+  atomic_fetch_op<transport::AtomicOp::kFetchOr>("team split", sym_word(root->split_mask[w]), mine, root_pe);
   team_sync(parent);
-  uint64_t used = root->split_mask[w].load(std::memory_order_acquire);
+  uint64_t used = atomic_fetch("team split", sym_word(root->split_mask[w]), root_pe);
   for (int i = 0; i < want; ++i) {
     uint64_t free = ~used;
     if (free == 0) {
@@ -57,7 +75,7 @@ void agree_slots(Team* parent, int want, int* slots) {
   }
   // The other parity word is next used by split k+1, which no member can reach before the sync below;
   // every member read it (split k-1) before the sync above.
-  if (parent->my_index == 0) root->split_mask[w ^ 1].store(0, std::memory_order_release);
+  if (parent->my_index == 0) root->split_mask[w ^ 1].store(0, std::memory_order_release);  // root: own word
 }
 
 void take_slot(int slot) {
@@ -87,6 +105,19 @@ void teams_init() {
     t->slot = t == &g_world ? 0 : 1;
     t->predefined = true;
   }
+  g_world.spans_hosts = has_unmapped_member(&g_world);
+  // The shared team: the PEs whose memory this PE maps (its host), when they form a strided set (tessera-run
+  // places PEs by host in blocks); otherwise this PE alone.
+  std::vector<int> local;
+  for (int pe = 0; pe < r.n_pes; ++pe)
+    if (r.bases[static_cast<size_t>(pe)]) local.push_back(pe);
+  bool strided = true;
+  for (size_t i = 2; i < local.size(); ++i) strided = strided && local[i] - local[i - 1] == local[1] - local[0];
+  if (!strided) local.assign(1, r.my_pe);
+  g_shared.start = local[0];
+  g_shared.stride = local.size() > 1 ? local[1] - local[0] : 1;
+  g_shared.size = static_cast<int>(local.size());
+  g_shared.my_index = g_shared.index_of(r.my_pe);
   // Fresh segments are zero: the bases are 0 and no capture is needed.
 }
 
@@ -120,8 +151,39 @@ bool learn_cpus(Team* t) {
 // A member not bound to one CPU (3 or 5 PEs on 2 CPUs, --bind-to none) cannot tell who shares its CPU, so
 // it yields on every failed poll, as the collectives do there: spinning first held the CPU, for the whole
 // spin phase, from members that still had to arrive.
+// A team with members on other hosts: the dissemination barrier (Hensgen, Finkel and Manber). In round k
+// each member adds one to its own round-k word on the member 2^k after it, then waits until its own
+// round-k word counts this sync: ceil(log2 n) rounds of one remote atomic each, and every wait is on local
+// memory (woken by the writer's notify on this host, by the transport's progress thread from another).
+// Counts are exact: a member's round-k word is written by one member once per sync, and a member leaves a
+// sync only after its own words counted it, so the base read at creation (before the sync that ends the
+// creation, which no member passes before every member read its bases) stays the base for the team's life.
+void team_sync_rounds(Team* t) {
+  TeamSync* mine = t->sync_on(t->my_index);
+  const uint64_t epoch = ++t->epoch;
+  mine->pe_epoch.store(epoch, std::memory_order_relaxed);
+  int k = 0;
+  for (int d = 1; d < t->size; d <<= 1, ++k) {
+    const int to = t->world_pe((t->my_index + d) % t->size);
+    atomic_fetch_add("team sync", sym_word(mine->rounds[k]), uint64_t{1}, to);
+    if (rt().bases[static_cast<size_t>(to)]) sync::notify(to);  // the waiter watches nothing (Watch::none)
+    auto done = [&] { return mine->rounds[k].load(std::memory_order_acquire) - t->round_base[k] >= epoch; };
+    auto describe = [&] {
+      const int from = t->world_pe((t->my_index - d % t->size + t->size) % t->size);
+      return fmt::format("{}{}team sync {} on the {}: round {} of the dissemination barrier waits for PE {}",
+                         t->program_call ? t->program_call : "", t->program_call ? " (" : "", epoch, t->describe(),
+                         k, from) + (t->program_call ? ")" : "");
+    };
+    sync::wait_until(done, describe, sync::Watch::none());
+  }
+}
+
 void team_sync(Team* t) {
   if (t->size == 1) return;
+  if (t->spans_hosts) {
+    team_sync_rounds(t);
+    return;
+  }
   // Learned on entry, so that the member that arrives last learns too. Every member published its CPU
   // before it arrived at the job's first barrier, so from the second barrier on this succeeds.
   if (!t->cpus_learned && sync::oversubscribed()) t->cpus_learned = learn_cpus(t);

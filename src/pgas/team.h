@@ -40,6 +40,10 @@ struct Team {
   std::vector<int> same_cpu;
   bool cpus_learned = false;
   bool unbound_here = false;           // this PE is not bound to one CPU: barriers yield on every poll
+  // Some member has no mapping (another host): syncs run the dissemination barrier on every member's own
+  // words (TeamSync::rounds, read at creation into round_base) through the members' transports.
+  bool spans_hosts = false;
+  uint64_t round_base[kMaxSyncRounds] = {};
 
   int world_pe(int i) const { return start + i * stride; }
   // Team number of world PE `pe`, or -1 when not a member.

@@ -52,7 +52,10 @@ const Transport kShm{
     .map = shm_map,
     .unmap = shm_unmap,
 };
-const Transport* const kTransports[] = {&kSelf, &kShm};
+}  // namespace
+extern const Transport kUcx;  // transport/ucx/ucx.cc
+namespace {
+const Transport* const kTransports[] = {&kSelf, &kShm, &kUcx};
 }  // namespace
 
 const Transport* choose(const PeerInfo& me, const PeerInfo& peer) {

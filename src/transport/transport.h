@@ -5,7 +5,7 @@
 // (NCCL's habit) and kept per peer (pgas::Runtime::transports).
 //   self  the PE itself (also used by a job of one PE)
 //   shm   peers on this host: POSIX shared memory, every heap mapped by every PE (zero copy)
-// Inter-host transport (UCX) plugs in here as a further record.
+//   ucx   peers on other hosts: UCX (transport/ucx/ucx.cc), RMA and atomics addressed by symmetric offset
 //
 // Two kinds of record:
 //   - with a mapping (self, shm): map() gives a load/store address for the peer's segments. The data path
@@ -28,6 +28,8 @@
 //   quiet           completes every earlier operation to every peer of this transport.
 //   progress        advances outstanding operations; called inside blocking calls.
 // Thread safety: every function may be called from any thread of the PE at once.
+// Waiting: writes that peers on other hosts make into this PE's memory land without a notify() from the
+// writer; a transport that lets them land calls sync::notify(my_pe) after they did (the UCX progress thread).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -71,10 +73,30 @@ struct PeerMemory {
   char* data = nullptr;
 };
 
+// The job as a transport's open() sees it, once at init.
+struct JobView {
+  int my_pe = 0;
+  int n_pes = 1;
+  const std::string* hosts = nullptr;  // hosts[pe]: host identity of every PE
+  char* my_heap = nullptr;              // this PE's segments (PeerMemory)
+  size_t heap_bytes = 0;
+  char* my_data = nullptr;
+  size_t data_bytes = 0;
+  // Every PE contributes `bytes` bytes; `all` receives n_pes * bytes, PE order (the bootstrap's allgather).
+  Status (*allgather)(const void* mine, void* all, size_t bytes) = nullptr;
+};
+
 struct Transport {
   const char* name;
   const char* description;
   bool (*can_reach)(const PeerInfo& me, const PeerInfo& peer);
+
+  // Optional, collective over the job: every PE calls open() at init before any map(), whether or not it
+  // reaches a peer through this transport (the transport decides from job.hosts alike on every PE whether
+  // it has anything to exchange), and close() at finalize after every unmap(), when no operation is in
+  // flight anywhere (after a barrier).
+  Status (*open)(const JobView& job) = nullptr;
+  void (*close)() = nullptr;
 
   // Memory registration, once per peer at init / finalize. map() sets mem->heap/data only on success.
   Status (*map)(PeerMemory* mem);

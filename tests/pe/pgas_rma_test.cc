@@ -131,12 +131,16 @@ TEST(Rma, Strided) {
   shmem_free(dst);
 }
 
+// shmem_ptr gives an address for exactly the PEs of this host (the shared team); null for a PE on another
+// host, as the specification says, whose element is then written with a put.
 TEST(Rma, PtrGivesDirectAccess) {
   int* x = static_cast<int*>(shmem_calloc(npes(), sizeof(int)));
   for (int pe = 0; pe < npes(); ++pe) {
     int* remote = static_cast<int*>(shmem_ptr(x, pe));
-    ASSERT_NE(remote, nullptr);
-    __atomic_store_n(remote + me(), me() + 10, __ATOMIC_RELEASE);
+    const bool same_host = shmem_team_translate_pe(SHMEM_TEAM_WORLD, pe, SHMEM_TEAM_SHARED) >= 0;
+    ASSERT_EQ(remote != nullptr, same_host) << "PE " << pe;
+    if (remote) __atomic_store_n(remote + me(), me() + 10, __ATOMIC_RELEASE);
+    else shmem_int_p(x + me(), me() + 10, pe);
   }
   shmem_barrier_all();
   for (int pe = 0; pe < npes(); ++pe) EXPECT_EQ(x[pe], pe + 10);

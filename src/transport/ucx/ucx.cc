@@ -1,0 +1,444 @@
+// The UCX transport: peers on other hosts (transport.h), over whatever UCX finds between them (InfiniBand,
+// RoCE, TCP).
+//
+// open() (collective, once at init): one UCP context and one worker per PE, in UCS_THREAD_MODE_MULTI (every
+// thread of the PE may issue operations; the progress thread below progresses the same worker). The heap
+// and data segments are registered with ucp_mem_map, their remote keys packed, and each PE's worker address,
+// keys and segment bases are exchanged with the bootstrap's allgather (lengths first, then records padded to
+// the longest). Endpoints and unpacked keys exist only for peers on other hosts; the rest of the job is
+// reached through shared memory. When the job runs on one host, open() does nothing.
+//
+// UCX's own shared-memory transports are left out unless UCX_TLS is set: peers on this host use Tessera's
+// shm transport, and a "host" that shares the kernel with another (containers, network namespaces) would
+// otherwise be reached through shared memory it cannot see, or worse, silently, and the network never used.
+//
+// Data path (addressed by symmetric offset, transport.h): put/get/atomics are ucp_*_nbx, waited for at
+// once (blocking semantics); put_signal is put, ucp_worker_fence, then the signal as an atomic, so the
+// signal cannot overtake the data; fence is ucp_worker_fence; quiet is ucp_worker_flush_nbx.
+// Atomics use UCX's (native where the hardware has them; over TCP UCX emulates them in the target's
+// progress). kFetch is a fetch-and-add of 0, kSet a swap whose old value is dropped.
+//
+// Progress: operations that target this PE (gets, atomics, and puts over TCP) advance only when its worker
+// is progressed. A PE that computes without calling Tessera must not stall its peers, so each PE runs one
+// progress thread that sleeps in epoll on the worker's event fd (ucp_worker_arm) and wakes only when
+// something arrives: no CPU spent while nothing happens (the machines are often 2-CPU hosts). After each
+// round it calls sync::notify(my_pe), so this PE's waiters sleeping on the doorbell re-check memory that a
+// remote put or atomic has just written. Blocking calls of the PE also progress the worker while they wait.
+//
+// Failures: endpoints use UCP_ERR_HANDLING_MODE_PEER; a peer whose connection fails before finalize ends
+// the job (bootstrap::abort_hook) with a line naming it and its host.
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <ucp/api/ucp.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "base/cpu.h"
+#include "base/log.h"
+#include "bootstrap/bootstrap.h"
+#include "sync/wait.h"
+#include "transport/transport.h"
+
+namespace tessera::transport {
+namespace {
+
+struct Peer {
+  ucp_ep_h ep = nullptr;
+  ucp_rkey_h heap_rkey = nullptr;
+  ucp_rkey_h data_rkey = nullptr;
+  uint64_t heap_base = 0;  // the peer's addresses of its segments
+  uint64_t data_base = 0;
+  std::string host;
+};
+
+struct State {
+  ucp_context_h context = nullptr;
+  ucp_worker_h worker = nullptr;
+  ucp_mem_h heap_memh = nullptr;
+  ucp_mem_h data_memh = nullptr;
+  size_t heap_bytes = 0;
+  size_t data_bytes = 0;
+  int my_pe = 0;
+  std::vector<Peer> peers;  // indexed by PE; ep null for peers on this host
+  int efd = -1;             // the worker's event fd
+  int stop_fd = -1;         // eventfd that ends the progress thread
+  std::thread progress;
+  std::atomic<bool> closing{false};
+  Status (*allgather)(const void* mine, void* all, size_t bytes) = nullptr;  // the bootstrap's (JobView)
+  int n_pes = 0;
+};
+State g;
+
+// Record exchanged at open(): fixed header, then worker address, heap key and data key bytes.
+struct RecordHeader {
+  uint64_t heap_base;
+  uint64_t data_base;
+  uint32_t addr_len;
+  uint32_t heap_key_len;
+  uint32_t data_key_len;
+  uint32_t pad;
+};
+
+Status ucx_error(ucs_status_t st, std::string_view what) {
+  return make_status(Code::kInternal, "UCX: {}: {}", what, ucs_status_string(st));
+}
+
+bool reach(const PeerInfo& me, const PeerInfo& peer) { return me.host != peer.host; }
+
+bool spans_hosts(const JobView& job) {
+  for (int pe = 1; pe < job.n_pes; ++pe)
+    if (job.hosts[pe] != job.hosts[0]) return true;
+  return false;
+}
+
+void on_peer_error(void* arg, ucp_ep_h, ucs_status_t status) {
+  if (g.closing.load()) return;
+  const int pe = static_cast<int>(reinterpret_cast<intptr_t>(arg));
+  log::write_line(log::Level::kError, fmt::format("PE {} (host {}): UCX connection failed: {}; ending the job", pe,
+                                                  g.peers[static_cast<size_t>(pe)].host, ucs_status_string(status)));
+  if (bootstrap::AbortHook hook = bootstrap::abort_hook()) hook(pe, 1);
+}
+
+// Waits for a request of `what` to `pe` under the job's deadline, progressing the worker; frees it.
+void wait_request(void* req, const char* what, int pe, size_t bytes) {
+  if (req == nullptr) return;
+  if (UCS_PTR_IS_ERR(req))
+    log::fatal("UCX {} of {} bytes to PE {} (host {}) failed: {}", what, bytes, pe,
+               pe >= 0 ? g.peers[static_cast<size_t>(pe)].host : std::string("all peers"),
+               ucs_status_string(UCS_PTR_STATUS(req)));
+  ucs_status_t st = UCS_INPROGRESS;
+  sync::wait_until(
+      [&] {
+        ucp_worker_progress(g.worker);
+        st = ucp_request_check_status(req);
+        return st != UCS_INPROGRESS;
+      },
+      [&] {
+        return fmt::format("UCX {} of {} bytes to {} to complete", what, bytes,
+                           pe >= 0 ? fmt::format("PE {} (host {})", pe, g.peers[static_cast<size_t>(pe)].host)
+                                   : std::string("every peer"));
+      });
+  ucp_request_free(req);
+  if (st != UCS_OK)
+    log::fatal("UCX {} of {} bytes to PE {} failed: {}", what, bytes, pe, ucs_status_string(st));
+}
+
+// The peer's address of symmetric offset `off`, and the key that covers it.
+inline Peer& target(int pe, uint64_t off, uint64_t* addr, ucp_rkey_h* rkey) {
+  Peer& p = g.peers[static_cast<size_t>(pe)];
+  if (off < g.heap_bytes) {
+    *addr = p.heap_base + off;
+    *rkey = p.heap_rkey;
+  } else {
+    *addr = p.data_base + (off - g.heap_bytes);
+    *rkey = p.data_rkey;
+  }
+  return p;
+}
+
+void progress_loop() {
+  unbind_thread_to_job_cpus();
+  int ep = epoll_create1(EPOLL_CLOEXEC);
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.fd = g.efd;
+  epoll_ctl(ep, EPOLL_CTL_ADD, g.efd, &ev);
+  ev.data.fd = g.stop_fd;
+  epoll_ctl(ep, EPOLL_CTL_ADD, g.stop_fd, &ev);
+  for (;;) {
+    bool any = false;
+    while (ucp_worker_progress(g.worker) != 0) any = true;
+    if (any) sync::notify(g.my_pe);
+    const ucs_status_t st = ucp_worker_arm(g.worker);
+    if (st == UCS_ERR_BUSY) continue;  // more arrived meanwhile
+    if (st != UCS_OK) log::fatal("UCX: arming the progress thread's worker: {}", ucs_status_string(st));
+    epoll_event got[2];
+    const int n = epoll_wait(ep, got, 2, -1);
+    bool stop = false;
+    for (int i = 0; i < n; ++i) stop = stop || got[i].data.fd == g.stop_fd;
+    if (stop) break;
+  }
+  ::close(ep);
+}
+
+Status open(const JobView& job) {
+  if (!spans_hosts(job)) return Status::ok();
+  g.my_pe = job.my_pe;
+  g.n_pes = job.n_pes;
+  g.allgather = job.allgather;
+  g.heap_bytes = job.heap_bytes;
+  g.data_bytes = job.data_bytes;
+  g.peers.assign(static_cast<size_t>(job.n_pes), Peer{});
+
+  ucp_config_t* config = nullptr;
+  ucs_status_t st = ucp_config_read(nullptr, nullptr, &config);
+  if (st != UCS_OK) return ucx_error(st, "reading the configuration");
+  if (!std::getenv("UCX_TLS")) (void)ucp_config_modify(config, "TLS", "^sm");
+  ucp_params_t params{};
+  params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_ESTIMATED_NUM_EPS;
+  params.features = UCP_FEATURE_RMA | UCP_FEATURE_AMO32 | UCP_FEATURE_AMO64 | UCP_FEATURE_WAKEUP;
+  params.estimated_num_eps = static_cast<size_t>(job.n_pes);
+  st = ucp_init(&params, config, &g.context);
+  ucp_config_release(config);
+  if (st != UCS_OK) return ucx_error(st, "ucp_init");
+
+  ucp_worker_params_t wp{};
+  wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+  wp.thread_mode = UCS_THREAD_MODE_MULTI;
+  st = ucp_worker_create(g.context, &wp, &g.worker);
+  if (st != UCS_OK) return ucx_error(st, "creating the worker");
+  ucp_worker_attr_t wa{};
+  wa.field_mask = UCP_WORKER_ATTR_FIELD_THREAD_MODE;
+  if (ucp_worker_query(g.worker, &wa) == UCS_OK && wa.thread_mode != UCS_THREAD_MODE_MULTI)
+    return make_status(Code::kUnsupported, "UCX: this UCX build has no multi-threaded workers (--enable-mt)");
+
+  auto map = [](char* base, size_t bytes, ucp_mem_h* memh) {
+    ucp_mem_map_params_t mp{};
+    mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH;
+    mp.address = base;
+    mp.length = bytes;
+    return ucp_mem_map(g.context, &mp, memh);
+  };
+  st = map(job.my_heap, job.heap_bytes, &g.heap_memh);
+  if (st != UCS_OK) return ucx_error(st, fmt::format("registering the symmetric heap ({} bytes)", job.heap_bytes));
+  if (job.data_bytes) {
+    st = map(job.my_data, job.data_bytes, &g.data_memh);
+    if (st != UCS_OK) return ucx_error(st, "registering the data segment");
+  }
+
+  // My record.
+  ucp_address_t* addr = nullptr;
+  size_t addr_len = 0;
+  st = ucp_worker_get_address(g.worker, &addr, &addr_len);
+  if (st != UCS_OK) return ucx_error(st, "getting the worker address");
+  void* heap_key = nullptr;
+  void* data_key = nullptr;
+  size_t heap_key_len = 0, data_key_len = 0;
+  st = ucp_rkey_pack(g.context, g.heap_memh, &heap_key, &heap_key_len);
+  if (st != UCS_OK) return ucx_error(st, "packing the heap's key");
+  if (g.data_memh) {
+    st = ucp_rkey_pack(g.context, g.data_memh, &data_key, &data_key_len);
+    if (st != UCS_OK) return ucx_error(st, "packing the data segment's key");
+  }
+  RecordHeader h{reinterpret_cast<uint64_t>(job.my_heap), reinterpret_cast<uint64_t>(job.my_data),
+                 static_cast<uint32_t>(addr_len), static_cast<uint32_t>(heap_key_len),
+                 static_cast<uint32_t>(data_key_len), 0};
+  std::vector<char> mine(sizeof h + addr_len + heap_key_len + data_key_len);
+  std::memcpy(mine.data(), &h, sizeof h);
+  std::memcpy(mine.data() + sizeof h, addr, addr_len);
+  std::memcpy(mine.data() + sizeof h + addr_len, heap_key, heap_key_len);
+  if (data_key_len) std::memcpy(mine.data() + sizeof h + addr_len + heap_key_len, data_key, data_key_len);
+  ucp_worker_release_address(g.worker, addr);
+  ucp_rkey_buffer_release(heap_key);
+  if (data_key) ucp_rkey_buffer_release(data_key);
+
+  // Lengths, then records padded to the longest.
+  const auto n = static_cast<size_t>(job.n_pes);
+  uint64_t my_len = mine.size();
+  std::vector<uint64_t> lens(n);
+  TS_RETURN_IF_ERROR(job.allgather(&my_len, lens.data(), sizeof my_len));
+  uint64_t longest = 0;
+  for (uint64_t l : lens) longest = std::max(longest, l);
+  mine.resize(longest);
+  std::vector<char> all(longest * n);
+  TS_RETURN_IF_ERROR(job.allgather(mine.data(), all.data(), longest));
+
+  for (int pe = 0; pe < job.n_pes; ++pe) {
+    Peer& p = g.peers[static_cast<size_t>(pe)];
+    p.host = job.hosts[pe];
+    if (job.hosts[pe] == job.hosts[job.my_pe]) continue;
+    const char* rec = all.data() + longest * static_cast<size_t>(pe);
+    RecordHeader ph;
+    std::memcpy(&ph, rec, sizeof ph);
+    p.heap_base = ph.heap_base;
+    p.data_base = ph.data_base;
+    ucp_ep_params_t ep{};
+    ep.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
+                    UCP_EP_PARAM_FIELD_ERR_HANDLER;
+    ep.address = reinterpret_cast<const ucp_address_t*>(rec + sizeof ph);
+    ep.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+    ep.err_handler.cb = on_peer_error;
+    ep.err_handler.arg = reinterpret_cast<void*>(static_cast<intptr_t>(pe));
+    st = ucp_ep_create(g.worker, &ep, &p.ep);
+    if (st != UCS_OK) return ucx_error(st, fmt::format("connecting to PE {} on host {}", pe, p.host));
+    st = ucp_ep_rkey_unpack(p.ep, rec + sizeof ph + ph.addr_len, &p.heap_rkey);
+    if (st != UCS_OK) return ucx_error(st, fmt::format("unpacking PE {}'s heap key", pe));
+    if (ph.data_key_len) {
+      st = ucp_ep_rkey_unpack(p.ep, rec + sizeof ph + ph.addr_len + ph.heap_key_len, &p.data_rkey);
+      if (st != UCS_OK) return ucx_error(st, fmt::format("unpacking PE {}'s data segment key", pe));
+    }
+  }
+
+  st = ucp_worker_get_efd(g.worker, &g.efd);
+  if (st != UCS_OK) return ucx_error(st, "getting the worker's event fd");
+  g.stop_fd = eventfd(0, EFD_CLOEXEC);
+  if (g.stop_fd < 0) return sys_error("UCX progress thread: eventfd");
+  g.closing.store(false);
+  g.progress = std::thread(progress_loop);
+  return Status::ok();
+}
+
+void quiet();
+
+void close() {
+  if (!g.worker) return;
+  // A peer may still wait for the reply to an atomic this PE has applied (the reply can sit in a send queue
+  // after the barrier that made everyone finalize): every PE completes its own operations, then meets the
+  // others out of band, with the progress thread still serving, before anyone closes an endpoint.
+  quiet();
+  std::vector<char> none(static_cast<size_t>(g.n_pes));
+  const char mine = 0;
+  if (Status st = g.allgather(&mine, none.data(), 1); !st.is_ok())
+    log::warn("UCX: the out-of-band barrier before closing failed: {}", st.message());
+  g.closing.store(true);
+  if (g.progress.joinable()) {
+    const uint64_t one = 1;
+    (void)!::write(g.stop_fd, &one, sizeof one);
+    g.progress.join();
+  }
+  if (g.stop_fd >= 0) ::close(g.stop_fd);
+  g.stop_fd = -1;
+  for (Peer& p : g.peers) {
+    if (p.heap_rkey) ucp_rkey_destroy(p.heap_rkey);
+    if (p.data_rkey) ucp_rkey_destroy(p.data_rkey);
+    if (p.ep) {
+      // Every operation completed before the finalize barrier: nothing to flush, and a peer that has
+      // already destroyed its worker would never answer a flush.
+      ucp_request_param_t prm{};
+      prm.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+      prm.flags = UCP_EP_CLOSE_FLAG_FORCE;
+      void* req = ucp_ep_close_nbx(p.ep, &prm);
+      if (req && !UCS_PTR_IS_ERR(req)) {
+        while (ucp_request_check_status(req) == UCS_INPROGRESS) ucp_worker_progress(g.worker);
+        ucp_request_free(req);
+      }
+    }
+  }
+  g.peers.clear();
+  if (g.heap_memh) ucp_mem_unmap(g.context, g.heap_memh);
+  if (g.data_memh) ucp_mem_unmap(g.context, g.data_memh);
+  g.heap_memh = g.data_memh = nullptr;
+  ucp_worker_destroy(g.worker);
+  ucp_cleanup(g.context);
+  g.worker = nullptr;
+  g.context = nullptr;
+  g.efd = -1;
+}
+
+Status map(PeerMemory* m) {
+  if (!g.worker || !g.peers[static_cast<size_t>(m->pe)].ep)
+    return make_status(Code::kInternal, "UCX: PE {} has no endpoint (open() found one host)", m->pe);
+  m->heap = m->data = nullptr;  // reached through the functions below
+  return Status::ok();
+}
+void unmap(PeerMemory* m) { m->heap = m->data = nullptr; }
+
+void put(int pe, uint64_t off, const void* src, size_t bytes) {
+  uint64_t addr;
+  ucp_rkey_h rkey;
+  Peer& p = target(pe, off, &addr, &rkey);
+  ucp_request_param_t prm{};
+  wait_request(ucp_put_nbx(p.ep, src, bytes, addr, rkey, &prm), "put", pe, bytes);
+}
+
+void get(void* dst, int pe, uint64_t off, size_t bytes) {
+  uint64_t addr;
+  ucp_rkey_h rkey;
+  Peer& p = target(pe, off, &addr, &rkey);
+  ucp_request_param_t prm{};
+  wait_request(ucp_get_nbx(p.ep, dst, bytes, addr, rkey, &prm), "get", pe, bytes);
+}
+
+// One atomic on a 4- or 8-byte word; returns the old value (the reply).
+template <typename W>
+uint64_t atomic_word(Peer& p, int pe, uint64_t addr, ucp_rkey_h rkey, AtomicOp op, uint64_t value, uint64_t cond) {
+  ucp_atomic_op_t uop = UCP_ATOMIC_OP_ADD;
+  W operand = static_cast<W>(value);
+  W reply = 0;
+  switch (op) {
+    case AtomicOp::kFetch: operand = 0; uop = UCP_ATOMIC_OP_ADD; break;
+    case AtomicOp::kSet:
+    case AtomicOp::kSwap: uop = UCP_ATOMIC_OP_SWAP; break;
+    case AtomicOp::kCompareSwap:  // ucp.h: the buffer holds the compared value, the reply the new one
+      uop = UCP_ATOMIC_OP_CSWAP;
+      operand = static_cast<W>(cond);
+      reply = static_cast<W>(value);
+      break;
+    case AtomicOp::kFetchAdd: uop = UCP_ATOMIC_OP_ADD; break;
+    case AtomicOp::kFetchAnd: uop = UCP_ATOMIC_OP_AND; break;
+    case AtomicOp::kFetchOr: uop = UCP_ATOMIC_OP_OR; break;
+    case AtomicOp::kFetchXor: uop = UCP_ATOMIC_OP_XOR; break;
+  }
+  ucp_request_param_t prm{};
+  prm.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_REPLY_BUFFER;
+  prm.datatype = ucp_dt_make_contig(sizeof(W));
+  prm.reply_buffer = &reply;
+  wait_request(ucp_atomic_op_nbx(p.ep, uop, &operand, 1, addr, rkey, &prm), "atomic", pe, sizeof(W));
+  return op == AtomicOp::kSet ? 0 : static_cast<uint64_t>(reply);
+}
+
+uint64_t atomic(int pe, uint64_t off, size_t size, AtomicOp op, uint64_t value, uint64_t cond) {
+  uint64_t addr;
+  ucp_rkey_h rkey;
+  Peer& p = target(pe, off, &addr, &rkey);
+  return size == 4 ? atomic_word<uint32_t>(p, pe, addr, rkey, op, value, cond)
+                   : atomic_word<uint64_t>(p, pe, addr, rkey, op, value, cond);
+}
+
+void put_signal(int pe, uint64_t off, const void* src, size_t bytes, uint64_t sig_off, uint64_t signal,
+                SignalOp op) {
+  uint64_t addr;
+  ucp_rkey_h rkey;
+  Peer& p = target(pe, off, &addr, &rkey);
+  void* req = nullptr;
+  if (bytes) {
+    ucp_request_param_t prm{};
+    req = ucp_put_nbx(p.ep, src, bytes, addr, rkey, &prm);
+  }
+  // The signal may not overtake the data (transport.h).
+  ucs_status_t st = ucp_worker_fence(g.worker);
+  if (st != UCS_OK) log::fatal("UCX fence before a signal to PE {}: {}", pe, ucs_status_string(st));
+  (void)atomic(pe, sig_off, sizeof(uint64_t), op == kSignalAdd ? AtomicOp::kFetchAdd : AtomicOp::kSet, signal, 0);
+  wait_request(req, "put with signal", pe, bytes);
+}
+
+void fence() {
+  const ucs_status_t st = ucp_worker_fence(g.worker);
+  if (st != UCS_OK) log::fatal("UCX fence: {}", ucs_status_string(st));
+}
+
+void quiet() {
+  ucp_request_param_t prm{};
+  wait_request(ucp_worker_flush_nbx(g.worker, &prm), "quiet (flush)", -1, 0);
+}
+
+void progress() {
+  if (g.worker) ucp_worker_progress(g.worker);
+}
+
+}  // namespace
+
+extern const Transport kUcx;
+const Transport kUcx{
+    .name = "ucx",
+    .description = "other hosts: UCX (RMA and atomics by remote key; a progress thread on the worker's event fd)",
+    .can_reach = reach,
+    .open = open,
+    .close = close,
+    .map = map,
+    .unmap = unmap,
+    .put = put,
+    .get = get,
+    .atomic = atomic,
+    .put_signal = put_signal,
+    .fence = fence,
+    .quiet = quiet,
+    .progress = progress,
+};
+
+}  // namespace tessera::transport
