@@ -6,6 +6,9 @@
 // and serves the next ticket, then rings the doorbell of every PE that sleeps. Acquisition is first come,
 // first served. Holding is per PE (any thread of the holding PE may clear); a PE remembers which locks it
 // holds so clearing a lock it does not hold is reported instead of corrupting the queue.
+// The word is reached through PE 0's transport: loads and locked instructions on its mapping on PE 0's host,
+// remote atomics from another host, where a waiter polls the word (nothing rings its doorbell across hosts:
+// the wait's growing sleep slices bound both the traffic and the delay).
 #include <mutex>
 #include <unordered_set>
 
@@ -24,10 +27,10 @@ constexpr uint64_t kTicket = uint64_t{1} << 32;
 inline uint32_t serving(uint64_t w) { return static_cast<uint32_t>(w); }
 inline uint32_t next_ticket(uint64_t w) { return static_cast<uint32_t>(w >> 32); }
 
-std::atomic_ref<uint64_t> lock_word(const char* r, long* lock) {
+uint64_t* lock_word(const char* r, long* lock) {
   if (!pgas::is_initialized()) pgas::fail_not_initialized(r);
   if (!lock) log::fatal("{}: lock is a null pointer", r);
-  return pgas::amo_ref(r, reinterpret_cast<uint64_t*>(lock), 0);
+  return reinterpret_cast<uint64_t*>(lock);
 }
 
 void mark_held(const long* lock) {
@@ -40,11 +43,12 @@ void mark_held(const long* lock) {
 extern "C" {
 
 void shmem_set_lock(long* lock) {
-  auto w = lock_word("shmem_set_lock", lock);
-  const uint32_t ticket = next_ticket(w.fetch_add(kTicket, std::memory_order_acq_rel));
-  sync::wait_until([&] { return serving(w.load(std::memory_order_acquire)) == ticket; },
+  constexpr const char* r = "shmem_set_lock";
+  uint64_t* w = lock_word(r, lock);
+  const uint32_t ticket = next_ticket(pgas::atomic_fetch_add(r, w, kTicket, 0));
+  sync::wait_until([&] { return serving(pgas::atomic_fetch(r, w, 0)) == ticket; },
                    [&] {
-                     uint64_t v = w.load();
+                     uint64_t v = pgas::atomic_fetch(r, w, 0);
                      return fmt::format("shmem_set_lock: lock {} holds ticket {}, now serving {} ({} PEs queued "
                                         "ahead); the holder never called shmem_clear_lock",
                                         (void*)lock, ticket, serving(v), ticket - serving(v));
@@ -53,16 +57,18 @@ void shmem_set_lock(long* lock) {
 }
 
 int shmem_test_lock(long* lock) {
-  auto w = lock_word("shmem_test_lock", lock);
-  uint64_t old = w.load(std::memory_order_acquire);
+  constexpr const char* r = "shmem_test_lock";
+  uint64_t* w = lock_word(r, lock);
+  const uint64_t old = pgas::atomic_fetch(r, w, 0);
   if (next_ticket(old) != serving(old)) return 1;  // held or queued
-  if (!w.compare_exchange_strong(old, old + kTicket, std::memory_order_acq_rel)) return 1;
+  if (pgas::atomic_compare_swap(r, w, old, old + kTicket, 0) != old) return 1;
   mark_held(lock);
   return 0;
 }
 
 void shmem_clear_lock(long* lock) {
-  auto w = lock_word("shmem_clear_lock", lock);
+  constexpr const char* r = "shmem_clear_lock";
+  uint64_t* w = lock_word(r, lock);
   {
     std::lock_guard lk(g_mu);
     if (g_held.erase(lock) == 0)
@@ -70,11 +76,16 @@ void shmem_clear_lock(long* lock) {
                  (void*)lock, pgas::rt().my_pe);
   }
   pgas::quiet();  // the holder's updates are visible before the next holder enters
-  uint64_t old = w.load(std::memory_order_relaxed);
-  while (!w.compare_exchange_weak(old, (old & ~uint64_t{0xffffffff}) | static_cast<uint32_t>(serving(old) + 1),
-                                  std::memory_order_release, std::memory_order_relaxed)) {
+  uint64_t old = pgas::atomic_fetch(r, w, 0);
+  for (;;) {
+    const uint64_t next = (old & ~uint64_t{0xffffffff}) | static_cast<uint32_t>(serving(old) + 1);
+    const uint64_t seen = pgas::atomic_compare_swap(r, w, old, next, 0);
+    if (seen == old) break;
+    old = seen;
   }
-  for (int pe = 0; pe < pgas::rt().n_pes; ++pe) sync::notify(pe);
+  // Waiters of this host may sleep on their doorbells; those of other hosts poll.
+  for (int pe = 0; pe < pgas::rt().n_pes; ++pe)
+    if (pgas::rt().bases[static_cast<size_t>(pe)]) sync::notify(pe);
 }
 
 }  // extern "C"

@@ -64,6 +64,15 @@ void log_choices(const Communicator& c) {
 // over (at least) every member; it is called exactly twice on every member.
 template <typename Sync>
 Result<Communicator*> build(std::vector<int> world, int rank, uint64_t uid, Sync&& sync) {
+  // A communicator's staging memory is shared memory of one host. Every member sees the same set of
+  // members, and each finds one on another host when any member does, so all of them return here alike.
+  for (int pe : world)
+    if (!pgas::rt().bases[static_cast<size_t>(pe)])
+      return make_status(Code::kUnsupported, "collectives across hosts are not available yet: PE {} of this "
+                         "communicator (PEs {}..{}) is on another host than PE {} (reached through {}); RMA, "
+                         "atomics, signals, waits, barriers and locks work across hosts",
+                         pe, world.front(), world.back(), pgas::rt().my_pe,
+                         pgas::rt().transports[static_cast<size_t>(pe)]->name);
   auto c = std::make_unique<Communicator>();
   c->rank = rank;
   c->size = static_cast<int>(world.size());

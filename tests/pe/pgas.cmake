@@ -25,17 +25,22 @@ add_test(NAME pe.pgas_threads.n2_unbound
          COMMAND ${TESSERA_RUN} -n 2 --timeout 120 --bind-to none $<TARGET_FILE:pe_pgas_threads> --gtest_brief=1)
 set_tests_properties(pe.pgas_threads.n2_unbound PROPERTIES LABELS pe TIMEOUT 120)
 # Across hosts on one machine (pe/as_hosts.sh): every PE a host of its own (2 and 3 hosts), and 2 hosts of
-# 2 PEs, where each PE reaches one peer through shared memory and two through UCX.
-foreach(group rma amo signal wait team heap threads order cpp)
+# 2 PEs, where each PE reaches one peer through shared memory and two through UCX. Locks too (their word is
+# on PE 0).
+foreach(group rma amo signal wait team heap threads order cpp shmem_lock)
   foreach(layout 2x1 3x1 2x2)
     string(REGEX MATCHALL "[0-9]+" _hp ${layout})
     list(GET _hp 0 _hosts)
     list(GET _hp 1 _pph)
     math(EXPR _n "${_hosts} * ${_pph}")
-    add_test(NAME pe.pgas_${group}.hosts${layout}
+    set(_prog pgas_${group})
+    if(group MATCHES "^shmem_")
+      set(_prog ${group})
+    endif()
+    add_test(NAME pe.${_prog}.hosts${layout}
              COMMAND ${TESSERA_RUN} -n ${_n} --timeout 120 --env TESSERA_TIMEOUT=60
                      --env TEST_PES_PER_HOST=${_pph} ${CMAKE_CURRENT_SOURCE_DIR}/pe/as_hosts.sh
-                     $<TARGET_FILE:pe_pgas_${group}> --gtest_brief=1)
-    set_tests_properties(pe.pgas_${group}.hosts${layout} PROPERTIES LABELS "pe;hosts" TIMEOUT 120)
+                     $<TARGET_FILE:pe_${_prog}> --gtest_brief=1)
+    set_tests_properties(pe.${_prog}.hosts${layout} PROPERTIES LABELS "pe;hosts" TIMEOUT 120)
   endforeach()
 endforeach()

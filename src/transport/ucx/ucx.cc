@@ -290,12 +290,14 @@ void close() {
   // A peer may still wait for the reply to an atomic this PE has applied (the reply can sit in a send queue
   // after the barrier that made everyone finalize): every PE completes its own operations, then meets the
   // others out of band, with the progress thread still serving, before anyone closes an endpoint.
+  // From here a peer that closes its endpoints first is no failure (a PE that dies now is the launcher's
+  // or the bootstrap's to report).
   quiet();
+  g.closing.store(true);
   std::vector<char> none(static_cast<size_t>(g.n_pes));
   const char mine = 0;
   if (Status st = g.allgather(&mine, none.data(), 1); !st.is_ok())
     log::warn("UCX: the out-of-band barrier before closing failed: {}", st.message());
-  g.closing.store(true);
   if (g.progress.joinable()) {
     const uint64_t one = 1;
     (void)!::write(g.stop_fd, &one, sizeof one);
