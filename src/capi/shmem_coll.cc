@@ -16,6 +16,7 @@
 #include "capi/handles.h"
 #include "coll/comm.h"
 #include "coll/dispatch.h"
+#include "pgas/amo.h"
 #include "pgas/order.h"
 #include "pgas/rma.h"
 #include "pgas/runtime.h"
@@ -136,8 +137,9 @@ Set check_set(const char* routine, int pe_start, int log_stride, int pe_size, lo
 void psync_barrier(const char* routine, const Set& s) {
   if (s.size == 1) return;
   constexpr long kIdle = SHMEM_SYNC_VALUE;
-  auto word = [&](int i, int k) { return reinterpret_cast<long*>(pgas::remote(routine, s.psync + k, sizeof(long), s.start + i * s.stride)); };
-  std::atomic_ref<long> count(*word(0, 0));
+  // Word 0 on the set's first PE counts arrivals; word 1 on each other member is its release flag. Both
+  // through the members' transports (atomics on this host's mappings, remote atomics from another host).
+  std::atomic_ref<long> count(s.psync[0]), flag(s.psync[1]);
   auto where = [&] { return fmt::format("{}: setting up the active set on PEs {}..{} (stride {}, pSync {})", routine, s.start,
                                         s.start + (s.size - 1) * s.stride, s.stride, (void*)s.psync); };
   if (s.me == 0) {
@@ -145,14 +147,9 @@ void psync_barrier(const char* routine, const Set& s) {
     sync::wait_until([&] { return count.load(std::memory_order_acquire) == want; },
                      [&] { return fmt::format("{}: {} of {} PEs arrived", where(), count.load() - kIdle + 1, s.size); });
     count.store(kIdle, std::memory_order_relaxed);
-    for (int i = 1; i < s.size; ++i) {
-      std::atomic_ref<long>(*word(i, 1)).store(kIdle + 2, std::memory_order_release);
-      sync::notify(s.start + i * s.stride);
-    }
+    for (int i = 1; i < s.size; ++i) pgas::atomic_set(routine, s.psync + 1, kIdle + 2, s.start + i * s.stride);
   } else {
-    count.fetch_add(1, std::memory_order_acq_rel);
-    sync::notify(s.start);
-    std::atomic_ref<long> flag(s.psync[1]);
+    (void)pgas::atomic_fetch_add(routine, s.psync, 1L, s.start);
     sync::wait_until([&] { return flag.load(std::memory_order_acquire) != kIdle; },
                      [&] { return fmt::format("{}: waiting for PE {} to release it", where(), s.start); });
     flag.store(kIdle, std::memory_order_relaxed);

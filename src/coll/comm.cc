@@ -13,6 +13,7 @@
 #include "base/log.h"
 #include "coll/cma.h"
 #include "coll/dispatch.h"
+#include "coll/hier.h"
 #include "coll/select/select.h"
 #include "pgas/runtime.h"
 #include "pgas/team.h"
@@ -64,15 +65,28 @@ void log_choices(const Communicator& c) {
 // over (at least) every member; it is called exactly twice on every member.
 template <typename Sync>
 Result<Communicator*> build(std::vector<int> world, int rank, uint64_t uid, Sync&& sync) {
-  // A communicator's staging memory is shared memory of one host. Every member sees the same set of
-  // members, and each finds one on another host when any member does, so all of them return here alike.
-  for (int pe : world)
-    if (!pgas::rt().bases[static_cast<size_t>(pe)])
-      return make_status(Code::kUnsupported, "collectives across hosts are not available yet: PE {} of this "
-                         "communicator (PEs {}..{}) is on another host than PE {} (reached through {}); RMA, "
-                         "atomics, signals, waits, barriers and locks work across hosts",
-                         pe, world.front(), world.back(), pgas::rt().my_pe,
-                         pgas::rt().transports[static_cast<size_t>(pe)]->name);
+  // Members on other hosts: the communicator of this host's members, and the two-level part over it.
+  const pgas::Runtime& rt = pgas::rt();
+  const int my_host = rt.host_of[static_cast<size_t>(world[static_cast<size_t>(rank)])];
+  std::vector<int> here;
+  int local_rank = 0;
+  for (size_t i = 0; i < world.size(); ++i)
+    if (rt.host_of[static_cast<size_t>(world[i])] == my_host) {
+      if (static_cast<int>(i) == rank) local_rank = static_cast<int>(here.size());
+      here.push_back(world[i]);
+    }
+  if (here.size() < world.size()) {
+    TS_ASSIGN_OR_RETURN(Communicator* local, build(std::move(here), local_rank, uid, sync));
+    auto c = std::make_unique<Communicator>();
+    c->rank = rank;
+    c->size = static_cast<int>(world.size());
+    c->world = std::move(world);
+    c->uid = uid;
+    c->name = fmt::format("communicator {:04x} ({} ranks, PEs {}{})", uid & 0xffff, c->size, c->world[0],
+                          c->size > 1 ? fmt::format("..{}", c->world[static_cast<size_t>(c->size - 1)]) : "");
+    c->hier = hier_create(*c, local);
+    return c.release();
+  }
   auto c = std::make_unique<Communicator>();
   c->rank = rank;
   c->size = static_cast<int>(world.size());
@@ -252,6 +266,7 @@ void comm_abandon(Communicator* c) {
   if (!c) return;
   for (char* s : c->seg)
     if (s) transport::shm::unmap(s, c->seg_bytes);
+  hier_destroy(c->hier);
   delete c;
 }
 
@@ -261,6 +276,7 @@ void comm_destroy(Communicator* c) {
   if (pgas::is_initialized()) (void)dispatch(*c, Kind::kBarrier, Args{});
   for (char* s : c->seg)
     if (s) transport::shm::unmap(s, c->seg_bytes);
+  hier_destroy(c->hier);
   delete c;
 }
 

@@ -1,4 +1,5 @@
-// Communicator: an ordered group of PEs of this host with its own shared staging memory.
+// Communicator: an ordered group of PEs with its own shared staging memory on their host (members on
+// several hosts: coll/hier.h).
 //
 // Memory (per member, one POSIX shared-memory segment mapped by every member of the communicator):
 //   Ctrl (flags, call records, flight recorder, 2 LL buffers; ~11 KiB + 128 B per member)
@@ -139,8 +140,13 @@ struct StageStores {
 // TESSERA_STAGE_STORES as StageStores::forced (a fatal error names a bad value).
 int stage_stores_setting();
 
+struct Hier;
+
 struct Communicator {
   int rank = 0, size = 1;
+  // Members on more than one host (coll/hier.h): collectives run in two levels, over `hier`'s local
+  // communicator and messages between hosts; the shared-memory fields below are then unused.
+  Hier* hier = nullptr;
   std::vector<int> world;            // world PE of each rank
   std::vector<Ctrl*> ctrl;           // every member's control block (local mappings)
   std::vector<char*> staging;        // every member's staging area

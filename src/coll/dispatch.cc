@@ -4,6 +4,7 @@
 
 #include "base/log.h"
 #include "coll/engine.h"
+#include "coll/hier.h"
 #include "coll/select/select.h"
 
 namespace tessera::coll {
@@ -158,6 +159,7 @@ Status dispatch(Communicator& c, Kind kind, const Args& a, const Algorithm* forc
   size_t total = a.count;
   if (!args_plainly_ok(c, kind, a)) [[unlikely]]
     TS_RETURN_IF_ERROR(check_args(c, kind, a, &total));
+  if (c.hier) [[unlikely]] return hier_dispatch(c, kind, a, total);
   const size_t es = dtype_size(a.dtype);
   // Selection sees the per-rank payload; v variants use the average.
   size_t per_rank = (kind_flags(kind) & kVCounts) ? total / static_cast<size_t>(c.size) : a.count;

@@ -89,6 +89,13 @@ Status connect_peers(Runtime& r, const std::string* hosts, const bootstrap::Back
   r.transports.assign(n, nullptr);
   g_chosen.assign(n, nullptr);
   g_mem.assign(n, transport::PeerMemory{});
+  r.host_of.assign(n, 0);
+  r.n_hosts = 0;
+  for (int pe = 0; pe < r.n_pes; ++pe) {
+    int h = 0;
+    while (h < pe && hosts[h] != hosts[pe]) ++h;
+    r.host_of[static_cast<size_t>(pe)] = h == pe ? r.n_hosts++ : r.host_of[static_cast<size_t>(h)];
+  }
   const transport::PeerInfo me{r.my_pe, hosts[r.my_pe]};
   for (int pe = 0; pe < r.n_pes; ++pe) {
     const transport::PeerInfo peer{pe, hosts[pe]};

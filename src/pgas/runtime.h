@@ -59,6 +59,8 @@ struct Runtime {
   size_t heap_size = 0;                 // bytes usable by shmem_malloc (seg_size - reserved)
   std::vector<char*> bases;             // bases[pe]: local mapping of pe's heap segment, or null
   std::vector<const transport::Transport*> transports;  // transports[pe]: chosen once at init (peers.h)
+  std::vector<int> host_of;             // host of each PE, numbered 0.. in order of each host's lowest PE
+  int n_hosts = 1;
   char* my_base = nullptr;
   // Symmetric data segment (globals/statics of the executable), or null when not shared.
   char* data_base = nullptr;

@@ -111,6 +111,15 @@ struct Transport {
   void (*fence)() = nullptr;
   void (*quiet)() = nullptr;
   void (*progress)() = nullptr;
+
+  // Two-sided messages to a peer without a mapping (collectives across hosts: coll/hier.cc). A receive
+  // matches the sender's `tag` exactly; messages of one sender with one tag arrive in the order sent.
+  // Non-blocking: they return a request to pass to wait() (which progresses until it completes and frees
+  // it), or null when already complete. The buffer must stay valid until then. `what` names the operation
+  // in a deadline or failure message.
+  void* (*send)(int pe, uint64_t tag, const void* buf, size_t bytes) = nullptr;
+  void* (*recv)(int pe, uint64_t tag, void* buf, size_t bytes) = nullptr;
+  void (*wait)(void* request, const char* what, int pe, size_t bytes) = nullptr;
 };
 
 // The first transport of the table that can reach `peer` from `me`, or nullptr.

@@ -25,8 +25,8 @@ namespace tessera::coll::algos {
 namespace {
 
 // Member m's copy of my symmetric object p (bytes long). A member whose transport maps no memory (another
-// host) has no address here: the communicator's members all share this host today (the collectives
-// across hosts come with the UCX transport), so reaching one is an error, not a silent null.
+// host) has no address here: a communicator's engine members share one host (one whose members span hosts
+// runs coll/hier.cc), so reaching one is an internal error, not a silent null.
 template <typename T>
 T* at(Exec& ex, int m, T* p, size_t bytes) {
   if (m == ex.rank()) return p;

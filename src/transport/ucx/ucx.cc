@@ -12,6 +12,8 @@
 // shm transport, and a "host" that shares the kernel with another (containers, network namespaces) would
 // otherwise be reached through shared memory it cannot see, or worse, silently, and the network never used.
 //
+// Messages (collectives across hosts): ucp_tag_send_nbx / ucp_tag_recv_nbx with an exact tag; a message
+// larger than UCX's eager limit goes by rendezvous, straight into the posted receive buffer.
 // Data path (addressed by symmetric offset, transport.h): put/get/atomics are ucp_*_nbx, waited for at
 // once (blocking semantics); put_signal is put, ucp_worker_fence, then the signal as an atomic, so the
 // signal cannot overtake the data; fence is ucp_worker_fence; quiet is ucp_worker_flush_nbx.
@@ -181,7 +183,7 @@ Status open(const JobView& job) {
   if (!std::getenv("UCX_TLS")) (void)ucp_config_modify(config, "TLS", "^sm");
   ucp_params_t params{};
   params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_ESTIMATED_NUM_EPS;
-  params.features = UCP_FEATURE_RMA | UCP_FEATURE_AMO32 | UCP_FEATURE_AMO64 | UCP_FEATURE_WAKEUP;
+  params.features = UCP_FEATURE_RMA | UCP_FEATURE_AMO32 | UCP_FEATURE_AMO64 | UCP_FEATURE_TAG | UCP_FEATURE_WAKEUP;
   params.estimated_num_eps = static_cast<size_t>(job.n_pes);
   st = ucp_init(&params, config, &g.context);
   ucp_config_release(config);
@@ -423,6 +425,25 @@ void progress() {
   if (g.worker) ucp_worker_progress(g.worker);
 }
 
+void* send(int pe, uint64_t tag, const void* buf, size_t bytes) {
+  ucp_request_param_t prm{};
+  void* req = ucp_tag_send_nbx(g.peers[static_cast<size_t>(pe)].ep, buf, bytes, tag, &prm);
+  if (UCS_PTR_IS_ERR(req))
+    log::fatal("UCX send of {} bytes to PE {} (host {}) failed: {}", bytes, pe, g.peers[static_cast<size_t>(pe)].host,
+               ucs_status_string(UCS_PTR_STATUS(req)));
+  return req;
+}
+
+void* recv(int pe, uint64_t tag, void* buf, size_t bytes) {
+  ucp_request_param_t prm{};
+  void* req = ucp_tag_recv_nbx(g.worker, buf, bytes, tag, ~ucp_tag_t{0}, &prm);
+  if (UCS_PTR_IS_ERR(req))
+    log::fatal("UCX receive of {} bytes from PE {} failed: {}", bytes, pe, ucs_status_string(UCS_PTR_STATUS(req)));
+  return req;
+}
+
+void wait(void* req, const char* what, int pe, size_t bytes) { wait_request(req, what, pe, bytes); }
+
 }  // namespace
 
 extern const Transport kUcx;
@@ -441,6 +462,9 @@ const Transport kUcx{
     .fence = fence,
     .quiet = quiet,
     .progress = progress,
+    .send = send,
+    .recv = recv,
+    .wait = wait,
 };
 
 }  // namespace tessera::transport

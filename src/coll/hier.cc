@@ -1,0 +1,499 @@
+#include "coll/hier.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "base/log.h"
+#include "coll/dispatch.h"
+#include "coll/reduce/reduce.h"
+#include "coll/select/select.h"
+#include "pgas/runtime.h"
+#include "transport/transport.h"
+
+namespace tessera::coll {
+
+struct Hier {
+  Communicator* local = nullptr;           // the members on this host
+  int n_hosts = 0, my_host = 0, local_rank = 0, local_size = 0;
+  std::vector<int> host_of;                // host of each rank (0.. by each host's lowest rank)
+  std::vector<std::vector<int>> members;   // ranks of each host, ascending
+  std::vector<int> leaders;                // members[h][0]
+  std::vector<int> rail;                   // members[h][local_rank] (equal hosts only)
+  bool equal = false;                      // every host has the same number of members
+  uint64_t key = 0;                        // tag: key << 24 | sender's PE
+  std::vector<char> a, b, c, zeros;        // scratch
+};
+
+namespace {
+
+constexpr int kPeBits = 24;
+// Payloads up to this many bytes use recursive doubling between a power-of-two number of hosts; larger
+// ones the ring (its n-1 steps move 2(n-1)/n of the payload instead of log2(n) whole copies).
+constexpr size_t kDoublingMax = 64 * 1024;
+
+char* grow(std::vector<char>& v, size_t n) {
+  if (v.size() < n) v.resize(n);
+  return v.data();
+}
+
+// Messages between ranks of `c` on different hosts.
+struct Net {
+  Communicator& c;
+  Hier& h;
+  int pe(int rank) const { return c.world[static_cast<size_t>(rank)]; }
+  const transport::Transport* t(int rank) const { return pgas::rt().transports[static_cast<size_t>(pe(rank))]; }
+  void* send(int rank, const void* buf, size_t bytes) {
+    return t(rank)->send(pe(rank), h.key << kPeBits | static_cast<uint64_t>(c.world[static_cast<size_t>(c.rank)]),
+                         buf, bytes);
+  }
+  void* recv(int rank, void* buf, size_t bytes) {
+    return t(rank)->recv(pe(rank), h.key << kPeBits | static_cast<uint64_t>(pe(rank)), buf, bytes);
+  }
+  void wait(int rank, void* req, const char* what, size_t bytes) {
+    if (req) t(rank)->wait(req, what, pe(rank), bytes);
+  }
+  // Sends `out` to `to` while receiving `in` from `from`.
+  void exchange(int to, const void* out, size_t out_bytes, int from, void* in, size_t in_bytes, const char* what) {
+    void* r = recv(from, in, in_bytes);
+    void* s = send(to, out, out_bytes);
+    wait(from, r, what, in_bytes);
+    wait(to, s, what, out_bytes);
+  }
+};
+
+// Block b of `count` elements split into n: [begin, begin + size).
+size_t block_begin(size_t count, int n, int b) {
+  const size_t q = count / static_cast<size_t>(n), r = count % static_cast<size_t>(n);
+  return q * static_cast<size_t>(b) + std::min(static_cast<size_t>(b), r);
+}
+size_t block_size(size_t count, int n, int b) { return block_begin(count, n, b + 1) - block_begin(count, n, b); }
+
+void fold2(void* dst, const void* x, const void* y, size_t count, DType t, Op op) {
+  const void* s[2] = {x, y};
+  reduce(dst, s, 2, count, t, op, 0);
+}
+
+// Allreduce of buf among `group` (ranks, one per host); this rank is group[gi].
+void net_allreduce(Net& net, const std::vector<int>& group, int gi, char* buf, size_t count, DType t, Op op) {
+  const int n = static_cast<int>(group.size());
+  if (n == 1 || count == 0) return;
+  const size_t es = dtype_size(t);
+  const bool pow2 = (n & (n - 1)) == 0;
+  if (pow2 && count * es <= kDoublingMax) {
+    // Recursive doubling: partners fold (lower rank's value op higher's), so both hold the same bits.
+    char* tmp = grow(net.h.b, count * es);
+    for (int d = 1; d < n; d <<= 1) {
+      const int p = gi ^ d;
+      net.exchange(group[p], buf, count * es, group[p], tmp, count * es, "allreduce between hosts");
+      if (gi < p) fold2(buf, buf, tmp, count, t, op);
+      else fold2(buf, tmp, buf, count, t, op);
+    }
+    return;
+  }
+  // Ring: reduce-scatter, then allgather of the reduced blocks.
+  const int right = group[(gi + 1) % n], left = group[(gi + n - 1) % n];
+  char* tmp = grow(net.h.b, block_size(count, n, 0) * es);
+  for (int s = 0; s < n - 1; ++s) {
+    const int sb = (gi - s + n) % n, rb = (gi - s - 1 + 2 * n) % n;
+    char* rp = buf + block_begin(count, n, rb) * es;
+    net.exchange(right, buf + block_begin(count, n, sb) * es, block_size(count, n, sb) * es, left, tmp,
+                 block_size(count, n, rb) * es, "allreduce between hosts (reduce-scatter)");
+    fold2(rp, tmp, rp, block_size(count, n, rb), t, op);
+  }
+  for (int s = 0; s < n - 1; ++s) {
+    const int sb = (gi + 1 - s + n) % n, rb = (gi - s + n) % n;
+    net.exchange(right, buf + block_begin(count, n, sb) * es, block_size(count, n, sb) * es, left,
+                 buf + block_begin(count, n, rb) * es, block_size(count, n, rb) * es,
+                 "allreduce between hosts (allgather)");
+  }
+}
+
+// Ring allgather among `group`: member i's block is [offs[i], offs[i] + lens[i]) bytes of buf.
+void net_allgatherv(Net& net, const std::vector<int>& group, int gi, char* buf, const std::vector<size_t>& offs,
+                    const std::vector<size_t>& lens) {
+  const int n = static_cast<int>(group.size());
+  const int right = group[(gi + 1) % n], left = group[(gi + n - 1) % n];
+  for (int s = 0; s < n - 1; ++s) {
+    const int sb = (gi - s + n) % n, rb = (gi - s - 1 + 2 * n) % n;
+    net.exchange(right, buf + offs[sb], lens[sb], left, buf + offs[rb], lens[rb], "allgather between hosts");
+  }
+}
+
+// Binomial-tree broadcast among `group` from group[ri].
+void net_bcast(Net& net, const std::vector<int>& group, int gi, int ri, char* buf, size_t bytes) {
+  const int n = static_cast<int>(group.size());
+  const int v = (gi - ri + n) % n;
+  int mask = 1;
+  while (mask < n) {
+    if (v & mask) {
+      const int from = group[(v - mask + ri) % n];
+      net.wait(from, net.recv(from, buf, bytes), "broadcast between hosts", bytes);
+      break;
+    }
+    mask <<= 1;
+  }
+  for (mask >>= 1; mask > 0; mask >>= 1) {
+    if (v + mask < n) {
+      const int to = group[(v + mask + ri) % n];
+      net.wait(to, net.send(to, buf, bytes), "broadcast between hosts", bytes);
+    }
+  }
+}
+
+// Dissemination barrier among `group`.
+void net_barrier(Net& net, const std::vector<int>& group, int gi) {
+  const int n = static_cast<int>(group.size());
+  char out = 0, in = 0;
+  for (int d = 1; d < n; d <<= 1)
+    net.exchange(group[(gi + d) % n], &out, 1, group[(gi - d % n + n) % n], &in, 1, "barrier between hosts");
+}
+
+Status local(Hier& h, Kind kind, const Args& a) { return dispatch(*h.local, kind, a); }
+
+Status allgatherv_bytes(Communicator& c, Hier& h, const void* in, char* out, const std::vector<size_t>& offs,
+                        const std::vector<size_t>& lens);
+
+// Allreduce of count elements from send into recv on every rank.
+Status allreduce(Communicator& c, Hier& h, const void* send, void* recv, size_t count, DType t, Op op) {
+  if (count == 0) return Status::ok();
+  const size_t es = dtype_size(t);
+  Net net{c, h};
+  const Op inner = op == Op::kAvg ? Op::kSum : op;
+  if (deterministic_mode()) {
+    // Every rank's input everywhere, folded in rank order: the canonical algorithms' bits.
+    const size_t n = static_cast<size_t>(c.size);
+    char* all = grow(h.c, count * es * n);
+    std::vector<size_t> offs(n), lens(n, count * es);
+    for (size_t r = 0; r < n; ++r) offs[r] = r * count * es;
+    TS_RETURN_IF_ERROR(allgatherv_bytes(c, h, send, all, offs, lens));
+    std::vector<const void*> srcs(n);
+    for (size_t r = 0; r < n; ++r) srcs[r] = all + r * count * es;
+    if (n == 1) std::memcpy(recv, all, count * es);
+    else reduce(recv, srcs.data(), static_cast<int>(n), count, t, op, op == Op::kAvg ? static_cast<int>(n) : 0);
+    return Status::ok();
+  }
+  if (h.equal && h.local_size > 1 && count >= static_cast<size_t>(h.local_size)) {
+    // Rails: my slice of the local reduce-scatter, allreduced with the same slice of every other host.
+    std::vector<size_t> counts(static_cast<size_t>(h.local_size)), displs(counts.size());
+    for (int i = 0; i < h.local_size; ++i) {
+      counts[static_cast<size_t>(i)] = block_size(count, h.local_size, i);
+      displs[static_cast<size_t>(i)] = block_begin(count, h.local_size, i);
+    }
+    const size_t mine = counts[static_cast<size_t>(h.local_rank)];
+    char* slice = grow(h.a, mine * es);
+    TS_RETURN_IF_ERROR(local(h, Kind::kReduceScatterv,
+                             Args{.send = send, .recv = slice, .count = mine, .dtype = t, .op = inner,
+                                  .rcounts = counts.data()}));
+    net_allreduce(net, h.rail, h.my_host, slice, mine, t, inner);
+    TS_RETURN_IF_ERROR(local(h, Kind::kAllgatherv,
+                             Args{.send = slice, .recv = recv, .count = mine, .dtype = t, .rcounts = counts.data(),
+                                  .rdispls = displs.data()}));
+  } else {
+    // Leaders: reduce to the host's first member, allreduce between hosts, broadcast on the host.
+    if (h.local_size > 1) {
+      TS_RETURN_IF_ERROR(local(h, Kind::kReduce, Args{.send = send, .recv = recv, .count = count, .dtype = t,
+                                                      .op = inner, .root = 0}));
+    } else if (send != recv) {
+      std::memcpy(recv, send, count * es);
+    }
+    if (h.local_rank == 0) net_allreduce(net, h.leaders, h.my_host, static_cast<char*>(recv), count, t, inner);
+    if (h.local_size > 1)
+      TS_RETURN_IF_ERROR(local(h, Kind::kBroadcast, Args{.send = recv, .recv = recv, .count = count, .dtype = t,
+                                                         .root = 0}));
+  }
+  if (op == Op::kAvg) {
+    char* zeros = grow(h.zeros, count * es);
+    std::memset(zeros, 0, count * es);
+    const void* s[2] = {recv, zeros};
+    reduce(recv, s, 2, count, t, Op::kAvg, c.size);
+  }
+  return Status::ok();
+}
+
+// Every rank's `lens[r]` bytes, packed by rank at offs[r] of `out`, on every rank; mine are at `in`.
+Status allgatherv_bytes(Communicator& c, Hier& h, const void* in, char* out, const std::vector<size_t>& offs,
+                        const std::vector<size_t>& lens) {
+  Net net{c, h};
+  const size_t me = static_cast<size_t>(c.rank);
+  // 1. The host's blocks, packed in local rank order, at the leader.
+  const std::vector<int>& mine = h.members[static_cast<size_t>(h.my_host)];
+  std::vector<size_t> lcounts(mine.size()), ldispls(mine.size());
+  size_t host_bytes = 0;
+  for (size_t i = 0; i < mine.size(); ++i) {
+    lcounts[i] = lens[static_cast<size_t>(mine[i])];
+    ldispls[i] = host_bytes;
+    host_bytes += lcounts[i];
+  }
+  // Every host's packed block, in host order.
+  std::vector<size_t> hoffs(static_cast<size_t>(h.n_hosts)), hlens(hoffs.size());
+  size_t all_bytes = 0;
+  for (int hh = 0; hh < h.n_hosts; ++hh) {
+    hoffs[static_cast<size_t>(hh)] = all_bytes;
+    for (int r : h.members[static_cast<size_t>(hh)]) hlens[static_cast<size_t>(hh)] += lens[static_cast<size_t>(r)];
+    all_bytes += hlens[static_cast<size_t>(hh)];
+  }
+  char* packed = grow(h.a, all_bytes);
+  char* my_block = packed + hoffs[static_cast<size_t>(h.my_host)];
+  if (h.local_size > 1) {
+    TS_RETURN_IF_ERROR(local(h, Kind::kAllgatherv, Args{.send = in, .recv = my_block, .count = lens[me],
+                                                        .dtype = DType::kUint8, .rcounts = lcounts.data(),
+                                                        .rdispls = ldispls.data()}));
+  } else if (lens[me]) {
+    std::memcpy(my_block, in, lens[me]);
+  }
+  // 2. Between hosts: every member of a rail holds the whole host block, so the leaders alone exchange.
+  if (h.local_rank == 0) net_allgatherv(net, h.leaders, h.my_host, packed, hoffs, hlens);
+  if (h.local_size > 1)
+    TS_RETURN_IF_ERROR(local(h, Kind::kBroadcast, Args{.send = packed, .recv = packed, .count = all_bytes,
+                                                       .dtype = DType::kUint8, .root = 0}));
+  // 3. Unpack by rank.
+  for (int hh = 0; hh < h.n_hosts; ++hh) {
+    size_t at = hoffs[static_cast<size_t>(hh)];
+    for (int r : h.members[static_cast<size_t>(hh)]) {
+      const size_t len = lens[static_cast<size_t>(r)];
+      if (len) std::memmove(out + offs[static_cast<size_t>(r)], packed + at, len);
+      at += len;
+    }
+  }
+  return Status::ok();
+}
+
+// Broadcast of `bytes` from rank `root`: the root's host's copy goes to one member of every other host.
+Status bcast_bytes(Communicator& c, Hier& h, char* buf, size_t bytes, int root) {
+  Net net{c, h};
+  const int root_host = h.host_of[static_cast<size_t>(root)];
+  // Each host's entry: the root on its own host, the first member elsewhere.
+  std::vector<int> entries(static_cast<size_t>(h.n_hosts));
+  for (int hh = 0; hh < h.n_hosts; ++hh) entries[static_cast<size_t>(hh)] = h.members[static_cast<size_t>(hh)][0];
+  entries[static_cast<size_t>(root_host)] = root;
+  const int entry = entries[static_cast<size_t>(h.my_host)];
+  if (c.rank == entry) net_bcast(net, entries, h.my_host, root_host, buf, bytes);
+  if (h.local_size > 1) {
+    const auto& mine = h.members[static_cast<size_t>(h.my_host)];
+    const int lroot = static_cast<int>(std::find(mine.begin(), mine.end(), entry) - mine.begin());
+    TS_RETURN_IF_ERROR(local(h, Kind::kBroadcast, Args{.send = buf, .recv = buf, .count = bytes,
+                                                       .dtype = DType::kUint8, .root = lroot}));
+  }
+  return Status::ok();
+}
+
+Status alltoallv_bytes(Communicator& c, Hier& h, const char* send, const size_t* soffs, const size_t* slens,
+                       char* recv, const size_t* roffs, const size_t* rlens) {
+  Net net{c, h};
+  const int n = c.size;
+  // Peers on other hosts: every receive posted, then every send; the host's own exchange meanwhile.
+  std::vector<std::pair<int, void*>> reqs;
+  std::vector<size_t> req_bytes;
+  for (int r = 0; r < n; ++r)
+    if (h.host_of[static_cast<size_t>(r)] != h.my_host) {
+      reqs.emplace_back(r, net.recv(r, recv + roffs[r], rlens[r]));
+      req_bytes.push_back(rlens[r]);
+    }
+  for (int k = 1; k <= n; ++k) {  // staggered, so that not every rank sends to rank 0 first
+    const int r = (c.rank + k) % n;
+    if (h.host_of[static_cast<size_t>(r)] != h.my_host) {
+      reqs.emplace_back(r, net.send(r, send + soffs[r], slens[r]));
+      req_bytes.push_back(slens[r]);
+    }
+  }
+  const auto& mine = h.members[static_cast<size_t>(h.my_host)];
+  const size_t m = mine.size();
+  if (m == 1) {
+    if (slens[c.rank]) std::memmove(recv + roffs[c.rank], send + soffs[c.rank], slens[c.rank]);
+  } else {
+    std::vector<size_t> sc(m), sd(m), rc(m), rd(m);
+    for (size_t i = 0; i < m; ++i) {
+      const int r = mine[i];
+      sc[i] = slens[r];
+      sd[i] = soffs[r];
+      rc[i] = rlens[r];
+      rd[i] = roffs[r];
+    }
+    TS_RETURN_IF_ERROR(local(h, Kind::kAlltoallv, Args{.send = send, .recv = recv, .count = 0, .dtype = DType::kUint8,
+                                                       .scounts = sc.data(), .sdispls = sd.data(),
+                                                       .rcounts = rc.data(), .rdispls = rd.data()}));
+  }
+  for (size_t i = 0; i < reqs.size(); ++i) net.wait(reqs[i].first, reqs[i].second, "alltoall between hosts", req_bytes[i]);
+  return Status::ok();
+}
+
+}  // namespace
+
+Hier* hier_create(Communicator& c, Communicator* local) {
+  auto* h = new Hier;
+  h->local = local;
+  const pgas::Runtime& r = pgas::rt();
+  h->host_of.resize(static_cast<size_t>(c.size));
+  std::vector<int> host_number(static_cast<size_t>(r.n_hosts), -1);  // job host -> this communicator's host
+  for (int i = 0; i < c.size; ++i) {
+    int& hn = host_number[static_cast<size_t>(r.host_of[static_cast<size_t>(c.world[static_cast<size_t>(i)])])];
+    if (hn < 0) {
+      hn = h->n_hosts++;
+      h->members.emplace_back();
+    }
+    h->host_of[static_cast<size_t>(i)] = hn;
+    h->members[static_cast<size_t>(hn)].push_back(i);
+  }
+  h->my_host = h->host_of[static_cast<size_t>(c.rank)];
+  const auto& mine = h->members[static_cast<size_t>(h->my_host)];
+  h->local_size = static_cast<int>(mine.size());
+  h->local_rank = static_cast<int>(std::find(mine.begin(), mine.end(), c.rank) - mine.begin());
+  h->equal = true;
+  for (const auto& m : h->members) {
+    h->leaders.push_back(m[0]);
+    h->equal = h->equal && m.size() == mine.size();
+  }
+  if (h->equal)
+    for (const auto& m : h->members) h->rail.push_back(m[static_cast<size_t>(h->local_rank)]);
+  h->key = c.uid & ((uint64_t{1} << (64 - kPeBits)) - 1);
+  return h;
+}
+
+void hier_destroy(Hier* h) {
+  if (!h) return;
+  comm_destroy(h->local);
+  delete h;
+}
+
+std::string hier_describe(const Communicator& c) {
+  const Hier& h = *c.hier;
+  return fmt::format("{} hosts, {} members on this one{}", h.n_hosts, h.local_size,
+                     h.equal ? "; allreduce by rails" : "; allreduce by leaders (hosts of unequal size)");
+}
+
+Status hier_dispatch(Communicator& c, Kind kind, const Args& a, size_t total) {
+  Hier& h = *c.hier;
+  Net net{c, h};
+  const size_t es = dtype_size(a.dtype);
+  const size_t n = static_cast<size_t>(c.size), me = static_cast<size_t>(c.rank);
+  switch (kind) {
+    case Kind::kAllreduce:
+      return allreduce(c, h, a.send, a.recv, a.count, a.dtype, a.op);
+    case Kind::kReduce: {
+      char* out = me == static_cast<size_t>(a.root) ? static_cast<char*>(a.recv) : grow(h.c, a.count * es);
+      return allreduce(c, h, a.send, out, a.count, a.dtype, a.op);
+    }
+    case Kind::kReduceScatter:
+    case Kind::kReduceScatterv: {
+      std::vector<size_t> counts(n, a.count), displs(n);
+      if (kind == Kind::kReduceScatterv) counts.assign(a.rcounts, a.rcounts + n);
+      size_t sum = 0;
+      for (size_t r = 0; r < n; ++r) displs[r] = sum, sum += counts[r];
+      std::vector<char> all(sum * es);
+      TS_RETURN_IF_ERROR(allreduce(c, h, a.send, all.data(), sum, a.dtype, a.op));
+      if (counts[me]) std::memcpy(a.recv, all.data() + displs[me] * es, counts[me] * es);
+      return Status::ok();
+    }
+    case Kind::kAllgather:
+    case Kind::kAllgatherv: {
+      std::vector<size_t> offs(n), lens(n);
+      for (size_t r = 0; r < n; ++r) {
+        lens[r] = (kind == Kind::kAllgather ? a.count : a.rcounts[r]) * es;
+        offs[r] = kind == Kind::kAllgather ? r * a.count * es : a.rdispls[r] * es;
+      }
+      return allgatherv_bytes(c, h, a.send, static_cast<char*>(a.recv), offs, lens);
+    }
+    case Kind::kBroadcast: {
+      if (me == static_cast<size_t>(a.root) && a.send != a.recv && a.count) std::memcpy(a.recv, a.send, a.count * es);
+      return bcast_bytes(c, h, static_cast<char*>(a.recv), a.count * es, a.root);
+    }
+    case Kind::kGather:
+    case Kind::kGatherv: {
+      // Everyone learns every count, gathers everything, and the root keeps it at its displacements.
+      std::vector<size_t> lens(n), offs(n);
+      const uint64_t my_len = a.count * es;
+      std::vector<uint64_t> all_lens(n);
+      std::vector<size_t> eight(n, sizeof(uint64_t)), eoffs(n);
+      for (size_t r = 0; r < n; ++r) eoffs[r] = r * sizeof(uint64_t);
+      TS_RETURN_IF_ERROR(allgatherv_bytes(c, h, &my_len, reinterpret_cast<char*>(all_lens.data()), eoffs, eight));
+      size_t sum = 0;
+      for (size_t r = 0; r < n; ++r) lens[r] = all_lens[r], offs[r] = sum, sum += lens[r];
+      std::vector<char> all(sum);
+      TS_RETURN_IF_ERROR(allgatherv_bytes(c, h, a.send, all.data(), offs, lens));
+      if (me == static_cast<size_t>(a.root))
+        for (size_t r = 0; r < n; ++r) {
+          const size_t at = (kind == Kind::kGather ? r * a.count : a.rdispls[r]) * es;
+          if (kind == Kind::kGatherv && a.rcounts[r] * es != lens[r])
+            return invalid_arg("gatherv: rank {} sends {} elements but the root's recvcounts[{}] is {}", r,
+                               lens[r] / es, r, a.rcounts[r]);
+          if (lens[r]) std::memcpy(static_cast<char*>(a.recv) + at, all.data() + offs[r], lens[r]);
+        }
+      return Status::ok();
+    }
+    case Kind::kScatter:
+    case Kind::kScatterv: {
+      // The root's layout goes everywhere (counts and displacements first), then each rank takes its piece.
+      const bool root = me == static_cast<size_t>(a.root);
+      std::vector<uint64_t> layout(2 * n);
+      uint64_t extent = 0;
+      if (root)
+        for (size_t r = 0; r < n; ++r) {
+          layout[2 * r] = (kind == Kind::kScatter ? a.count : a.scounts[r]) * es;
+          layout[2 * r + 1] = (kind == Kind::kScatter ? r * a.count : a.sdispls[r]) * es;
+          extent = std::max<uint64_t>(extent, layout[2 * r] + layout[2 * r + 1]);
+        }
+      TS_RETURN_IF_ERROR(bcast_bytes(c, h, reinterpret_cast<char*>(layout.data()), layout.size() * 8, a.root));
+      for (size_t r = 0; r < n; ++r) extent = std::max<uint64_t>(extent, layout[2 * r] + layout[2 * r + 1]);
+      std::vector<char> all(extent);
+      if (root && extent) std::memcpy(all.data(), a.send, extent);
+      TS_RETURN_IF_ERROR(bcast_bytes(c, h, all.data(), extent, a.root));
+      if (layout[2 * me] != a.count * es)
+        return invalid_arg("scatterv: rank {} receives {} elements but the root's sendcounts[{}] is {}", me, a.count,
+                           me, layout[2 * me] / es);
+      if (a.count) std::memmove(a.recv, all.data() + layout[2 * me + 1], layout[2 * me]);
+      return Status::ok();
+    }
+    case Kind::kAlltoall: {
+      std::vector<size_t> offs(n), lens(n, a.count * es);
+      for (size_t r = 0; r < n; ++r) offs[r] = r * a.count * es;
+      const char* send = static_cast<const char*>(a.send);
+      if (a.send == a.recv) {  // in place: send from a copy
+        char* copy = grow(h.b, n * a.count * es);
+        std::memcpy(copy, a.send, n * a.count * es);
+        send = copy;
+      }
+      return alltoallv_bytes(c, h, send, offs.data(), lens.data(), static_cast<char*>(a.recv), offs.data(), lens.data());
+    }
+    case Kind::kAlltoallv: {
+      std::vector<size_t> so(n), sl(n), ro(n), rl(n);
+      for (size_t r = 0; r < n; ++r) {
+        so[r] = a.sdispls[r] * es, sl[r] = a.scounts[r] * es;
+        ro[r] = a.rdispls[r] * es, rl[r] = a.rcounts[r] * es;
+      }
+      return alltoallv_bytes(c, h, static_cast<const char*>(a.send), so.data(), sl.data(), static_cast<char*>(a.recv),
+                             ro.data(), rl.data());
+    }
+    case Kind::kBarrier:
+      if (h.local_size > 1) TS_RETURN_IF_ERROR(local(h, Kind::kBarrier, Args{}));
+      if (h.local_rank == 0) net_barrier(net, h.leaders, h.my_host);
+      if (h.local_size > 1) TS_RETURN_IF_ERROR(local(h, Kind::kBarrier, Args{}));
+      return Status::ok();
+    case Kind::kInscan:
+    case Kind::kExscan: {
+      // Every rank's input, folded in rank order up to this rank (exclusive: zeros on rank 0).
+      const size_t bytes = a.count * es;
+      std::vector<char> all(bytes * n);
+      std::vector<size_t> offs(n), lens(n, bytes);
+      for (size_t r = 0; r < n; ++r) offs[r] = r * bytes;
+      TS_RETURN_IF_ERROR(allgatherv_bytes(c, h, a.send, all.data(), offs, lens));
+      const size_t upto = kind == Kind::kInscan ? me + 1 : me;
+      if (upto == 0) {
+        if (bytes) std::memset(a.recv, 0, bytes);
+      } else if (upto == 1) {
+        if (bytes) std::memcpy(a.recv, all.data(), bytes);
+      } else {
+        std::vector<const void*> srcs(upto);
+        for (size_t r = 0; r < upto; ++r) srcs[r] = all.data() + r * bytes;
+        reduce(a.recv, srcs.data(), static_cast<int>(upto), a.count, a.dtype, a.op, 0);
+      }
+      return Status::ok();
+    }
+    case Kind::kSendRecv:
+      break;
+  }
+  (void)total;
+  return make_status(Code::kUnsupported, "{} across hosts is not available on {} ({})", kind_name(kind), c.name,
+                     hier_describe(c));
+}
+
+}  // namespace tessera::coll

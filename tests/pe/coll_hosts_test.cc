@@ -1,0 +1,241 @@
+// Collectives on a communicator whose members span hosts (coll/hier.h): every kind against a reference,
+// over counts, types, operators, roots, in place and not, v variants with uneven and zero counts, splits,
+// and the deterministic mode's rank-order bits. Run across hosts (pe/as_hosts.sh: 2x1, 3x1, 2x2, 2+1 PEs)
+// by coll_hosts.cmake; on one host the same checks run through the engine's own algorithms.
+#include <shmem.h>
+
+#include <numeric>
+#include <random>
+#include <vector>
+
+#include "coll/reduce/reduce.h"
+#include "coll/select/select.h"
+#include "coll_common.h"
+#include "pe_main.h"
+
+namespace coll_test {
+namespace {
+
+testing::Environment* const kEnv = testing::AddGlobalTestEnvironment(new WorldEnv);
+
+const size_t kCounts[] = {0, 1, 7, 1000, 70001};
+
+TEST(Hosts, CommunicatorSpansTheHosts) {
+  const bool spans = tessera::pgas::team_world()->spans_hosts;
+  EXPECT_EQ(world().hier != nullptr, spans);
+  EXPECT_EQ(world().size, shmem_n_pes());
+}
+
+TEST(Hosts, ReductionsEveryTypeOpAndRoot) {
+  const int n = world().size;
+  for (int t = 0; t < kNumDTypes; ++t)
+    for (int op = 0; op < kNumOps; ++op) {
+      const DType dt = static_cast<DType>(t);
+      if (!op_applies(dt, static_cast<Op>(op))) continue;
+      for (bool ip : {false, true}) {
+        check_reduction(Kind::kAllreduce, nullptr, 77, ip, dt, static_cast<Op>(op));
+        check_reduction(Kind::kReduceScatter, nullptr, 13, ip, dt, static_cast<Op>(op));
+      }
+      for (int root = 0; root < n; ++root) check_reduction(Kind::kReduce, nullptr, 33, false, dt, static_cast<Op>(op), root);
+    }
+}
+
+TEST(Hosts, AllreduceCountsRailsAndLeaders) {
+  for (size_t count : kCounts)
+    for (bool ip : {false, true}) {
+      check_reduction(Kind::kAllreduce, nullptr, count, ip, DType::kFloat32, Op::kSum);
+      check_reduction(Kind::kAllreduce, nullptr, count, ip, DType::kInt64, Op::kMax);
+      check_reduction(Kind::kAllreduce, nullptr, count, ip, DType::kBFloat16, Op::kAvg);
+    }
+}
+
+// Element i of rank r's contribution.
+uint32_t word(int r, size_t i) { return static_cast<uint32_t>(r) * 1000003u + static_cast<uint32_t>(i) * 7u + 1u; }
+
+TEST(Hosts, AllgatherAndVariants) {
+  Communicator& c = world();
+  const int n = c.size, me = c.rank;
+  for (size_t count : kCounts)
+    for (bool ip : {false, true}) {
+      std::vector<uint32_t> send(count), recv(count * n + 1, 0xdeadbeef);
+      for (size_t i = 0; i < count; ++i) send[i] = word(me, i);
+      if (ip) std::copy(send.begin(), send.end(), recv.begin() + static_cast<long>(me * count));
+      run(c, Kind::kAllgather, Args{.send = ip ? recv.data() + me * count : send.data(), .recv = recv.data(),
+                                     .count = count, .dtype = DType::kUint32});
+      for (int r = 0; r < n; ++r)
+        for (size_t i = 0; i < count; ++i) ASSERT_EQ(recv[r * count + i], word(r, i)) << "rank " << r << " i " << i;
+      EXPECT_EQ(recv[count * n], 0xdeadbeef) << "wrote past the end";
+    }
+  // allgatherv: rank r contributes (r * 37) % 5 * 101 elements (zeros included), placed with gaps.
+  std::vector<size_t> counts(n), displs(n);
+  size_t at = 0;
+  for (int r = 0; r < n; ++r) {
+    counts[r] = static_cast<size_t>((r * 37) % 5) * 101;
+    displs[r] = at + 3;
+    at = displs[r] + counts[r];
+  }
+  std::vector<uint32_t> send(counts[me]), recv(at, 7);
+  for (size_t i = 0; i < counts[me]; ++i) send[i] = word(me, i);
+  run(c, Kind::kAllgatherv, Args{.send = send.data(), .recv = recv.data(), .count = counts[me], .dtype = DType::kUint32,
+                                  .rcounts = counts.data(), .rdispls = displs.data()});
+  for (int r = 0; r < n; ++r) {
+    for (size_t i = 0; i < counts[r]; ++i) ASSERT_EQ(recv[displs[r] + i], word(r, i));
+    for (size_t g = displs[r] - 3; g < displs[r]; ++g) ASSERT_EQ(recv[g], 7u) << "gap before rank " << r;
+  }
+}
+
+TEST(Hosts, BroadcastEveryRoot) {
+  Communicator& c = world();
+  for (int root = 0; root < c.size; ++root)
+    for (size_t count : kCounts) {
+      std::vector<uint32_t> buf(count, 0), src(count);
+      for (size_t i = 0; i < count; ++i) src[i] = word(root, i);
+      run(c, Kind::kBroadcast, Args{.send = src.data(), .recv = buf.data(), .count = count, .dtype = DType::kUint32,
+                                     .root = root});
+      for (size_t i = 0; i < count; ++i) ASSERT_EQ(buf[i], word(root, i)) << "root " << root << " count " << count;
+    }
+}
+
+TEST(Hosts, GatherScatterEveryRootAndVariants) {
+  Communicator& c = world();
+  const int n = c.size, me = c.rank;
+  for (int root = 0; root < n; ++root)
+    for (size_t count : {size_t{1}, size_t{1000}}) {
+      std::vector<uint32_t> send(count), all(count * n, 0);
+      for (size_t i = 0; i < count; ++i) send[i] = word(me, i);
+      run(c, Kind::kGather, Args{.send = send.data(), .recv = all.data(), .count = count, .dtype = DType::kUint32,
+                                  .root = root});
+      if (me == root)
+        for (int r = 0; r < n; ++r)
+          for (size_t i = 0; i < count; ++i) ASSERT_EQ(all[r * count + i], word(r, i));
+      // Scatter back what the root gathered.
+      std::vector<uint32_t> mine(count, 0);
+      run(c, Kind::kScatter, Args{.send = all.data(), .recv = mine.data(), .count = count, .dtype = DType::kUint32,
+                                   .root = root});
+      for (size_t i = 0; i < count; ++i) ASSERT_EQ(mine[i], word(me, i)) << "scatter from root " << root;
+    }
+  // v variants: rank r has r + 2 elements, the root's layout reversed with gaps.
+  std::vector<size_t> counts(n), displs(n);
+  size_t at = 0;
+  for (int r = n - 1; r >= 0; --r) {
+    counts[r] = static_cast<size_t>(r) + 2;
+    displs[r] = at + 1;
+    at = displs[r] + counts[r];
+  }
+  for (int root = 0; root < n; ++root) {
+    std::vector<uint32_t> send(counts[me]), all(at, 0);
+    for (size_t i = 0; i < counts[me]; ++i) send[i] = word(me, i);
+    run(c, Kind::kGatherv, Args{.send = send.data(), .recv = all.data(), .count = counts[me], .dtype = DType::kUint32,
+                                 .root = root, .rcounts = counts.data(), .rdispls = displs.data()});
+    if (me == root)
+      for (int r = 0; r < n; ++r)
+        for (size_t i = 0; i < counts[r]; ++i) ASSERT_EQ(all[displs[r] + i], word(r, i));
+    std::vector<uint32_t> mine(counts[me], 0);
+    run(c, Kind::kScatterv, Args{.send = all.data(), .recv = mine.data(), .count = counts[me], .dtype = DType::kUint32,
+                                  .root = root, .scounts = counts.data(), .sdispls = displs.data()});
+    for (size_t i = 0; i < counts[me]; ++i) ASSERT_EQ(mine[i], word(me, i)) << "scatterv from root " << root;
+  }
+}
+
+TEST(Hosts, AlltoallAndVariants) {
+  Communicator& c = world();
+  const int n = c.size, me = c.rank;
+  // Block for rank `to` from rank `from`, element i.
+  auto cell = [](int from, int to, size_t i) { return word(from, i) ^ (static_cast<uint32_t>(to) << 24); };
+  for (size_t count : kCounts)
+    for (bool ip : {false, true}) {
+      std::vector<uint32_t> send(count * n), recv(count * n, 0);
+      for (int to = 0; to < n; ++to)
+        for (size_t i = 0; i < count; ++i) send[to * count + i] = cell(me, to, i);
+      if (ip) recv = send;
+      run(c, Kind::kAlltoall, Args{.send = ip ? recv.data() : send.data(), .recv = recv.data(), .count = count,
+                                    .dtype = DType::kUint32});
+      for (int from = 0; from < n; ++from)
+        for (size_t i = 0; i < count; ++i) ASSERT_EQ(recv[from * count + i], cell(from, me, i)) << "from " << from;
+    }
+  // alltoallv: rank f sends (f + t) % 3 * 50 elements to rank t.
+  std::vector<size_t> sc(n), sd(n), rc(n), rd(n);
+  size_t s_at = 0, r_at = 0;
+  for (int p = 0; p < n; ++p) {
+    sc[p] = static_cast<size_t>((me + p) % 3) * 50, sd[p] = s_at, s_at += sc[p] + 1;
+    rc[p] = static_cast<size_t>((p + me) % 3) * 50, rd[p] = r_at, r_at += rc[p] + 2;
+  }
+  std::vector<uint32_t> send(s_at), recv(r_at, 0);
+  for (int to = 0; to < n; ++to)
+    for (size_t i = 0; i < sc[to]; ++i) send[sd[to] + i] = cell(me, to, i);
+  run(c, Kind::kAlltoallv, Args{.send = send.data(), .recv = recv.data(), .dtype = DType::kUint32, .scounts = sc.data(),
+                                 .sdispls = sd.data(), .rcounts = rc.data(), .rdispls = rd.data()});
+  for (int from = 0; from < n; ++from)
+    for (size_t i = 0; i < rc[from]; ++i) ASSERT_EQ(recv[rd[from] + i], cell(from, me, i)) << "from " << from;
+}
+
+TEST(Hosts, ScansInclusiveAndExclusive) {
+  Communicator& c = world();
+  const int me = c.rank;
+  for (size_t count : {size_t{1}, size_t{513}})
+    for (Kind k : {Kind::kInscan, Kind::kExscan}) {
+      std::vector<int64_t> send(count), recv(count, -1);
+      for (size_t i = 0; i < count; ++i) send[i] = static_cast<int64_t>(word(me, i) % 1000);
+      run(c, k, Args{.send = send.data(), .recv = recv.data(), .count = count, .dtype = DType::kInt64, .op = Op::kSum});
+      const int upto = k == Kind::kInscan ? me + 1 : me;
+      for (size_t i = 0; i < count; ++i) {
+        int64_t want = 0;
+        for (int r = 0; r < upto; ++r) want += static_cast<int64_t>(word(r, i) % 1000);
+        ASSERT_EQ(recv[i], want) << kind_name(k) << " i " << i;
+      }
+    }
+}
+
+// After a barrier, every rank's atomic increments of this round are visible on PE 0.
+TEST(Hosts, BarrierOrdersAtomics) {
+  Communicator& c = world();
+  static long counter;  // symmetric (a global)
+  for (long round = 1; round <= 50; ++round) {
+    shmem_long_atomic_inc(&counter, 0);
+    shmem_quiet();
+    run(c, Kind::kBarrier, Args{});
+    if (c.rank == 0) ASSERT_EQ(shmem_long_atomic_fetch(&counter, 0), round * c.size) << "round " << round;
+    run(c, Kind::kBarrier, Args{});
+  }
+}
+
+TEST(Hosts, SplitByParityThenAllreduce) {
+  Communicator& c = world();
+  auto r = comm_split(&c, c.rank % 2, -c.rank);  // keys reversed: ranks in decreasing world order
+  ASSERT_TRUE(r.is_ok()) << r.status().message();
+  Communicator* sub = r.value();
+  int64_t mine = c.rank + 1, sum = 0;
+  run(*sub, Kind::kAllreduce, Args{.send = &mine, .recv = &sum, .count = 1, .dtype = DType::kInt64, .op = Op::kSum});
+  int64_t want = 0;
+  for (int q = c.rank % 2; q < c.size; q += 2) want += q + 1;
+  EXPECT_EQ(sum, want);
+  comm_destroy(sub);
+}
+
+// TESSERA_DETERMINISTIC=1: floating-point results are the rank-order fold of the inputs, bit for bit,
+// whichever host holds which rank.
+TEST(Hosts, DeterministicModeFoldsInRankOrder) {
+  if (!deterministic_mode()) GTEST_SKIP() << "TESSERA_DETERMINISTIC is not set (coll_hosts.cmake runs it with)";
+  Communicator& c = world();
+  const int n = c.size;
+  for (DType t : {DType::kFloat32, DType::kFloat64, DType::kBFloat16})
+    for (size_t count : {size_t{3}, size_t{20001}}) {
+      std::vector<Buf> in;
+      for (int r = 0; r < n; ++r) {
+        in.emplace_back(t, count);
+        std::mt19937_64 g(99 + r);
+        std::uniform_real_distribution<double> d(-1.0, 1.0);
+        for (size_t i = 0; i < count; ++i) in.back().set(i, d(g) * (1 + static_cast<double>(i % 13)));
+      }
+      Buf want(t, count), got(t, count);
+      std::vector<const void*> srcs;
+      for (auto& b : in) srcs.push_back(b.data());
+      if (n == 1) want.b = in[0].b;
+      else reduce(want.data(), srcs.data(), n, count, t, Op::kSum, 0);
+      run(c, Kind::kAllreduce, Args{.send = in[c.rank].data(), .recv = got.data(), .count = count, .dtype = t});
+      EXPECT_EQ(count_wrong(got.b.data(), want.b.data(), count, dtype_size(t)), 0u) << dtype_name(t) << " " << count;
+    }
+}
+
+}  // namespace
+}  // namespace coll_test
