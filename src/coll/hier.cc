@@ -319,6 +319,29 @@ Status alltoallv_bytes(Communicator& c, Hier& h, const char* send, const size_t*
 
 }  // namespace
 
+Communicator* hier_local_peer(Communicator& c, int peer, int* local_peer) {
+  Hier& h = *c.hier;
+  if (h.host_of[static_cast<size_t>(peer)] != h.my_host) return nullptr;
+  const auto& mine = h.members[static_cast<size_t>(h.my_host)];
+  *local_peer = static_cast<int>(std::find(mine.begin(), mine.end(), peer) - mine.begin());
+  return h.local;
+}
+
+void* hier_post(Communicator& c, bool send, void* buf, size_t bytes, int peer) {
+  Hier& h = *c.hier;
+  const int pe = c.world[static_cast<size_t>(peer)];
+  const transport::Transport* t = pgas::rt().transports[static_cast<size_t>(pe)];
+  const uint64_t p2p_key = h.key ^ (uint64_t{1} << (63 - kPeBits));  // apart from the collectives' tags
+  if (send) return t->send(pe, p2p_key << kPeBits | static_cast<uint64_t>(c.world[static_cast<size_t>(c.rank)]), buf, bytes);
+  return t->recv(pe, p2p_key << kPeBits | static_cast<uint64_t>(pe), buf, bytes);
+}
+
+void hier_complete(Communicator& c, void* request, bool send, size_t bytes, int peer) {
+  if (!request) return;
+  const int pe = c.world[static_cast<size_t>(peer)];
+  pgas::rt().transports[static_cast<size_t>(pe)]->wait(request, send ? "send" : "recv", pe, bytes);
+}
+
 Hier* hier_create(Communicator& c, Communicator* local) {
   auto* h = new Hier;
   h->local = local;

@@ -35,4 +35,11 @@ Status hier_dispatch(Communicator& c, Kind kind, const Args& a, size_t total);
 // "2 hosts, 2 members each, rails" for messages and tessera-info.
 std::string hier_describe(const Communicator& c);
 
+// Send/recv (coll/p2p.cc). A peer on this host is reached through the local communicator: returns it and
+// sets *local_peer; a peer on another host: returns null, and the message goes through hier_post (a tag of
+// its own, apart from the collectives' messages), completed by hier_complete.
+Communicator* hier_local_peer(Communicator& c, int peer, int* local_peer);
+void* hier_post(Communicator& c, bool send, void* buf, size_t bytes, int peer);
+void hier_complete(Communicator& c, void* request, bool send, size_t bytes, int peer);
+
 }  // namespace tessera::coll

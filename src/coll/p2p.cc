@@ -7,6 +7,7 @@
 #include "base/log.h"
 #include "base/memcopy.h"
 #include "coll/engine.h"
+#include "coll/hier.h"
 
 namespace tessera::coll {
 namespace {
@@ -23,6 +24,8 @@ struct P2pOp {
   uint64_t moved = 0;     // payload bytes copied
   bool header = false;    // header written / read
   bool done = false;
+  bool remote = false;    // to or from another host: a transport message (coll/hier.h)
+  void* request = nullptr;
 };
 
 thread_local int t_depth = 0;
@@ -103,6 +106,17 @@ bool progress_recv(P2pOp& o) {
 
 // Runs every op to completion; an op waits for earlier ops of the same (communicator, peer, direction).
 void run_all(std::vector<P2pOp>& ops) {
+  // Messages between hosts: every one posted first (the transport keeps a pair's order), completed last.
+  bool any_remote = false;
+  for (P2pOp& o : ops)
+    if (o.remote) {
+      o.request = hier_post(*o.c, o.send, o.buf, o.bytes, o.peer);
+      o.done = any_remote = true;
+    }
+  auto complete_remote = [&] {
+    for (P2pOp& o : ops)
+      if (o.remote) hier_complete(*o.c, o.request, o.send, o.bytes, o.peer);
+  };
   auto blocked = [&](size_t i) {
     for (size_t j = 0; j < i; ++j)
       if (!ops[j].done && ops[j].c == ops[i].c && ops[j].peer == ops[i].peer && ops[j].send == ops[i].send)
@@ -118,8 +132,14 @@ void run_all(std::vector<P2pOp>& ops) {
     }
     return all;
   };
-  if (pass() || ops.empty()) return;
-  coll_wait(*ops[0].c, pass, [&] {
+  if (pass() || ops.empty()) {
+    if (any_remote) complete_remote();
+    return;
+  }
+  Communicator* waiter = nullptr;  // a communicator of this host (remote ops are done already)
+  for (const P2pOp& o : ops)
+    if (!o.done) waiter = o.c;
+  coll_wait(*waiter, pass, [&] {
     std::string s = "send/recv group to complete:";
     for (const P2pOp& o : ops) {
       if (o.done) continue;
@@ -128,6 +148,7 @@ void run_all(std::vector<P2pOp>& ops) {
     }
     return s;
   });
+  if (any_remote) complete_remote();
 }
 
 Status enqueue(Communicator& c, bool send, const void* buf, size_t bytes, int peer) {
@@ -135,6 +156,15 @@ Status enqueue(Communicator& c, bool send, const void* buf, size_t bytes, int pe
     return invalid_arg("{}: peer {} is out of range: the communicator has {} ranks", send ? "send" : "recv", peer, c.size);
   if (bytes && !buf) return invalid_arg("{}: buffer is null with {} bytes", send ? "send" : "recv", bytes);
   P2pOp o{&c, send, peer, static_cast<char*>(const_cast<void*>(buf)), bytes};
+  if (c.hier) {  // members on several hosts: the local communicator, or a message between hosts
+    int local_peer = 0;
+    if (Communicator* local = hier_local_peer(c, peer, &local_peer)) {
+      o.c = local;
+      o.peer = local_peer;
+    } else {
+      o.remote = true;
+    }
+  }
   if (t_depth > 0) {
     t_ops.push_back(o);
     return Status::ok();

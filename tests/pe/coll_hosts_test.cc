@@ -8,6 +8,7 @@
 #include <random>
 #include <vector>
 
+#include "coll/p2p.h"
 #include "coll/reduce/reduce.h"
 #include "coll/select/select.h"
 #include "coll_common.h"
@@ -210,6 +211,45 @@ TEST(Hosts, SplitByParityThenAllreduce) {
   for (int q = c.rank % 2; q < c.size; q += 2) want += q + 1;
   EXPECT_EQ(sum, want);
   comm_destroy(sub);
+}
+
+// Send/recv with every other rank (peers on this host and on others), several messages per pair in order,
+// in a group so that both sides may send first.
+TEST(Hosts, SendRecvEveryPairInOrder) {
+  Communicator& c = world();
+  const int n = c.size, me = c.rank;
+  constexpr int kMsgs = 3;
+  for (size_t count : {size_t{1}, size_t{5000}, size_t{300000}}) {
+    std::vector<std::vector<uint32_t>> out(n * kMsgs), in(n * kMsgs);
+    group_start();
+    for (int p = 0; p < n; ++p)
+      for (int k = 0; k < kMsgs; ++k) {
+        auto& o = out[p * kMsgs + k];
+        o.resize(count);
+        for (size_t i = 0; i < count; ++i) o[i] = word(me, i) + static_cast<uint32_t>(k * 31 + p);
+        in[p * kMsgs + k].assign(count, 0);
+        ASSERT_TRUE(p2p_send(c, o.data(), count * 4, p).is_ok());
+        ASSERT_TRUE(p2p_recv(c, in[p * kMsgs + k].data(), count * 4, p).is_ok());
+      }
+    ASSERT_TRUE(group_end().is_ok());
+    for (int p = 0; p < n; ++p)
+      for (int k = 0; k < kMsgs; ++k)
+        for (size_t i = 0; i < count; ++i)
+          ASSERT_EQ(in[p * kMsgs + k][i], word(p, i) + static_cast<uint32_t>(k * 31 + me)) << "from " << p << " msg " << k;
+  }
+  // Outside a group, a ring: even ranks send first, odd ranks receive first.
+  if (n > 1) {
+    uint64_t v = static_cast<uint64_t>(me) * 77, got = 0;
+    const int right = (me + 1) % n, left = (me + n - 1) % n;
+    if (me % 2 == 0) {
+      ASSERT_TRUE(p2p_send(c, &v, 8, right).is_ok());
+      ASSERT_TRUE(p2p_recv(c, &got, 8, left).is_ok());
+    } else {
+      ASSERT_TRUE(p2p_recv(c, &got, 8, left).is_ok());
+      ASSERT_TRUE(p2p_send(c, &v, 8, right).is_ok());
+    }
+    EXPECT_EQ(got, static_cast<uint64_t>(left) * 77);
+  }
 }
 
 // TESSERA_DETERMINISTIC=1: floating-point results are the rank-order fold of the inputs, bit for bit,
