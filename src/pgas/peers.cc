@@ -198,5 +198,9 @@ void routed_fence() {
 void routed_quiet() {
   for (int i = 0; i < g_routed_count; ++i) g_routed[i]->quiet();
 }
+void routed_progress() {
+  for (int i = 0; i < g_routed_count; ++i)
+    if (g_routed[i]->progress) g_routed[i]->progress();
+}
 
 }  // namespace tessera::pgas

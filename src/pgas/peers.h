@@ -57,5 +57,7 @@ void routed_put_signal(const char* routine, const void* dest, const void* src, s
                        uint64_t signal, int sig_op, int pe);
 void routed_fence();
 void routed_quiet();
+// Advances every transport without a mapping in use (sync::WaitContext::progress).
+void routed_progress();
 
 }  // namespace tessera::pgas

@@ -265,6 +265,7 @@ Status init(int thread_level) {
   wc.pe_words = r.control->pe_words();
   wc.my_pe = r.my_pe;
   wc.n_pes = r.n_pes;
+  if (g_routed_count > 0) wc.progress = routed_progress;
   sync::set_wait_context(wc);
   // The control segment starts zero-filled, where the words' initializers never ran: nobody of this PE
   // sleeps yet, so its watched range starts empty here.

@@ -70,6 +70,10 @@ struct WaitContext {
   PeWaitWords* pe_words = nullptr;              // one per PE of the job
   int my_pe = 0;
   int n_pes = 1;
+  // Set when some peer is on another host: advances the transports that carry its writes, called on every
+  // poll of the spin and yield phases, so that a waiter handles what arrives itself instead of waiting for
+  // the transport's progress thread to be woken and scheduled (transport.h). Sleepers rely on that thread.
+  void (*progress)() = nullptr;
 };
 
 // Installed by the PGAS layer at init; before that, waits use private words.
@@ -220,6 +224,7 @@ template <typename Done, typename Describe>
   // Phase 1: spin.
   for (uint32_t i = 0; !shared; ++i) {
     cpu_relax();
+    if (ctx.progress) ctx.progress();
     if (done()) {
       count_wait(g_wait_stats.spun);
       return;
@@ -233,6 +238,7 @@ template <typename Done, typename Describe>
   for (; !shared;) {
     __builtin_ia32_pause();
     sched_yield_wrapper();
+    if (ctx.progress) ctx.progress();
     if (done()) return;
     if (ctx.abort_word) {
       uint32_t a = ctx.abort_word->load(std::memory_order_relaxed);
