@@ -1,11 +1,15 @@
 #include "coll/hier.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
+#include <mutex>
 
 #include "base/log.h"
 #include "coll/dispatch.h"
 #include "coll/reduce/reduce.h"
+#include "coll/p2p.h"
+#include "coll/select/link.h"
 #include "coll/select/select.h"
 #include "pgas/runtime.h"
 #include "transport/transport.h"
@@ -22,14 +26,16 @@ struct Hier {
   bool equal = false;                      // every host has the same number of members
   uint64_t key = 0;                        // tag: key << 24 | sender's PE
   std::vector<char> a, b, c, zeros;        // scratch
+  LinkParams link;                         // rank 0's, the same on every member (agree_link)
+  HierShape shape;                         // allreduce's, for the cost model
+  size_t plan_bytes = ~size_t{0};          // the last allreduce's plan, by bytes and type
+  DType plan_dtype = DType::kFloat32;
+  HierPlan plan;
 };
 
 namespace {
 
 constexpr int kPeBits = 24;
-// Payloads up to this many bytes use recursive doubling between a power-of-two number of hosts; larger
-// ones the ring (its n-1 steps move 2(n-1)/n of the payload instead of log2(n) whole copies).
-constexpr size_t kDoublingMax = 64 * 1024;
 
 char* grow(std::vector<char>& v, size_t n) {
   if (v.size() < n) v.resize(n);
@@ -73,13 +79,14 @@ void fold2(void* dst, const void* x, const void* y, size_t count, DType t, Op op
   reduce(dst, s, 2, count, t, op, 0);
 }
 
-// Allreduce of buf among `group` (ranks, one per host); this rank is group[gi].
-void net_allreduce(Net& net, const std::vector<int>& group, int gi, char* buf, size_t count, DType t, Op op) {
+// Allreduce of buf among `group` (ranks, one per host); this rank is group[gi]. `doubling`: recursive
+// doubling on a power-of-two group (else the ring).
+void net_allreduce(Net& net, const std::vector<int>& group, int gi, char* buf, size_t count, DType t, Op op,
+                   bool doubling) {
   const int n = static_cast<int>(group.size());
   if (n == 1 || count == 0) return;
   const size_t es = dtype_size(t);
-  const bool pow2 = (n & (n - 1)) == 0;
-  if (pow2 && count * es <= kDoublingMax) {
+  if (doubling && (n & (n - 1)) == 0) {
     // Recursive doubling: partners fold (lower rank's value op higher's), so both hold the same bits.
     char* tmp = grow(net.h.b, count * es);
     for (int d = 1; d < n; d <<= 1) {
@@ -153,6 +160,37 @@ Status local(Hier& h, Kind kind, const Args& a) { return dispatch(*h.local, kind
 Status allgatherv_bytes(Communicator& c, Hier& h, const void* in, char* out, const std::vector<size_t>& offs,
                         const std::vector<size_t>& lens);
 
+// One ring over every member in rank order (send/recv: shared memory between members of a host, messages
+// between hosts): the flat algorithm the two-level ones are measured against, and the cheapest where hosts
+// have one member each and the link is fast.
+Status ring_allreduce(Communicator& c, Hier& h, const void* send, void* recv, size_t count, DType t, Op op) {
+  const int n = c.size, me = c.rank;
+  const size_t es = dtype_size(t);
+  char* buf = static_cast<char*>(recv);
+  if (send != recv) std::memcpy(recv, send, count * es);
+  const int right = (me + 1) % n, left = (me + n - 1) % n;
+  char* tmp = grow(h.b, block_size(count, n, 0) * es);
+  auto exchange = [&](const char* out, size_t out_bytes, char* in, size_t in_bytes) {
+    group_start();
+    TS_RETURN_IF_ERROR(p2p_send(c, out, out_bytes, right));
+    TS_RETURN_IF_ERROR(p2p_recv(c, in, in_bytes, left));
+    return group_end();
+  };
+  for (int s = 0; s < n - 1; ++s) {
+    const int sb = (me - s + n) % n, rb = (me - s - 1 + 2 * n) % n;
+    char* rp = buf + block_begin(count, n, rb) * es;
+    TS_RETURN_IF_ERROR(exchange(buf + block_begin(count, n, sb) * es, block_size(count, n, sb) * es, tmp,
+                                block_size(count, n, rb) * es));
+    fold2(rp, tmp, rp, block_size(count, n, rb), t, op);
+  }
+  for (int s = 0; s < n - 1; ++s) {
+    const int sb = (me + 1 - s + n) % n, rb = (me - s + n) % n;
+    TS_RETURN_IF_ERROR(exchange(buf + block_begin(count, n, sb) * es, block_size(count, n, sb) * es,
+                                buf + block_begin(count, n, rb) * es, block_size(count, n, rb) * es));
+  }
+  return Status::ok();
+}
+
 // Allreduce of count elements from send into recv on every rank.
 Status allreduce(Communicator& c, Hier& h, const void* send, void* recv, size_t count, DType t, Op op) {
   if (count == 0) return Status::ok();
@@ -172,7 +210,17 @@ Status allreduce(Communicator& c, Hier& h, const void* send, void* recv, size_t 
     else reduce(recv, srcs.data(), static_cast<int>(n), count, t, op, op == Op::kAvg ? static_cast<int>(n) : 0);
     return Status::ok();
   }
-  if (h.equal && h.local_size > 1 && count >= static_cast<size_t>(h.local_size)) {
+  if (count * es != h.plan_bytes || t != h.plan_dtype) {
+    HierShape shape = h.shape;
+    shape.bytes = count * es;
+    shape.dtype = t;
+    h.plan = plan_allreduce(shape, h.local->model, h.link);
+    h.plan_bytes = count * es;
+    h.plan_dtype = t;
+  }
+  if (h.plan.how == HierAllreduce::kRing && group_depth() == 0) {
+    TS_RETURN_IF_ERROR(ring_allreduce(c, h, send, recv, count, t, inner));
+  } else if (h.plan.how == HierAllreduce::kRails) {
     // Rails: my slice of the local reduce-scatter, allreduced with the same slice of every other host.
     std::vector<size_t> counts(static_cast<size_t>(h.local_size)), displs(counts.size());
     for (int i = 0; i < h.local_size; ++i) {
@@ -184,7 +232,7 @@ Status allreduce(Communicator& c, Hier& h, const void* send, void* recv, size_t 
     TS_RETURN_IF_ERROR(local(h, Kind::kReduceScatterv,
                              Args{.send = send, .recv = slice, .count = mine, .dtype = t, .op = inner,
                                   .rcounts = counts.data()}));
-    net_allreduce(net, h.rail, h.my_host, slice, mine, t, inner);
+    net_allreduce(net, h.rail, h.my_host, slice, mine, t, inner, h.plan.doubling);
     TS_RETURN_IF_ERROR(local(h, Kind::kAllgatherv,
                              Args{.send = slice, .recv = recv, .count = mine, .dtype = t, .rcounts = counts.data(),
                                   .rdispls = displs.data()}));
@@ -196,7 +244,8 @@ Status allreduce(Communicator& c, Hier& h, const void* send, void* recv, size_t 
     } else if (send != recv) {
       std::memcpy(recv, send, count * es);
     }
-    if (h.local_rank == 0) net_allreduce(net, h.leaders, h.my_host, static_cast<char*>(recv), count, t, inner);
+    if (h.local_rank == 0)
+      net_allreduce(net, h.leaders, h.my_host, static_cast<char*>(recv), count, t, inner, h.plan.doubling);
     if (h.local_size > 1)
       TS_RETURN_IF_ERROR(local(h, Kind::kBroadcast, Args{.send = recv, .recv = recv, .count = count, .dtype = t,
                                                          .root = 0}));
@@ -317,6 +366,100 @@ Status alltoallv_bytes(Communicator& c, Hier& h, const char* send, const size_t*
   return Status::ok();
 }
 
+// The link measured once per process (the first communicator that spans hosts whose rank 0 is this PE).
+std::mutex g_link_mu;
+bool g_link_measured = false;
+LinkParams g_link;
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Between the first two hosts: the leaders' ping-pong of 8 bytes (latency), one 4 MiB stream (repeated),
+// then every rail at once (what a host's streams carry together). Members of other hosts do nothing.
+LinkParams measure_link(Communicator& c, Hier& h) {
+  LinkParams l;
+  std::snprintf(l.source, sizeof l.source, "measured");
+  if (h.my_host > 1) return l;
+  Net net{c, h};
+  const int peer_host = 1 - h.my_host;
+  const bool first = h.my_host == 0;
+  const int lead = h.members[static_cast<size_t>(peer_host)][0];
+  constexpr int kPings = 20, kWarm = 3, kStreams = 3;
+  constexpr size_t kBig = size_t{4} << 20;
+  char byte = 0;
+  std::vector<char> big(kBig);
+  if (h.local_rank == 0) {
+    std::chrono::steady_clock::time_point t0;
+    for (int i = 0; i < kWarm + kPings; ++i) {
+      if (i == kWarm) t0 = std::chrono::steady_clock::now();
+      if (first) {
+        net.wait(lead, net.send(lead, &byte, 1), "link measurement", 1);
+        net.wait(lead, net.recv(lead, &byte, 1), "link measurement", 1);
+      } else {
+        net.wait(lead, net.recv(lead, &byte, 1), "link measurement", 1);
+        net.wait(lead, net.send(lead, &byte, 1), "link measurement", 1);
+      }
+    }
+    l.alpha = seconds_since(t0) / kPings / 2;
+    double best = 1e9;
+    for (int i = 0; i < kStreams; ++i) {
+      const auto t1 = std::chrono::steady_clock::now();
+      if (first) {
+        net.wait(lead, net.send(lead, big.data(), kBig), "link measurement", kBig);
+        net.wait(lead, net.recv(lead, &byte, 1), "link measurement", 1);
+      } else {
+        net.wait(lead, net.recv(lead, big.data(), kBig), "link measurement", kBig);
+        net.wait(lead, net.send(lead, &byte, 1), "link measurement", 1);
+      }
+      best = std::min(best, seconds_since(t1) - l.alpha);
+    }
+    l.stream_bw = static_cast<double>(kBig) / std::max(best, 1e-9);
+  }
+  l.host_bw = l.stream_bw;
+  if (h.equal && h.local_size > 1) {
+    // Every rail at once, started together on each host: the slowest rail's time for all the bytes.
+    (void)dispatch(*h.local, Kind::kBarrier, Args{});
+    const int partner = h.members[static_cast<size_t>(peer_host)][static_cast<size_t>(h.local_rank)];
+    const auto t1 = std::chrono::steady_clock::now();
+    if (first) {
+      net.wait(partner, net.send(partner, big.data(), kBig), "link measurement", kBig);
+      net.wait(partner, net.recv(partner, &byte, 1), "link measurement", 1);
+    } else {
+      net.wait(partner, net.recv(partner, big.data(), kBig), "link measurement", kBig);
+      net.wait(partner, net.send(partner, &byte, 1), "link measurement", 1);
+    }
+    double mine = seconds_since(t1), slowest = 0;
+    (void)dispatch(*h.local, Kind::kAllreduce, Args{.send = &mine, .recv = &slowest, .count = 1,
+                                                    .dtype = DType::kFloat64, .op = Op::kMax});
+    l.host_bw = static_cast<double>(kBig) * h.local_size / std::max(slowest - l.alpha, 1e-9);
+  }
+  return l;
+}
+
+// Every member prices with rank 0's link: configured, measured before by this process, or measured now.
+void agree_link(Communicator& c, Hier& h) {
+  LinkParams l = configured_link();
+  uint8_t measure = 0;
+  if (c.rank == 0 && std::strcmp(l.source, "default") == 0) {
+    std::lock_guard lk(g_link_mu);
+    if (g_link_measured) l = g_link;
+    else measure = 1;
+  }
+  (void)bcast_bytes(c, h, reinterpret_cast<char*>(&measure), 1, 0);
+  if (measure) {
+    l = measure_link(c, h);
+    if (c.rank == 0) {
+      std::lock_guard lk(g_link_mu);
+      g_link = l;
+      g_link_measured = true;
+      log::info("link between hosts: {}", describe(l));
+    }
+  }
+  (void)bcast_bytes(c, h, reinterpret_cast<char*>(&l), sizeof l, 0);
+  h.link = l;
+}
+
 }  // namespace
 
 Communicator* hier_local_peer(Communicator& c, int peer, int* local_peer) {
@@ -369,6 +512,14 @@ Hier* hier_create(Communicator& c, Communicator* local) {
   if (h->equal)
     for (const auto& m : h->members) h->rail.push_back(m[static_cast<size_t>(h->local_rank)]);
   h->key = c.uid & ((uint64_t{1} << (64 - kPeBits)) - 1);
+  size_t largest = 0;
+  for (const auto& m : h->members) largest = std::max(largest, m.size());
+  h->shape.hosts = h->n_hosts;
+  h->shape.ppn = static_cast<int>(largest);
+  h->shape.equal = h->equal;
+  h->shape.slot_bytes = local->slot_bytes;
+  h->shape.oversubscribed = local->oversubscribed;
+  agree_link(c, *h);
   return h;
 }
 
@@ -380,8 +531,8 @@ void hier_destroy(Hier* h) {
 
 std::string hier_describe(const Communicator& c) {
   const Hier& h = *c.hier;
-  return fmt::format("{} hosts, {} members on this one{}", h.n_hosts, h.local_size,
-                     h.equal ? "; allreduce by rails" : "; allreduce by leaders (hosts of unequal size)");
+  return fmt::format("{} hosts, {} members on this one{}; link {}", h.n_hosts, h.local_size,
+                     h.equal ? "" : " (hosts of unequal size)", describe(h.link));
 }
 
 Status hier_dispatch(Communicator& c, Kind kind, const Args& a, size_t total) {

@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "base/config.h"
+#include "base/rank_table.h"
 #include "pgas/amo.h"
 #include "pgas/runtime.h"
 
@@ -53,7 +54,12 @@ const config::Var<std::string> kHostId{
     "(UCX). Default: the host name and the boot id"};
 }  // namespace
 
-std::string host_identity() {
+std::string host_identity(int pe) {
+  if (const RankTable* t = rank_table()) {
+    const RankTable::Host* h = t->host_of(pe);
+    if (!h) log::fatal("TESSERA_RANK_TABLE={}: PE {} is not listed under any host", t->path, pe);
+    if (!kHostId.is_set()) return h->name;
+  }
   if (kHostId.is_set()) {
     if (kHostId.get().empty() || kHostId.get().size() > 100)
       log::fatal("TESSERA_HOST_ID={:?}: expected 1 to 100 characters", kHostId.get());

@@ -28,8 +28,9 @@ inline constexpr int kMaxRouted = 4;
 extern int g_routed_count;
 extern const transport::Transport* g_routed[kMaxRouted];
 
-// Host identity of this process (host name + boot id), as exchanged at init.
-std::string host_identity();
+// Host identity of PE `pe` (this process), as exchanged at init: TESSERA_HOST_ID, else the host that lists it
+// in the rank table (base/rank_table.h), else the host name and the boot id.
+std::string host_identity(int pe);
 // Opens every transport of the table (collective: bootstrap's allgather; null for a job of one PE), then
 // chooses the transport of every PE given their host identities and maps their memory; on error, names the
 // peer, its host and the transports tried.

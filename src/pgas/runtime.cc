@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "base/config.h"
+#include "base/rank_table.h"
 #include "bootstrap/bootstrap.h"
 #include "pgas/barrier.h"
 #include "pgas/copy.h"
@@ -90,7 +91,7 @@ Status init_single(Runtime& r) {
       r.data_bases.assign(1, nullptr);
     }
   }
-  const std::string host = host_identity();
+  const std::string host = host_identity(r.my_pe);
   return connect_peers(r, &host, nullptr);
 }
 
@@ -117,10 +118,16 @@ Status init_job(Runtime& r, const bootstrap::JobInfo& info) {
     if (data.size) TS_RETURN_IF_ERROR(share_data_segment(data, shm::segment_name(r.job_id, "data-" + std::to_string(r.my_pe))));
   }
 
+  if (const RankTable* t = rank_table())
+    for (const RankTable::Host& h : t->hosts)
+      for (int pe : h.pes)
+        if (pe >= r.n_pes)
+          return invalid_arg("TESSERA_RANK_TABLE={}: host {} lists PE {}, but the job has {} PEs (0..{})", t->path,
+                             h.name, pe, r.n_pes, r.n_pes - 1);
   SegmentRecord rec{};
   rec.seg_size = r.seg_size;
   rec.data_size = data.size;
-  const std::string host = host_identity();
+  const std::string host = host_identity(r.my_pe);
   std::snprintf(rec.host, sizeof rec.host, "%s", host.c_str());
   std::vector<SegmentRecord> all(static_cast<size_t>(r.n_pes));
   TS_RETURN_IF_ERROR(g_boot->allgather(&rec, all.data(), sizeof rec));

@@ -36,3 +36,13 @@ foreach(group shmem_coll shmem_reduce shmem_active)
     set_tests_properties(pe.${group}.hosts${_n}pes${_pph}pph PROPERTIES LABELS "pe;hosts" TIMEOUT 300)
   endforeach()
 endforeach()
+# Each allreduce pattern forced (TESSERA_HIER_ALLREDUCE), on 2 hosts of 2 and on 3 hosts of 2.
+foreach(how rails leaders ring)
+  foreach(n 4 6)
+    add_test(NAME pe.coll_hosts_${how}.hosts${n}pes2pph
+             COMMAND ${TESSERA_RUN} -n ${n} --timeout 300 --env TESSERA_TIMEOUT=60 --env TESSERA_HIER_ALLREDUCE=${how}
+                     --env TEST_PES_PER_HOST=2 ${CMAKE_CURRENT_SOURCE_DIR}/pe/as_hosts.sh
+                     $<TARGET_FILE:pe_coll_hosts> --gtest_brief=1 --gtest_filter=Hosts.Reductions*:Hosts.Allreduce*)
+    set_tests_properties(pe.coll_hosts_${how}.hosts${n}pes2pph PROPERTIES LABELS "pe;hosts" TIMEOUT 300)
+  endforeach()
+endforeach()

@@ -42,6 +42,7 @@
 
 #include "base/cpu.h"
 #include "base/log.h"
+#include "base/rank_table.h"
 #include "bootstrap/bootstrap.h"
 #include "sync/wait.h"
 #include "transport/transport.h"
@@ -181,6 +182,13 @@ Status open(const JobView& job) {
   ucs_status_t st = ucp_config_read(nullptr, nullptr, &config);
   if (st != UCS_OK) return ucx_error(st, "reading the configuration");
   if (!std::getenv("UCX_TLS")) (void)ucp_config_modify(config, "TLS", "^sm");
+  // The rank table's NICs of this host, unless the user chose UCX's devices.
+  if (const RankTable* t = rank_table(); t && !std::getenv("UCX_NET_DEVICES"))
+    if (const RankTable::Host* h = t->host_of(job.my_pe); h && !h->nics.empty()) {
+      std::string devs;
+      for (const std::string& nic : h->nics) devs += (devs.empty() ? "" : ",") + nic;
+      (void)ucp_config_modify(config, "NET_DEVICES", devs.c_str());
+    }
   ucp_params_t params{};
   params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_ESTIMATED_NUM_EPS;
   params.features = UCP_FEATURE_RMA | UCP_FEATURE_AMO32 | UCP_FEATURE_AMO64 | UCP_FEATURE_TAG | UCP_FEATURE_WAKEUP;
