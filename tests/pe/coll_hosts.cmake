@@ -46,3 +46,15 @@ foreach(how rails leaders ring)
     set_tests_properties(pe.coll_hosts_${how}.hosts${n}pes2pph PROPERTIES LABELS "pe;hosts" TIMEOUT 300)
   endforeach()
 endforeach()
+# Hosts named by a rank table instead (PEs 0 and 2 on one host, 1 and 3 on the other: hosts that are not
+# blocks of ranks), with the link given there, so nothing is measured.
+file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/rank_table_2x2.json
+     "{\"version\": 1, \"hosts\": [{\"name\": \"even\", \"pes\": [0, 2]}, {\"name\": \"odd\", \"pes\": [1, 3]}],\n"
+     " \"link\": {\"latency_us\": 30, \"gbps\": 1.5}}\n")
+foreach(prog pgas_rma coll_hosts)
+  add_test(NAME pe.${prog}.rank_table
+           COMMAND ${TESSERA_RUN} -n 4 --timeout 300 --env TESSERA_TIMEOUT=60
+                   --env TESSERA_RANK_TABLE=${CMAKE_CURRENT_BINARY_DIR}/rank_table_2x2.json
+                   $<TARGET_FILE:pe_${prog}> --gtest_brief=1)
+  set_tests_properties(pe.${prog}.rank_table PROPERTIES LABELS "pe;hosts" TIMEOUT 300)
+endforeach()

@@ -4,10 +4,13 @@
 //   tessera-info --env                                     every TESSERA_* variable: value and help
 //   tessera-info --model                                   the cost-model parameters in force
 //   tessera-info                                           a summary of this host and build
+//   tessera-info --topo                                    this host's topology (hwloc), the rank table, the link
+//   tessera-info --predict --hosts 1024 --ppn 8 --bytes 1G allreduce across hosts: each pattern's estimate
 // Selection is the library's own (same table, same model, same TESSERA_ALGO / TESSERA_DETERMINISTIC), so the
 // choice printed is the one a job on this host makes.
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -18,7 +21,10 @@
 #include "coll/algo.h"
 #include "coll/cma.h"
 #include "coll/reduce/reduce.h"
+#include "coll/select/link.h"
 #include "coll/select/select.h"
+#include "base/rank_table.h"
+#include <hwloc.h>
 #include "placement.h"
 #include "shmem.h"
 #include "tessera/version.h"
@@ -32,7 +38,10 @@ constexpr const char* kUsage =
     "usage: tessera-info                  this host and build: version, CPUs, cost model, fast paths\n"
     "       tessera-info --coll <collective|all> [--bytes N] [--ranks N] [--buffsize N] [--oversubscribed]\n"
     "                    [--unbound]\n"
-    "       tessera-info --env | --model | --version | --help\n"
+    "       tessera-info --env | --model | --topo | --version | --help\n"
+    "       tessera-info --predict --hosts N --ppn N [--coll allreduce] [--bytes N] [--link us=L,gbps=B[,host_gbps=H]]\n"
+    "  --predict: the two-level allreduce's patterns priced by the cost model and the link (TESSERA_LINK, the\n"
+    "  rank table, or --link; measured at run time when none is given)\n"
     "  without --coll, --ranks N says where tessera-run would place N PEs (default: one per CPU)\n"
     "  --unbound: the PEs are not bound to one CPU each (tessera-run --bind-to none, TESSERA_BIND=none)\n"
     "  --ranks: 1..4096 (default 8)\n"
@@ -135,11 +144,94 @@ void print_coll(Kind k, size_t bytes, int ranks, size_t slot, bool oversub, bool
 }
 }  // namespace
 
+// What Tessera sees of this host (hwloc) and of the job's hosts (the rank table, the link).
+void print_topology() {
+  hwloc_topology_t topo;
+  if (hwloc_topology_init(&topo) != 0) return;
+  hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
+  if (hwloc_topology_load(topo) != 0) {
+    hwloc_topology_destroy(topo);
+    std::printf("topology: hwloc could not load this host's topology\n");
+    return;
+  }
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  auto count = [&](hwloc_obj_type_t t) { return hwloc_get_nbobjs_by_type(topo, t); };
+  std::printf("host %s: %d packages, %d NUMA nodes, %d cores, %d hardware threads\n", host, count(HWLOC_OBJ_PACKAGE),
+              count(HWLOC_OBJ_NUMANODE), count(HWLOC_OBJ_CORE), count(HWLOC_OBJ_PU));
+  for (hwloc_obj_type_t t : {HWLOC_OBJ_L1CACHE, HWLOC_OBJ_L2CACHE, HWLOC_OBJ_L3CACHE}) {
+    const int n = count(t);
+    if (n == 0) continue;
+    hwloc_obj_t o = hwloc_get_obj_by_type(topo, t, 0);
+    std::printf("  %s: %d x %s\n", t == HWLOC_OBJ_L1CACHE ? "L1d" : t == HWLOC_OBJ_L2CACHE ? "L2" : "L3", n,
+                config::format_size(o->attr->cache.size).c_str());
+  }
+  for (hwloc_obj_t o = nullptr; (o = hwloc_get_next_osdev(topo, o)) != nullptr;) {
+    if (o->attr->osdev.type != HWLOC_OBJ_OSDEV_NETWORK && o->attr->osdev.type != HWLOC_OBJ_OSDEV_OPENFABRICS) continue;
+    hwloc_obj_t near = hwloc_get_non_io_ancestor_obj(topo, o);
+    char cpus[128] = "?";
+    if (near && near->cpuset) hwloc_bitmap_list_snprintf(cpus, sizeof cpus, near->cpuset);
+    std::printf("  NIC %s (%s), near CPUs %s\n", o->name ? o->name : "?",
+                o->attr->osdev.type == HWLOC_OBJ_OSDEV_NETWORK ? "network" : "RDMA", cpus);
+  }
+  hwloc_topology_destroy(topo);
+  if (const RankTable* t = rank_table()) {
+    std::printf("rank table %s: %zu hosts\n", t->path.c_str(), t->hosts.size());
+    for (const RankTable::Host& h : t->hosts) {
+      std::string nics, pes;
+      for (const auto& n : h.nics) nics += (nics.empty() ? "" : ",") + n;
+      for (int p : h.pes) pes += (pes.empty() ? "" : ",") + std::to_string(p);
+      std::printf("  %s: PEs %s; NICs %s\n", h.name.c_str(), pes.c_str(), nics.empty() ? "(UCX's choice)" : nics.c_str());
+    }
+  } else {
+    std::printf("rank table: none (TESSERA_RANK_TABLE): PEs share memory with the PEs of their own host name and "
+                "boot id\n");
+  }
+  const LinkParams l = configured_link();
+  std::printf("link between hosts: %s\n", std::strcmp(l.source, "default") == 0
+                                               ? "measured when a job's first communicator that spans hosts is made"
+                                               : describe(l).c_str());
+}
+
+void print_prediction(int hosts, int ppn, size_t bytes, size_t slot, const ModelParams& m, const LinkParams& l) {
+  HierShape s;
+  s.hosts = hosts;
+  s.ppn = ppn;
+  s.bytes = bytes;
+  s.dtype = DType::kFloat32;
+  s.slot_bytes = slot;
+  s.oversubscribed = ppn > usable_cpus();
+  const HierPlan p = plan_allreduce(s, m, l);
+  std::printf("allreduce of %s (float32) over %d hosts x %d PEs = %d PEs\n", config::format_size(bytes).c_str(),
+              hosts, ppn, hosts * ppn);
+  std::printf("link: %s\nlocal: %s\n", describe(l).c_str(), describe(m).c_str());
+  auto row = [&](const char* name, double t, const char* what) {
+    if (std::isinf(t)) std::printf("  %-8s %14s   %s\n", name, "n/a", what);
+    else std::printf("  %-8s %11.3f ms   %s (%.2f GB/s bus bandwidth)\n", name, t * 1e3, what,
+                     t > 0 ? 2.0 * (hosts * ppn - 1) / (hosts * ppn) * static_cast<double>(bytes) / t / 1e9 : 0.0);
+  };
+  row("rails", p.rails, "local reduce-scatter, every PE's slice between hosts, local allgather");
+  row("leaders", p.leaders, "local reduce, one PE per host between hosts, local broadcast");
+  row("ring", p.ring, "one ring over every PE");
+  std::printf("chosen: %s, between hosts by %s%s\n", hier_allreduce_name(p.how),
+              p.doubling ? "recursive doubling" : "the ring",
+              p.how == HierAllreduce::kRing ? " (one ring over all PEs)" : "");
+}
+
 int main(int argc, char** argv) {
   std::string coll;
   size_t bytes = 1 << 20, buffsize = 0;
   int ranks = 0;
-  bool env = false, model = false, oversub = false, oversub_set = false, bound = true;
+  bool env = false, model = false, oversub = false, oversub_set = false, bound = true, topo = false, predict = false;
+  int hosts = 0, ppn = 1;
+  std::string link;
+  auto whole = [&](const std::string& opt, const char* v, long lo, long hi) {
+    char* end = nullptr;
+    const long r = std::strtol(v, &end, 10);
+    if (end == v || *end != '\0' || r < lo || r > hi)
+      usage(opt + " " + v + ": expected a whole number from " + std::to_string(lo) + " to " + std::to_string(hi));
+    return static_cast<int>(r);
+  };
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto val = [&]() -> const char* {
@@ -165,6 +257,11 @@ int main(int argc, char** argv) {
     else if (a == "--oversubscribed") oversub = oversub_set = true;
     else if (a == "--unbound") bound = false;
     else if (a == "--env") env = true;
+    else if (a == "--topo") topo = true;
+    else if (a == "--predict") predict = true;
+    else if (a == "--hosts") hosts = whole(a, val(), 1, 1 << 20);
+    else if (a == "--ppn") ppn = whole(a, val(), 1, 4096);
+    else if (a == "--link") link = val();
     else if (a == "--model") model = true;
     else if (a == "-h" || a == "--help") {
       std::fputs(kUsage, stdout);
@@ -179,7 +276,20 @@ int main(int argc, char** argv) {
     print_env();
     return 0;
   }
+  if (topo) {
+    print_topology();
+    return 0;
+  }
   ModelParams m = load_model();
+  if (predict) {
+    if (hosts < 1) usage("--predict needs --hosts N");
+    if (!coll.empty() && coll != "allreduce") usage("--predict prices allreduce only (--coll allreduce)");
+    if (!link.empty()) setenv("TESSERA_LINK", link.c_str(), 1);
+    const LinkParams l = configured_link();
+    const size_t slot = buffsize ? buffsize / 4 : (size_t{8} << 20) / 4;  // TESSERA_BUFFSIZE default / kSlots
+    print_prediction(hosts, ppn, bytes, slot, m, l);
+    return 0;
+  }
   if (model || coll.empty()) {
     if (!model) {
       print_summary();
