@@ -127,6 +127,29 @@ void unbind_thread_to_job_cpus() {
   if (job_cpu_set(&set) && CPU_COUNT(&set) > 0) sched_setaffinity(0, sizeof set, &set);
 }
 
+bool cpus_near_nic(const char* nic, cpu_set_t* out) {
+  CPU_ZERO(out);
+  cpu_set_t job;
+  if (!job_cpu_set(&job)) return false;
+  hwloc_topology_t topo;
+  if (hwloc_topology_init(&topo) != 0) return false;
+  hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
+  bool found = false;
+  if (hwloc_topology_load(topo) == 0) {
+    for (hwloc_obj_t o = nullptr; !found && (o = hwloc_get_next_osdev(topo, o)) != nullptr;) {
+      if (o->attr->osdev.type != HWLOC_OBJ_OSDEV_NETWORK && o->attr->osdev.type != HWLOC_OBJ_OSDEV_OPENFABRICS) continue;
+      if (nic && *nic && (!o->name || std::strcmp(o->name, nic) != 0)) continue;
+      hwloc_obj_t near = hwloc_get_non_io_ancestor_obj(topo, o);
+      if (!near || !near->cpuset) continue;
+      for (int c = hwloc_bitmap_first(near->cpuset); c >= 0; c = hwloc_bitmap_next(near->cpuset, c))
+        if (c < CPU_SETSIZE && CPU_ISSET(c, &job)) CPU_SET(c, out);
+      found = CPU_COUNT(out) > 0;
+    }
+  }
+  hwloc_topology_destroy(topo);
+  return found;
+}
+
 namespace {
 struct CacheSizes {
   size_t l2 = 1 << 20;

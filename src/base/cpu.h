@@ -37,6 +37,11 @@ int bound_cpu();
 // unpinned kernel workers) call this: they would otherwise inherit the PE's binding to one CPU.
 void unbind_thread_to_job_cpus();
 
+// The job's CPUs on the NUMA node of network device `nic` ("eth0", "mlx5_0"; empty: the first network
+// device hwloc finds), for threads that serve that device (the UCX progress thread). False, leaving *out
+// empty, when hwloc does not know the device or none of the job's CPUs are near it.
+bool cpus_near_nic(const char* nic, cpu_set_t* out);
+
 // Sizes of this machine's caches in bytes (hwloc; sensible fallbacks).
 size_t l2_cache_bytes();
 size_t llc_bytes();

@@ -27,6 +27,8 @@
 // round it calls sync::notify(my_pe), so this PE's waiters sleeping on the doorbell re-check memory that a
 // remote put or atomic has just written. Blocking calls of the PE also progress the worker while they wait.
 //
+// The progress thread runs on the CPUs of the job near the NIC it serves (hwloc: the NIC's NUMA node).
+//
 // Failures: endpoints use UCP_ERR_HANDLING_MODE_PEER; a peer whose connection fails before finalize ends
 // the job (bootstrap::abort_hook) with a line naming it and its host.
 #include <sys/epoll.h>
@@ -144,8 +146,11 @@ inline Peer& target(int pe, uint64_t off, uint64_t* addr, ucp_rkey_h* rkey) {
   return p;
 }
 
-void progress_loop() {
-  unbind_thread_to_job_cpus();
+void progress_loop(std::string nic) {
+  // On the NUMA node of the NIC it serves (its interrupts and DMA land there); anywhere in the job else.
+  cpu_set_t near;
+  if (cpus_near_nic(nic.c_str(), &near)) sched_setaffinity(0, sizeof near, &near);
+  else unbind_thread_to_job_cpus();
   int ep = epoll_create1(EPOLL_CLOEXEC);
   epoll_event ev{};
   ev.events = EPOLLIN;
@@ -289,7 +294,14 @@ Status open(const JobView& job) {
   g.stop_fd = eventfd(0, EFD_CLOEXEC);
   if (g.stop_fd < 0) return sys_error("UCX progress thread: eventfd");
   g.closing.store(false);
-  g.progress = std::thread(progress_loop);
+  // The NIC: the rank table's first for this host, else UCX_NET_DEVICES's first ("mlx5_0:1" -> "mlx5_0"),
+  // else the first network device hwloc finds.
+  std::string nic;
+  if (const RankTable* t = rank_table())
+    if (const RankTable::Host* h = t->host_of(job.my_pe); h && !h->nics.empty()) nic = h->nics[0];
+  if (const char* d = std::getenv("UCX_NET_DEVICES"); nic.empty() && d && std::strcmp(d, "all") != 0)
+    nic = std::string(d).substr(0, std::string(d).find_first_of(",:"));
+  g.progress = std::thread(progress_loop, nic);
   return Status::ok();
 }
 

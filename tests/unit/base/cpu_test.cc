@@ -50,3 +50,17 @@ TEST(FastNow, MeasuresIntervals) {
 
 }  // namespace
 }  // namespace tessera
+
+// The progress thread's CPUs: a device hwloc does not know gives none; any device it knows gives CPUs of
+// the job only.
+TEST(Cpu, CpusNearNicAreJobCpus) {
+  cpu_set_t near, job;
+  EXPECT_FALSE(tessera::cpus_near_nic("no-such-nic0", &near));
+  EXPECT_EQ(CPU_COUNT(&near), 0);
+  ASSERT_TRUE(tessera::job_cpu_set(&job));
+  if (tessera::cpus_near_nic("", &near)) {
+    EXPECT_GT(CPU_COUNT(&near), 0);
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+      if (CPU_ISSET(c, &near)) EXPECT_TRUE(CPU_ISSET(c, &job)) << "CPU " << c;
+  }
+}
