@@ -205,8 +205,9 @@ namespace {
 void log_job(const Runtime& r) {
   char host[64] = {};
   gethostname(host, sizeof host - 1);
-  log::info("Tessera {} (OpenSHMEM 1.5): {} PEs on 1 host ({}), bootstrap {}", TESSERA_VERSION_STRING, r.n_pes, host,
-            g_boot ? g_boot->name : "none");
+  log::info("Tessera {} (OpenSHMEM 1.5): {} PEs on {} ({}{}), bootstrap {}", TESSERA_VERSION_STRING, r.n_pes,
+            r.n_hosts == 1 ? std::string("1 host") : fmt::format("{} hosts", r.n_hosts), host,
+            r.n_hosts == 1 ? "" : " for PE 0", g_boot ? g_boot->name : "none");
   log::info("transports (PE 0's view): {}", describe_peers(r));
   std::string cpus;
   int unbound = 0;
