@@ -7,7 +7,8 @@ profile=${1:-build}
 
 build_pkgs=(g++ cmake make pkg-config libhwloc-dev libucx-dev libpmix-dev libhwy-dev libopenblas-dev
             libcli11-dev libfmt-dev procps nlohmann-json3-dev libgtest-dev libgmock-dev googletest libbenchmark-dev
-            openmpi-bin doxygen)  # mpirun: the PMIx start-up test; doxygen: the C++ API reference
+            openmpi-bin doxygen iproute2)  # mpirun: the PMIx start-up tests; doxygen: the C++ API reference;
+            # iproute2: the namespace hosts of tests/hosts
 bench_pkgs=(libopenmpi-dev ucx-utils python3-torch python3-matplotlib iperf3)
 
 want=("${build_pkgs[@]}")

@@ -6,7 +6,7 @@
 #   . tests/hosts/netns.sh
 #   hosts_require_root                     # or the test skips (exit 77)
 #   trap hosts_down EXIT INT TERM          # every way out tears the hosts down
-#   hosts_up 3                             # h1 h2 h3 at 10.231.0.1 .2 .3; exports TESSERA_TEST_HOSTS
+#   hosts_up 3                             # h1 h2 h3 at 10.231.0.1 .2 .3; exports NETNS_HOSTS_DIR
 #   host_exec h2 some-program args         # runs inside h2
 #   TESSERA_RSH=tests/hosts/rsh ...        # ssh-like access for a launcher (rsh HOST CMD...)
 #
@@ -31,7 +31,7 @@
 # end of a veth pair made inside the switch namespace, the other end a port of br0, and has 10.231.0.K/24.
 # Hosts have no route beyond that subnet. Nothing is ever created in the root network namespace.
 #
-# State directory ($TESSERA_TEST_HOSTS): hosts (names, one a line, written once every host is wired),
+# State directory ($NETNS_HOSTS_DIR): hosts (names, one a line, written once every host is wired),
 # hK.pid (the holder's pid, which nsenter targets), hK.addr, hK.ns (its net and mount namespace ids),
 # hK.unshare (the unshare process above the holder), hK.log (the holder's output), the same switch.* files,
 # etc_hosts, reaper.pid, reaper.fifo, and a marker that makes hosts_down willing to remove the directory.
@@ -39,7 +39,7 @@
 # Every function writes what failed to stderr, prefixed with its name, and returns non-zero; none changes
 # the caller's shell options, and each behaves the same with or without the caller's set -e. hosts_up and
 # hosts_down must run in the caller's own shell (not in $(...)): hosts_down tears down only hosts this
-# shell brought up, never ones named by an inherited TESSERA_TEST_HOSTS.
+# shell brought up, never ones named by an inherited NETNS_HOSTS_DIR.
 
 _hosts_subnet=10.231.0          # hosts are .1 .. .N of 10.231.0.0/24
 _hosts_max=254
@@ -65,15 +65,15 @@ _hosts_ppid() {
   echo "${st%% *}"
 }
 
-# _hosts_pid CALLER NAME: prints the holder pid of host NAME (a name or its address) of $TESSERA_TEST_HOSTS,
+# _hosts_pid CALLER NAME: prints the holder pid of host NAME (a name or its address) of $NETNS_HOSTS_DIR,
 # after checking that the holder is still the process that holds that host's namespaces.
 _hosts_pid() {
-  local caller=$1 want=$2 dir=${TESSERA_TEST_HOSTS:-} name addr pid ns
+  local caller=$1 want=$2 dir=${NETNS_HOSTS_DIR:-} name addr pid ns
   if [ -z "$dir" ]; then
-    _hosts_err "$caller: TESSERA_TEST_HOSTS is not set: no hosts are up (hosts_up makes them)"; return 1
+    _hosts_err "$caller: NETNS_HOSTS_DIR is not set: no hosts are up (hosts_up makes them)"; return 1
   fi
   if [ ! -r "$dir/hosts" ]; then
-    _hosts_err "$caller: $dir/hosts is missing: TESSERA_TEST_HOSTS=$dir is not a hosts state directory, or its hosts are down"
+    _hosts_err "$caller: $dir/hosts is missing: NETNS_HOSTS_DIR=$dir is not a hosts state directory, or its hosts are down"
     return 1
   fi
   while read -r name; do
@@ -111,7 +111,7 @@ _hosts_start() {
 }
 
 # hosts_up N [DIR]: brings up hosts h1..hN (see the top of this file) with state in DIR (default: a new
-# temporary directory; DIR, if given, must not exist or be empty) and exports TESSERA_TEST_HOSTS=DIR.
+# temporary directory; DIR, if given, must not exist or be empty) and exports NETNS_HOSTS_DIR=DIR.
 # On failure, says which step failed, tears down what it made and returns 1.
 hosts_up() { _hosts_up "$@" || return 1; }   # called in a list: errexit off in the body, whatever the caller set
 _hosts_up() {
@@ -132,7 +132,7 @@ _hosts_up() {
   fi
   : > "$dir/$_hosts_marker" || { _hosts_err "hosts_up: cannot write to $dir"; return 1; }
   _hosts_owned_dir=$dir
-  export TESSERA_TEST_HOSTS=$dir
+  export NETNS_HOSTS_DIR=$dir
 
   # 0. The reaper (see the top of this file). It ignores the signals a terminal or timeout sends the whole
   #    process group, so that it outlives this shell, and looks every second whether this shell is still
@@ -245,7 +245,7 @@ _hosts_down() {
   local dir=${1:-$_hosts_owned_dir} ids="" f p pids left deadline sig
   [ -n "$dir" ] || return 0
   if [ ! -d "$dir" ]; then
-    [ "$dir" = "$_hosts_owned_dir" ] && { _hosts_owned_dir=; unset TESSERA_TEST_HOSTS; }
+    [ "$dir" = "$_hosts_owned_dir" ] && { _hosts_owned_dir=; unset NETNS_HOSTS_DIR; }
     return 0
   fi
   if [ ! -e "$dir/$_hosts_marker" ]; then
@@ -298,7 +298,7 @@ _hosts_down() {
     sleep 0.05
   done
   rm -rf "$dir" || { _hosts_err "hosts_down: cannot remove $dir"; return 1; }
-  if [ "$dir" = "$_hosts_owned_dir" ]; then _hosts_owned_dir=; unset TESSERA_TEST_HOSTS; fi
+  if [ "$dir" = "$_hosts_owned_dir" ]; then _hosts_owned_dir=; unset NETNS_HOSTS_DIR; fi
   return 0
 }
 

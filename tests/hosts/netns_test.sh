@@ -42,7 +42,7 @@ else:
     s = socket.socket(socket.AF_UNIX); s.settimeout(5); s.connect("\0" + addr)
 print(s.recv(64).decode())'
 listen() {   # listen HOST KIND ADDR PORT: starts a listener in HOST, returns once it listens
-  local ready=$TESSERA_TEST_HOSTS/ready.$1.$2.$3
+  local ready=$NETNS_HOSTS_DIR/ready.$1.$2.$3
   host_exec "$1" $py -c "$listener" "$2" "$3" "$4" "$ready" &
   for _ in $(seq 1 250); do [ -e "$ready" ] && return 0; sleep 0.02; done
   echo "listener $* did not start within 5 s"; return 1
@@ -54,7 +54,7 @@ answer() { local h=$1; shift; if [ "$h" = root ]; then $py -c "$client" "$@"; el
 { links_before=$(ip -o link show); netns_before=$(ip netns list); hostname_before=$(hostname); }
 
 hosts_up 3
-dir=$TESSERA_TEST_HOSTS
+dir=$NETNS_HOSTS_DIR
 declare -A pid
 for h in switch h1 h2 h3; do pid[$h]=$(cat "$dir/$h.pid"); pid[$h.unshare]=$(cat "$dir/$h.unshare"); done
 pid[reaper]=$(cat "$dir/reaper.pid")
@@ -119,13 +119,13 @@ check "rsh passes stdin through" "[ \"\$(printf 'a b\n' | '$rsh' h3 'read x y; e
 check "rsh passes stderr through" "[ \"\$('$rsh' h2 'echo oops >&2' 2>&1 >/dev/null)\" = oops ]"
 check "rsh to an unknown host: 255 and says so" \
       "'$rsh' h7 true 2>'$dir/err'; [ \$? -eq 255 ] && grep -q 'no host h7' '$dir/err'"
-check "rsh without TESSERA_TEST_HOSTS: 255" "env -u TESSERA_TEST_HOSTS '$rsh' h1 true 2>/dev/null; [ \$? -eq 255 ]"
+check "rsh without NETNS_HOSTS_DIR: 255" "env -u NETNS_HOSTS_DIR '$rsh' h1 true 2>/dev/null; [ \$? -eq 255 ]"
 
 # (f) hosts_down leaves nothing behind.
 ids=$(cat "$dir"/*.ns)
 hosts_down
 check "hosts_down removes the state directory" "[ ! -e '$dir' ]"
-check "hosts_down unsets TESSERA_TEST_HOSTS" "[ -z \"\${TESSERA_TEST_HOSTS:-}\" ]"
+check "hosts_down unsets NETNS_HOSTS_DIR" "[ -z \"\${NETNS_HOSTS_DIR:-}\" ]"
 alive=""
 for k in "${!pid[@]}"; do _hosts_alive "${pid[$k]}" && alive="$alive $k=${pid[$k]}"; done
 check "no holder, unshare or reaper process remains ($alive)" "[ -z '$alive' ]"
