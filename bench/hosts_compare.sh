@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# Tessera across hosts, side by side with the link's own limits and the peers, in one run, on two namespace
+# hosts of this machine (tests/hosts/netns.sh: veth links on a bridge, private network stacks).
+#   [SIZES="8 1048576 67108864"] bash bench/hosts_compare.sh [build-dir] [out-dir]
+# Measures, in this order:
+#   the link: iperf3 one stream and --bidir (each way), raw TCP ping-pong of 8 bytes (bench/tcp_pingpong.c)
+#   RMA, 1 PE per host: tessera-perf rma (mpirun -> PMIx) and the same source built with oshcc under oshrun
+#     with OSHMEM's UCX layer on TCP (--mca spml ucx, UCX_TLS=self,tcp; bounded by a timeout: it has hung)
+#   allreduce, allgather, alltoall, broadcast at SIZES, 1 and 2 PEs per host: Tessera (tessera-perf under
+#     mpirun), Open MPI (bench/coll_mpi.c; ob1 with btl tcp,vader,self: vader between the PEs of a host, as a
+#     careful user would) and PyTorch's gloo (bench/hosts_gloo.py, one process per rank, GLOO_SOCKET_IFNAME)
+#   allreduce 64 MiB with 2 PEs per host: the two-level pattern the model picks against one flat ring
+# Every launcher runs inside host h1 (the root namespace has no address on the hosts' network); Open MPI's
+# daemons reach h2 through tests/hosts/rsh. Writes results.jsonl and prints the ratio table.
+# Needs root and scripts/install-deps.sh bench (Open MPI, iperf3, python3-torch).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/.." && pwd)
+build=$(cd "${1:-$root/build}" && pwd)
+out=${2:-$build/bench-hosts}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+res=$out/results.jsonl
+: > "$res"
+bash "$root/scripts/install-deps.sh" bench
+. "$root/tests/hosts/netns.sh"
+hosts_require_root
+trap hosts_down EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+hosts_up 2
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+py=/usr/bin/python3
+SIZES=${SIZES:-"8 65536 1048576 16777216 67108864 268435456"}
+cc -O2 -o "$out/tcp_pingpong" "$here/tcp_pingpong.c"
+mpicc -O2 -o "$out/coll_mpi" "$here/coll_mpi.c"
+oshcc -O2 -o "$out/rma_oshmem" "$here/rma/rma_bench.c" "$here/rma/rma_bench_main.c"
+h2=$(cat "$NETNS_HOSTS_DIR/h2.addr")
+h1=$(cat "$NETNS_HOSTS_DIR/h1.addr")
+emit() { echo "$1" >> "$res"; echo "$1"; }
+
+echo "== the link" >&2
+host_exec h2 iperf3 -s -1 -D >/dev/null 2>&1; sleep 0.5
+one=$(host_exec h1 iperf3 -c "$h2" -t 4 -J | $py -c 'import json,sys; print(json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"]/8e9)')
+host_exec h2 iperf3 -s -1 -D >/dev/null 2>&1; sleep 0.5
+bidir=$(host_exec h1 iperf3 -c "$h2" -t 4 --bidir -J | $py -c 'import json,sys; e=json.load(sys.stdin)["end"];
+print(min(e["sum_received"]["bits_per_second"], e["sum_received_bidir_reverse"]["bits_per_second"])/8e9)')
+host_exec h2 "$out/tcp_pingpong" server 17001 8 20000 & sleep 0.3
+hop=$(host_exec h1 "$out/tcp_pingpong" client "$h2" 17001 8 20000); wait
+emit "{\"lib\":\"link\",\"iperf3_GBps\":$one,\"iperf3_bidir_GBps\":$bidir,\"tcp_hop_us\":$hop}"
+
+mpirun_() {  # np ppn prog...
+  local np=$1 ppn=$2; shift 2
+  host_exec h1 timeout 900 mpirun --host "h1:$ppn,h2:$ppn" -np "$np" --map-by ppr:"$ppn":node --bind-to none \
+    --mca plm_rsh_agent "$root/tests/hosts/rsh" --mca oob_tcp_if_include eth0 --mca btl_tcp_if_include eth0 \
+    --mca pml ob1 --mca btl tcp,vader,self env -u NETNS_HOSTS_DIR "$@"
+}
+
+echo "== RMA, 1 PE per host" >&2
+for range in "-b 8 -e 8" "-b 1048576 -e 67108864 -f 64"; do
+  # shellcheck disable=SC2086
+  mpirun_ 2 1 "$build/bin/tessera-perf" rma $range --json 2>/dev/null |
+    $py -c 'import json,sys; [print(json.dumps({"lib":"tessera","rma":r})) for r in json.load(sys.stdin)["rma"]]' |
+    while read -r l; do emit "$l"; done
+  # shellcheck disable=SC2086
+  if ! host_exec h1 timeout 120 oshrun --host h1,h2 -np 2 --mca plm_rsh_agent "$root/tests/hosts/rsh" \
+       --mca oob_tcp_if_include eth0 --mca spml ucx -x UCX_TLS=self,tcp -x UCX_NET_DEVICES=eth0 \
+       -x SHMEM_SYMMETRIC_SIZE=512M -x SMA_SYMMETRIC_SIZE=512M env -u NETNS_HOSTS_DIR "$out/rma_oshmem" $range --json \
+       > "$out/oshmem.json" 2> "$out/oshmem.err"; then
+    emit "{\"lib\":\"oshmem\",\"rma_failed\":\"$range: $(tail -1 "$out/oshmem.err" | tr -d '"' | cut -c1-120) (exit or timeout)\"}"
+  else
+    $py -c 'import json,sys; [print(json.dumps({"lib":"oshmem","rma":r})) for r in json.load(open(sys.argv[1]))["rma"]]' \
+      "$out/oshmem.json" | while read -r l; do emit "$l"; done
+  fi
+done
+
+iters_for() { local b=$1; if [ "$b" -ge $((64 << 20)) ]; then echo 4; elif [ "$b" -ge $((16 << 20)) ]; then echo 8;
+              elif [ "$b" -ge $((1 << 20)) ]; then echo 20; elif [ "$b" -ge 65536 ]; then echo 100; else echo 1000; fi; }
+gloo() {  # np ppn coll sizes...
+  local np=$1 ppn=$2 coll=$3; shift 3
+  local r port=$((29500 + RANDOM % 1000))
+  for ((r = 1; r < np; r++)); do
+    host_exec "h$((r / ppn + 1))" env -u NETNS_HOSTS_DIR $py "$here/hosts_gloo.py" $r "$np" "$h1" $port "$coll" "$@" > /dev/null 2>&1 &
+  done
+  host_exec h1 env -u NETNS_HOSTS_DIR timeout 900 $py "$here/hosts_gloo.py" 0 "$np" "$h1" $port "$coll" "$@" 2>/dev/null |
+    while read -r l; do emit "$l"; done
+  wait
+}
+for ppn in 1 2; do
+  np=$((2 * ppn))
+  for coll in allreduce allgather alltoall broadcast; do
+    echo "== $coll, $ppn PE(s) per host" >&2
+    for b in $SIZES; do
+      # allgather and alltoall split the buffer among the ranks: at least one 4-byte element each.
+      { [ "$coll" = allgather ] || [ "$coll" = alltoall ]; } && [ "$b" -lt $((4 * np)) ] && b=$((4 * np))
+      it=$(iters_for "$b")
+      # Broadcast in place (one buffer, as MPI_Bcast and torch.distributed.broadcast); the rest out of place.
+      z=0 key=time_us
+      [ "$coll" = broadcast ] && z=1 key=inplace_time_us
+      mpirun_ $np $ppn "$build/bin/tessera-perf" "$coll" -b "$b" -e "$b" -n "$it" -w $((it / 4 + 1)) -z $z --json \
+        2>/dev/null | $py -c 'import json,sys; d=json.load(sys.stdin); r=d["results"][0];
+print(json.dumps({"lib":"tessera","coll":sys.argv[1],"np":d["ranks"],"ppn":int(sys.argv[2]),"bytes":r["size"],"time_us":r[sys.argv[3]]}))' \
+          "$coll" "$ppn" "$key" | while read -r l; do emit "$l"; done
+      COLL_MPI_ITERS=$it mpirun_ $np $ppn "$out/coll_mpi" "$coll" "$b" 2>/dev/null |
+        $py -c 'import json,sys; [print(json.dumps(dict(json.loads(l), ppn=int(sys.argv[1])))) for l in sys.stdin if l.strip()]' "$ppn" |
+        while read -r l; do emit "$l"; done
+    done
+    sizes=""
+    for b in $SIZES; do
+      { [ "$coll" = allgather ] || [ "$coll" = alltoall ]; } && [ "$b" -lt $((4 * np)) ] && b=$((4 * np))
+      sizes="$sizes $b"
+    done
+    # shellcheck disable=SC2086
+    gloo $np $ppn "$coll" $sizes
+  done
+done
+
+echo "== allreduce 64 MiB, 2 PEs per host: two-level against one ring" >&2
+for how in auto ring rails leaders; do
+  mpirun_ 4 2 env TESSERA_HIER_ALLREDUCE=$how "$build/bin/tessera-perf" allreduce -b 64M -e 64M -n 6 -w 2 -z 0 --json \
+    2>/dev/null | $py -c 'import json,sys; d=json.load(sys.stdin); r=d["results"][0];
+print(json.dumps({"lib":"tessera-"+sys.argv[1],"coll":"allreduce","np":4,"ppn":2,"bytes":r["size"],"time_us":r["time_us"]}))' "$how" |
+    while read -r l; do emit "$l"; done
+done
+
+$py "$here/hosts_report.py" "$res"

@@ -1,0 +1,84 @@
+#!/usr/bin/python3
+"""Report of bench/hosts_compare.sh: the link, RMA against the link and OSHMEM, the collectives against Open
+MPI and gloo (Tessera's time / the peer's: below 1 is faster), the targets of the across-hosts issue, and
+a bandwidth plot (results.png next to the results) when matplotlib is there.
+usage: hosts_report.py results.jsonl"""
+import json, os, sys
+
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+link = next(r for r in rows if r.get("lib") == "link")
+print(f"link: iperf3 one stream {link['iperf3_GBps']:.2f} GB/s, --bidir {link['iperf3_bidir_GBps']:.2f} GB/s each way, "
+      f"raw TCP ping-pong 8 B {link['tcp_hop_us']:.1f} us per hop")
+
+rma = {}
+for r in rows:
+    if "rma" in r:
+        rma[(r["lib"], r["rma"]["size"])] = r["rma"]
+    if "rma_failed" in r:
+        print(f"OSHMEM RMA: {r['rma_failed']}")
+print("\nRMA, 1 PE per host (time in us, bandwidth in GB/s)")
+print(f"{'size':>10} {'lib':>8} {'put+quiet':>10} {'pingpong':>9} {'put_bw':>8} {'get':>8}")
+for (lib, size), r in sorted(rma.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+    print(f"{size:>10} {lib:>8} {r['put_lat_us']:>10.2f} {r['pingpong_us']:>9.2f} {r['put_bw_GBps']:>8.3f} {r['get_lat_us']:>8.2f}")
+
+coll = {}
+for r in rows:
+    if "coll" in r and "time_us" in r:
+        ppn = r.get("ppn", r["np"] // 2)
+        coll[(r["lib"], r["coll"], ppn, r["bytes"])] = r["time_us"]
+print("\nCollectives across 2 hosts: Tessera's time / the peer's (below 1: Tessera faster); Tessera's time in us")
+print(f"{'coll':>10} {'PE/host':>7} {'bytes':>10} {'tessera_us':>11} {'/openmpi':>9} {'/gloo':>7} {'tessera GB/s':>12}")
+for (lib, c, ppn, b), t in sorted(coll.items(), key=lambda kv: (kv[0][1], kv[0][2], kv[0][3])):
+    if lib != "tessera":
+        continue
+    mpi = coll.get(("openmpi", c, ppn, b))
+    gl = coll.get(("gloo", c, ppn, b))
+    f = lambda p: f"{t / p:.2f}" if p else "-"
+    print(f"{c:>10} {ppn:>7} {b:>10} {t:>11.1f} {f(mpi):>9} {f(gl):>7} {b / t / 1e3:>12.3f}")
+
+print("\nTargets")
+big = 64 << 20
+put_bw = rma.get(("tessera", big), {}).get("put_bw_GBps")
+if put_bw:
+    print(f"  put bandwidth 64 MiB: {put_bw:.3f} GB/s = {put_bw / link['iperf3_GBps']:.2f}x iperf3 one stream (target >= 0.8)")
+ar = coll.get(("tessera", "allreduce", 1, big))
+if ar:
+    bus = big / ar / 1e3  # 2 ranks: bus bandwidth = 2(n-1)/n * algbw = algbw
+    print(f"  allreduce 64 MiB, 1 PE/host: {bus:.3f} GB/s = {bus / link['iperf3_bidir_GBps']:.2f}x iperf3 --bidir each way "
+          f"(target >= 0.8); {coll.get(('gloo', 'allreduce', 1, big), 0) / ar:.2f}x gloo's speed")
+small = rma.get(("tessera", 8))
+if small:
+    print(f"  8 B put+quiet {small['put_lat_us']:.1f} us = {small['put_lat_us'] / link['tcp_hop_us']:.1f}x a raw TCP hop "
+          f"(target <= 3)")
+a8 = coll.get(("tessera", "allreduce", 1, 8))
+if a8:
+    print(f"  8 B allreduce, 1 PE/host: {a8:.1f} us = {a8 / link['tcp_hop_us']:.1f}x a raw TCP hop (target <= 3)")
+flat = coll.get(("tessera-ring", "allreduce", 2, big))
+for how in ("auto", "rails", "leaders"):
+    t = coll.get((f"tessera-{how}", "allreduce", 2, big))
+    if t and flat:
+        print(f"  allreduce 64 MiB, 2 PEs/host, {how}: {flat / t:.2f}x the flat ring's speed (target >= 1.3 for the "
+              f"two-level form)")
+
+try:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, axes = plt.subplots(1, 4, figsize=(18, 4))
+    for ax, c in zip(axes, ("allreduce", "allgather", "alltoall", "broadcast")):
+        for lib in ("tessera", "openmpi", "gloo"):
+            for ppn in (1, 2):
+                pts = sorted((b, b / t / 1e3) for (l, cc, p, b), t in coll.items() if l == lib and cc == c and p == ppn)
+                if pts:
+                    ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=f"{lib} {ppn}/host")
+        ax.set_xscale("log", base=2)
+        ax.set_title(f"{c}, 2 hosts")
+        ax.set_xlabel("bytes")
+        ax.set_ylabel("GB/s (bytes / time)")
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    png = os.path.join(os.path.dirname(os.path.abspath(sys.argv[1])), "results.png")
+    fig.savefig(png, dpi=80)
+    print(f"\nplot: {png}")
+except ImportError:
+    pass
