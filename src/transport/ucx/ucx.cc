@@ -12,6 +12,13 @@
 // shm transport, and a "host" that shares the kernel with another (containers, network namespaces) would
 // otherwise be reached through shared memory it cannot see, or worse, silently, and the network never used.
 //
+// Large transfers (kAmMin bytes and up) do not use UCX's RMA: where the network has no RDMA (TCP), UCX
+// emulates a put or get with small copies the target must serve one by one, a small fraction of what the
+// link carries (ucx_perftest's ucp_put_bw over TCP, docs/design.md). A large put is an active message sent
+// by rendezvous (UCP_AM_SEND_FLAG_RNDV): the target's handler receives the data straight into the
+// destination (ucp_am_recv_data_nbx), and the sender's request completes once it is there. A large get is
+// a small active message asking the target to send the bytes back as a tagged message into the buffer
+// the requester has posted (a tag with the top bit set, apart from the collectives' tags).
 // Messages (collectives across hosts): ucp_tag_send_nbx / ucp_tag_recv_nbx with an exact tag; a message
 // larger than UCX's eager limit goes by rendezvous, straight into the posted receive buffer.
 // Data path (addressed by symmetric offset, transport.h): put/get/atomics are ucp_*_nbx, waited for at
@@ -76,7 +83,14 @@ struct State {
   std::atomic<bool> closing{false};
   Status (*allgather)(const void* mine, void* all, size_t bytes) = nullptr;  // the bootstrap's (JobView)
   int n_pes = 0;
+  char* my_heap = nullptr;  // this PE's segments (targets of large puts, sources of large gets)
+  char* my_data = nullptr;
+  std::atomic<uint64_t> get_seq{0};
 };
+// Transfers of at least this many bytes go as active messages (see the top of this file).
+constexpr size_t kAmMin = 64 * 1024;
+// Tags with the top bit set are this transport's own (large gets' replies); the collectives' are below.
+constexpr uint64_t kGetReplyTag = uint64_t{1} << 63;
 State g;
 
 // Record exchanged at open(): fixed header, then worker address, heap key and data key bytes.
@@ -174,12 +188,78 @@ void progress_loop(std::string nic) {
   ::close(ep);
 }
 
+// Large transfers as active messages (see the top of this file).
+constexpr unsigned kAmPut = 0, kAmGet = 1;
+
+struct AmGetHeader {
+  uint64_t off;
+  uint64_t bytes;
+  uint64_t tag;
+  int64_t requester;
+};
+
+// This PE's address of symmetric offset `off`.
+char* local_address(uint64_t off) {
+  return off < g.heap_bytes ? g.my_heap + off : g.my_data + (off - g.heap_bytes);
+}
+
+void on_put_landed(void* req, ucs_status_t st, size_t, void*) {
+  if (st != UCS_OK) log::write_line(log::Level::kError, fmt::format("UCX: a large put's data failed to arrive: {}",
+                                                                    ucs_status_string(st)));
+  ucp_request_free(req);
+  sync::notify(g.my_pe);
+}
+
+// A put's data for this PE: by rendezvous straight into the destination, or copied from an eager message.
+ucs_status_t on_am_put(void*, const void* header, size_t header_length, void* data, size_t length,
+                       const ucp_am_recv_param_t* param) {
+  uint64_t off;
+  if (header_length != sizeof off) return UCS_ERR_INVALID_PARAM;
+  std::memcpy(&off, header, sizeof off);
+  char* dest = local_address(off);
+  if (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) {
+    ucp_request_param_t prm{};
+    prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK;
+    prm.cb.recv_am = on_put_landed;
+    void* req = ucp_am_recv_data_nbx(g.worker, data, dest, length, &prm);
+    if (UCS_PTR_IS_ERR(req))
+      log::write_line(log::Level::kError, fmt::format("UCX: receiving a large put of {} bytes failed: {}", length,
+                                                      ucs_status_string(UCS_PTR_STATUS(req))));
+    else if (req == nullptr) sync::notify(g.my_pe);
+    return UCS_OK;
+  }
+  std::memcpy(dest, data, length);
+  sync::notify(g.my_pe);
+  return UCS_OK;
+}
+
+void on_reply_sent(void* req, ucs_status_t, void*) { ucp_request_free(req); }
+
+// A get of this PE's memory: the bytes go back as a tagged message the requester has posted.
+ucs_status_t on_am_get(void*, const void* header, size_t header_length, void*, size_t, const ucp_am_recv_param_t*) {
+  AmGetHeader h;
+  if (header_length != sizeof h) return UCS_ERR_INVALID_PARAM;
+  std::memcpy(&h, header, sizeof h);
+  if (h.requester < 0 || static_cast<size_t>(h.requester) >= g.peers.size() || !g.peers[static_cast<size_t>(h.requester)].ep)
+    return UCS_ERR_INVALID_PARAM;
+  ucp_request_param_t prm{};
+  prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK;
+  prm.cb.send = on_reply_sent;
+  void* req = ucp_tag_send_nbx(g.peers[static_cast<size_t>(h.requester)].ep, local_address(h.off), h.bytes, h.tag, &prm);
+  if (UCS_PTR_IS_ERR(req))
+    log::write_line(log::Level::kError, fmt::format("UCX: answering a get of {} bytes for PE {} failed: {}", h.bytes,
+                                                    h.requester, ucs_status_string(UCS_PTR_STATUS(req))));
+  return UCS_OK;
+}
+
 Status open(const JobView& job) {
   if (!spans_hosts(job)) return Status::ok();
   g.my_pe = job.my_pe;
   g.n_pes = job.n_pes;
   g.allgather = job.allgather;
   g.heap_bytes = job.heap_bytes;
+  g.my_heap = job.my_heap;
+  g.my_data = job.my_data;
   g.data_bytes = job.data_bytes;
   g.peers.assign(static_cast<size_t>(job.n_pes), Peer{});
 
@@ -196,7 +276,8 @@ Status open(const JobView& job) {
     }
   ucp_params_t params{};
   params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_ESTIMATED_NUM_EPS;
-  params.features = UCP_FEATURE_RMA | UCP_FEATURE_AMO32 | UCP_FEATURE_AMO64 | UCP_FEATURE_TAG | UCP_FEATURE_WAKEUP;
+  params.features = UCP_FEATURE_RMA | UCP_FEATURE_AMO32 | UCP_FEATURE_AMO64 | UCP_FEATURE_TAG | UCP_FEATURE_AM |
+                    UCP_FEATURE_WAKEUP;
   params.estimated_num_eps = static_cast<size_t>(job.n_pes);
   st = ucp_init(&params, config, &g.context);
   ucp_config_release(config);
@@ -289,6 +370,15 @@ Status open(const JobView& job) {
     }
   }
 
+  for (unsigned id : {kAmPut, kAmGet}) {
+    ucp_am_handler_param_t hp{};
+    hp.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB | UCP_AM_HANDLER_PARAM_FIELD_FLAGS;
+    hp.id = id;
+    hp.cb = id == kAmPut ? on_am_put : on_am_get;
+    hp.flags = UCP_AM_FLAG_WHOLE_MSG;
+    st = ucp_worker_set_am_recv_handler(g.worker, &hp);
+    if (st != UCS_OK) return ucx_error(st, "registering the active-message handlers");
+  }
   st = ucp_worker_get_efd(g.worker, &g.efd);
   if (st != UCS_OK) return ucx_error(st, "getting the worker's event fd");
   g.stop_fd = eventfd(0, EFD_CLOEXEC);
@@ -367,6 +457,13 @@ void put(int pe, uint64_t off, const void* src, size_t bytes) {
   ucp_rkey_h rkey;
   Peer& p = target(pe, off, &addr, &rkey);
   ucp_request_param_t prm{};
+  if (bytes >= kAmMin) {
+    // Rendezvous: the request completes once the target has the data in place.
+    prm.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+    prm.flags = UCP_AM_SEND_FLAG_RNDV;
+    wait_request(ucp_am_send_nbx(p.ep, kAmPut, &off, sizeof off, src, bytes, &prm), "put", pe, bytes);
+    return;
+  }
   wait_request(ucp_put_nbx(p.ep, src, bytes, addr, rkey, &prm), "put", pe, bytes);
 }
 
@@ -375,6 +472,14 @@ void get(void* dst, int pe, uint64_t off, size_t bytes) {
   ucp_rkey_h rkey;
   Peer& p = target(pe, off, &addr, &rkey);
   ucp_request_param_t prm{};
+  if (bytes >= kAmMin) {
+    const AmGetHeader h{off, bytes, kGetReplyTag | (g.get_seq.fetch_add(1) & (kGetReplyTag - 1)), g.my_pe};
+    void* rreq = ucp_tag_recv_nbx(g.worker, dst, bytes, h.tag, ~ucp_tag_t{0}, &prm);
+    if (UCS_PTR_IS_ERR(rreq)) wait_request(rreq, "get (posting its receive)", pe, bytes);
+    wait_request(ucp_am_send_nbx(p.ep, kAmGet, &h, sizeof h, nullptr, 0, &prm), "get (its request)", pe, bytes);
+    wait_request(rreq, "get", pe, bytes);
+    return;
+  }
   wait_request(ucp_get_nbx(p.ep, dst, bytes, addr, rkey, &prm), "get", pe, bytes);
 }
 
@@ -420,7 +525,9 @@ void put_signal(int pe, uint64_t off, const void* src, size_t bytes, uint64_t si
   ucp_rkey_h rkey;
   Peer& p = target(pe, off, &addr, &rkey);
   void* req = nullptr;
-  if (bytes) {
+  if (bytes >= kAmMin) {
+    put(pe, off, src, bytes);  // in place at the target on return
+  } else if (bytes) {
     ucp_request_param_t prm{};
     req = ucp_put_nbx(p.ep, src, bytes, addr, rkey, &prm);
   }
