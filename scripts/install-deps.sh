@@ -5,7 +5,7 @@
 set -euo pipefail
 profile=${1:-build}
 
-build_pkgs=(g++ cmake make pkg-config libhwloc-dev libucx-dev libpmix-dev libhwy-dev libopenblas-dev
+build_pkgs=(g++ cmake make pkg-config libhwloc-dev libucx-dev libpmix-dev libssl-dev libhwy-dev libopenblas-dev
             libcli11-dev libfmt-dev procps nlohmann-json3-dev libgtest-dev libgmock-dev googletest libbenchmark-dev
             openmpi-bin doxygen)  # mpirun: the PMIx start-up test; doxygen: the C++ API reference
 bench_pkgs=(libopenmpi-dev ucx-utils python3-torch python3-matplotlib)
