@@ -7,7 +7,9 @@ profile=${1:-build}
 
 build_pkgs=(g++ cmake make pkg-config libhwloc-dev libucx-dev libpmix-dev libssl-dev libhwy-dev libopenblas-dev
             libcli11-dev libfmt-dev procps nlohmann-json3-dev libgtest-dev libgmock-dev googletest libbenchmark-dev
-            openmpi-bin doxygen)  # mpirun: the PMIx start-up test; doxygen: the C++ API reference
+            openmpi-bin doxygen python3)
+# libssl-dev: the TCP bootstrap's handshake (HMAC-SHA256); mpirun: the PMIx start-up test; doxygen: the C++ API
+# reference; python3: the TCP bootstrap test's outside client (tests/scripts/tcp_handshake.py)
 bench_pkgs=(libopenmpi-dev ucx-utils python3-torch python3-matplotlib)
 
 want=("${build_pkgs[@]}")
