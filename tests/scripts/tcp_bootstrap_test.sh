@@ -8,7 +8,7 @@
 #   c. kill -9 of one PE (then of rank 0) in a barrier loop ends every other PE, non-zero, within 3 s; rank 0
 #      (every PE, for rank 0) names the dead PE; nothing is left in /dev/shm, no process is left;
 #   d. the unique-id form: tessera_bootstrap_uid in rank 0, handed to the others through a file; its misuses;
-#      SHMEM_INFO shows neither secret.
+#      SHMEM_INFO and tessera-info show neither secret.
 # Only 127.0.0.1. Every process runs under a watchdog, and TESSERA_TIMEOUT bounds every wait inside them.
 set -u
 build=${1:?build dir}
@@ -193,6 +193,9 @@ uid_secret=$(sed 's|.*/||' "$tmp/uid")
 check "d: SHMEM_INFO lists TESSERA_BOOTSTRAP with its secret masked" \
   "grep -Eq 'TESSERA_BOOTSTRAP +=? *tcp://127\.0\.0\.1:[0-9]+/<secret>' '$tmp/d.0'" || grep TESSERA_ "$tmp/d.0"
 check "d: the id's secret appears in no output" "! grep -qF '$uid_secret' '$tmp'/d.[0-3]"
+TESSERA_JOB_SECRET="$secret" "$bin/tessera-info" --env > "$tmp/info" 2>&1
+check "tessera-info --env lists TESSERA_JOB_SECRET without its value" \
+  "grep -Eq '^TESSERA_JOB_SECRET +<secret> ' '$tmp/info' && ! grep -qF '$secret' '$tmp/info'"
 # Misuses: the process that made the id is not rank 0; rank 0 did not make it; a buffer too small.
 rm -f "$tmp/uid2"
 timeout 20 env TESSERA_RANK=1 TESSERA_SIZE=2 "$bin/pe_bootstrap_uid" "$tmp/uid2" make > "$tmp/d.maker" 2>&1
