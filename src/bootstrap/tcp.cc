@@ -5,6 +5,7 @@
 //   TESSERA_BOOTSTRAP=tcp://HOST:PORT/SECRET (from tessera_bootstrap_uid in the process that is rank 0)
 //
 // The job's control segment is not made here: control_name stays empty and the runtime makes it.
+#include <pthread.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -45,7 +46,17 @@ const config::Var<std::string> kSecret{
 
 constexpr int64_t kMaxPes = 1 << 20;
 
-std::unique_ptr<tcp::Endpoint> g_endpoint;
+// Not a static object: at exit without finalize, no destructor joins the thread; the kernel closes the
+// connections, which is how the other PEs learn that this one is gone.
+tcp::Endpoint* g_endpoint = nullptr;
+
+// A child forked by the program (a data-loader worker, a helper) inherits the connection: without this it
+// would keep it open after its parent died, and rank 0 would never see the close.
+void forget_in_child() {
+  if (g_endpoint) g_endpoint->close_in_child();
+  g_endpoint = nullptr;  // the child's copy is left alone: its thread does not exist here
+}
+std::once_flag g_atfork_once;
 
 // tessera_bootstrap_uid's listening socket, owned by the process that made it (a forked child inherits
 // the descriptor but is not that process).
@@ -120,7 +131,8 @@ Status init(JobInfo* out) {
     ep = tcp::start_peer(cfg);
   }
   TS_RETURN_IF_ERROR(ep.status());
-  g_endpoint = std::move(ep).value();
+  std::call_once(g_atfork_once, [] { ::pthread_atfork(nullptr, nullptr, forget_in_child); });
+  g_endpoint = std::move(ep).value().release();
   JobInfo info;
   info.rank = cfg.rank;
   info.size = cfg.size;
@@ -140,7 +152,8 @@ Status barrier() { return allgather(nullptr, nullptr, 0); }
 void finalize() {
   if (!g_endpoint) return;
   g_endpoint->finalize();
-  g_endpoint.reset();
+  delete g_endpoint;
+  g_endpoint = nullptr;
 }
 
 void abort(int code) {

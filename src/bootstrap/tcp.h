@@ -47,6 +47,10 @@ class Endpoint {
   // A clean end: goodbye (rank 0: waits for every PE's goodbye), then joins the thread and closes.
   // Destroying an endpoint without finalize closes its connections as a crash would.
   virtual void finalize() = 0;
+  // In a child forked after init: closes this process's copies of the endpoint's descriptors (without
+  // locks, threads or messages), so that a child outliving its parent cannot hide the parent's death from
+  // rank 0 by holding its connection open. The endpoint is not usable afterwards; it is never destroyed.
+  virtual void close_in_child() = 0;
   const std::string& job_id() const { return job_id_; }
 
  protected:

@@ -110,6 +110,12 @@ class Spoke final : public Endpoint {
     shut_down();
   }
 
+  void close_in_child() override {
+    if (fd_ >= 0) ::close(fd_);
+    if (wake_.rd >= 0) ::close(wake_.rd);
+    if (wake_.wr >= 0) ::close(wake_.wr);
+  }
+
  private:
   Status handshake() {
     const uint64_t step_deadline = std::min(cfg_.start_deadline_ns, now_ns() + kHandshakeNs);

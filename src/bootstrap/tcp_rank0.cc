@@ -140,6 +140,14 @@ class Star final : public Endpoint {
       if (pes_[r]) (void)send_to(*pes_[r], MsgType::kAbort, note, kAbortSendWait);
   }
 
+  void close_in_child() override {
+    for (auto& c : pes_)
+      if (c && c->fd >= 0) ::close(c->fd);
+    if (listen_fd_ >= 0) ::close(listen_fd_);
+    if (wake_.rd >= 0) ::close(wake_.rd);
+    if (wake_.wr >= 0) ::close(wake_.wr);
+  }
+
   void finalize() override {
     std::unique_lock lk(mu_);
     // Every PE's goodbye first: a connection closed before then would look like a death to nobody (rank 0

@@ -135,13 +135,17 @@ check "b: rank 0 logged the refused replay" \
   "grep -Eq 'refused a connection from 127\.0\.0\.1:[0-9]+: wrong job secret' '$tmp/b.0'"
 check "b: and the oversized header" "grep -q '2147483648 bytes before authenticating (limit 256)' '$tmp/b.0'"
 
-# c. kill -9 in the middle of a barrier loop: PE 2 (its pid from the program), then rank 0.
-for victim in 2 0; do
+# c. kill -9 in the middle of a barrier loop: PE 2 (its pid from the program), rank 0, then PE 2 again after
+#    it forked a child that outlives it (holding a copy of its connection, unless the library closed it).
+for victim in 2 0 2fork; do
   port=$(free_port)
-  rm -f "$tmp/pid"
+  rm -f "$tmp/pid" "$tmp/pid.child"
+  fork_arg=()
+  [ $victim = 2fork ] && fork_arg=(-1 fork)
+  victim=${victim%fork}
   pids=()
   for r in 0 1 2 3; do
-    pe "$tmp/c.$r" $r $port "$secret" "$bin/pe_barrier_loop" "$tmp/pid"
+    pe "$tmp/c.$r" $r $port "$secret" "$bin/pe_barrier_loop" "$tmp/pid" "${fork_arg[@]}"
     pids+=($!)
   done
   for _ in $(seq 1 400); do [ -s "$tmp/pid" ] && break; sleep 0.05; done
@@ -172,6 +176,10 @@ for victim in 2 0; do
   else
     check "c: rank 0 names PE $victim, in one line" "[ \$(grep -c . '$tmp/c.0') -eq 1 ] && grep -qF '$line' '$tmp/c.0'" ||
       cat "$tmp/c.0"
+  fi
+  if [ -s "$tmp/pid.child" ]; then
+    check "c: (PE 2 had forked a child, still alive then)" "kill -0 $(cat "$tmp/pid.child")"
+    kill -KILL "$(cat "$tmp/pid.child")" 2>/dev/null
   fi
   check "c: PE $victim killed: nothing left in /dev/shm" "[ -z \"\$(leftovers)\" ]"
   check "c: PE $victim killed: no PE process left" "! pgrep -f '$bin/pe_barrier_loop' >/dev/null"
