@@ -233,40 +233,20 @@ class Star final : public Endpoint {
         return 0;
       case FrameReader::Next::kFrame: break;
     }
-    std::optional<Auth> auth = f.type == MsgType::kAuth ? decode_auth(f.payload) : std::nullopt;
-    if (!auth) {
-      refuse(c, fmt::format("malformed handshake: message type {} of {} bytes where the answer to the challenge "
-                            "(type {}, {} bytes) was expected",
-                            static_cast<uint32_t>(f.type), f.payload.size(), static_cast<uint32_t>(MsgType::kAuth),
-                            kAuthBytes));
+    const Verdict v = judge_auth(f, cfg_.secret, c.server_nonce, cfg_.size, [this](uint32_t rank) -> const char* {
+      return pes_[rank] ? pes_[rank]->peer.c_str() : nullptr;
+    });
+    if (!v.refusal.empty()) {
+      refuse(c, v.refusal);
       return 0;
     }
-    // The MAC before anything the message claims: an unauthenticated peer learns nothing about the job.
-    if (!mac_equal(auth->mac, client_mac(cfg_.secret, c.server_nonce, auth->client, auth->rank))) {
-      refuse(c, "wrong job secret");
-      return 0;
-    }
-    if (auth->size != static_cast<uint32_t>(cfg_.size)) {
-      refuse(c, fmt::format("rank {} says the job has {} PEs; rank 0 has TESSERA_SIZE={}", auth->rank, auth->size,
-                            cfg_.size));
-      return 0;
-    }
-    if (auth->rank == 0 || auth->rank >= static_cast<uint32_t>(cfg_.size)) {
-      refuse(c, fmt::format("rank {} is outside 1..{} (TESSERA_SIZE={})", auth->rank, cfg_.size - 1, cfg_.size));
-      return 0;
-    }
-    if (Conn* other = pes_[auth->rank].get()) {
-      refuse(c, fmt::format("rank {} has joined already, from {}", auth->rank, other->peer));
-      return 0;
-    }
-    const Mac proof = server_mac(cfg_.secret, c.server_nonce, auth->client, auth->rank);
-    if (!send_frame(c.fd, MsgType::kProof, proof.data(), proof.size()).is_ok()) {
+    if (!send_frame(c.fd, MsgType::kProof, v.proof.data(), v.proof.size()).is_ok()) {
       close_conn(c);
       return 0;
     }
-    c.rank = static_cast<int>(auth->rank);
+    c.rank = v.rank;
     log::info("bootstrap (tcp): rank {} joined from {}", c.rank, c.peer);
-    pes_[auth->rank] = std::move(slot);
+    pes_[static_cast<size_t>(v.rank)] = std::move(slot);
     return 1;
   }
 

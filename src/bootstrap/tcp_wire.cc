@@ -142,6 +142,30 @@ std::optional<Auth> decode_auth(const std::vector<char>& payload) {
   return a;
 }
 
+Verdict judge_auth(const Frame& f, std::string_view secret, const Nonce& server, int size,
+                   const std::function<const char*(uint32_t rank)>& taken_by) {
+  Verdict v;
+  std::optional<Auth> auth = f.type == MsgType::kAuth ? decode_auth(f.payload) : std::nullopt;
+  if (!auth) {
+    v.refusal = fmt::format("malformed handshake: message type {} of {} bytes where the answer to the challenge "
+                            "(type {}, {} bytes) was expected",
+                            static_cast<uint32_t>(f.type), f.payload.size(), static_cast<uint32_t>(MsgType::kAuth),
+                            kAuthBytes);
+  } else if (!mac_equal(auth->mac, client_mac(secret, server, auth->client, auth->rank))) {
+    v.refusal = "wrong job secret";
+  } else if (auth->size != static_cast<uint32_t>(size)) {
+    v.refusal = fmt::format("rank {} says the job has {} PEs; rank 0 has TESSERA_SIZE={}", auth->rank, auth->size, size);
+  } else if (auth->rank == 0 || auth->rank >= static_cast<uint32_t>(size)) {
+    v.refusal = fmt::format("rank {} is outside 1..{} (TESSERA_SIZE={})", auth->rank, size - 1, size);
+  } else if (const char* other = taken_by(auth->rank)) {
+    v.refusal = fmt::format("rank {} has joined already, from {}", auth->rank, other);
+  } else {
+    v.rank = static_cast<int>(auth->rank);
+    v.proof = server_mac(secret, server, auth->client, auth->rank);
+  }
+  return v;
+}
+
 std::vector<char> encode_abort(const AbortNote& a) {
   std::vector<char> out(8);
   put_u32(out.data(), static_cast<uint32_t>(a.pe));

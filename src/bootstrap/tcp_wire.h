@@ -28,6 +28,7 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -55,6 +56,12 @@ inline constexpr size_t kMaxReason = 256;
 
 using Nonce = std::array<uint8_t, kNonceBytes>;
 using Mac = std::array<uint8_t, kMacBytes>;
+
+// One message as read off a connection.
+struct Frame {
+  MsgType type{};
+  std::vector<char> payload;
+};
 
 // TESSERA_BOOTSTRAP=tcp://HOST:PORT or tcp://HOST:PORT/SECRET (the unique-id form). HOST is an IPv4
 // address or a host name; PORT is 1..65535.
@@ -89,6 +96,18 @@ std::vector<char> encode_auth(const Auth& a);
 // Empty when the payload is not exactly kAuthBytes long.
 std::optional<Auth> decode_auth(const std::vector<char>& payload);
 
+// Rank 0's judgement of the answer `f` to challenge `server`, for a job of `size` PEs: the joining rank and
+// the proof to send it, or the reason it is refused (sent to the peer and logged). The MAC is checked
+// first, so a peer without the secret learns nothing about the job. `taken_by(rank)` gives the address of
+// the connection that holds that rank already, or null.
+struct Verdict {
+  int rank = -1;
+  Mac proof{};
+  std::string refusal;  // empty when accepted
+};
+Verdict judge_auth(const Frame& f, std::string_view secret, const Nonce& server, int size,
+                   const std::function<const char*(uint32_t rank)>& taken_by);
+
 struct AbortNote {
   int32_t pe = -1;
   int32_t code = 1;
@@ -98,11 +117,6 @@ std::optional<AbortNote> decode_abort(const std::vector<char>& payload);
 
 // A job id rank 0 may send: kJobIdChars lowercase hex digits (it names shared-memory objects).
 bool valid_job_id(std::string_view id);
-
-struct Frame {
-  MsgType type{};
-  std::vector<char> payload;
-};
 
 // Cuts a byte stream into frames. Holds at most one partial frame plus what the last feed() brought; a
 // header announcing more than the limit makes the stream unusable (kTooLarge, and it stays so), so a peer

@@ -149,6 +149,52 @@ TEST(Messages, AuthRoundTrip) {
   EXPECT_FALSE(decode_auth({}).has_value());
 }
 
+TEST(JudgeAuth, AcceptsTheRightAnswerAndRefusesEveryWrongOne) {
+  const std::string key(64, 'e');
+  const Nonce server = fresh_nonce();
+  auto answer = [&](uint32_t rank, uint32_t size, const std::string& secret) {
+    Auth a;
+    a.rank = rank;
+    a.size = size;
+    a.client = fresh_nonce();
+    a.mac = client_mac(secret, server, a.client, rank);
+    return Frame{MsgType::kAuth, encode_auth(a)};
+  };
+  auto none = [](uint32_t) -> const char* { return nullptr; };
+  auto two_taken = [](uint32_t r) -> const char* { return r == 2 ? "10.0.0.9:4000" : nullptr; };
+
+  Frame good = answer(2, 4, key);
+  Verdict v = judge_auth(good, key, server, 4, none);
+  EXPECT_EQ(v.refusal, "");
+  EXPECT_EQ(v.rank, 2);
+  auto sent = decode_auth(good.payload);
+  EXPECT_TRUE(mac_equal(v.proof, server_mac(key, server, sent->client, 2)));
+
+  EXPECT_EQ(judge_auth(answer(2, 4, std::string(64, 'f')), key, server, 4, none).refusal, "wrong job secret");
+  // The same answer against another challenge (a replay on a new connection).
+  EXPECT_EQ(judge_auth(good, key, fresh_nonce(), 4, none).refusal, "wrong job secret");
+  // A wrong secret is reported as such even when the rest is wrong too: nothing else is revealed.
+  EXPECT_EQ(judge_auth(answer(9, 5, std::string(64, 'f')), key, server, 4, two_taken).refusal, "wrong job secret");
+  EXPECT_EQ(judge_auth(answer(2, 5, key), key, server, 4, none).refusal,
+            "rank 2 says the job has 5 PEs; rank 0 has TESSERA_SIZE=4");
+  EXPECT_EQ(judge_auth(answer(4, 4, key), key, server, 4, none).refusal, "rank 4 is outside 1..3 (TESSERA_SIZE=4)");
+  EXPECT_EQ(judge_auth(answer(0, 4, key), key, server, 4, none).refusal, "rank 0 is outside 1..3 (TESSERA_SIZE=4)");
+  EXPECT_EQ(judge_auth(good, key, server, 4, two_taken).refusal, "rank 2 has joined already, from 10.0.0.9:4000");
+  Frame other = good;
+  other.type = MsgType::kAllgather;
+  EXPECT_NE(judge_auth(other, key, server, 4, none).refusal.find("malformed handshake: message type 3 of 72 bytes"),
+            std::string::npos);
+  Frame cut = good;
+  cut.payload.pop_back();
+  EXPECT_NE(judge_auth(cut, key, server, 4, none).refusal.find("malformed handshake: message type 6 of 71 bytes"),
+            std::string::npos);
+  for (const Frame& f : {answer(2, 5, key), answer(4, 4, key), other, cut}) {
+    Verdict bad = judge_auth(f, key, server, 4, none);
+    EXPECT_EQ(bad.rank, -1);
+    EXPECT_EQ(bad.proof, Mac{}) << "no proof for a refused peer";
+  }
+}
+
 TEST(Messages, AbortRoundTrip) {
   auto d = decode_abort(encode_abort({-1, 42}));
   ASSERT_TRUE(d.has_value());
