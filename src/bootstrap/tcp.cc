@@ -76,7 +76,7 @@ bool made_here(const Address& a) {
 
 bool detect() { return !kBootstrap.get().empty(); }
 
-Status read_rank_size(const Address& a, int* rank, int* size) {
+Status read_rank_size(int* rank, int* size) {
   const std::string form = tcp::masked(kBootstrap.get());
   if (!kSize.is_set())
     return invalid_arg("bootstrap (tcp): TESSERA_BOOTSTRAP={} needs the job's size in TESSERA_SIZE (not set) and this "
@@ -94,10 +94,32 @@ Status read_rank_size(const Address& a, int* rank, int* size) {
   return Status::ok();
 }
 
+// This PE's end of the star: rank 0 listens (on the unique id's socket when the string is one), the others
+// connect.
+Result<std::unique_ptr<tcp::Endpoint>> start(const tcp::Config& cfg) {
+  const Address& a = cfg.address;
+  if (cfg.rank != 0) {
+    if (!a.secret.empty() && made_here(a))
+      return invalid_arg("bootstrap (tcp): this process made TESSERA_BOOTSTRAP's id with tessera_bootstrap_uid, so it "
+                         "listens for the job and must be rank 0, not TESSERA_RANK={}", cfg.rank);
+    return tcp::start_peer(cfg);
+  }
+  int fd = -1;
+  if (!a.secret.empty()) {
+    fd = tcp::take_unique_id_socket(a, nullptr);
+    if (fd < 0)
+      return invalid_arg("bootstrap (tcp): TESSERA_BOOTSTRAP holds an id that tessera_bootstrap_uid made in another "
+                         "process; the process that made it must be rank 0, and this one has TESSERA_RANK=0");
+  } else {
+    TS_ASSIGN_OR_RETURN(fd, tcp::listen_on(a));
+  }
+  return tcp::start_rank0(cfg, fd);
+}
+
 Status init(JobInfo* out) {
   TS_ASSIGN_OR_RETURN(Address a, tcp::parse_address("TESSERA_BOOTSTRAP", kBootstrap.get()));
   tcp::Config cfg;
-  TS_RETURN_IF_ERROR(read_rank_size(a, &cfg.rank, &cfg.size));
+  TS_RETURN_IF_ERROR(read_rank_size(&cfg.rank, &cfg.size));
   if (a.secret.empty()) {
     if (!kSecret.is_set())
       return invalid_arg("bootstrap (tcp): TESSERA_JOB_SECRET is not set: TESSERA_BOOTSTRAP={} needs the job's secret, "
@@ -112,27 +134,9 @@ Status init(JobInfo* out) {
   cfg.timeout_ns = sync::timeout_ns();
   cfg.start_deadline_ns = now_ns() + cfg.timeout_ns;
 
-  Result<std::unique_ptr<tcp::Endpoint>> ep = Status::ok();
-  if (cfg.rank == 0) {
-    int fd = -1;
-    if (!a.secret.empty()) {
-      fd = tcp::take_unique_id_socket(a, nullptr);
-      if (fd < 0)
-        return invalid_arg("bootstrap (tcp): TESSERA_BOOTSTRAP holds an id that tessera_bootstrap_uid made in another "
-                           "process; the process that made it must be rank 0, and this one has TESSERA_RANK=0");
-    } else {
-      TS_ASSIGN_OR_RETURN(fd, tcp::listen_on(a));
-    }
-    ep = tcp::start_rank0(cfg, fd);
-  } else {
-    if (!a.secret.empty() && made_here(a))
-      return invalid_arg("bootstrap (tcp): this process made TESSERA_BOOTSTRAP's id with tessera_bootstrap_uid, so it "
-                         "listens for the job and must be rank 0, not TESSERA_RANK={}", cfg.rank);
-    ep = tcp::start_peer(cfg);
-  }
-  TS_RETURN_IF_ERROR(ep.status());
+  TS_ASSIGN_OR_RETURN(std::unique_ptr<tcp::Endpoint> ep, start(cfg));
   std::call_once(g_atfork_once, [] { ::pthread_atfork(nullptr, nullptr, forget_in_child); });
-  g_endpoint = std::move(ep).value().release();
+  g_endpoint = ep.release();
   JobInfo info;
   info.rank = cfg.rank;
   info.size = cfg.size;
