@@ -5,10 +5,12 @@
 set -euo pipefail
 profile=${1:-build}
 
-build_pkgs=(g++ cmake make pkg-config libhwloc-dev libucx-dev libpmix-dev libhwy-dev libopenblas-dev
+build_pkgs=(g++ cmake make pkg-config libhwloc-dev libucx-dev libpmix-dev libssl-dev libhwy-dev libopenblas-dev
             libcli11-dev libfmt-dev procps nlohmann-json3-dev libgtest-dev libgmock-dev googletest libbenchmark-dev
-            openmpi-bin doxygen iproute2)  # mpirun: the PMIx start-up tests; doxygen: the C++ API reference;
-            # iproute2: the namespace hosts of tests/hosts
+            openmpi-bin doxygen python3 iproute2)
+# libssl-dev: the TCP bootstrap's handshake (HMAC-SHA256); mpirun: the PMIx start-up tests; doxygen: the C++ API
+# reference; python3: the TCP bootstrap test's outside client (tests/scripts/tcp_handshake.py); iproute2: the
+# namespace hosts of tests/hosts
 bench_pkgs=(libopenmpi-dev ucx-utils python3-torch python3-matplotlib iperf3)
 
 want=("${build_pkgs[@]}")

@@ -156,6 +156,20 @@ TESSERA_OLD_AMO_EXT_TYPES(TESSERA_DECL_OLD_AMO_EXT)
 #undef TESSERA_DECL_OLD_AMO_STD
 #undef TESSERA_DECL_OLD_AMO_EXT
 
+/* ---- Tessera extension: a job wired by the user's own launcher (as ncclGetUniqueId) ----
+ * tessera_bootstrap_uid makes a listening socket on `host` (an IPv4 address or a host name; NULL or "":
+ * this machine's name), on a port the kernel chooses, keeps it open in this process, and writes
+ * "tcp://HOST:PORT/SECRET" (SECRET: 64 fresh hex digits) into out. Hand the string to every process of the
+ * job by your own means (MPI, a file, ...), and in each set TESSERA_BOOTSTRAP to it, TESSERA_RANK and
+ * TESSERA_SIZE, before shmem_init. The process that made it must be rank 0: it serves the rendezvous on
+ * that socket. A later call replaces (and closes) the earlier socket.
+ * Returns 0, or a negative value after printing why: -1 for arguments (null out, a buffer smaller than the
+ * id: the message names the size needed; TESSERA_BOOTSTRAP_UID_SIZE is always enough), -2 when the id
+ * cannot be made (a malformed host, a host that is not this machine's, a failed name lookup). The secret
+ * is the job's only guard: keep the string as private as the job's data. */
+#define TESSERA_BOOTSTRAP_UID_SIZE 512
+int tessera_bootstrap_uid(char* out, size_t size, const char* host);
+
 #ifdef __cplusplus
 }
 

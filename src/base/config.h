@@ -70,17 +70,20 @@ Result<std::string> parse(std::string_view var, std::string_view text, std::stri
 
 [[noreturn]] void fatal_config(const Status& st);
 
+// `show`, when given, is how the value in force is printed (SHMEM_INFO, tessera-info --env) instead of
+// to_text: a variable that carries a secret prints it masked, since those listings end up in job logs.
 template <typename T>
 class Var {
  public:
-  Var(std::string name, T def, std::string help, std::vector<std::string> aliases = {})
+  Var(std::string name, T def, std::string help, std::vector<std::string> aliases = {},
+      std::string (*show)(const T&) = nullptr)
       : default_(def) {
     info_.name = std::move(name);
     info_.aliases = std::move(aliases);
     info_.type = TypeOf<T>::value;
-    info_.default_text = to_text(def);
+    info_.default_text = show ? show(def) : to_text(def);
     info_.help = std::move(help);
-    info_.current = [this] { return to_text(get()); };
+    info_.current = [this, show] { return show ? show(get()) : to_text(get()); };
     declare(&info_);
   }
   Var(const Var&) = delete;

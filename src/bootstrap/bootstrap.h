@@ -3,7 +3,7 @@
 //
 // A backend is a record of functions; kBackends lists them in order of preference and the first whose
 // detect() says yes is used: the tessera-run launcher (local socket, job secret), then PMIx (mpirun, srun),
-// then a job of one PE.
+// then the TCP rendezvous (TESSERA_BOOTSTRAP=tcp://..., for any other launcher: tcp.h), then a job of one PE.
 // All calls are collective over the job except info(); they are called from init only, by one thread.
 #pragma once
 #include <cstddef>
@@ -43,9 +43,11 @@ AbortHook abort_hook();
 
 extern const Backend kLauncherBackend;
 extern const Backend kPmixBackend;
+extern const Backend kTcpBackend;
 extern const Backend kSingleBackend;
 
-// Picks the first backend whose detect() is true.
+// Picks the first backend whose detect() is true. TESSERA_BOOTSTRAP set under tessera-run or PMIx is
+// ignored, with a warning.
 const Backend& select();
 
 }  // namespace tessera::bootstrap

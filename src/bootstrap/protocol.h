@@ -17,7 +17,21 @@
 
 namespace tessera::bootstrap {
 
-enum class MsgType : uint32_t { kHello = 1, kWelcome = 2, kAllgather = 3, kGathered = 4 };
+// 1-4: tessera-run's protocol above; kWelcome, kAllgather and kGathered serve the TCP rendezvous too, whose
+// own messages (5 on) are described in tcp_wire.h.
+enum class MsgType : uint32_t {
+  kHello = 1,
+  kWelcome = 2,
+  kAllgather = 3,
+  kGathered = 4,
+  kChallenge = 5,
+  kAuth = 6,
+  kProof = 7,
+  kRefused = 8,
+  kAbort = 9,
+  kGoodbye = 10,
+  kGoodbyeAck = 11,
+};
 
 struct MsgHeader {
   uint32_t type;

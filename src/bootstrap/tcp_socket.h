@@ -1,0 +1,65 @@
+// Sockets for the TCP rendezvous (IPv4): resolving rank 0's address, listening, connecting with retries
+// until a deadline, and reading whole frames under a deadline. Deadlines are absolute now_ns() values
+// (base/cpu.h). Every error names the address and what was awaited.
+#pragma once
+#include <netinet/in.h>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <thread>
+
+#include "base/status.h"
+#include "bootstrap/tcp_wire.h"
+
+namespace tessera::bootstrap::tcp {
+
+// The first IPv4 address of a.host. A name whose lookup fails for now (EAI_AGAIN) is asked again until
+// the deadline; one that does not exist is an error at once.
+Result<sockaddr_in> resolve(const Address& a, uint64_t deadline_ns);
+
+// A listening socket on a (SO_REUSEADDR, so a port left in TIME_WAIT by an earlier job can be taken at
+// once); a.port may be 0 here, for tessera_bootstrap_uid. The socket is close-on-exec.
+Result<int> listen_on(const Address& a);
+// The port a listening socket is bound to.
+Result<uint16_t> local_port(int fd);
+
+// Connects to rank 0, retrying with backoff (10 ms doubling to 500 ms) while nothing listens yet, until
+// the deadline; on expiry the error names the address, this rank and the last error seen.
+Result<int> connect_until(const sockaddr_in& to, const std::string& where, int rank, uint64_t deadline_ns);
+
+// Options every bootstrap connection gets: no Nagle delay (barriers are small messages); keepalive probes,
+// so that a host that vanishes without closing its connections (power, network) is noticed while the
+// connection is idle; and a send timeout, so that a peer that stops reading cannot block its sender past
+// the job's deadline.
+void tune(int fd, uint64_t send_timeout_ns);
+
+// "IP:PORT" of the connection's other end ("?" when the kernel no longer knows it).
+std::string peer_of(int fd);
+// The IP part of peer_of's text.
+std::string host_part(const std::string& peer);
+
+// Reads into `reader` until it yields a frame, the peer closes, the reader reports a frame over its limit,
+// or the deadline passes. `who` names the peer in errors.
+Status read_frame(int fd, FrameReader& reader, Frame* out, uint64_t deadline_ns, const std::string& who);
+
+// Sends one frame; a send that cannot finish within the socket's send timeout is an error.
+Status send_frame(int fd, MsgType type, const void* data, size_t len);
+inline Status send_frame(int fd, MsgType type, const std::vector<char>& data) {
+  return send_frame(fd, type, data.data(), data.size());
+}
+
+// A pipe that wakes a thread blocked in poll(): both ends non-blocking and close-on-exec.
+struct WakePipe {
+  int rd = -1, wr = -1;
+  Status open();
+  void wake() const;   // async-signal-safe; never blocks
+  void drain() const;
+  void close();
+};
+
+// A thread for the rendezvous's own work, started with every signal blocked: signals meant for the
+// program (SIGINT, SIGTERM, SIGCHLD, ...) are delivered to its own threads, never to ours.
+std::thread quiet_thread(std::function<void()> body);
+
+}  // namespace tessera::bootstrap::tcp
