@@ -106,9 +106,10 @@ TEST(Hosts, GatherScatterEveryRootAndVariants) {
       for (size_t i = 0; i < count; ++i) send[i] = word(me, i);
       run(c, Kind::kGather, Args{.send = send.data(), .recv = all.data(), .count = count, .dtype = DType::kUint32,
                                   .root = root});
-      if (me == root)
+      if (me == root) {
         for (int r = 0; r < n; ++r)
           for (size_t i = 0; i < count; ++i) ASSERT_EQ(all[r * count + i], word(r, i));
+      }
       // Scatter back what the root gathered.
       std::vector<uint32_t> mine(count, 0);
       run(c, Kind::kScatter, Args{.send = all.data(), .recv = mine.data(), .count = count, .dtype = DType::kUint32,
@@ -128,9 +129,10 @@ TEST(Hosts, GatherScatterEveryRootAndVariants) {
     for (size_t i = 0; i < counts[me]; ++i) send[i] = word(me, i);
     run(c, Kind::kGatherv, Args{.send = send.data(), .recv = all.data(), .count = counts[me], .dtype = DType::kUint32,
                                  .root = root, .rcounts = counts.data(), .rdispls = displs.data()});
-    if (me == root)
+    if (me == root) {
       for (int r = 0; r < n; ++r)
         for (size_t i = 0; i < counts[r]; ++i) ASSERT_EQ(all[displs[r] + i], word(r, i));
+    }
     std::vector<uint32_t> mine(counts[me], 0);
     run(c, Kind::kScatterv, Args{.send = all.data(), .recv = mine.data(), .count = counts[me], .dtype = DType::kUint32,
                                   .root = root, .scounts = counts.data(), .sdispls = displs.data()});
@@ -195,7 +197,9 @@ TEST(Hosts, BarrierOrdersAtomics) {
     shmem_long_atomic_inc(&counter, 0);
     shmem_quiet();
     run(c, Kind::kBarrier, Args{});
-    if (c.rank == 0) ASSERT_EQ(shmem_long_atomic_fetch(&counter, 0), round * c.size) << "round " << round;
+    if (c.rank == 0) {
+      ASSERT_EQ(shmem_long_atomic_fetch(&counter, 0), round * c.size) << "round " << round;
+    }
     run(c, Kind::kBarrier, Args{});
   }
 }
