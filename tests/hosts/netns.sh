@@ -240,6 +240,14 @@ host_exec() {
 # this shell brought up, and does nothing if there are none; DIR names another shell's hosts (manual
 # cleanup). Idempotent. Returns 1, keeping the directory, if a process would not die.
 # shellcheck disable=SC2120  # DIR is for manual cleanup; this file calls it without
+# host_pids NAME: the processes running in host NAME (its network or mount namespace), one pid per line
+# (the hosts share the PID namespace, so pgrep inside a host sees every host's processes).
+host_pids() {
+  local dir=${NETNS_HOSTS_DIR:-}
+  [ -n "$dir" ] && [ -f "$dir/$1.ns" ] || { _hosts_err "host_pids: no host $1"; return 1; }
+  _hosts_members "$(cat "$dir/$1.ns")"
+}
+
 hosts_down() { _hosts_down "$@" || return 1; }   # errexit off in the body: cleanup goes on past a failure
 _hosts_down() {
   local dir=${1:-$_hosts_owned_dir} ids="" f p pids left deadline sig
