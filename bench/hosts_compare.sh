@@ -74,6 +74,13 @@ for range in "-b 8 -e 8" "-b 1048576 -e 67108864 -f 64"; do
   fi
 done
 
+echo "== progress while the target computes (the UCX progress thread on, then off)" >&2
+"$build/bin/tessera-cc" -O2 -o "$out/progress_bench" "$here/rma/progress_bench.c"
+for pt in on off; do
+  r=$(mpirun_ 2 1 env TESSERA_UCX_PROGRESS_THREAD=$pt "$out/progress_bench" 2 2>/dev/null | tail -1)
+  emit "{\"lib\":\"tessera-progress-$pt\",\"progress\":${r:-null}}"
+done
+
 iters_for() { local b=$1; if [ "$b" -ge $((64 << 20)) ]; then echo 4; elif [ "$b" -ge $((16 << 20)) ]; then echo 8;
               elif [ "$b" -ge $((1 << 20)) ]; then echo 20; elif [ "$b" -ge 65536 ]; then echo 100; else echo 1000; fi; }
 gloo() {  # np ppn coll sizes...
@@ -121,6 +128,20 @@ for how in auto ring rails leaders; do
     2>/dev/null | $py -c 'import json,sys; d=json.load(sys.stdin); r=d["results"][0];
 print(json.dumps({"lib":"tessera-"+sys.argv[1],"coll":"allreduce","np":4,"ppn":2,"bytes":r["size"],"time_us":r["time_us"]}))' "$how" |
     while read -r l; do emit "$l"; done
+done
+
+echo "== the cost model's predictions against these runs" >&2
+for ppn in 1 2; do
+  # The link as the job measured it (TESSERA_LOG=2 prints it once), then tessera-info's estimate per size.
+  link=$(mpirun_ $((2 * ppn)) $ppn env TESSERA_LOG=2 "$build/bin/tessera-perf" allreduce -b 8 -e 8 -n 2 -w 1 2>&1 |
+         sed -n 's/.*link between hosts: latency \([0-9.]*\) us, one stream \([0-9.]*\) GB\/s, a host.s streams together \([0-9.]*\) GB\/s.*/us=\1,gbps=\2,host_gbps=\3/p' | head -1)
+  [ -n "$link" ] || continue
+  for b in $SIZES; do
+    est=$("$build/bin/tessera-info" --predict --hosts 2 --ppn $ppn --bytes "$b" --link "$link" |
+          $py -c 'import sys,re; t=sys.stdin.read(); c=re.search(r"chosen: (\w+)", t).group(1);
+m=re.search(r"^\s+"+c+r"\s+([0-9.]+) ms", t, re.M); print(c, float(m.group(1))*1e3)')
+    emit "{\"lib\":\"prediction\",\"coll\":\"allreduce\",\"ppn\":$ppn,\"bytes\":$b,\"pattern\":\"${est% *}\",\"time_us\":${est#* },\"link\":\"$link\"}"
+  done
 done
 
 $py "$here/hosts_report.py" "$res"

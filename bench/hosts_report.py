@@ -36,6 +36,22 @@ for (lib, c, ppn, b), t in sorted(coll.items(), key=lambda kv: (kv[0][1], kv[0][
     f = lambda p: f"{t / p:.2f}" if p else "-"
     print(f"{c:>10} {ppn:>7} {b:>10} {t:>11.1f} {f(mpi):>9} {f(gl):>7} {b / t / 1e3:>12.3f}")
 
+prog = {r["lib"]: r["progress"] for r in rows if r.get("lib", "").startswith("tessera-progress") and r.get("progress")}
+if prog:
+    print("\nWhile the target computes (no library call for 2 s): median 8-byte get / fetch-add from the other host")
+    for lib, p in sorted(prog.items()):
+        print(f"  progress thread {lib.rsplit('-', 1)[1]:>3}: get {p['get_us']:.1f} us, fetch-add {p['fadd_us']:.1f} us "
+              f"({p['ops']} of each)")
+
+pred = [r for r in rows if r.get("lib") == "prediction"]
+if pred:
+    print("\nThe cost model (tessera-info --predict with the link the job measured) against the measured allreduce")
+    print(f"{'PE/host':>7} {'bytes':>10} {'pattern':>8} {'predicted_us':>13} {'measured_us':>12} {'measured/predicted':>19}")
+    for r in pred:
+        m = coll.get(("tessera", "allreduce", r["ppn"], r["bytes"]))
+        print(f"{r['ppn']:>7} {r['bytes']:>10} {r['pattern']:>8} {r['time_us']:>13.1f} {m if m else float('nan'):>12.1f} "
+              f"{(m / r['time_us']) if m and r['time_us'] else float('nan'):>19.2f}")
+
 print("\nTargets")
 big = 64 << 20
 put_bw = rma.get(("tessera", big), {}).get("put_bw_GBps")

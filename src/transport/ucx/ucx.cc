@@ -49,6 +49,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/config.h"
 #include "base/cpu.h"
 #include "base/log.h"
 #include "base/rank_table.h"
@@ -58,6 +59,10 @@
 
 namespace tessera::transport {
 namespace {
+const config::Var<std::string> kProgressThread{
+    "TESSERA_UCX_PROGRESS_THREAD", "on",
+    "on: a thread per PE sleeps on the UCX worker's event fd and serves peers' gets, atomics and puts while the "
+    "PE computes; off: only the PE's own Tessera calls progress the worker (peers wait until it calls one)"};
 
 struct Peer {
   ucp_ep_h ep = nullptr;
@@ -391,7 +396,7 @@ Status open(const JobView& job) {
     if (const RankTable::Host* h = t->host_of(job.my_pe); h && !h->nics.empty()) nic = h->nics[0];
   if (const char* d = std::getenv("UCX_NET_DEVICES"); nic.empty() && d && std::strcmp(d, "all") != 0)
     nic = std::string(d).substr(0, std::string(d).find_first_of(",:"));
-  g.progress = std::thread(progress_loop, nic);
+  if (config::one_of(kProgressThread, {"on", "off"}) == 0) g.progress = std::thread(progress_loop, nic);
   return Status::ok();
 }
 
