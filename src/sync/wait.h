@@ -72,7 +72,8 @@ struct WaitContext {
   int n_pes = 1;
   // Set when some peer is on another host: advances the transports that carry its writes, called on every
   // poll of the spin and yield phases, so that a waiter handles what arrives itself instead of waiting for
-  // the transport's progress thread to be woken and scheduled (transport.h). Sleepers rely on that thread.
+  // the transport's progress thread to be woken and scheduled (transport.h); a sleeper calls it after each
+  // slice too (without that thread it is all that advances the transports).
   void (*progress)() = nullptr;
 };
 
@@ -258,6 +259,7 @@ template <typename Done, typename Describe>
     // Re-arm (a locked exchange: the condition below is read after it), then sample the doorbell.
     if (me) me->rung.exchange(0, std::memory_order_seq_cst);
     uint32_t bell = me ? me->doorbell.load(std::memory_order_acquire) : 0;
+    if (ctx.progress) ctx.progress();
     if (done()) break;
     if (ctx.abort_word) {
       uint32_t a = ctx.abort_word->load(std::memory_order_relaxed);

@@ -268,6 +268,12 @@ Status open(const JobView& job) {
   g.data_bytes = job.data_bytes;
   g.peers.assign(static_cast<size_t>(job.n_pes), Peer{});
 
+  // UCX's keepalive declares a peer whose worker has not answered for a while failed: on a loaded 2-CPU host
+  // a healthy peer's progress thread can wait that long for a CPU, and a failure ends the job. Whether a PE
+  // or host is gone is the bootstrap's and the launcher's to say (their connections), so it is off unless
+  // the user sets it.
+  // (UCX's transports read it from the environment too, so it is set there, before ucp_init.)
+  setenv("UCX_KEEPALIVE_INTERVAL", "inf", 0);
   ucp_config_t* config = nullptr;
   ucs_status_t st = ucp_config_read(nullptr, nullptr, &config);
   if (st != UCS_OK) return ucx_error(st, "reading the configuration");
