@@ -24,10 +24,11 @@ struct Hier {
   std::vector<int> leaders;                // members[h][0]
   std::vector<int> rail;                   // members[h][local_rank] (equal hosts only)
   bool equal = false;                      // every host has the same number of members
-  uint64_t key = 0;                        // tag: key << 24 | sender's PE
+  uint64_t key = 0;                        // tag: key << 24 | sender's PE (hier_create)
   std::vector<char> a, b, c, zeros;        // scratch
   LinkParams link;                         // rank 0's, the same on every member (agree_link)
-  HierShape shape;                         // allreduce's, for the cost model
+  ModelParams model;                       // rank 0's local cost model (each host measures its own)
+  HierShape shape;                         // allreduce's, for the cost model (rank 0's)
   size_t plan_bytes = ~size_t{0};          // the last allreduce's plan, by bytes and type
   DType plan_dtype = DType::kFloat32;
   HierPlan plan;
@@ -214,7 +215,7 @@ Status allreduce(Communicator& c, Hier& h, const void* send, void* recv, size_t 
     HierShape shape = h.shape;
     shape.bytes = count * es;
     shape.dtype = t;
-    h.plan = plan_allreduce(shape, h.local->model, h.link);
+    h.plan = plan_allreduce(shape, h.model, h.link);
     h.plan_bytes = count * es;
     h.plan_dtype = t;
   }
@@ -437,7 +438,8 @@ LinkParams measure_link(Communicator& c, Hier& h) {
   return l;
 }
 
-// Every member prices with rank 0's link: configured, measured before by this process, or measured now.
+// Every member prices with rank 0's link (configured, measured before by this process, or measured now),
+// local model and shape.
 void agree_link(Communicator& c, Hier& h) {
   LinkParams l = configured_link();
   uint8_t measure = 0;
@@ -456,8 +458,17 @@ void agree_link(Communicator& c, Hier& h) {
       log::info("link between hosts: {}", describe(l));
     }
   }
-  (void)bcast_bytes(c, h, reinterpret_cast<char*>(&l), sizeof l, 0);
-  h.link = l;
+  // Every input of the plan is rank 0's: members on different hosts would otherwise price with their own
+  // host's measured model (or oversubscription) and pick different patterns for the same call.
+  struct Agreed {
+    LinkParams link;
+    ModelParams model;
+    HierShape shape;
+  } a{l, h.local->model, h.shape};
+  (void)bcast_bytes(c, h, reinterpret_cast<char*>(&a), sizeof a, 0);
+  h.link = a.link;
+  h.model = a.model;
+  h.shape = a.shape;
 }
 
 }  // namespace
@@ -474,7 +485,7 @@ void* hier_post(Communicator& c, bool send, void* buf, size_t bytes, int peer) {
   Hier& h = *c.hier;
   const int pe = c.world[static_cast<size_t>(peer)];
   const transport::Transport* t = pgas::rt().transports[static_cast<size_t>(pe)];
-  const uint64_t p2p_key = h.key ^ (uint64_t{1} << (63 - kPeBits));  // apart from the collectives' tags
+  const uint64_t p2p_key = h.key | (uint64_t{1} << (62 - kPeBits));  // apart from the collectives' tags
   if (send) return t->send(pe, p2p_key << kPeBits | static_cast<uint64_t>(c.world[static_cast<size_t>(c.rank)]), buf, bytes);
   return t->recv(pe, p2p_key << kPeBits | static_cast<uint64_t>(pe), buf, bytes);
 }
@@ -511,7 +522,9 @@ Hier* hier_create(Communicator& c, Communicator* local) {
   }
   if (h->equal)
     for (const auto& m : h->members) h->rail.push_back(m[static_cast<size_t>(h->local_rank)]);
-  h->key = c.uid & ((uint64_t{1} << (64 - kPeBits)) - 1);
+  // Tags: key << 24 | sender's PE, with the key's two top bits clear (the transport's own tags set the
+  // tag's top bit; send/recv set the next one).
+  h->key = c.uid & ((uint64_t{1} << (62 - kPeBits)) - 1);
   size_t largest = 0;
   for (const auto& m : h->members) largest = std::max(largest, m.size());
   h->shape.hosts = h->n_hosts;
