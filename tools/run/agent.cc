@@ -67,6 +67,7 @@ class Agent {
   int running() const;
   bool outputs_open() const;
   bool finished(uint64_t now);
+  void kill_leftovers();  // SIGKILL to every PE's process group (the PEs themselves have ended)
 
   std::optional<JobSpec> job_;
   std::string bootstrap_;
@@ -284,13 +285,21 @@ void Agent::on_output(LocalPe& pe, int which) {
 }
 
 // True once there is nothing left to do: every PE ended and its output is read (or held open too long by
-// something it started), or the job ended before its PEs started.
+// something it started), or the job ended before its PEs started. What a PE started and left holding its
+// output is killed at once when the job is ending (its output no longer matters, and waiting for it would
+// hold up the job's end); after a clean end it has kDrainNs to finish.
 bool Agent::finished(uint64_t now) {
   if (!started_) return ending_ || !in_open_;
   if (running() > 0) return false;
   if (!outputs_open()) return true;
+  if (ending_ || !in_open_) kill_leftovers();
   if (!drain_until_) drain_until_ = now + kDrainNs;
   return now >= drain_until_;
+}
+
+void Agent::kill_leftovers() {
+  for (auto& pe : pes_)
+    if (pe.pid > 0) (void)::kill(-pe.pid, SIGKILL);
 }
 
 int Agent::run() {
@@ -343,10 +352,8 @@ int Agent::run() {
       }
     }
   }
-  // Whatever a PE started that outlived it ends with the job when the job did not end cleanly.
-  if (ending_ || !in_open_)
-    for (auto& pe : pes_)
-      if (pe.pid > 0) (void)::kill(-pe.pid, SIGKILL);
+  // Whatever a PE started that outlived it ends with the job: nothing of the job stays on this host.
+  kill_leftovers();
   if (job_) remove_job_segments(job_->job_id);
   send(AgentMsg::kDone);
   return 0;

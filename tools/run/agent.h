@@ -10,8 +10,9 @@
 // Ending: the launcher's kEnd gives the PEs kSelfEndSeconds to end on the job's abort, then SIGTERM, then
 // SIGKILL after kGraceSeconds (proc.h). The end of stdin (the launcher died, even by SIGKILL, or its host
 // went away), and SIGTERM/SIGINT/SIGHUP to the agent, send SIGTERM at once and SIGKILL after the grace.
-// Every signal goes to the PE's whole process group, so what a PE started ends with it. A PE also gets
-// SIGKILL when the agent itself dies (PR_SET_PDEATHSIG).
+// Every signal goes to the PE's whole process group, so what a PE started ends with it; once the PEs have
+// ended, what is left in their groups is killed (at once when the job is ending, after a short drain of its
+// output otherwise). A PE also gets SIGKILL when the agent itself dies (PR_SET_PDEATHSIG).
 #pragma once
 
 namespace tessera::run {
