@@ -131,6 +131,11 @@ check "a PE's non-zero status is the launcher's (rc=$rc)" "[ $rc -eq 3 ]"
 check "one line names it: PE 3 on host h2 exited with status 3" \
       "only_line_from status 'tessera-run: PE 3 on host h2 exited with status 3'"
 
+job 30 leftover --hosts h1,h2 sh -c 'sleep 60 & echo started'
+check "PEs that leave a process holding their output: status 0 within 4 s (rc=$rc, ${ms} ms)" \
+      "[ $rc -eq 0 ] && [ $ms -lt 4000 ] && [ \$(grep -cx started '$work/leftover.out') -eq 2 ]"
+check "... and what they left is killed with the job" "clean_within 1 || { echo \"\$left\"; false; }"
+
 job 30 noexec --hosts h1,h2 /nonexistent/program
 check "a program that does not exist: status 127 (rc=$rc)" "[ $rc -eq 127 ]"
 check "... and each host says it cannot start it" \
