@@ -53,6 +53,13 @@ const config::Var<std::string> kBind{
     "CPUs (the launcher unbinds the PEs while something does); core: keep it there whatever else runs; none: "
     "let it run on every CPU of the job"};
 
+// Read by tessera-run itself (tools/run/hosts_job.cc), not by the PEs; declared here, with the launcher's
+// other variables, so that tessera-info lists it and a PE that inherits it does not refuse it as unknown.
+const config::Var<std::string> kRsh{
+    "TESSERA_RSH", "ssh",
+    "tessera-run --hosts/--hostfile: the remote shell that starts each host's agent, run as `$TESSERA_RSH HOST "
+    "/path/to/tessera-run --agent` (words split at spaces, e.g. \"ssh -o BatchMode=yes\")"};
+
 void apply_binding() {
   if (config::one_of(kBind, {"auto", "core", "none"}) == 2) unbind_thread_to_job_cpus();
 }

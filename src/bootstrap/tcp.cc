@@ -4,11 +4,16 @@
 //   TESSERA_BOOTSTRAP=tcp://HOST:PORT  TESSERA_RANK=r  TESSERA_SIZE=n  TESSERA_JOB_SECRET=<hex>
 //   TESSERA_BOOTSTRAP=tcp://HOST:PORT/SECRET (from tessera_bootstrap_uid in the process that is rank 0)
 //
+// TESSERA_JOB_ID, when set (tessera-run --hosts sets it on every PE), is the job id rank 0 hands out instead
+// of a random one: a launcher that chose it knows the names of the job's shared-memory objects
+// (/dev/shm/tessera-<id>-*) and can remove whatever a PE that died during start-up left on its host.
+// Like every TESSERA_JOB_ variable it is not declared in the registry (config.cc lets the prefix pass).
 // The job's control segment is not made here: control_name stays empty and the runtime makes it.
 #include <pthread.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -131,6 +136,12 @@ Status init(JobInfo* out) {
     cfg.secret = a.secret;  // the id carries it; TESSERA_JOB_SECRET is not consulted
   }
   cfg.address = a;
+  if (const char* id = std::getenv("TESSERA_JOB_ID"); id && cfg.rank == 0) {
+    if (!tcp::valid_job_id(id))
+      return invalid_arg("bootstrap (tcp): TESSERA_JOB_ID={:?}: expected {} lowercase hex digits (it names the job's "
+                         "shared-memory objects)", id, tcp::kJobIdChars);
+    cfg.job_id = id;
+  }
   cfg.timeout_ns = sync::timeout_ns();
   cfg.start_deadline_ns = now_ns() + cfg.timeout_ns;
 

@@ -34,6 +34,7 @@ struct Config {
   Address address;     // rank 0's
   uint64_t start_deadline_ns = 0;  // now_ns() by which every rank must have joined
   uint64_t timeout_ns = 0;         // how long any later wait (allgather reply, goodbye) may take
+  std::string job_id;  // rank 0 welcomes with this id when set (valid_job_id), else with a random one
 };
 
 class Endpoint {

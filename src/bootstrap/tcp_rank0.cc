@@ -85,7 +85,7 @@ class Star final : public Endpoint {
     if (fl < 0 || ::fcntl(listen_fd_, F_SETFL, fl | O_NONBLOCK) != 0) return sys_error("bootstrap (tcp): fcntl");
     TS_RETURN_IF_ERROR(wake_.open());
     TS_RETURN_IF_ERROR(join());
-    job_id_ = random_hex(kJobIdChars);
+    job_id_ = cfg_.job_id.empty() ? random_hex(kJobIdChars) : cfg_.job_id;
     // A PE that died since it joined fails its welcome or is found by the thread: either way the job ends.
     for (size_t r = 1; r < pes_.size(); ++r) {
       Conn& c = *pes_[r];

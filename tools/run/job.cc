@@ -1,6 +1,5 @@
 #include "job.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -18,47 +17,12 @@
 #include "base/log.h"
 #include "bootstrap/protocol.h"
 #include "placement.h"
+#include "proc.h"
 #include "server.h"
 #include "transport/shm/segment.h"
 
 namespace tessera::run {
 namespace {
-
-constexpr double kSelfEndSeconds = 0.3;  // abort word -> SIGTERM
-constexpr double kGraceSeconds = 2.0;    // SIGTERM -> SIGKILL
-
-std::string signal_name(int sig) {
-  const char* abbrev = sigabbrev_np(sig);
-  return abbrev ? std::string("SIG") + abbrev : std::to_string(sig);
-}
-
-int exit_status_of(int status) {
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-  return 1;
-}
-
-void write_all(int fd, const std::string& s) {
-  size_t off = 0;
-  while (off < s.size()) {
-    ssize_t w = ::write(fd, s.data() + off, s.size() - off);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return;
-    off += static_cast<size_t>(w);
-  }
-}
-
-// Removes every shared-memory object of the job that is still named (after a crash during init).
-void remove_job_segments(const std::string& job_id) {
-  std::string prefix = transport::shm::segment_prefix(job_id);
-  DIR* d = ::opendir("/dev/shm");
-  if (!d) return;
-  while (dirent* e = ::readdir(d)) {
-    if (std::strncmp(e->d_name, prefix.c_str(), prefix.size()) == 0)
-      (void)transport::shm::unlink(std::string("/") + e->d_name);
-  }
-  ::closedir(d);
-}
 
 class Job {
  public:

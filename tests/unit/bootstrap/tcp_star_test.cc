@@ -193,6 +193,20 @@ TEST_F(TcpStar, TwoJobsGetDifferentIds) {
   }
 }
 
+// A launcher that chose the job id (tessera-run --hosts, through TESSERA_JOB_ID) gets it on every rank.
+TEST_F(TcpStar, RankZeroHandsOutAGivenJobId) {
+  Config c = make_job(3);
+  c.job_id = "0123456789abcdef";
+  auto eps = start_all(c);
+  for (auto& e : eps) {
+    ASSERT_TRUE(e);
+    EXPECT_EQ(e->job_id(), c.job_id);
+  }
+  std::vector<std::thread> ts;
+  for (auto& e : eps) ts.emplace_back([&e] { e->finalize(); });
+  for (auto& t : ts) t.join();
+}
+
 TEST_F(TcpStar, WrongSecretIsRefusedAndTheJobStillStarts) {
   Config c = make_job(3);
   auto f0 = start0(c);

@@ -1,0 +1,43 @@
+// Process helpers shared by the launcher's paths (job.cc on one host; hosts_job.cc and agent.cc across
+// hosts): how a PE ended, in words and as the launcher's exit status; writing whole buffers; removing a
+// job's shared-memory objects; and cutting a PE's output into lines.
+#pragma once
+#include <string>
+
+namespace tessera::run {
+
+// Ending a job's PEs: PEs that wait in Tessera see the abort and end themselves, flushing what they
+// printed, so SIGTERM (whose default action drops buffered output) comes only after kSelfEndSeconds;
+// SIGKILL after a further kGraceSeconds.
+inline constexpr double kSelfEndSeconds = 0.3;
+inline constexpr double kGraceSeconds = 2.0;
+
+// "SIGKILL" (or the number when the signal has no name).
+std::string signal_name(int sig);
+// A waitpid status as an exit status: the code, 128 + the signal, or 1.
+int exit_status_of(int status);
+// "killed by signal 9 (SIGKILL)", "exited with status 3", "exited with status 0".
+std::string describe_status(int status);
+
+// Writes all of s unless fd fails (then gives up silently: the reader is gone).
+void write_all(int fd, const std::string& s);
+
+// Removes every object of the job still named in this host's /dev/shm (after a crash during start-up; a
+// job that started has unlinked them all already).
+void remove_job_segments(const std::string& job_id);
+
+// A PE's output stream cut into whole lines: feed() what a read brought, take() the complete lines so far
+// (all of it, a partial last line ended by '\n', when `all`). A line longer than kMaxLine is passed on in
+// pieces, so that a PE that never prints a newline cannot grow the buffer without bound.
+class LineBuffer {
+ public:
+  static constexpr size_t kMaxLine = 64 * 1024;
+  void feed(const char* data, size_t n) { buf_.append(data, n); }
+  std::string take(bool all);
+  bool empty() const { return buf_.empty(); }
+
+ private:
+  std::string buf_;
+};
+
+}  // namespace tessera::run
