@@ -38,8 +38,9 @@ int bound_cpu();
 void unbind_thread_to_job_cpus();
 
 // The job's CPUs on the NUMA node of network device `nic` ("eth0", "mlx5_0"; empty: the first network
-// device hwloc finds), for threads that serve that device (the UCX progress thread). False, leaving *out
-// empty, when hwloc does not know the device or none of the job's CPUs are near it.
+// device backed by hardware), for threads that serve that device (the UCX progress thread). False, leaving
+// *out empty, when the device has no NUMA node (virtual devices, one-node machines may say -1) or none of
+// the job's CPUs are on it.
 bool cpus_near_nic(const char* nic, cpu_set_t* out);
 
 // Sizes of this machine's caches in bytes (hwloc; sensible fallbacks).

@@ -61,6 +61,8 @@ TEST(Cpu, CpusNearNicAreJobCpus) {
   if (tessera::cpus_near_nic("", &near)) {
     EXPECT_GT(CPU_COUNT(&near), 0);
     for (int c = 0; c < CPU_SETSIZE; ++c)
-      if (CPU_ISSET(c, &near)) EXPECT_TRUE(CPU_ISSET(c, &job)) << "CPU " << c;
+      if (CPU_ISSET(c, &near)) {
+        EXPECT_TRUE(CPU_ISSET(c, &job)) << "CPU " << c;
+      }
   }
 }
