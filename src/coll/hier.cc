@@ -634,7 +634,7 @@ Status hier_dispatch(Communicator& c, Kind kind, const Args& a, size_t total) {
       std::vector<size_t> offs(n), lens(n, a.count * es);
       for (size_t r = 0; r < n; ++r) offs[r] = r * a.count * es;
       const char* send = static_cast<const char*>(a.send);
-      if (a.send == a.recv) {  // in place: send from a copy
+      if (a.send == a.recv && a.count) {  // in place: send from a copy
         char* copy = grow(h.b, n * a.count * es);
         std::memcpy(copy, a.send, n * a.count * es);
         send = copy;
