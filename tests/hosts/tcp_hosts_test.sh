@@ -110,7 +110,7 @@ wait_all 10 "${pids[0]}" "${pids[1]}" "${pids[3]}"
 elapsed=$((($(date +%s%N) - start) / 1000000))
 check "every other PE ends non-zero (statuses ${rcs[*]}) within 5 s (${elapsed} ms)" \
   '[ "${rcs[0]}" -ne 0 ] && [ "${rcs[1]}" -ne 0 ] && [ "${rcs[2]}" -ne 0 ] && [ $elapsed -lt 5000 ]'
-check "rank 0 names the dead PE" 'grep -q "PE 2" "$tmp/loop.0"'
+check "rank 0 names the dead PE" 'grep -q "PE 2 (host $h2[:0-9]*) lost its bootstrap connection" "$tmp/loop.0" || { cat "$tmp"/loop.*; false; }'
 wait_all 5 "${pids[2]}"
 check "no PE left on any host" '! pgrep -f "pe_barrier_loop $tmp/pe2.pid" >/dev/null'
 check "nothing left in any host's /dev/shm" shm_clean

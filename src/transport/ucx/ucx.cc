@@ -36,8 +36,8 @@
 //
 // The progress thread runs on the CPUs of the job near the NIC it serves (hwloc: the NIC's NUMA node).
 //
-// Failures: endpoints use UCP_ERR_HANDLING_MODE_PEER; a peer whose connection fails before finalize ends
-// the job (bootstrap::abort_hook) with a line naming it and its host.
+// Failures: endpoints use UCP_ERR_HANDLING_MODE_PEER (a failed peer's operations fail instead of hanging);
+// the job's end and its one line are the launcher's or the bootstrap's (on_peer_error).
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <ucp/api/ucp.h>
@@ -120,12 +120,15 @@ bool spans_hosts(const JobView& job) {
   return false;
 }
 
+// A peer's endpoint failed: the peer died or its host is gone. Saying so and ending the job is the
+// launcher's or the bootstrap's (tessera-run, the TCP rendezvous, mpirun see the same death through their
+// own connections and print the job's one line); ending it from here too would race them for that line. An
+// operation on the endpoint now fails with a message naming the peer.
 void on_peer_error(void* arg, ucp_ep_h, ucs_status_t status) {
   if (g.closing.load()) return;
   const int pe = static_cast<int>(reinterpret_cast<intptr_t>(arg));
-  log::write_line(log::Level::kError, fmt::format("PE {} (host {}): UCX connection failed: {}; ending the job", pe,
-                                                  g.peers[static_cast<size_t>(pe)].host, ucs_status_string(status)));
-  if (bootstrap::AbortHook hook = bootstrap::abort_hook()) hook(pe, 1);
+  log::info("PE {} (host {}): UCX connection failed: {}", pe, g.peers[static_cast<size_t>(pe)].host,
+            ucs_status_string(status));
 }
 
 // Waits for a request of `what` to `pe` under the job's deadline, progressing the worker; frees it.
