@@ -131,13 +131,25 @@ void on_peer_error(void* arg, ucp_ep_h, ucs_status_t status) {
             ucs_status_string(status));
 }
 
+// An operation failed, almost always because its peer died or its host went away. The launcher or the
+// bootstrap is about to say so and end the job, with the job's one line: wait a moment for that (this PE
+// then leaves as every waiter does when the job ends), and report the failure here only if nobody does.
+[[noreturn]] void operation_failed(const char* what, size_t bytes, int pe, ucs_status_t st) {
+  const sync::WaitContext& ctx = sync::wait_context();
+  for (int i = 0; i < 200 && ctx.abort_word; ++i) {
+    if (const uint32_t a = ctx.abort_word->load()) sync::exit_for_abort(a);
+    sync::sleep_ns(10'000'000);
+  }
+  log::fatal("UCX {} of {} bytes to {} failed: {}", what, bytes,
+             pe >= 0 ? fmt::format("PE {} (host {})", pe, g.peers[static_cast<size_t>(pe)].host)
+                     : std::string("every peer"),
+             ucs_status_string(st));
+}
+
 // Waits for a request of `what` to `pe` under the job's deadline, progressing the worker; frees it.
 void wait_request(void* req, const char* what, int pe, size_t bytes) {
   if (req == nullptr) return;
-  if (UCS_PTR_IS_ERR(req))
-    log::fatal("UCX {} of {} bytes to PE {} (host {}) failed: {}", what, bytes, pe,
-               pe >= 0 ? g.peers[static_cast<size_t>(pe)].host : std::string("all peers"),
-               ucs_status_string(UCS_PTR_STATUS(req)));
+  if (UCS_PTR_IS_ERR(req)) operation_failed(what, bytes, pe, UCS_PTR_STATUS(req));
   ucs_status_t st = UCS_INPROGRESS;
   sync::wait_until(
       [&] {
@@ -151,8 +163,7 @@ void wait_request(void* req, const char* what, int pe, size_t bytes) {
                                    : std::string("every peer"));
       });
   ucp_request_free(req);
-  if (st != UCS_OK)
-    log::fatal("UCX {} of {} bytes to PE {} failed: {}", what, bytes, pe, ucs_status_string(st));
+  if (st != UCS_OK) operation_failed(what, bytes, pe, st);
 }
 
 // The peer's address of symmetric offset `off`, and the key that covers it.
