@@ -23,7 +23,7 @@ for (lib, size), r in sorted(rma.items(), key=lambda kv: (kv[0][1], kv[0][0])):
 
 coll = {}
 for r in rows:
-    if "coll" in r and "time_us" in r:
+    if "coll" in r and "time_us" in r and r["lib"] != "prediction":
         ppn = r.get("ppn", r["np"] // 2)
         coll[(r["lib"], r["coll"], ppn, r["bytes"])] = r["time_us"]
 print("\nCollectives across 2 hosts: Tessera's time / the peer's (below 1: Tessera faster); Tessera's time in us")
