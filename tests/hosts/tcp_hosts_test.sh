@@ -13,6 +13,7 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "${1:-$here/../../build}" && pwd)
 . "$here/netns.sh"
+. "$here/../scripts/procs.sh"
 hosts_require_root
 trap hosts_down EXIT
 trap 'exit 130' INT
@@ -33,24 +34,6 @@ pe() {
   shift 5
   host_exec "$host" env -u NETNS_HOSTS_DIR TESSERA_BOOTSTRAP="tcp://$h1:$port" TESSERA_RANK="$rank" \
     TESSERA_SIZE="$size" TESSERA_JOB_SECRET="$sec" TESSERA_TIMEOUT=60 "$@" > "$out" 2>&1 &
-}
-# wait_all SECONDS PID...: statuses in rcs[]; whatever still runs after SECONDS is killed (status 137).
-wait_all() {
-  local secs=$1
-  shift
-  local deadline=$(($(date +%s%N) + secs * 1000000000))
-  while :; do
-    local alive=0
-    for p in "$@"; do kill -0 "$p" 2>/dev/null && alive=1; done
-    [ $alive -eq 0 ] && break
-    if [ "$(date +%s%N)" -ge $deadline ]; then kill -9 "$@" 2>/dev/null; break; fi
-    sleep 0.02
-  done
-  rcs=()
-  for p in "$@"; do
-    wait "$p" 2>/dev/null
-    rcs+=($?)
-  done
 }
 # job NAME PROGRAM ARGS...: 4 PEs, 0-1 on h1, 2-3 on h2; statuses in rcs[].
 job() {

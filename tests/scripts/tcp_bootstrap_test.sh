@@ -15,6 +15,7 @@ build=${1:?build dir}
 bin="$build/bin"
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
+. "$here/procs.sh"
 # Started by ctest, not by a launcher: nothing else may wire these jobs.
 unset TESSERA_JOB_SOCKET PMIX_RANK PMIX_NAMESPACE TESSERA_BOOTSTRAP TESSERA_RANK TESSERA_SIZE TESSERA_JOB_SECRET
 export TESSERA_TIMEOUT=30
@@ -28,26 +29,6 @@ pe() {
   shift 4
   env TESSERA_BOOTSTRAP="tcp://127.0.0.1:$port" TESSERA_RANK="$rank" TESSERA_SIZE="$size" TESSERA_JOB_SECRET="$sec" \
     "$@" > "$out" 2>&1 &
-}
-# wait_all SECONDS PID...: exit statuses in rcs[], in order; whatever still runs after SECONDS is killed
-# (and then fails the checks through its status 137). No watchdog process: one would outlive the test
-# holding its output open.
-wait_all() {
-  local secs=$1
-  shift
-  local deadline=$(( $(date +%s%N) + secs * 1000000000 ))
-  while :; do
-    local alive=0
-    for p in "$@"; do kill -0 "$p" 2>/dev/null && alive=1; done
-    [ $alive -eq 0 ] && break
-    if [ "$(date +%s%N)" -ge $deadline ]; then kill -9 "$@" 2>/dev/null; break; fi
-    sleep 0.02
-  done
-  rcs=()
-  for p in "$@"; do
-    wait "$p" 2>/dev/null
-    rcs+=($?)
-  done
 }
 all_zero() { for rc in "$@"; do [ "$rc" -eq 0 ] || return 1; done; }
 all_nonzero() { for rc in "$@"; do [ "$rc" -ne 0 ] || return 1; done; }
