@@ -12,13 +12,11 @@
 // shm transport, and a "host" that shares the kernel with another (containers, network namespaces) would
 // otherwise be reached through shared memory it cannot see, or worse, silently, and the network never used.
 //
-// Large transfers (kAmMin bytes and up) do not use UCX's RMA: where the network has no RDMA (TCP), UCX
-// emulates a put or get with small copies the target must serve one by one, a small fraction of what the
-// link carries (ucx_perftest's ucp_put_bw over TCP, docs/design.md). A large put is an active message sent
-// by rendezvous (UCP_AM_SEND_FLAG_RNDV): the target's handler receives the data straight into the
-// destination (ucp_am_recv_data_nbx), and the sender's request completes once it is there. A large get is
-// a small active message asking the target to send the bytes back as a tagged message into the buffer
-// the requester has posted (a tag with the top bit set, apart from the collectives' tags).
+// Large gets (kAmMin bytes and up) do not use UCX's RMA: where the network has no RDMA (TCP), UCX emulates
+// a get with small copies the target must serve one by one, a small fraction of what the link carries. A
+// large get is a small active message asking the target to send the bytes back as a tagged message into
+// the buffer the requester has posted (a tag with the top bit set, apart from the collectives' tags); it is
+// complete when that receive is. Large puts as rendezvous active messages (kAmPuts) are off, see there.
 // Messages (collectives across hosts): ucp_tag_send_nbx / ucp_tag_recv_nbx with an exact tag; a message
 // larger than UCX's eager limit goes by rendezvous, straight into the posted receive buffer.
 // Data path (addressed by symmetric offset, transport.h): put/get/atomics are ucp_*_nbx, waited for at
@@ -94,6 +92,12 @@ struct State {
 };
 // Transfers of at least this many bytes go as active messages (see the top of this file).
 constexpr size_t kAmMin = 64 * 1024;
+// Large puts as active messages are off: the rendezvous request completes once the data has left, not once
+// the target has placed it, and UCX carries them on another connection than the atomics, so a barrier's
+// atomic overtook the last fragments (pe.pgas_rma.rank_table saw part of a block after the barrier). They
+// need an acknowledgment from the target's landing callback before they can be on again; UCX's RMA puts
+// are slower over TCP but complete remotely at quiet.
+constexpr bool kAmPuts = false;
 // Tags with the top bit set are this transport's own (large gets' replies); the collectives' are below.
 constexpr uint64_t kGetReplyTag = uint64_t{1} << 63;
 State g;
@@ -482,8 +486,7 @@ void put(int pe, uint64_t off, const void* src, size_t bytes) {
   ucp_rkey_h rkey;
   Peer& p = target(pe, off, &addr, &rkey);
   ucp_request_param_t prm{};
-  if (bytes >= kAmMin) {
-    // Rendezvous: the request completes once the target has the data in place.
+  if (kAmPuts && bytes >= kAmMin) {
     prm.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
     prm.flags = UCP_AM_SEND_FLAG_RNDV;
     wait_request(ucp_am_send_nbx(p.ep, kAmPut, &off, sizeof off, src, bytes, &prm), "put", pe, bytes);
@@ -550,8 +553,8 @@ void put_signal(int pe, uint64_t off, const void* src, size_t bytes, uint64_t si
   ucp_rkey_h rkey;
   Peer& p = target(pe, off, &addr, &rkey);
   void* req = nullptr;
-  if (bytes >= kAmMin) {
-    put(pe, off, src, bytes);  // in place at the target on return
+  if (kAmPuts && bytes >= kAmMin) {
+    put(pe, off, src, bytes);
   } else if (bytes) {
     ucp_request_param_t prm{};
     req = ucp_put_nbx(p.ep, src, bytes, addr, rkey, &prm);
