@@ -390,29 +390,28 @@ LinkParams measure_link(Communicator& c, Hier& h) {
   constexpr size_t kBig = size_t{4} << 20;
   char byte = 0;
   std::vector<char> big(kBig);
+  // `bytes` of big (or one byte) from the first host to `peer`, and one byte back.
+  auto there_and_back = [&](int peer, size_t bytes) {
+    char* out = bytes > 1 ? big.data() : &byte;
+    if (first) {
+      net.wait(peer, net.send(peer, out, bytes), "link measurement", bytes);
+      net.wait(peer, net.recv(peer, &byte, 1), "link measurement", 1);
+    } else {
+      net.wait(peer, net.recv(peer, out, bytes), "link measurement", bytes);
+      net.wait(peer, net.send(peer, &byte, 1), "link measurement", 1);
+    }
+  };
   if (h.local_rank == 0) {
     std::chrono::steady_clock::time_point t0;
     for (int i = 0; i < kWarm + kPings; ++i) {
       if (i == kWarm) t0 = std::chrono::steady_clock::now();
-      if (first) {
-        net.wait(lead, net.send(lead, &byte, 1), "link measurement", 1);
-        net.wait(lead, net.recv(lead, &byte, 1), "link measurement", 1);
-      } else {
-        net.wait(lead, net.recv(lead, &byte, 1), "link measurement", 1);
-        net.wait(lead, net.send(lead, &byte, 1), "link measurement", 1);
-      }
+      there_and_back(lead, 1);
     }
     l.alpha = seconds_since(t0) / kPings / 2;
     double best = 1e9;
     for (int i = 0; i < kStreams; ++i) {
       const auto t1 = std::chrono::steady_clock::now();
-      if (first) {
-        net.wait(lead, net.send(lead, big.data(), kBig), "link measurement", kBig);
-        net.wait(lead, net.recv(lead, &byte, 1), "link measurement", 1);
-      } else {
-        net.wait(lead, net.recv(lead, big.data(), kBig), "link measurement", kBig);
-        net.wait(lead, net.send(lead, &byte, 1), "link measurement", 1);
-      }
+      there_and_back(lead, kBig);
       best = std::min(best, seconds_since(t1) - l.alpha);
     }
     l.stream_bw = static_cast<double>(kBig) / std::max(best, 1e-9);
@@ -423,13 +422,7 @@ LinkParams measure_link(Communicator& c, Hier& h) {
     (void)dispatch(*h.local, Kind::kBarrier, Args{});
     const int partner = h.members[static_cast<size_t>(peer_host)][static_cast<size_t>(h.local_rank)];
     const auto t1 = std::chrono::steady_clock::now();
-    if (first) {
-      net.wait(partner, net.send(partner, big.data(), kBig), "link measurement", kBig);
-      net.wait(partner, net.recv(partner, &byte, 1), "link measurement", 1);
-    } else {
-      net.wait(partner, net.recv(partner, big.data(), kBig), "link measurement", kBig);
-      net.wait(partner, net.send(partner, &byte, 1), "link measurement", 1);
-    }
+    there_and_back(partner, kBig);
     double mine = seconds_since(t1), slowest = 0;
     (void)dispatch(*h.local, Kind::kAllreduce, Args{.send = &mine, .recv = &slowest, .count = 1,
                                                     .dtype = DType::kFloat64, .op = Op::kMax});
