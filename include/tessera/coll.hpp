@@ -119,6 +119,12 @@ class Comm {
   static Comm world();
   /// The members of an OpenSHMEM team, ranks = team PE numbers. Collective over the team.
   static Comm from_team(shmem_team_t team);
+  /// The PEs `pes` (world numbers, in rank order), collective over them alone, not over the world: for
+  /// frameworks whose groups are formed by their members only (torch.distributed.new_group, as
+  /// ncclCommInitRank). `key` is the same on every member and differs between communicators made this way
+  /// with the same members while they live; `barrier` is a barrier over the members (the framework's own,
+  /// e.g. over its key-value store), called twice.
+  static Comm from_pes(const std::vector<int>& pes, uint64_t key, const std::function<void()>& barrier);
 
   Comm() = default;
   Comm(Comm&& o) noexcept : h_(o.h_) { o.h_ = nullptr; }
@@ -131,6 +137,10 @@ class Comm {
   /// this communicator; color < 0 gives an empty Comm.
   Comm split(int color, int key) const;
   void destroy();  // collective; idempotent
+  /// Frees this member's part without a barrier, for owners that cannot make destruction collective
+  /// (a handle freed by a garbage collector). Peers keep their own mappings, so nothing they read goes away;
+  /// a later call of theirs on this communicator waits for this member until its deadline. Idempotent.
+  void release();
   explicit operator bool() const { return h_ != nullptr; }
   int rank() const;
   int size() const;
@@ -157,6 +167,9 @@ class Comm {
   void barrier();
   void send(const void* buf, size_t count, DataType t, int peer);
   void recv(void* buf, size_t count, DataType t, int peer);
+  /// Receives the next message from whichever rank has one waiting and returns that rank (members on one
+  /// host only; not inside a Group).
+  int recv_any(void* buf, size_t count, DataType t);
 
   /// The same collectives enqueued on a stream: they return at once and run on the stream's thread.
   void allreduce(const void* send, void* recv, size_t count, DataType t, RedOp op, Stream& s);
@@ -189,6 +202,12 @@ class Comm {
   explicit Comm(tesseraComm_t h) : h_(h) {}
   tesseraComm_t h_ = nullptr;
 };
+
+/// How a collective mismatch (members calling different collectives, counts, types, operators or roots at
+/// the same point) is reported. Off (the default): the job ends with the message, on the member that saw
+/// it. On: the call throws Error with the same message on every member that sees it (a framework turns it
+/// into its own exception); the communicator is then out of step and can only be released. Process-wide.
+void throw_on_mismatch(bool on);
 
 /// Gradient bucketing, as data-parallel training does it: gradients are declared once, in the order the
 /// backward pass produces them; in each step, mark_ready(i) says gradient i is final. Consecutive gradients

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "coll/calls.h"
+#include "coll/engine.h"
 #include "coll/handle.h"
 #include "coll/p2p.h"
 #include "coll/types.h"
@@ -23,6 +24,10 @@ tesseraComm_t opened(Result<tesseraComm*> r) {
 
 Comm Comm::world() { return Comm(opened(open_world("tesseraCommInitAll"))); }
 Comm Comm::from_team(shmem_team_t team) { return Comm(opened(open_team("tesseraCommInitTeam", team))); }
+Comm Comm::from_pes(const std::vector<int>& pes, uint64_t key, const std::function<void()>& barrier) {
+  if (!barrier) throw Error("invalid argument: Comm::from_pes: the barrier is empty");
+  return Comm(opened(open_pes("Comm::from_pes", pes, key, barrier)));
+}
 Comm& Comm::operator=(Comm&& o) noexcept {
   if (this != &o) {
     destroy();
@@ -35,6 +40,12 @@ Comm Comm::split(int color, int key) const { return Comm(opened(open_split("tess
 void Comm::destroy() {
   if (h_) {
     if (check_comm("tesseraCommDestroy", h_).is_ok()) close_comm(h_);
+    h_ = nullptr;
+  }
+}
+void Comm::release() {
+  if (h_) {
+    if (check_comm("Comm::release", h_).is_ok()) release_comm(h_);
     h_ = nullptr;
   }
 }
@@ -94,6 +105,14 @@ void Comm::send(const void* buf, size_t count, DataType t, int peer) {
 void Comm::recv(void* buf, size_t count, DataType t, int peer) {
   throw_if_error(call::recv("tesseraRecv", h_, buf, count, T(t), peer));
 }
+int Comm::recv_any(void* buf, size_t count, DataType t) {
+  throw_if_error(check_comm("Comm::recv_any", h_));
+  if (!valid(T(t))) throw Error("invalid argument: Comm::recv_any: datatype " + std::to_string(static_cast<int>(t)) + " is not valid");
+  Result<int> r = p2p_recv_any(*h_->c, buf, count * dtype_size(T(t)));
+  throw_if_error(r.status());
+  return r.value();
+}
+void throw_on_mismatch(bool on) { set_mismatch_throws(on); }
 
 namespace {
 std::string item(const char* coll, size_t count, DataType t) {

@@ -229,6 +229,27 @@ Result<Communicator*> comm_create_set(int start, int stride, int size, const std
   return build(std::move(world), (me - start) / stride, uid, sync);
 }
 
+Result<Communicator*> comm_create_pes(std::vector<int> pes, uint64_t key, const std::function<void()>& sync) {
+  if (!pgas::is_initialized()) return invalid_arg("communicator creation: call shmem_init first");
+  const int me = pgas::rt().my_pe, n_pes = pgas::rt().n_pes;
+  int rank = -1;
+  std::vector<bool> seen(static_cast<size_t>(n_pes));
+  for (size_t i = 0; i < pes.size(); ++i) {
+    const int pe = pes[i];
+    if (pe < 0 || pe >= n_pes)
+      return invalid_arg("communicator creation: member {} is PE {}, out of range: the job has {} PEs", i, pe, n_pes);
+    if (seen[static_cast<size_t>(pe)]) return invalid_arg("communicator creation: PE {} is listed twice", pe);
+    seen[static_cast<size_t>(pe)] = true;
+    if (pe == me) rank = static_cast<int>(i);
+  }
+  if (rank < 0) return invalid_arg("communicator creation: PE {} is not among the {} members listed", me, pes.size());
+  // The key names the communicator among those made this way; the members enter the name too, so that two
+  // groups made with the same key by different owners still differ.
+  uint64_t uid = mix(0x9e5c0117, key);
+  for (int pe : pes) uid = mix(uid, static_cast<uint64_t>(pe));
+  return build(std::move(pes), rank, uid, sync);
+}
+
 Result<Communicator*> comm_split(Communicator* parent, int color, int key) {
   // Everyone learns everyone's (color, key) through the parent.
   struct Entry {

@@ -224,9 +224,14 @@ Result<Communicator*> comm_create_team(pgas::Team* team);
 // The members {start + i*stride : i < size} in world numbering (an OpenSHMEM active set); `sync` is a
 // barrier over them, called twice.
 Result<Communicator*> comm_create_set(int start, int stride, int size, const std::function<void()>& sync);
+// The members `pes` (world PE numbers, in rank order), collective over them alone; `key` is the same on
+// every member; `sync` is a barrier over the members, called twice (coll.hpp: Comm::from_pes).
+Result<Communicator*> comm_create_pes(std::vector<int> pes, uint64_t key, const std::function<void()>& sync);
 Result<Communicator*> comm_split(Communicator* parent, int color, int key);
 void comm_destroy(Communicator* c);
-// Tests only: frees a communicator whose members are out of step (after a mismatch), without a barrier.
+// Frees this member's part of a communicator without a barrier: peers keep their own mappings of its
+// segment, so nothing they read goes away; later calls of theirs wait for this member until their deadline.
+// For owners that cannot make destruction collective (Comm::release), and for tests after a mismatch.
 void comm_abandon(Communicator* c);
 
 }  // namespace tessera::coll

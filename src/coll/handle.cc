@@ -51,6 +51,18 @@ Result<tesseraComm*> open_split(const char* routine, tesseraComm* parent, int co
   TS_RETURN_IF_ERROR(check_comm(routine, parent));
   return new_comm(comm_split(parent->c, color, key));
 }
+Result<tesseraComm*> open_pes(const char* routine, std::vector<int> pes, uint64_t key,
+                              const std::function<void()>& sync) {
+  Result<Communicator*> r = comm_create_pes(std::move(pes), key, sync);
+  if (!r.is_ok()) return make_status(r.status().code(), "{}: {}", routine, r.status().message());
+  return new_comm(std::move(r));
+}
+void release_comm(tesseraComm* h) {
+  comm_abandon(h->c);
+  h->magic = kDeadHandleMagic;
+  h->c = nullptr;
+  keep_dead_handle(h);
+}
 void close_comm(tesseraComm* h) {
   comm_destroy(h->c);
   h->magic = kDeadHandleMagic;  // the handle itself is kept (a few bytes) so that late use is diagnosed

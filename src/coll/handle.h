@@ -64,7 +64,11 @@ inline Status check_event(const char* routine, const tesseraEvent* h) {
 Result<tesseraComm*> open_world(const char* routine);
 Result<tesseraComm*> open_team(const char* routine, shmem_team_t team);
 Result<tesseraComm*> open_split(const char* routine, tesseraComm* parent, int color, int key);
+Result<tesseraComm*> open_pes(const char* routine, std::vector<int> pes, uint64_t key,
+                              const std::function<void()>& sync);
 void close_comm(tesseraComm* h);
+// Not collective: this member's part only (comm_abandon).
+void release_comm(tesseraComm* h);
 
 // Stream and event handles (not collective). Closing a stream waits for its queue (~Stream).
 tesseraStream* open_stream();

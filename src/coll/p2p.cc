@@ -178,6 +178,34 @@ Status enqueue(Communicator& c, bool send, const void* buf, size_t bytes, int pe
 Status p2p_send(Communicator& c, const void* buf, size_t bytes, int peer) { return enqueue(c, true, buf, bytes, peer); }
 Status p2p_recv(Communicator& c, void* buf, size_t bytes, int peer) { return enqueue(c, false, buf, bytes, peer); }
 
+Result<int> p2p_recv_any(Communicator& c, void* buf, size_t bytes) {
+  if (t_depth > 0) return invalid_arg("recv from any source on {}: not inside a group (its source is known only "
+                                      "once a message has arrived)", c.name);
+  if (c.hier)
+    return make_status(Code::kUnsupported, "recv from any source on {}: its members are on several hosts; name "
+                       "the source", c.name);
+  // The first channel holding the header of a message not yet taken, scanning from after the last source
+  // so that no sender starves the others.
+  static thread_local int t_next = 0;
+  int from = -1;
+  auto arrived = [&] {
+    for (int i = 0; i < c.size; ++i) {
+      const int m = (t_next + i) % c.size;
+      if (m == c.rank) continue;
+      if (c.sent(m, c.rank)->v.load(std::memory_order_acquire) - c.p2p_taken[m] >= kHeader) {
+        from = m;
+        return true;
+      }
+    }
+    return false;
+  };
+  if (c.size < 2) return invalid_arg("recv from any source on {}: there is no other rank", c.name);
+  coll_wait(c, arrived, [&] { return fmt::format("a message from any rank of {} ({} bytes)", c.name, bytes); });
+  t_next = from + 1;
+  TS_RETURN_IF_ERROR(enqueue(c, false, buf, bytes, from));
+  return from;
+}
+
 void group_start() { ++t_depth; }
 int group_depth() { return t_depth; }
 

@@ -20,6 +20,9 @@ namespace tessera::coll {
 
 Status p2p_send(Communicator& c, const void* buf, size_t bytes, int peer);
 Status p2p_recv(Communicator& c, void* buf, size_t bytes, int peer);
+// Receives the next message from whichever rank has one waiting (members on one host only; not in a group);
+// returns its source.
+Result<int> p2p_recv_any(Communicator& c, void* buf, size_t bytes);
 void group_start();
 Status group_end();
 int group_depth();
