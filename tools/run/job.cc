@@ -4,7 +4,10 @@
 #include <poll.h>
 #include <signal.h>
 #include <sched.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -47,6 +50,7 @@ class Job {
   Options opt_;
   std::vector<Pe> pes_;
   std::string job_id_, secret_, ctl_name_;
+  std::string master_port_, python_dir_;  // for torch.distributed programs (spawn)
   std::unique_ptr<PlacementMonitor> placement_;  // the policy, the layout it chose, and its watch
   pgas::JobControl* ctl_ = nullptr;
   size_t ctl_bytes_ = 0;
@@ -74,12 +78,42 @@ Status resolve_bind_mode(const Options& opt, BindMode* mode) {
   return Status::ok();
 }
 
+namespace {
+// A TCP port free on the loopback now, for torch.distributed's store (MASTER_PORT); "" if none.
+std::string free_loopback_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return "";
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  std::string port;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0)
+    port = std::to_string(ntohs(a.sin_port));
+  ::close(fd);
+  return port;
+}
+
+// The build tree's Python packages (tessera_torch), beside this binary's directory.
+std::string python_dir() {
+  char buf[4096];
+  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) return "";
+  std::string exe(buf, static_cast<size_t>(n));
+  std::string dir = exe.substr(0, exe.rfind('/')) + "/../python";
+  return ::access((dir + "/tessera_torch").c_str(), F_OK) == 0 ? dir : "";
+}
+}  // namespace
+
 Status Job::setup() {
   BindMode mode;
   TS_RETURN_IF_ERROR(resolve_bind_mode(opt_, &mode));
   job_id_ = bootstrap::random_hex(16);
   secret_ = bootstrap::random_hex(bootstrap::kSecretChars);
   ctl_name_ = transport::shm::segment_name(job_id_, "ctl");
+  master_port_ = free_loopback_port();
+  python_dir_ = python_dir();
   ctl_bytes_ = pgas::JobControl::bytes_for(opt_.n_pes);
   TS_ASSIGN_OR_RETURN(void* p, transport::shm::create(ctl_name_, ctl_bytes_));
   ctl_ = static_cast<pgas::JobControl*>(p);
@@ -140,6 +174,16 @@ Status Job::spawn(int rank, const std::string& sock) {
     ::setenv("TESSERA_JOB_SIZE", std::to_string(opt_.n_pes).c_str(), 1);
     ::setenv("TESSERA_JOB_ID", job_id_.c_str(), 1);
     ::setenv("TESSERA_JOB_CONTROL", ctl_name_.c_str(), 1);
+    // What torch.distributed's env:// start-up reads (as torchrun sets it), unless the user set it: a
+    // PyTorch program runs under tessera-run unchanged.
+    const std::string n = std::to_string(opt_.n_pes), r = std::to_string(rank);
+    for (const auto& [k, v] : {std::pair{"RANK", r}, {"WORLD_SIZE", n}, {"LOCAL_RANK", r}, {"LOCAL_WORLD_SIZE", n},
+                               {"MASTER_ADDR", std::string("127.0.0.1")}, {"MASTER_PORT", master_port_}})
+      if (!v.empty()) ::setenv(k, v.c_str(), 0);
+    if (!python_dir_.empty()) {
+      const char* old = std::getenv("PYTHONPATH");
+      ::setenv("PYTHONPATH", (old && *old ? python_dir_ + ":" + old : python_dir_).c_str(), 1);
+    }
     place_on_cpu(rank);
     std::vector<char*> argv;
     for (const auto& a : opt_.argv) argv.push_back(const_cast<char*>(a.c_str()));

@@ -1,0 +1,79 @@
+"""torch.distributed on Tessera.
+
+    import torch.distributed as dist
+    import tessera_torch                      # registers the backend
+    dist.init_process_group("tessera")        # under tessera-run, torchrun, mpirun or srun
+
+Every collective of torch.distributed on CPU tensors, send/recv, subgroups (dist.new_group) and async work
+with futures. Tensors made with tessera_torch.empty() live in symmetric memory and take Tessera's zero-copy
+paths; symmetric_allreduce_hook keeps DDP's gradient buckets there. See docs/torch.md.
+"""
+import atexit
+
+import torch
+import torch.distributed as dist
+
+from . import _C
+
+__all__ = ["empty", "zeros", "is_symmetric", "pool_bytes", "pool_free_bytes", "symmetric_allreduce_hook",
+           "SymmetricHookState", "ProcessGroupTessera"]
+
+ProcessGroupTessera = _C.ProcessGroupTessera
+
+
+def _create(opts, pg_options):
+    return _C.ProcessGroupTessera(opts.store, opts.group_rank, opts.group_size, opts.timeout, opts.group_id,
+                                  list(opts.global_ranks_in_group))
+
+
+dist.Backend.register_backend("tessera", _create, extended_api=True)
+# Tessera ends (collectively) when the interpreter does, after the program's last call.
+atexit.register(_C.shutdown)
+
+
+def empty(*size, dtype=torch.float32):
+    """An uninitialized tensor in symmetric memory (not collective; freed when Python frees it)."""
+    if len(size) == 1 and isinstance(size[0], (tuple, list, torch.Size)):
+        size = tuple(size[0])
+    return _C.empty([int(s) for s in size], dtype)
+
+
+def zeros(*size, dtype=torch.float32):
+    return empty(*size, dtype=dtype).zero_()
+
+
+def is_symmetric(tensor):
+    """Whether the tensor's storage lies in the symmetric pool."""
+    return _C.is_symmetric(tensor)
+
+
+def pool_bytes():
+    return _C.pool_bytes()
+
+
+def pool_free_bytes():
+    return _C.pool_free_bytes()
+
+
+class SymmetricHookState:
+    """State of symmetric_allreduce_hook: one symmetric buffer per gradient bucket, kept across steps."""
+
+    def __init__(self, process_group=None):
+        self.process_group = process_group
+        self.buffers = {}
+
+
+def symmetric_allreduce_hook(state, bucket):
+    """A DDP communication hook (model.register_comm_hook(SymmetricHookState(), symmetric_allreduce_hook))
+    that averages each gradient bucket in symmetric memory, so the allreduce reads peers' buckets in place.
+    The bucket is copied into its symmetric buffer once per step; DDP copies the result back into the
+    gradients as it does with its default hook."""
+    buf = bucket.buffer()
+    sym = state.buffers.get(bucket.index())
+    if sym is None or sym.numel() != buf.numel() or sym.dtype != buf.dtype:
+        sym = empty(buf.numel(), dtype=buf.dtype)
+        state.buffers[bucket.index()] = sym
+    sym.copy_(buf)
+    group = state.process_group if state.process_group is not None else dist.group.WORLD
+    work = dist.all_reduce(sym, op=dist.ReduceOp.AVG, group=group, async_op=True)
+    return work.get_future().then(lambda fut: fut.value()[0])
