@@ -18,6 +18,7 @@
 //   Bucketer: gradient bucketing on a stream, as data-parallel training does it. See the classes below.
 #pragma once
 #include <tessera/error.hpp>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -219,9 +220,22 @@ void throw_on_mismatch(bool on);
 /// and makes the bucketer ready for the next step. Every member must declare the same gradients (counts and
 /// types) in the same order; the collective's consistency check reports a mismatch. Marking a gradient twice
 /// in one step, or finishing a step with unready gradients, throws Error naming them.
+///
+/// Time window (off when 0; the constructor without `window` takes TESSERA_BUCKET_WINDOW_US, in
+/// microseconds): buckets are also cut by when their gradients become ready, so that a late gradient does
+/// not hold back the allreduce of earlier ones. The first step runs on the size-only layout and records when
+/// each gradient was marked ready; its finish() has rank 0 close a bucket before a gradient that became
+/// ready more than `window` after the bucket's first one (as well as at the size cap and type changes),
+/// broadcasts those cut points over the communicator (a blocking collective, after the stream has drained)
+/// and every member rebuilds its layout from them, once: later steps keep it. Only rank 0's timings count,
+/// so all members agree on the layout. Every member must use the same window (on or off), since only then do
+/// all of them join that broadcast. bucket_count(), bucket_of() and bucket_in_place() describe the layout in
+/// force: the size-only one until the first finish(), rank 0's afterwards.
 class Bucketer {
  public:
   Bucketer(Comm& comm, Stream& stream, size_t bucket_bytes = size_t{25} << 20, RedOp op = RedOp::kAvg);
+  /// `window` >= 0 (0: off), whatever TESSERA_BUCKET_WINDOW_US says; a negative one throws Error.
+  Bucketer(Comm& comm, Stream& stream, size_t bucket_bytes, RedOp op, std::chrono::microseconds window);
   ~Bucketer();
   Bucketer(const Bucketer&) = delete;
   Bucketer& operator=(const Bucketer&) = delete;

@@ -10,15 +10,45 @@
 // the step's allreduce time, so flat gradient storage is worth having.
 // Buckets are launched strictly in index order (bucket k waits for k-1 to be launched), which keeps the
 // collective sequence identical on every member whatever order the gradients become ready in.
+//
+// Time window (TESSERA_BUCKET_WINDOW_US or the constructor's `window`; HCCL fuses by size or time): a
+// bucket whose last gradient becomes ready long after its first holds the earlier ones back, so their
+// allreduce no longer overlaps the backward pass. Readiness times are a property of the step, and each
+// member sees its own, so a layout cut by time on every member separately would differ between members and
+// their collectives would no longer match. As PyTorch DDP rebuilds its buckets after the first iteration
+// from rank 0's order, the first step runs on the size-only layout while every member records when each
+// gradient was marked ready; its finish() has rank 0 cut by size, type and time (a bucket closes before a
+// gradient that became ready more than `window` after the bucket's first one), broadcasts the cut points,
+// and every member rebuilds its layout from them. This happens once: later steps keep that layout, since a
+// rebuild per step would cost a blocking broadcast per step and move buckets (and packing buffers) under
+// a training loop that has settled, for readiness times that vary only by noise.
+#include <chrono>
+#include <cstdint>
 #include <cstring>
 #include <vector>
 
 #include <tessera/coll.hpp>
 
+#include "base/config.h"
 #include "base/memcopy.h"
 #include "coll/types.h"
 
 namespace tessera::coll {
+namespace {
+const config::Var<int64_t> kWindowUs{
+    "TESSERA_BUCKET_WINDOW_US", 0,
+    "Gradient bucketing time window in microseconds (0: off): after the first step, a Bucketer made without "
+    "an explicit window also closes a bucket before a gradient that became ready, on rank 0, more than this "
+    "long after the bucket's first one"};
+
+std::chrono::microseconds window_from_env() {
+  const int64_t us = kWindowUs.get();
+  if (us < 0)
+    config::fatal_config(invalid_arg("TESSERA_BUCKET_WINDOW_US={}: must be 0 (off) or a positive number of "
+                                     "microseconds", us));
+  return std::chrono::microseconds(us);
+}
+}  // namespace
 
 struct Bucketer::Impl {
   struct Grad {
@@ -27,6 +57,7 @@ struct Bucketer::Impl {
     DataType type;
     size_t bucket = 0;
     bool ready = false;
+    std::chrono::steady_clock::time_point ready_at{};  // first step only, with a window
   };
   struct Bucket {
     size_t first = 0, last = 0;  // gradients [first, last)
@@ -44,18 +75,47 @@ struct Bucketer::Impl {
   std::vector<Bucket> buckets;
   size_t next_launch = 0;
   bool fixed = false;
+  std::chrono::microseconds window;  // 0: size only
+  bool timing = false;               // this step records readiness times (the first step, with a window)
 
-  Impl(Comm& c, Stream& s, size_t b, RedOp o) : comm(c), stream(s), cap(b), op(o) {}
+  Impl(Comm& c, Stream& s, size_t b, RedOp o, std::chrono::microseconds w)
+      : comm(c), stream(s), cap(b), op(o), window(w) {}
 
   static size_t esize(DataType t) { return dtype_size(static_cast<DType>(t)); }
 
+  // Where buckets start (1 at a gradient that opens one): by size and type, and with `by_time` also by this
+  // member's readiness times of the step that just ended.
+  std::vector<uint8_t> cuts(bool by_time) const {
+    std::vector<uint8_t> starts(grads.size(), 0);
+    size_t first = 0, bytes = 0;
+    for (size_t i = 0; i < grads.size(); ++i) {
+      const size_t n = grads[i].count * esize(grads[i].type);
+      const bool open = i == 0 || grads[i].type != grads[first].type || bytes + n > cap ||
+                        (by_time && grads[i].ready_at - grads[first].ready_at > window);
+      if (open) {
+        starts[i] = 1;
+        first = i;
+        bytes = 0;
+      }
+      bytes += n;
+    }
+    return starts;
+  }
+
   void fix_layout() {
     fixed = true;
+    timing = window.count() > 0;
+    build(cuts(false));
+  }
+
+  // The buckets, their contiguity and packing buffers from the cut points. A type change always starts a
+  // bucket, even where rank 0's cuts have none (members that declared different gradients): the mismatch
+  // then shows as a collective of a different count or type, which the consistency check reports.
+  void build(const std::vector<uint8_t>& starts) {
+    buckets.clear();
     for (size_t i = 0; i < grads.size(); ++i) {
-      const size_t bytes = grads[i].count * esize(grads[i].type);
       Bucket* b = buckets.empty() ? nullptr : &buckets.back();
-      const bool fits = b && b->type == grads[i].type && (b->elems * esize(b->type) + bytes) <= cap;
-      if (!fits) {
+      if (!b || starts[i] || b->type != grads[i].type) {
         buckets.push_back(Bucket{i, i, 0, grads[i].type, 0, true, {}});
         b = &buckets.back();
       }
@@ -72,6 +132,15 @@ struct Bucketer::Impl {
       b.pending = b.last - b.first;
       if (b.pending > 1 && !b.contiguous) b.flat.resize(b.elems * esize(b.type));
     }
+  }
+
+  // End of the first step with a window: rank 0's cut points become every member's layout. Called by every
+  // member at the same point of its collective sequence, with the stream drained: the communicator is this
+  // thread's again, and no stream item still uses the packing buffers that build() replaces.
+  void rebuild() {
+    std::vector<uint8_t> starts = comm.rank() == 0 ? cuts(true) : std::vector<uint8_t>(grads.size(), 0);
+    comm.broadcast(starts.data(), starts.data(), starts.size(), DataType::kUint8, 0);
+    build(starts);
   }
 
   void launch(size_t k) {
@@ -108,8 +177,13 @@ struct Bucketer::Impl {
 };
 
 Bucketer::Bucketer(Comm& comm, Stream& stream, size_t bucket_bytes, RedOp op)
-    : p_(std::make_unique<Impl>(comm, stream, bucket_bytes, op)) {
+    : Bucketer(comm, stream, bucket_bytes, op, window_from_env()) {}
+
+Bucketer::Bucketer(Comm& comm, Stream& stream, size_t bucket_bytes, RedOp op, std::chrono::microseconds window)
+    : p_(std::make_unique<Impl>(comm, stream, bucket_bytes, op, window)) {
   if (bucket_bytes == 0) throw Error("Bucketer: bucket_bytes must be positive");
+  if (window.count() < 0)
+    throw Error("Bucketer: the window is " + std::to_string(window.count()) + " us; it must be 0 (off) or positive");
 }
 
 Bucketer::~Bucketer() = default;
@@ -133,6 +207,7 @@ void Bucketer::mark_ready(size_t index) {
   if (g.ready)
     throw Error("Bucketer::mark_ready: gradient " + std::to_string(index) + " was already marked ready in this step");
   g.ready = true;
+  if (m.timing) g.ready_at = std::chrono::steady_clock::now();
   --m.buckets[g.bucket].pending;
   while (m.next_launch < m.buckets.size() && m.buckets[m.next_launch].pending == 0) m.launch(m.next_launch++);
 }
@@ -156,6 +231,10 @@ void Bucketer::finish() {
   for (auto& g : m.grads) g.ready = false;
   for (auto& b : m.buckets) b.pending = b.last - b.first;
   m.next_launch = 0;
+  if (m.timing) {
+    m.timing = false;
+    m.rebuild();
+  }
 }
 
 size_t Bucketer::bucket_count() const { return p_->buckets.size(); }

@@ -96,6 +96,12 @@ int main(int argc, char** argv) {
   }
   // A communicator reads the collective settings when it is created.
   if (c == "bad_stage_stores") tessera::coll::Comm comm = tessera::coll::Comm::world();
+  // A Bucketer made without a window reads TESSERA_BUCKET_WINDOW_US.
+  if (c == "bad_bucket_window" || c == "negative_bucket_window") {
+    tessera::coll::Comm comm = tessera::coll::Comm::world();
+    tessera::coll::Stream stream;
+    tessera::coll::Bucketer bk(comm, stream);
+  }
   if (c == "no_finalize" && me == n - 1) std::exit(0);
   if (c == "global_exit" && me == 0) shmem_global_exit(7);
   if (c == "wrong_secret") {

@@ -4,6 +4,8 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
+#include <memory>
 #include <numeric>
 #include <thread>
 #include <vector>
@@ -242,6 +244,147 @@ TEST(Bucketer, MisuseIsReported) {
   bk.mark_ready(1);  // completes the step on every rank, so the communicator stays in step
   bk.finish();
   EXPECT_THROW(Bucketer(comm, s, 0), Error);
+}
+
+// Time-window fusion. Eight gradients of 1000 floats: 0..5 are views of one flat buffer, 6 and 7 separate
+// vectors (packed). With 16000-byte buckets the size-only layout is {0..3} {4..7}.
+struct WindowCase {
+  static constexpr size_t kGrads = 8, kCount = 1000, kCap = 16000;
+  std::vector<float> flat = std::vector<float>(6 * kCount);
+  std::vector<float> g6 = std::vector<float>(kCount), g7 = std::vector<float>(kCount);
+  float* grad(size_t k) { return k < 6 ? flat.data() + k * kCount : k == 6 ? g6.data() : g7.data(); }
+
+  void add_to(Bucketer& bk) {
+    for (size_t k = 0; k < kGrads; ++k) ASSERT_EQ(bk.add(grad(k), kCount, DataType::kFloat32), k);
+  }
+  void fill(int step) {
+    for (size_t k = 0; k < kGrads; ++k)
+      for (size_t i = 0; i < kCount; ++i)
+        grad(k)[i] = static_cast<float>((me() + 1) * static_cast<int>(k + 1) + step + static_cast<int>(i % 3));
+  }
+  // Sums over the ranks (small integers: exact in float).
+  void check(int step) {
+    const int n = npes();
+    for (size_t k = 0; k < kGrads; ++k)
+      for (size_t i = 0; i < kCount; ++i)
+        ASSERT_EQ(grad(k)[i], static_cast<float>(n * (n + 1) / 2 * static_cast<int>(k + 1) + n * (step + static_cast<int>(i % 3))))
+            << "step " << step << " gradient " << k << " element " << i;
+  }
+  // One step: marks 0 and 1, pauses `pause` if `pauser` is this rank, marks 2..7, finishes.
+  void step(Bucketer& bk, int step, int pauser, std::chrono::milliseconds pause) {
+    fill(step);
+    bk.mark_ready(0);
+    bk.mark_ready(1);
+    if (me() == pauser) std::this_thread::sleep_for(pause);
+    for (size_t k = 2; k < kGrads; ++k) bk.mark_ready(k);
+    bk.finish();
+    check(step);
+  }
+};
+
+// bucket_of for every gradient on every rank (row r: rank r's layout).
+std::vector<uint64_t> all_layouts(Comm& comm, const Bucketer& bk) {
+  std::vector<uint64_t> mine(WindowCase::kGrads), all(WindowCase::kGrads * static_cast<size_t>(npes()));
+  for (size_t k = 0; k < mine.size(); ++k) mine[k] = bk.bucket_of(k);
+  comm.allgather(mine.data(), all.data(), mine.size());
+  return all;
+}
+
+void expect_layout_everywhere(const std::vector<uint64_t>& all, const std::vector<uint64_t>& want) {
+  for (int r = 0; r < npes(); ++r) {
+    const std::vector<uint64_t> row(all.begin() + r * WindowCase::kGrads, all.begin() + (r + 1) * WindowCase::kGrads);
+    EXPECT_EQ(row, want) << "rank " << r << "'s layout";
+  }
+}
+
+// The layout a bucketer describes is a valid one: buckets in order, none over the cap (all gradients have one
+// size and type here), in place exactly when its gradients are consecutive views of the flat buffer.
+void expect_valid_layout(const Bucketer& bk) {
+  std::vector<size_t> members(bk.bucket_count(), 0);
+  std::vector<bool> separate(bk.bucket_count(), false);  // holds gradient 6 or 7
+  for (size_t k = 0; k < WindowCase::kGrads; ++k) {
+    const size_t b = bk.bucket_of(k);
+    if (k > 0) {
+      EXPECT_LE(bk.bucket_of(k - 1), b);
+      EXPECT_LE(b - bk.bucket_of(k - 1), 1u);
+    }
+    ++members.at(b);
+    if (k >= 6) separate[b] = true;
+  }
+  for (size_t b = 0; b < members.size(); ++b) {
+    EXPECT_GE(members[b], 1u) << "bucket " << b;
+    EXPECT_LE(members[b] * WindowCase::kCount * sizeof(float), WindowCase::kCap) << "bucket " << b;
+    EXPECT_EQ(bk.bucket_in_place(b), members[b] == 1 || !separate[b]) << "bucket " << b;
+  }
+}
+
+// Rank 0 pauses between gradients 1 and 2 for far longer than the window: the first step runs on the
+// size-only layout; after it every rank cuts there (rank 0's timings), so there are more buckets than the
+// size-only layout's two, and the later steps keep that layout.
+TEST(Bucketer, WindowCutsWhereRankZeroPaused) {
+  Comm comm = Comm::world();
+  Stream s;
+  WindowCase w;
+  Bucketer bk(comm, s, WindowCase::kCap, RedOp::kSum, std::chrono::milliseconds(20));
+  w.add_to(bk);
+  w.fill(1);
+  bk.mark_ready(0);
+  bk.mark_ready(1);
+  if (me() == 0) std::this_thread::sleep_for(150ms);
+  for (size_t k = 2; k < WindowCase::kGrads; ++k) bk.mark_ready(k);
+  EXPECT_EQ(bk.bucket_count(), 2u);
+  EXPECT_EQ(bk.bucket_of(1), bk.bucket_of(2));
+  bk.finish();
+  w.check(1);
+  expect_valid_layout(bk);
+  EXPECT_GT(bk.bucket_count(), 2u);
+  EXPECT_NE(bk.bucket_of(1), bk.bucket_of(2)) << "no cut where rank 0 paused";
+  const std::vector<uint64_t> all = all_layouts(comm, bk);
+  const std::vector<uint64_t> rank0(all.begin(), all.begin() + WindowCase::kGrads);
+  expect_layout_everywhere(all, rank0);
+  for (int step = 2; step <= 3; ++step) {
+    w.step(bk, step, /*pauser=*/-1, 0ms);
+    expect_layout_everywhere(all_layouts(comm, bk), rank0);
+  }
+}
+
+// The pause is on rank 1 only: rank 0's timings decide, so nobody cuts there, and all ranks agree.
+TEST(Bucketer, WindowFollowsRankZeroNotTheOthers) {
+  if (npes() < 2) GTEST_SKIP() << "needs a rank other than 0 to pause";
+  Comm comm = Comm::world();
+  Stream s;
+  WindowCase w;
+  Bucketer bk(comm, s, WindowCase::kCap, RedOp::kSum, std::chrono::milliseconds(50));
+  w.add_to(bk);
+  for (int step = 1; step <= 3; ++step) {
+    w.step(bk, step, /*pauser=*/1, std::chrono::milliseconds(250));
+    expect_valid_layout(bk);
+    EXPECT_EQ(bk.bucket_of(1), bk.bucket_of(2)) << "step " << step << ": cut where rank 1 paused";
+    const std::vector<uint64_t> all = all_layouts(comm, bk);
+    expect_layout_everywhere(all, std::vector<uint64_t>(all.begin(), all.begin() + WindowCase::kGrads));
+  }
+}
+
+// Window off (explicitly, or by the variable's default): today's size-only layout, never rebuilt, however
+// long rank 0 pauses.
+TEST(Bucketer, WindowOffKeepsTheSizeOnlyLayout) {
+  Comm comm = Comm::world();
+  Stream s;
+  const bool env_set = std::getenv("TESSERA_BUCKET_WINDOW_US") != nullptr;
+  for (int mode = 0; mode < (env_set ? 1 : 2); ++mode) {
+    WindowCase w;
+    std::unique_ptr<Bucketer> bk = mode == 0 ? std::make_unique<Bucketer>(comm, s, WindowCase::kCap, RedOp::kSum,
+                                                                          std::chrono::microseconds(0))
+                                             : std::make_unique<Bucketer>(comm, s, WindowCase::kCap, RedOp::kSum);
+    w.add_to(*bk);
+    for (int step = 1; step <= 3; ++step) {
+      w.step(*bk, step, /*pauser=*/0, std::chrono::milliseconds(30));
+      ASSERT_EQ(bk->bucket_count(), 2u) << "mode " << mode << " step " << step;
+      expect_layout_everywhere(all_layouts(comm, *bk), {0, 0, 0, 0, 1, 1, 1, 1});
+      expect_valid_layout(*bk);
+    }
+  }
+  EXPECT_THROW(Bucketer(comm, s, WindowCase::kCap, RedOp::kSum, std::chrono::microseconds(-1)), Error);
 }
 
 // The C API's streams and events (coll.h).
