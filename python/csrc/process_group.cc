@@ -254,7 +254,10 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTessera::run(OpType type, std::string
   auto body = [fn = std::move(fn), rank = getRank()](WorkTessera& w) {
     try {
       fn(w);
-    } catch (const tessera::Error& e) {
+    } catch (const c10::Error&) {
+      w.complete(std::current_exception());
+      return;
+    } catch (const std::exception& e) {  // Tessera's errors: argument checks, collective mismatches
       w.complete(std::make_exception_ptr(std::runtime_error(where(rank, w.what()) + ": " + e.what())));
       return;
     } catch (...) {

@@ -1,0 +1,23 @@
+# The torch.distributed backend (python/), when it was built: every operation at 1-4 ranks under
+# tessera-run and at 2 under torch's own launcher, errors, and DDP training against one process.
+if(TESSERA_TORCH_BUILT)
+  set(_py /usr/bin/python3)
+  set(_dir ${CMAKE_CURRENT_SOURCE_DIR}/torch)
+  foreach(n 1 2 3 4)
+    add_test(NAME torch.ops.n${n} COMMAND ${TESSERA_RUN} -n ${n} --timeout 300 ${_py} ${_dir}/ops_test.py)
+  endforeach()
+  add_test(NAME torch.ops.torchrun.n2
+           COMMAND ${_py} ${_dir}/torchrun.py --nproc_per_node 2 ${_dir}/ops_test.py)
+  set_tests_properties(torch.ops.torchrun.n2 PROPERTIES ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python")
+  foreach(n 2 3)
+    add_test(NAME torch.errors.n${n} COMMAND ${TESSERA_RUN} -n ${n} --timeout 120 ${_py} ${_dir}/errors_test.py)
+  endforeach()
+  foreach(n 1 2 4)
+    add_test(NAME torch.ddp.n${n} COMMAND ${TESSERA_RUN} -n ${n} --timeout 300 ${_py} ${_dir}/ddp_test.py)
+  endforeach()
+  add_test(NAME torch.ddp.deterministic.n3
+           COMMAND ${TESSERA_RUN} -n 3 --timeout 300 --env TESSERA_DETERMINISTIC=1 ${_py} ${_dir}/ddp_test.py)
+  get_property(_torch_tests DIRECTORY PROPERTY TESTS)
+  list(FILTER _torch_tests INCLUDE REGEX "^torch\\.")
+  set_tests_properties(${_torch_tests} PROPERTIES LABELS "torch;nosan" TIMEOUT 300)
+endif()
