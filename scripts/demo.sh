@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make demo: Tessera's main job on local PEs. ring_pass (put-with-signal around a ring, verified), the
 # one-sided benchmark, then the collective sweep, a data-parallel training step with gradient bucketing and
-# the operator benchmark.
+# the operator benchmark, and a short PyTorch DDP training run on the tessera backend.
 set -euo pipefail
 build=${1:-build}
 n=${2:-4}
@@ -29,4 +29,10 @@ if "$perf" --help | grep -q '^  ops '; then
   echo
   echo "== tessera-perf ops (reduction operators on one PE, 2 blocks) =="
   "$perf" ops -m 64 -i 3
+fi
+
+if [ -d "$build/python/tessera_torch" ]; then
+  echo
+  echo "== PyTorch DDP training on $n ranks with the tessera backend (examples/torch/ddp_train.py) =="
+  "$run" -n "$n" /usr/bin/python3 examples/torch/ddp_train.py 30 2>&1 | grep -v -i "warn"
 fi
