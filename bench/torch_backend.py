@@ -1,0 +1,397 @@
+#!/usr/bin/python3
+"""Tessera's torch.distributed backend ("tessera", python/tessera_torch) against PyTorch 1.13's gloo, through
+the public torch.distributed API, one backend and one rank count per run (bench/torch_backend.sh runs both
+backends at 2 and 4 ranks and prints the merged table).
+
+Measures, on ordinary CPU float32 tensors (torch.empty, not tessera_torch.empty: the tensors a user has):
+  1. all_reduce (SUM), broadcast (root 0, in place), reduce (root 0), all_gather (list), _all_gather_base,
+     reduce_scatter (list), all_to_all_single at 8 B, 1 MiB and 64 MiB, and barrier once. "bytes" is the
+     whole buffer: all_reduce/broadcast/reduce the tensor; all_gather and _all_gather_base the gathered
+     output (each rank gives bytes/n); reduce_scatter the input (each rank keeps bytes/n); all_to_all_single
+     each side's buffer. Below 4*n bytes the split collectives take one float per rank (the row says so).
+     Each call is checked once against the expected values, then the tensors are zeroed (a running SUM
+     would overflow) and timed: warm-up calls, a barrier, then ITERS calls, each timed on its own; a rank's
+     figure is its median call, the row's the slowest rank's median. A call gloo does not implement is "n/a".
+  2. DistributedDataParallel training step (forward + backward with the gradient allreduce + SGD step) of an
+     MLP 1024-4096-4096-1024 (25.2 M float32 parameters, ReLU, MSE loss), batch 32 per rank, DDP's default
+     25 MiB buckets: the slowest rank's median step; samples/s = n * 32 / that. The same step under
+     DDP.no_sync() (no gradient communication) is measured too, as the floor the backends share.
+     ResNet-50's gradient buckets when torchvision is importable, else a line that says it was skipped.
+  3. (tessera only) the DDP step with tessera_torch's comm hook (SymmetricHookState, symmetric_allreduce_hook).
+Both backends get the same tensors, sizes, iteration counts, seeds and thread settings. The timings are
+gathered over a separate gloo group for both backends (dist.new_group(backend="gloo")), whose barrier also
+starts every timed loop, so the synchronisation around the timing is the same for the two.
+
+Threads: torch.set_num_threads(1) (and OMP_NUM_THREADS=1 from the driver) for both backends. The machine has
+2 CPUs; tessera-run gives each of 2 ranks a CPU of its own and puts 2 ranks on each CPU at 4 ranks, so more
+than one intra-op thread per rank would oversubscribe the CPUs and take them from both backends'
+communication threads.
+
+usage (under the launcher, which sets RANK, WORLD_SIZE, MASTER_ADDR/PORT and PYTHONPATH):
+  tessera-run -n N /usr/bin/python3 bench/torch_backend.py --backend tessera|gloo --out results.jsonl [--quick]
+  /usr/bin/python3 bench/torch_backend.py --report results.jsonl     # the table of every run in the file
+"""
+import argparse
+import contextlib
+import json
+import os
+import statistics
+import sys
+import time
+
+MiB = 1 << 20
+SIZES = (8, MiB, 64 * MiB)
+COLLS = ("all_reduce", "broadcast", "reduce", "all_gather", "_all_gather_base", "reduce_scatter",
+         "all_to_all_single", "barrier")
+# (warm-up calls, timed calls) per size; barrier as the 8 B row.
+ITERS = {8: (50, 500), MiB: (5, 40), 64 * MiB: (2, 8)}
+QUICK = {8: (5, 30), MiB: (2, 6), 64 * MiB: (1, 2)}
+BATCH, WIDTHS = 32, (1024, 4096, 4096, 1024)
+DDP_WARM, DDP_STEPS = 3, 20
+
+
+def cpu_model():
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "unknown CPU"
+
+
+# ----------------------------------------------------------------------------------------------------------
+# measuring (one backend, one rank count)
+
+def run(args):
+    # Both backends, and the gloo side group under tessera, talk over loopback (MASTER_ADDR is 127.0.0.1).
+    os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")
+    import warnings
+    warnings.filterwarnings("ignore", message=".*_all_gather_base is a private function")
+    import torch
+    import torch.distributed as dist
+    torch.set_num_threads(1)  # see the module docstring: 2 CPUs, 1 or 2 ranks per CPU
+    if args.backend == "tessera":
+        import tessera_torch  # noqa: F401  (registers the backend)
+    dist.init_process_group(args.backend)
+    rank, n = dist.get_rank(), dist.get_world_size()
+    side = dist.new_group(backend="gloo")  # timings and the pre-timing barrier, the same for both backends
+    iters = QUICK if args.quick else ITERS
+    base = {"backend": args.backend, "ranks": n}
+    with open("/proc/loadavg") as f:
+        load = float(f.read().split()[0])
+
+    def emit(rec):
+        if rank == 0:
+            with open(args.out, "a") as f:
+                f.write(json.dumps(dict(base, **rec)) + "\n")
+            print(json.dumps(dict(base, **rec)), file=sys.stderr, flush=True)
+
+    def slowest(x):
+        t = torch.tensor([x], dtype=torch.float64)
+        dist.all_reduce(t, op=dist.ReduceOp.MAX, group=side)
+        return t.item()
+
+    def all_true(ok):
+        t = torch.tensor([0 if ok else 1], dtype=torch.int32)
+        dist.all_reduce(t, op=dist.ReduceOp.MAX, group=side)
+        return t.item() == 0
+
+    def timed(fn, warm, count):
+        for _ in range(warm):
+            fn()
+        dist.barrier(group=side)
+        ts = []
+        for _ in range(count):
+            t0 = time.perf_counter()
+            fn()
+            ts.append(time.perf_counter() - t0)
+        return slowest(statistics.median(ts)), slowest(min(ts))
+
+    emit({"kind": "env", "cpu": cpu_model(), "nproc": os.cpu_count(), "torch": torch.__version__,
+          "threads": torch.get_num_threads(), "loadavg": load, "quick": bool(args.quick)})
+
+    # ---- 1. collectives
+    def setup(coll, nbytes):
+        """(fn, check, zero, actual bytes, note): fn runs one call; check() after one call on rank-valued
+        inputs says whether the result is right; zero() clears the tensors before the timing."""
+        numel = max(1, nbytes // 4)
+        part = max(1, numel // n)  # per-rank piece of the split collectives
+        note = ""
+        r1 = float(rank + 1)
+        tot = n * (n + 1) / 2  # sum over ranks of rank + 1
+        if coll == "barrier":
+            return (lambda: dist.barrier(), lambda: True, lambda: None, 0, note)
+        if coll == "all_reduce":
+            t = torch.full((numel,), r1)
+            return (lambda: dist.all_reduce(t), lambda: bool((t == tot).all()), t.zero_, numel * 4, note)
+        if coll == "broadcast":
+            t = torch.full((numel,), r1)
+            return (lambda: dist.broadcast(t, 0), lambda: bool((t == 1.0).all()), t.zero_, numel * 4, note)
+        if coll == "reduce":
+            t = torch.full((numel,), r1)
+            return (lambda: dist.reduce(t, 0), lambda: rank != 0 or bool((t == tot).all()), t.zero_, numel * 4,
+                    note)
+        if part * n * 4 != nbytes:
+            note = f"{part} float(s) per rank"
+        if coll == "all_gather":
+            src = torch.full((part,), r1)
+            outs = [torch.empty(part) for _ in range(n)]
+            return (lambda: dist.all_gather(outs, src), lambda: all(bool((o == i + 1).all()) for i, o in enumerate(outs)),
+                    src.zero_, part * n * 4, note)
+        if coll == "_all_gather_base":
+            src = torch.full((part,), r1)
+            out = torch.empty(part * n)
+            want = torch.arange(1, n + 1, dtype=torch.float32).repeat_interleave(part)
+            return (lambda: dist._all_gather_base(out, src), lambda: bool(torch.equal(out, want)), src.zero_,
+                    part * n * 4, note)
+        if coll == "reduce_scatter":
+            ins = [torch.full((part,), r1 * (i + 1)) for i in range(n)]
+            out = torch.empty(part)
+            return (lambda: dist.reduce_scatter(out, ins), lambda: bool((out == tot * (rank + 1)).all()),
+                    lambda: [x.zero_() for x in ins], part * n * 4, note)
+        if coll == "all_to_all_single":
+            # block j of rank i holds 100 i + j; rank r receives 100 i + r from every i
+            src = (torch.arange(n, dtype=torch.float32) + 100 * rank).repeat_interleave(part)
+            out = torch.empty(part * n)
+            want = (torch.arange(n, dtype=torch.float32) * 100 + rank).repeat_interleave(part)
+            return (lambda: dist.all_to_all_single(out, src), lambda: bool(torch.equal(out, want)), src.zero_,
+                    part * n * 4, note)
+        raise ValueError(coll)
+
+    for coll in COLLS:
+        if coll == "_all_gather_base" and not hasattr(dist, "_all_gather_base"):
+            emit({"kind": "coll", "coll": coll, "bytes": 0, "na": "torch.distributed has no _all_gather_base"})
+            continue
+        for nbytes in (SIZES[:1] if coll == "barrier" else SIZES):
+            fn, check, zero, actual, note = setup(coll, nbytes)
+            rec = {"kind": "coll", "coll": coll, "bytes": nbytes, "actual_bytes": actual, "note": note}
+            try:
+                fn()
+            except RuntimeError as e:  # raised locally on every rank before any communication (gloo)
+                msg = str(e).splitlines()[0]
+                # gloo: "no support for ..." / "does not support ..."; anything else from tessera is an error
+                key = "na" if args.backend == "gloo" and "support" in msg else "error"
+                emit(dict(rec, **{key: msg}))
+                continue
+            if not all_true(check()):
+                emit(dict(rec, error="wrong result after the first call"))
+                continue
+            zero()
+            warm, count = iters[nbytes]
+            med, best = timed(fn, warm, count)
+            emit(dict(rec, us=med * 1e6, min_us=best * 1e6, iters=count, warmup=warm))
+            del fn, check, zero
+
+    # ---- 2./3. DDP training step
+    from torch import nn
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    def mlp():
+        torch.manual_seed(0)
+        layers = []
+        for i in range(len(WIDTHS) - 1):
+            layers.append(nn.Linear(WIDTHS[i], WIDTHS[i + 1]))
+            if i + 2 < len(WIDTHS):
+                layers.append(nn.ReLU())
+        return nn.Sequential(*layers)
+
+    torch.manual_seed(1000 + rank)
+    x = torch.randn(BATCH, WIDTHS[0])
+    y = torch.randn(BATCH, WIDTHS[-1])
+    variants = [("ddp", None), ("ddp_no_sync", None)]
+    if args.backend == "tessera":
+        variants.append(("ddp_symmetric_hook", "hook"))
+    for name, hook in variants:
+        model = DDP(mlp())
+        if hook:
+            import tessera_torch
+            model.register_comm_hook(tessera_torch.SymmetricHookState(), tessera_torch.symmetric_allreduce_hook)
+        opt = torch.optim.SGD(model.parameters(), lr=1e-3)
+        params = sum(p.numel() for p in model.parameters())
+
+        def step():
+            opt.zero_grad(set_to_none=False)
+            # no_sync must cover the forward too: DDP decides at forward time whether the backward syncs
+            with model.no_sync() if name == "ddp_no_sync" else contextlib.nullcontext():
+                loss = nn.functional.mse_loss(model(x), y)
+                loss.backward()
+            opt.step()
+            return loss
+
+        try:
+            med, best = timed(step, DDP_WARM, 2 if args.quick else DDP_STEPS)
+        except RuntimeError as e:
+            emit({"kind": "ddp", "variant": name, "error": str(e).splitlines()[0]})
+            continue
+        # the replicas must agree after synchronised steps (DDP's contract): compare a checksum over ranks
+        if name != "ddp_no_sync":
+            s = sum(float(p.detach().double().sum()) for p in model.parameters())
+            lo = slowest(-s)
+            hi = slowest(s)
+            agree = abs(hi + lo) <= 1e-6 * max(1.0, abs(hi))
+        else:
+            agree = None
+        emit({"kind": "ddp", "variant": name, "ms": med * 1e3, "min_ms": best * 1e3, "batch": BATCH,
+              "params": params, "samples_per_s": n * BATCH / med, "steps": 2 if args.quick else DDP_STEPS, "replicas_agree": agree})
+        del model, opt
+
+    try:
+        import torchvision  # noqa: F401
+        have_tv = True
+    except ImportError:
+        have_tv = False
+    if not have_tv:
+        emit({"kind": "resnet50", "skipped": "torchvision is not installed"})
+    else:
+        # ResNet-50's gradients: DDP's buckets (default 25 MiB, the bucket layout DDP builds from the model's
+        # parameters in reverse order), each allreduced once per step as flat float32 tensors.
+        model = torchvision.models.resnet50()
+        ps = [p for p in model.parameters() if p.requires_grad][::-1]
+        buckets, cur = [], 0
+        for p in ps:
+            cur += p.numel()
+            if cur * 4 >= 25 * MiB:
+                buckets.append(cur)
+                cur = 0
+        if cur:
+            buckets.append(cur)
+        bufs = [torch.zeros(b) for b in buckets]
+
+        def grads():
+            for b in bufs:
+                dist.all_reduce(b)
+        med, best = timed(grads, 2, 2 if args.quick else 10)
+        emit({"kind": "resnet50", "ms": med * 1e3, "min_ms": best * 1e3, "buckets": len(bufs),
+              "floats": sum(buckets)})
+
+    dist.barrier(group=side)
+    dist.destroy_process_group()
+
+
+# ----------------------------------------------------------------------------------------------------------
+# the report: both backends' rows side by side
+
+def fmt_bytes(b):
+    return f"{b // MiB} MiB" if b >= MiB else f"{b} B"
+
+
+def report(path):
+    recs = [json.loads(line) for line in open(path) if line.strip().startswith("{")]
+    env = [r for r in recs if r["kind"] == "env"]
+    coll = {(r["ranks"], r["coll"], r["bytes"], r["backend"]): r for r in recs if r["kind"] == "coll"}
+    ddp = {(r["ranks"], r["variant"], r["backend"]): r for r in recs if r["kind"] == "ddp"}
+    rn = {(r["ranks"], r["backend"]): r for r in recs if r["kind"] == "resnet50"}
+    ranks = sorted({r["ranks"] for r in recs})
+    e = env[0] if env else {}
+    nproc = os.cpu_count()
+    print(f"Tessera's torch.distributed backend vs gloo -- {cpu_model()}, nproc {nproc}, torch {e.get('torch', '?')}, "
+          f"{e.get('threads', '?')} intra-op thread per rank")
+    print("load average at the start of each run: " +
+          ", ".join(f"{r['backend']}@{r['ranks']}: {r['loadavg']:.2f}" for r in env) +
+          ("   (QUICK run: few iterations)" if any(r.get("quick") for r in env) else ""))
+    print("\n1. Collectives, float32 CPU tensors: us per call (slowest rank's median); ratio = tessera/gloo "
+          "(lower is better); busbw = 2(n-1)/n * bytes / time (all_reduce)")
+    hdr = (f"{'ranks':>5} {'collective':<18} {'bytes':>7} {'tessera us':>11} {'gloo us':>11} {'ratio':>7} "
+           f"{'busbw GB/s t / g':>17} {'bw ratio':>8}  target")
+    print(hdr)
+    print("-" * len(hdr))
+    for n in ranks:
+        for c in COLLS:
+            for b in (SIZES[:1] if c == "barrier" else SIZES):
+                t, g = coll.get((n, c, b, "tessera")), coll.get((n, c, b, "gloo"))
+                if t is None and g is None:
+                    continue
+
+                def cell(r):
+                    if r is None:
+                        return "missing"
+                    if "us" in r:
+                        return f"{r['us']:.1f}"
+                    return "n/a" if "na" in r else "ERROR"
+                ratio = bw = bwr = target = ""
+                if t and g and "us" in t and "us" in g:
+                    ratio = f"{t['us'] / g['us']:.2f}x"
+                    if c == "all_reduce":
+                        f = 2 * (n - 1) / n
+                        bt, bg = f * b / (t["us"] * 1e3), f * b / (g["us"] * 1e3)
+                        bw = f"{bt:.3f} / {bg:.3f}" if b >= MiB else ""
+                        bwr = f"{bt / bg:.2f}x" if b >= MiB else ""
+                        if b == 8:
+                            target = f"time <= 0.30x: {'met' if t['us'] / g['us'] <= 0.3 else 'NOT met'}"
+                        elif b == 64 * MiB:
+                            target = f"busbw >= 3x: {'met' if bt / bg >= 3 else 'NOT met'}"
+                b_s = fmt_bytes(b) if c != "barrier" else "-"
+                note = (t or g).get("note") or ""
+                print(f"{n:>5} {c:<18} {b_s:>7} {cell(t):>11} {cell(g):>11} {ratio:>7} {bw:>17} {bwr:>8}  {target}"
+                      + (f"  ({note})" if note else ""))
+        print()
+    for k, r in sorted(coll.items()):
+        for key in ("na", "error"):
+            if key in r:
+                print(f"  {r['backend']}@{r['ranks']} {r['coll']} {fmt_bytes(r['bytes'])}: {key}: {r[key]}")
+
+    p = next((r for r in ddp.values() if "params" in r), {})
+    print(f"\n2./3. DDP training step, MLP {'-'.join(map(str, WIDTHS))} ({p.get('params', 0) / 1e6:.1f} M params, "
+          f"float32), batch {BATCH} per rank, SGD: ms per step (slowest rank's median); samples/s over all ranks; "
+          f"speedup = gloo time / tessera time")
+    hdr = (f"{'ranks':>5} {'variant':<34} {'tessera ms':>10} {'gloo ms':>9} {'speedup':>8} "
+           f"{'tessera smp/s':>13} {'gloo smp/s':>10}  target")
+    print(hdr)
+    print("-" * len(hdr))
+    names = {"ddp": "DDP step (default allreduce hook)", "ddp_symmetric_hook": "DDP step, symmetric_allreduce_hook",
+             "ddp_no_sync": "same step under no_sync (no comm)"}
+    for n in ranks:
+        gd = ddp.get((n, "ddp", "gloo"))
+        for v in ("ddp", "ddp_symmetric_hook", "ddp_no_sync"):
+            t = ddp.get((n, v, "tessera"))
+            g = ddp.get((n, v, "gloo"))
+            if v == "ddp_symmetric_hook":
+                g = None  # tessera only: compared with gloo's default DDP step
+            ref = g if v != "ddp_symmetric_hook" else gd
+            tm = f"{t['ms']:.1f}" if t and "ms" in t else ("ERROR" if t else "-")
+            gm = f"{g['ms']:.1f}" if g and "ms" in g else ("ERROR" if g else "-")
+            sp = target = ""
+            if t and ref and "ms" in t and "ms" in ref:
+                s = ref["ms"] / t["ms"]
+                sp = f"{s:.2f}x" + ("*" if v == "ddp_symmetric_hook" else "")
+                if v != "ddp_no_sync":
+                    target = f">= 1.5x: {'met' if s >= 1.5 else 'NOT met'}"
+            ts = f"{t['samples_per_s']:.0f}" if t and "ms" in t else "-"
+            gs = f"{g['samples_per_s']:.0f}" if g and "ms" in g else "-"
+            print(f"{n:>5} {names[v]:<34} {tm:>10} {gm:>9} {sp:>8} {ts:>13} {gs:>10}  {target}")
+        print()
+    print("  * the symmetric-hook step against gloo's default DDP step")
+    for r in ddp.values():
+        if "error" in r:
+            print(f"  {r['backend']}@{r['ranks']} {r['variant']}: error: {r['error']}")
+        elif r.get("replicas_agree") is False:
+            print(f"  {r['backend']}@{r['ranks']} {r['variant']}: the replicas' parameters differ after the steps")
+
+    print("\nResNet-50 gradient buckets (allreduce of DDP's 25 MiB buckets):")
+    for n in ranks:
+        t, g = rn.get((n, "tessera")), rn.get((n, "gloo"))
+        if (t and "skipped" in t) or (g and "skipped" in g):
+            print(f"  {n} ranks: skipped ({(t or g)['skipped']})")
+        elif t and g and "ms" in t and "ms" in g:
+            print(f"  {n} ranks: tessera {t['ms']:.1f} ms, gloo {g['ms']:.1f} ms, ratio {t['ms'] / g['ms']:.2f}x "
+                  f"({t['buckets']} buckets, {t['floats'] / 1e6:.1f} M floats)")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--backend", choices=("tessera", "gloo"))
+    ap.add_argument("--out", help="append JSON lines here (rank 0)")
+    ap.add_argument("--quick", action="store_true", help="few iterations: a smoke test, not a measurement")
+    ap.add_argument("--report", metavar="JSONL", help="print the side-by-side table of the runs in JSONL")
+    args = ap.parse_args()
+    if args.report:
+        report(args.report)
+    elif args.backend and args.out:
+        run(args)
+    else:
+        ap.error("--backend and --out (under tessera-run), or --report")
+
+
+if __name__ == "__main__":
+    main()
