@@ -69,12 +69,25 @@ void copy_back(const at::Tensor& user, const at::Tensor& work) {
 
 size_t bytes_of(const at::Tensor& t) { return static_cast<size_t>(t.numel()) * t.element_size(); }
 
-// The elements of one tensor, for flattening lists of equal tensors.
-at::Tensor flat_cat(const std::vector<at::Tensor>& v) {
-  std::vector<at::Tensor> parts;
-  parts.reserve(v.size());
-  for (const auto& t : v) parts.push_back(t.reshape({-1}));
-  return at::cat(parts);
+// The start of the tensors' elements when they lie end to end in memory in list order (views of one buffer,
+// as `list(flat.chunk(n))` makes them): the call can use them in place. Null otherwise.
+void* adjacent(const std::vector<at::Tensor>& v) {
+  char* first = nullptr;
+  char* next = nullptr;
+  for (const auto& t : v) {
+    if (!t.is_contiguous() || t.scalar_type() != v[0].scalar_type()) return nullptr;
+    char* p = static_cast<char*>(t.data_ptr());
+    if (!first) first = p;
+    else if (p != next) return nullptr;
+    next = p + bytes_of(t);
+  }
+  return first;
+}
+
+int64_t total_numel(const std::vector<at::Tensor>& v) {
+  int64_t n = 0;
+  for (const auto& t : v) n += t.numel();
+  return n;
 }
 
 void check_same(const std::vector<at::Tensor>& list, const at::Tensor& like, const char* call, const char* what) {
@@ -234,6 +247,40 @@ ProcessGroupTessera::~ProcessGroupTessera() {
   comm_.release();
 }
 
+at::Tensor ProcessGroupTessera::scratch(int slot, int64_t numel, at::ScalarType type) {
+  at::Tensor& s = scratch_[slot];
+  const int64_t bytes = numel * static_cast<int64_t>(c10::elementSize(type));
+  if (!s.defined() || s.numel() < bytes) s = at::empty({bytes}, at::kByte);
+  return s.narrow(0, 0, bytes).view(type);
+}
+
+at::Tensor ProcessGroupTessera::packed(const std::vector<at::Tensor>& v, int slot) {
+  const at::ScalarType type = v[0].scalar_type();
+  if (void* p = adjacent(v)) return at::from_blob(p, {total_numel(v)}, at::TensorOptions().dtype(type));
+  at::Tensor flat = scratch(slot, total_numel(v), type);
+  int64_t off = 0;
+  for (const auto& t : v) {
+    flat.narrow(0, off, t.numel()).copy_(t.reshape({-1}));
+    off += t.numel();
+  }
+  return flat;
+}
+
+at::Tensor ProcessGroupTessera::unpacked_target(const std::vector<at::Tensor>& v, int slot) {
+  const at::ScalarType type = v[0].scalar_type();
+  if (void* p = adjacent(v)) return at::from_blob(p, {total_numel(v)}, at::TensorOptions().dtype(type));
+  return scratch(slot, total_numel(v), type);
+}
+
+static void unpack(const at::Tensor& flat, const std::vector<at::Tensor>& v) {
+  if (!v.empty() && flat.data_ptr() == v[0].data_ptr()) return;  // the call wrote them in place
+  int64_t off = 0;
+  for (const auto& t : v) {
+    t.copy_(flat.narrow(0, off, t.numel()).view(t.sizes()));
+    off += t.numel();
+  }
+}
+
 void ProcessGroupTessera::store_barrier(c10d::Store& store, const std::string& name) {
   const std::string key = name + "/" + std::to_string(barriers_++);
   store.add(key, 1);
@@ -321,13 +368,9 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTessera::allreduce_coalesced(std::vec
   std::vector<at::Tensor> ts = tensors;
   return run(OpType::ALLREDUCE_COALESCED, TS_WHAT("allreduce_coalesced"), ts, bytes, Lane::kColl,
              [=, this](WorkTessera&) {
-               at::Tensor flat = flat_cat(ts);
+               at::Tensor flat = packed(ts, 0);
                comm_.allreduce(flat.data_ptr(), flat.data_ptr(), flat.numel(), dt, op);
-               int64_t off = 0;
-               for (const auto& t : ts) {
-                 t.copy_(flat.narrow(0, off, t.numel()).view(t.sizes()));
-                 off += t.numel();
-               }
+               unpack(flat, ts);
              });
 }
 
@@ -356,10 +399,9 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTessera::allgather(std::vector<std::v
   return run(OpType::ALLGATHER, TS_WHAT("allgather"), outs, bytes_of(in) * getSize(), Lane::kColl,
              [=, this](WorkTessera&) {
                at::Tensor src = dense(in);
-               at::Tensor flat = at::empty({static_cast<int64_t>(outs.size()) * in.numel()}, in.options());
+               at::Tensor flat = unpacked_target(outs, 0);
                comm_.allgather(src.data_ptr(), flat.data_ptr(), in.numel(), dt);
-               for (size_t i = 0; i < outs.size(); ++i)
-                 outs[i].copy_(flat.narrow(0, static_cast<int64_t>(i) * in.numel(), in.numel()).view(outs[i].sizes()));
+               unpack(flat, outs);
              });
 }
 
@@ -403,15 +445,12 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTessera::allgather_coalesced(std::vec
   for (const auto& t : ins) bytes += bytes_of(t);
   return run(OpType::ALLGATHER_COALESCED, TS_WHAT("allgather_coalesced"), all, bytes * getSize(), Lane::kColl,
              [=, this](WorkTessera&) {
-               at::Tensor src = flat_cat(ins);
-               at::Tensor flat = at::empty({src.numel() * getSize()}, src.options());
+               at::Tensor src = packed(ins, 0);
+               std::vector<at::Tensor> all;
+               for (const auto& list : outs) all.insert(all.end(), list.begin(), list.end());
+               at::Tensor flat = unpacked_target(all, 1);
                comm_.allgather(src.data_ptr(), flat.data_ptr(), src.numel(), dt);
-               int64_t off = 0;
-               for (const auto& list : outs)
-                 for (const auto& t : list) {
-                   t.copy_(flat.narrow(0, off, t.numel()).view(t.sizes()));
-                   off += t.numel();
-                 }
+               unpack(flat, all);
              });
 }
 
@@ -432,10 +471,9 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTessera::gather(std::vector<std::vect
   const auto dt = data_type_of(in, "gather");
   return run(OpType::GATHER, TS_WHAT("gather"), outs, bytes_of(in) * getSize(), Lane::kColl, [=, this](WorkTessera&) {
     at::Tensor src = dense(in);
-    at::Tensor flat = outs.empty() ? at::Tensor() : at::empty({in.numel() * getSize()}, in.options());
+    at::Tensor flat = outs.empty() ? at::Tensor() : unpacked_target(outs, 0);
     comm_.gather(src.data_ptr(), flat.defined() ? flat.data_ptr() : nullptr, in.numel(), dt, root);
-    for (size_t i = 0; i < outs.size(); ++i)
-      outs[i].copy_(flat.narrow(0, static_cast<int64_t>(i) * in.numel(), in.numel()).view(outs[i].sizes()));
+    if (flat.defined()) unpack(flat, outs);
   });
 }
 
@@ -456,7 +494,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTessera::scatter(std::vector<at::Tens
   const auto dt = data_type_of(out, "scatter");
   return run(OpType::SCATTER, TS_WHAT("scatter"), {out}, bytes_of(out) * getSize(), Lane::kColl,
              [=, this](WorkTessera&) {
-               at::Tensor flat = ins.empty() ? at::Tensor() : flat_cat(ins);
+               at::Tensor flat = ins.empty() ? at::Tensor() : packed(ins, 0);
                at::Tensor dst = dense(out);
                comm_.scatter(flat.defined() ? flat.data_ptr() : nullptr, dst.data_ptr(), out.numel(), dt, root);
                copy_back(out, dst);
@@ -475,7 +513,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTessera::reduce_scatter(std::vector<a
   std::vector<at::Tensor> ins = inputs[0];
   return run(OpType::REDUCE_SCATTER, TS_WHAT("reduce_scatter"), {out}, bytes_of(out) * getSize(), Lane::kColl,
              [=, this](WorkTessera&) {
-               at::Tensor flat = flat_cat(ins);
+               at::Tensor flat = packed(ins, 0);
                at::Tensor dst = dense(out);
                comm_.reduce_scatter(flat.data_ptr(), dst.data_ptr(), out.numel(), dt, op);
                copy_back(out, dst);
@@ -587,11 +625,10 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTessera::alltoall(std::vector<at::Ten
   }
   std::vector<at::Tensor> ins = inputs, outs = outputs;
   return run(OpType::ALLTOALL, TS_WHAT("alltoall"), outs, bytes, Lane::kColl, [=, this](WorkTessera&) {
-    at::Tensor src = flat_cat(ins);
-    at::Tensor dst = at::empty({static_cast<int64_t>(ro)}, ins[0].options());
+    at::Tensor src = packed(ins, 0);
+    at::Tensor dst = unpacked_target(outs, 1);
     comm_.alltoallv(src.data_ptr(), sc.data(), sd.data(), dst.data_ptr(), rc.data(), rd.data(), dt);
-    for (int i = 0; i < n; ++i)
-      outs[i].copy_(dst.narrow(0, static_cast<int64_t>(rd[i]), static_cast<int64_t>(rc[i])).view(outs[i].sizes()));
+    unpack(dst, outs);
   });
 }
 

@@ -118,6 +118,14 @@ class ProcessGroupTessera : public c10d::ProcessGroup {
   c10::intrusive_ptr<c10d::Work> run(c10d::OpType type, std::string what, std::vector<at::Tensor> outputs,
                                      size_t bytes, Lane lane, std::function<void(WorkTessera&)> fn);
   void store_barrier(c10d::Store& store, const std::string& name);
+  // Reused staging for lists of tensors (two slots: some calls pack inputs and outputs), so that a call does
+  // not fault in fresh pages every time. Used only by collectives, one at a time.
+  at::Tensor scratch(int slot, int64_t numel, at::ScalarType type);
+  // The list's elements as one flat tensor: in place when they lie end to end, else packed into a slot.
+  at::Tensor packed(const std::vector<at::Tensor>& v, int slot);
+  // Where a call should write the list's elements: in place when they lie end to end, else a slot (then
+  // unpack() copies them out).
+  at::Tensor unpacked_target(const std::vector<at::Tensor>& v, int slot);
 
   std::chrono::milliseconds timeout_;
   tc::Comm comm_;
@@ -127,6 +135,7 @@ class ProcessGroupTessera : public c10d::ProcessGroup {
   std::atomic<int64_t> coll_pending_{0};  // collectives enqueued and not yet finished
   size_t inline_bytes_ = size_t{64} << 10;
   int barriers_ = 0;
+  at::Tensor scratch_[2];
 };
 
 // Starts Tessera in this process if nothing has (the default group's creation does it), as described above.

@@ -163,6 +163,18 @@ def main():
         c.eq(ts[0], fold([value(k, dt, 3) for k in range(n)], dist.ReduceOp.SUM), f"all_reduce_coalesced {dt} [0]")
         c.eq(ts[1], fold([value(k, dt, 6, 1) for k in range(n)], dist.ReduceOp.SUM), f"all_reduce_coalesced {dt} [1]")
 
+    # Lists whose tensors are views of one buffer, end to end: the backend uses them in place.
+    flat = torch.zeros(n * 6)
+    dist.all_gather(list(flat.chunk(n)), value(r, torch.float32, 6))
+    c.eq(flat, torch.cat([value(k, torch.float32, 6) for k in range(n)]), "all_gather into views of one buffer")
+    out = torch.empty(6)
+    dist.reduce_scatter(out, list(torch.cat([value(r * n + j, torch.float32, 6) for j in range(n)]).chunk(n)))
+    c.eq(out, fold([value(k * n + r, torch.float32, 6) for k in range(n)], dist.ReduceOp.SUM),
+         "reduce_scatter from views of one buffer")
+    dst = torch.empty(n * 2)
+    dist.all_to_all(list(dst.chunk(n)), list(torch.cat([value(r * n + j, torch.float32, 2) for j in range(n)]).chunk(n)))
+    c.eq(dst, torch.cat([value(j * n + r, torch.float32, 2) for j in range(n)]), "all_to_all on views of one buffer")
+
     outs = [[torch.empty(3), torch.empty(2, 2)] for _ in range(n)]
     dist.all_gather_coalesced(outs, [value(r, torch.float32, 3), value(r, torch.float32, 4).view(2, 2)])
     for k in range(n):
