@@ -9,7 +9,9 @@
 # rendezvous through env:// like any torch job), so launch, CPU binding and thread settings are the same for
 # both: GLOO_SOCKET_IFNAME=lo, OMP_NUM_THREADS=1 and torch.set_num_threads(1) in every rank (2 ranks on a
 # 2-CPU machine get a CPU each, 4 ranks two per CPU: more intra-op threads would oversubscribe the CPUs
-# under both backends' communication threads). The backends alternate per rank count (tessera, then gloo),
+# under both backends' communication threads). gloo runs twice, with tessera-run's default binding and with
+# --bind-to none, and the report takes its better figure per row (marked b or u). The backends alternate per
+# rank count (tessera, then gloo twice),
 # so drift of the shared machine hits both alike; compare ratios, not absolute numbers from different runs.
 # Writes <out-dir>/results.jsonl and prints the ratio table with the project's targets next to the ratios.
 # Needs python3-torch (Debian's PyTorch 1.13 for /usr/bin/python3) and a build with tessera_torch.
@@ -31,15 +33,19 @@ quick=()
 [ "${QUICK:-0}" = 1 ] && quick=(--quick)
 status=0
 for np in 2 4; do
-  for backend in tessera gloo; do
-    echo "== $backend, $np ranks" >&2
+  # gloo twice: with tessera-run's default binding and unbound; the report takes the better per row.
+  for run in tessera:default gloo:default gloo:unbound; do
+    backend=${run%%:*} binding=${run#*:}
+    bind=()
+    [ "$binding" = unbound ] && bind=(--bind-to none)
+    echo "== $backend ($binding binding), $np ranks" >&2
     # A hang ends the job (and is reported as a failed run) instead of the whole bench.
     # --report-bindings: tessera-run notes on stderr when it widens the PEs to both CPUs because processes
     # outside the job use them (and binds them again); the summary under the table counts those changes.
-    if ! "$build/bin/tessera-run" -n "$np" --timeout 900 --report-bindings $py "$here/torch_backend.py" --backend "$backend" \
-         --out "$res" "${quick[@]}" 2> "$out/$backend-$np.err" >&2; then
-      echo "!! $backend at $np ranks failed; the last lines of $out/$backend-$np.err:" >&2
-      tail -5 "$out/$backend-$np.err" >&2
+    if ! TORCH_BENCH_BINDING=$binding "$build/bin/tessera-run" -n "$np" --timeout 900 --report-bindings "${bind[@]}" \
+         $py "$here/torch_backend.py" --backend "$backend" --out "$res" "${quick[@]}" 2> "$out/$backend-$binding-$np.err" >&2; then
+      echo "!! $backend ($binding) at $np ranks failed; the last lines of $out/$backend-$binding-$np.err:" >&2
+      tail -5 "$out/$backend-$binding-$np.err" >&2
       status=1
     fi
   done
@@ -52,10 +58,10 @@ echo "build: $build, tessera_torch/_C built $so_before; source tree at $src (plu
 echo
 echo "tessera-run placement changes (PEs widened to all CPUs while outside processes used them / bound again):"
 for np in 2 4; do
-  for backend in tessera gloo; do
-    f="$out/$backend-$np.err"
+  for run in tessera-default gloo-default gloo-unbound; do
+    f="$out/$run-$np.err"
     [ -f "$f" ] || continue
-    echo "  $backend, $np ranks: $(grep -c 'placement:.*now run on all' "$f" || true) widened, $(grep -c 'placement:.*bound to their CPU again' "$f" || true) rebound"
+    echo "  $run, $np ranks: $(grep -c 'placement:.*now run on all' "$f" || true) widened, $(grep -c 'placement:.*bound to their CPU again' "$f" || true) rebound"
   done
 done
 exit $status

@@ -12,7 +12,7 @@ build_pkgs=(g++ cmake make pkg-config libhwloc-dev libucx-dev libpmix-dev libssl
 # reference; python3: the TCP bootstrap test's outside client (tests/scripts/tcp_handshake.py); iproute2: the
 # namespace hosts of tests/hosts; python3-dev, python3-torch, libtorch-dev, pybind11-dev: the torch.distributed
 # backend (python/) and its tests
-bench_pkgs=(libopenmpi-dev ucx-utils python3-matplotlib iperf3)
+bench_pkgs=(libopenmpi-dev ucx-utils python3-matplotlib python3-torchvision iperf3)
 
 want=("${build_pkgs[@]}")
 [ "$profile" = bench ] && want+=("${bench_pkgs[@]}")

@@ -98,8 +98,6 @@ void check_same(const std::vector<at::Tensor>& list, const at::Tensor& like, con
                 like.numel(), " ", like.scalar_type());
   }
 }
-
-c10d::Store* g_world_store = nullptr;
 }  // namespace
 
 tc::DataType data_type_of(const at::Tensor& t, const char* call) {
@@ -195,7 +193,6 @@ void ensure_started(c10d::Store& store, int rank, int size, std::chrono::millise
               shmem_n_pes(), " in its Tessera job, but rank ", rank, " of ", size,
               " in torch.distributed: start both from one launcher (tessera-run exports RANK and WORLD_SIZE)");
   tc::throw_on_mismatch(true);
-  g_world_store = &store;
 }
 
 void shutdown() {
