@@ -1,0 +1,81 @@
+// Tessera mixture-of-experts routing: dispatch tokens to the PEs that own their experts, combine the expert
+// outputs back at each token's PE, weighted (in the spirit of DeepEP). C API: tessera/moe.h.
+//
+//   tessera::moe::Config cfg{.num_experts = 16, .hidden = 4096, .top_k = 2, .max_tokens = 512};
+//   tessera::moe::Dispatcher moe(cfg);                       // collective: symmetric buffers
+//   moe.dispatch(x, n_tokens, expert_ids, weights);           // tokens travel to their experts' PEs
+//   for (int e = 0; e < moe.local_experts(); ++e)
+//     run_expert(moe.first_expert() + e, moe.expert_tokens(e), moe.count(e));   // outputs in place
+//   moe.combine(y);                                           // y[t] = sum_k weights[t][k] * out(t, k)
+//
+// Contracts
+// - Experts are spread in contiguous blocks: PE p owns experts [p*E/n, (p+1)*E/n) (integer division), so any
+//   number of experts per PE works, including none. An expert id of -1 routes nowhere (its weight is ignored).
+// - dispatch and combine are collective over all PEs (every PE calls them, in the same order, with its own
+//   tokens, possibly none). dispatch returns when every token routed to this PE's experts has arrived; the
+//   expert then overwrites its rows in place (expert_tokens) with its outputs, and combine sends each row back
+//   to its token's PE and returns there when all of that PE's rows are back, with
+//   out[t] = sum over k of weights[t][k] * output(t, k). Arithmetic in f32; bf16 rows and outputs are
+//   rounded once at the end.
+// - No count exchange precedes the data. Throughput mode: a token claims its slot at the expert's PE with a
+//   remote fetch-and-add and is put there straight away; an expert that receives more than `capacity` tokens
+//   drops the rest (the sender learns it from the same fetch-and-add): dropped() counts them and
+//   was_dropped(t, k) names them, and they count as zero in combine. Low-latency mode (1-128 tokens per PE,
+//   decoding): each source PE has its own region at every expert, sized for max_tokens, so nothing is
+//   claimed and nothing is dropped; the count travels with the data as its signal.
+// - Tokens are rows of `hidden` elements (f32 or bf16), contiguous; expert_ids and weights are n_tokens x top_k,
+//   row-major. The work is split over kernel blocks (tessera/kernel.hpp), which put straight into the
+//   peers' symmetric receive buffers.
+// - Bad arguments (an expert id out of range, more tokens than max_tokens, a zero hidden size, top_k beyond 8)
+//   throw tessera::Error naming the value and the limit.
+#pragma once
+#include <tessera/error.hpp>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+namespace tessera::moe {
+
+using Error = tessera::Error;
+
+enum class DType : uint8_t { kFloat32, kBFloat16 };
+enum class Mode : uint8_t { kThroughput, kLowLatency };
+
+struct Config {
+  int num_experts = 0;  // experts over all PEs
+  int hidden = 0;       // elements per token
+  DType dtype = DType::kFloat32;
+  int top_k = 1;        // experts per token, 1..8
+  int max_tokens = 0;   // tokens a PE dispatches per call, at most
+  // Tokens an expert takes per call (throughput mode); 0: twice the average share,
+  // ceil(2 * max_tokens * top_k * n_pes / num_experts).
+  int capacity = 0;
+  Mode mode = Mode::kThroughput;
+  int block_num = -1;   // kernel blocks for the sends and the weighted sums; -1: the kernel default
+};
+
+class Dispatcher {
+ public:
+  explicit Dispatcher(const Config& cfg);  // collective over all PEs
+  ~Dispatcher();                           // collective over all PEs
+  Dispatcher(const Dispatcher&) = delete;
+  Dispatcher& operator=(const Dispatcher&) = delete;
+
+  void dispatch(const void* tokens, int n_tokens, const int32_t* expert_ids, const float* weights);
+  void combine(void* out);
+
+  int local_experts() const;  // experts this PE owns
+  int first_expert() const;   // global id of local expert 0
+  int capacity() const;       // rows per local expert
+  int count(int local_expert) const;           // tokens it received in the last dispatch
+  void* expert_tokens(int local_expert);       // those rows, [count, hidden]; outputs are written here
+  size_t dropped() const;                      // (token, k) pairs of this PE's last dispatch that were dropped
+  bool was_dropped(int token, int k) const;
+  const Config& config() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> p_;
+};
+
+}  // namespace tessera::moe
