@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make demo: Tessera's main job on local PEs. ring_pass (put-with-signal around a ring, verified), the
 # one-sided benchmark, then the collective sweep, a data-parallel training step with gradient bucketing and
-# the operator benchmark, and a short PyTorch DDP training run on the tessera backend.
+# the operator benchmark, a short PyTorch DDP training run on the tessera backend and a MoE dispatch/combine.
 set -euo pipefail
 build=${1:-build}
 n=${2:-4}
@@ -36,3 +36,7 @@ if [ -d "$build/python/tessera_torch" ]; then
   echo "== PyTorch DDP training on $n ranks with the tessera backend (examples/torch/ddp_train.py) =="
   "$run" -n "$n" /usr/bin/python3 examples/torch/ddp_train.py 30 2>&1 | grep -v -i "warn"
 fi
+
+echo
+echo "== moe_dispatch on $n PEs (tokens to their top-2 experts and back, weighted; every token checked) =="
+"$run" -n "$n" "$build/bin/moe_dispatch" 512 2048
