@@ -17,8 +17,8 @@
 //   to its token's PE and returns there when all of that PE's rows are back, with
 //   out[t] = sum over k of weights[t][k] * output(t, k). Arithmetic in f32; bf16 rows and outputs are
 //   rounded once at the end.
-// - No count exchange precedes the data. Throughput mode: a token claims its slot at the expert's PE with a
-//   remote fetch-and-add and is put there straight away; an expert that receives more than `capacity` tokens
+// - No count exchange precedes the data. Throughput mode: tokens claim their slots at the expert's PE with a
+//   remote fetch-and-add (one per kernel block and expert) and are put there straight away; an expert that receives more than `capacity` tokens
 //   drops the rest (the sender learns it from the same fetch-and-add): dropped() counts them and
 //   was_dropped(t, k) names them, and they count as zero in combine. Low-latency mode (1-128 tokens per PE,
 //   decoding): each source PE has its own region at every expert, sized for max_tokens, so nothing is

@@ -5,8 +5,9 @@
 //               cnt[2][local expert] slot counters (two sets, used by alternate calls)
 //   low latency recv[local expert][source PE][max_tokens] rows and meta, sig[local expert][source PE]
 //   both        comb[max_tokens][top_k] rows (outputs coming home), the dispatch and combine counters
-// Throughput dispatch: each (token, k) claims slot = fetch_add(cnt[call parity][expert]) at the expert's PE
-// and puts its row and origin there; a slot past capacity is a drop, known to the sender at once. Every PE
+// Throughput dispatch: each kernel block claims a run of slots per expert with one
+// fetch_add(cnt[call parity][expert], rows) at the expert's PE and puts its rows and their origins there; a
+// slot past capacity is a drop, known to the sender at once. Every PE
 // then adds 1 to every PE's dispatch counter (after a fence), so a PE whose counter reaches n_pes * calls
 // has all its rows, reads its counts and clears its counter set. Clearing set p after call i is safe: a
 // peer claims in set p again only in call i+2, after it has seen this PE's signal of call i+1, which this
@@ -192,13 +193,23 @@ void Dispatcher::dispatch(const void* tokens, int n_tokens, const int32_t* exper
     kernel::launch(m.launch("moe dispatch"), [&](kernel::BlockContext& b) {
       const int lo = static_cast<int>(static_cast<int64_t>(n_tokens) * b.block_idx() / b.block_num());
       const int hi = static_cast<int>(static_cast<int64_t>(n_tokens) * (b.block_idx() + 1) / b.block_num());
+      // One fetch-and-add per (block, expert) claims a run of slots for all of the block's rows to that
+      // expert: far fewer remote atomics on the counters every source contends for than one per row.
+      std::vector<int64_t> next(static_cast<size_t>(c.num_experts), 0);
+      for (int i = lo * K; i < hi * K; ++i)
+        if (expert_ids[i] >= 0) ++next[expert_ids[i]];
+      for (int e = 0; e < c.num_experts; ++e)
+        if (next[e]) {
+          const int pe = m.owner[e];
+          next[e] = pgas::atomic_fetch_add<int64_t>(kRoutine, m.cnt + par * L + (e - m.first[pe]), next[e], pe);
+        }
       size_t mine = 0;
       for (int t = lo; t < hi; ++t)
         for (int k = 0; k < K; ++k) {
           const int e = expert_ids[t * K + k];
           if (e < 0) continue;
           const int pe = m.owner[e], le = e - m.first[pe];
-          const int64_t slot = pgas::atomic_fetch_add<int64_t>(kRoutine, m.cnt + par * L + le, 1, pe);
+          const int64_t slot = next[e]++;
           if (slot >= m.cap) {
             m.dropped_mask[static_cast<size_t>(t) * K + k] = 1;
             ++mine;
