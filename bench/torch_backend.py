@@ -39,6 +39,9 @@ import statistics
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from machine import cpu_model  # noqa: E402
+
 MiB = 1 << 20
 SIZES = (8, MiB, 64 * MiB)
 COLLS = ("all_reduce", "all_reduce_symmetric", "broadcast", "reduce", "all_gather", "_all_gather_base", "reduce_scatter",
@@ -48,16 +51,6 @@ ITERS = {8: (50, 500), MiB: (5, 40), 64 * MiB: (2, 8)}
 QUICK = {8: (5, 30), MiB: (2, 6), 64 * MiB: (1, 2)}
 BATCH, WIDTHS = 32, (1024, 4096, 4096, 1024)
 DDP_WARM, DDP_STEPS = 3, 20
-
-
-def cpu_model():
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return "unknown CPU"
 
 
 # ----------------------------------------------------------------------------------------------------------
