@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Dependencies only go down the layers (docs/design.md): base <- sync <- bootstrap <- transport <- pgas <- coll;
-# kernel uses base/sync/bootstrap/transport/pgas (not coll); moe uses those and kernel; coll/patterns uses only
+# kernel uses base/sync/bootstrap/transport/pgas (not coll); moe and gnn use those and kernel; coll/patterns uses only
 # base; capi sees everything
 # (tools/ is not checked: it sits above the library). The rule has three parts:
 #  1. `#include "layer/..."` names a layer the including layer may use (the table below).
@@ -25,14 +25,15 @@ declare -A allowed=(
   [coll]="base sync bootstrap transport pgas coll"
   [kernel]="base sync bootstrap transport pgas kernel"
   [moe]="base sync bootstrap transport pgas kernel moe"
-  [capi]="base sync bootstrap transport pgas coll kernel moe capi"
+  [gnn]="base sync bootstrap transport pgas kernel gnn"
+  [capi]="base sync bootstrap transport pgas coll kernel moe gnn capi"
 )
 # Public header (path under include/) -> the layer that defines its functions.
 declare -A public=(
   [shmem.h]=capi [shmemx.h]=capi [aclshmem.h]=capi
   [tessera/shmem_extra.h]=capi [tessera/shmem_generic.h]=capi [tessera/tessera.hpp]=capi
   [tessera/coll.h]=capi [tessera/coll.hpp]=coll [tessera/kernel.hpp]=kernel
-  [tessera/moe.hpp]=moe [tessera/moe.h]=capi
+  [tessera/moe.hpp]=moe [tessera/moe.h]=capi [tessera/gnn.hpp]=gnn
   [tessera/shmem_types.h]=base [tessera/version.h]=base [tessera/error.hpp]=base
 )
 bad=0 checked=0 calls=0
@@ -42,7 +43,7 @@ while IFS= read -r h; do
   [ -n "${public[$h]:-}" ] || fail "include/$h: public header not mapped to a layer in ${0##*/}"
 done < <(cd "$root/include" && find . -name '*.h' -o -name '*.hpp' | sed 's|^\./||')
 
-layers=(base sync bootstrap transport pgas coll kernel moe capi)
+layers=(base sync bootstrap transport pgas coll kernel moe gnn capi)
 for layer in "${layers[@]}"; do
   [ -d "$root/src/$layer" ] || continue
   while IFS= read -r line; do
