@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make demo: Tessera's main job on local PEs. ring_pass (put-with-signal around a ring, verified), the
 # one-sided benchmark, then the collective sweep, a data-parallel training step with gradient bucketing and
-# the operator benchmark, a short PyTorch DDP training run on the tessera backend and a MoE dispatch/combine.
+# the operator benchmark, a short PyTorch DDP training run on the tessera backend, a MoE dispatch/combine and
+# a GNN aggregation.
 set -euo pipefail
 build=${1:-build}
 n=${2:-4}
@@ -40,3 +41,7 @@ fi
 echo
 echo "== moe_dispatch on $n PEs (tokens to their top-2 experts and back, weighted; every token checked) =="
 "$run" -n "$n" "$build/bin/moe_dispatch" 512 2048
+
+echo
+echo "== gnn_layer on $n PEs (GraphSAGE mean over an R-MAT graph, neighbours read in place) =="
+"$run" -n "$n" "$build/bin/gnn_layer" 16 1048576 64
