@@ -13,5 +13,6 @@ echo; echo "### Shared CPUs: beside busy processes, vs OSHMEM, Open MPI and Open
 echo; echo "### Across hosts (namespace hosts): Tessera vs iperf3, OSHMEM (UCX), Open MPI and gloo"; bash "$here/hosts_compare.sh" "$build" || status=1
 echo; echo "### PyTorch: the tessera backend vs gloo"; bash "$here/torch_backend.sh" "$build" || status=1
 echo; echo "### MoE dispatch + combine: Tessera vs MPI_Alltoallv and gloo"; bash "$here/moe/moe_compare.sh" "$build" || status=1
+echo; echo "### GNN aggregation: Tessera vs halo exchange (MPI_Alltoallv, gloo)"; bash "$here/gnn/gnn_compare.sh" "$build" || status=1
 echo; echo "### Operators: Tessera vs PyTorch";           /usr/bin/python3 "$here/ops_vs_torch.py" --perf "$build/bin/tessera-perf" || status=1
 exit $status
