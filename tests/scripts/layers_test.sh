@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Dependencies only go down the layers (docs/design.md): base <- sync <- bootstrap <- transport <- pgas <- coll;
-# kernel uses base/sync/bootstrap/transport/pgas (not coll); moe and gnn use those and kernel; coll/patterns uses only
+# kernel uses base/sync/bootstrap/transport/pgas (not coll); moe and gnn use those and kernel; fused uses those; coll/patterns uses only
 # base; capi sees everything
 # (tools/ is not checked: it sits above the library). The rule has three parts:
 #  1. `#include "layer/..."` names a layer the including layer may use (the table below).
@@ -26,14 +26,15 @@ declare -A allowed=(
   [kernel]="base sync bootstrap transport pgas kernel"
   [moe]="base sync bootstrap transport pgas kernel moe"
   [gnn]="base sync bootstrap transport pgas kernel gnn"
-  [capi]="base sync bootstrap transport pgas coll kernel moe gnn capi"
+  [fused]="base sync bootstrap transport pgas fused"
+  [capi]="base sync bootstrap transport pgas coll kernel moe gnn fused capi"
 )
 # Public header (path under include/) -> the layer that defines its functions.
 declare -A public=(
   [shmem.h]=capi [shmemx.h]=capi [aclshmem.h]=capi
   [tessera/shmem_extra.h]=capi [tessera/shmem_generic.h]=capi [tessera/tessera.hpp]=capi
   [tessera/coll.h]=capi [tessera/coll.hpp]=coll [tessera/kernel.hpp]=kernel
-  [tessera/moe.hpp]=moe [tessera/moe.h]=capi [tessera/gnn.hpp]=gnn
+  [tessera/moe.hpp]=moe [tessera/moe.h]=capi [tessera/gnn.hpp]=gnn [tessera/fused.hpp]=fused
   [tessera/shmem_types.h]=base [tessera/version.h]=base [tessera/error.hpp]=base
 )
 bad=0 checked=0 calls=0
@@ -43,7 +44,7 @@ while IFS= read -r h; do
   [ -n "${public[$h]:-}" ] || fail "include/$h: public header not mapped to a layer in ${0##*/}"
 done < <(cd "$root/include" && find . -name '*.h' -o -name '*.hpp' | sed 's|^\./||')
 
-layers=(base sync bootstrap transport pgas coll kernel moe gnn capi)
+layers=(base sync bootstrap transport pgas coll kernel moe gnn fused capi)
 for layer in "${layers[@]}"; do
   [ -d "$root/src/$layer" ] || continue
   while IFS= read -r line; do

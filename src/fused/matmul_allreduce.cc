@@ -1,0 +1,147 @@
+// Fused MatMul + AllReduce (tessera/fused.hpp).
+//
+// Symmetric memory per PE: partial[max_m][n] (this PE's product), reduced[max_m][n] (the column slice this
+// PE reduces, in place in its columns), and two flag arrays of max_tiles x n_pes words, tagged with the
+// call number so they never need clearing: ready[i][p] (PE p's partial tile i is written) and done[i][p]
+// (PE p's slice of tile i is reduced). A PE announces its own progress by setting its word in every PE's
+// array (a store plus a wake-up there), so each PE waits only on its own memory.
+// The pipeline, per PE: product of tile 0; then for each tile i: product of tile i+1, announce it, reduce
+// my slice of tile i (waiting for every PE's ready[i]), announce done[i]. A reduction thus follows its
+// tile's product by one tile, which keeps the tile recent in cache, and every PE keeps computing while the
+// slowest peer catches up. Finally each PE copies every other PE's reduced slices into C (waiting for
+// their done flags), and a barrier ends the call, so the next call cannot overwrite a tile still being read.
+#include <tessera/fused.hpp>
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "pgas/amo.h"
+#include "pgas/barrier.h"
+#include "pgas/heap.h"
+#include "pgas/p2p.h"
+#include "pgas/runtime.h"
+
+namespace tessera::fused {
+namespace {
+constexpr const char* kRoutine = "tessera::fused::MatMulAllReduce";
+std::string str(long long v) { return std::to_string(v); }
+}  // namespace
+
+struct MatMulAllReduce::Impl {
+  int n_pes = 0, me = 0, max_m = 0, n = 0, tile = 0, max_tiles = 0;
+  float* partial = nullptr;
+  float* reduced = nullptr;
+  uint64_t* ready = nullptr;
+  uint64_t* done = nullptr;
+  uint64_t calls = 0;
+
+  int col_lo(int p) const { return static_cast<int>(static_cast<int64_t>(n) * p / n_pes); }
+  const float* peer(const float* sym, int p, size_t elems) const {
+    return reinterpret_cast<const float*>(pgas::remote(kRoutine, sym, elems * sizeof(float), p));
+  }
+  // Sets my word of flag array `f` for tile i on every PE.
+  void announce(uint64_t* f, int i) {
+    for (int p = 0; p < n_pes; ++p)
+      pgas::atomic_set<uint64_t>(kRoutine, f + static_cast<size_t>(i) * n_pes + me, calls, p);
+  }
+  void wait_all(uint64_t* f, int i, const char* what) {
+    for (int p = 0; p < n_pes; ++p)
+      pgas::wait_until(what, f + static_cast<size_t>(i) * n_pes + p, pgas::kGe, calls);
+  }
+};
+
+MatMulAllReduce::MatMulAllReduce(int max_m, int n, int tile_rows) : p_(std::make_unique<Impl>()) {
+  Impl& m = *p_;
+  if (!pgas::is_initialized()) throw Error(std::string(kRoutine) + ": call shmem_init first");
+  if (max_m < 1) throw Error(std::string(kRoutine) + ": max_m is " + str(max_m) + "; it must be at least 1");
+  if (n < 1) throw Error(std::string(kRoutine) + ": n is " + str(n) + "; it must be at least 1");
+  if (tile_rows < 0) throw Error(std::string(kRoutine) + ": tile_rows is " + str(tile_rows) + "; it must be 0 (automatic) or more");
+  const pgas::Runtime& rt = pgas::rt();
+  m.n_pes = rt.n_pes;
+  m.me = rt.my_pe;
+  for (int p = 0; p < m.n_pes; ++p)
+    if (rt.host_of[static_cast<size_t>(p)] != rt.host_of[static_cast<size_t>(m.me)])
+      throw Error(std::string(kRoutine) + ": PE " + str(p) + " is on another host; the fused product reads the "
+                  "other PEs' tiles through shared memory, so all PEs must share one host");
+  m.max_m = max_m;
+  m.n = n;
+  m.tile = tile_rows ? tile_rows : std::max(1, static_cast<int>((size_t{1} << 20) / (sizeof(float) * static_cast<size_t>(n))));
+  m.tile = std::min(m.tile, max_m);
+  m.max_tiles = (max_m + m.tile - 1) / m.tile;
+  const size_t elems = static_cast<size_t>(max_m) * n;
+  auto alloc = [&](size_t bytes) {
+    void* p = pgas::sym_calloc(1, bytes, kRoutine);
+    if (!p) throw Error(std::string(kRoutine) + ": the symmetric heap has no room for " + str(static_cast<long long>(bytes)) +
+                        " bytes (raise SHMEM_SYMMETRIC_SIZE or lower max_m)");
+    return p;
+  };
+  m.partial = static_cast<float*>(alloc(elems * sizeof(float)));
+  m.reduced = static_cast<float*>(alloc(elems * sizeof(float)));
+  m.ready = static_cast<uint64_t*>(alloc(static_cast<size_t>(m.max_tiles) * m.n_pes * sizeof(uint64_t)));
+  m.done = static_cast<uint64_t*>(alloc(static_cast<size_t>(m.max_tiles) * m.n_pes * sizeof(uint64_t)));
+}
+
+MatMulAllReduce::~MatMulAllReduce() {
+  if (!pgas::is_initialized()) return;
+  for (void* p : {static_cast<void*>(p_->done), static_cast<void*>(p_->ready), static_cast<void*>(p_->reduced),
+                  static_cast<void*>(p_->partial)})
+    pgas::sym_free(p, kRoutine);
+}
+
+int MatMulAllReduce::tile_rows() const { return p_->tile; }
+
+void MatMulAllReduce::run(const float* A, const float* B, float* C, int rows, int k) {
+  Impl& m = *p_;
+  if (rows < 0 || rows > m.max_m)
+    throw Error(std::string(kRoutine) + "::run: m is " + str(rows) + "; it must be 0.." + str(m.max_m) + " (max_m)");
+  if (k < 0) throw Error(std::string(kRoutine) + "::run: k is " + str(k) + "; it must not be negative");
+  if (rows && (!C || (k && (!A || !B)))) throw Error(std::string(kRoutine) + "::run: a null matrix with m " + str(rows) + ", k " + str(k));
+  const int n = m.n, tiles = (rows + m.tile - 1) / m.tile;
+  ++m.calls;
+  auto product = [&](int i) {
+    const int r0 = i * m.tile, r = std::min(m.tile, rows - r0);
+    float* dst = m.partial + static_cast<size_t>(r0) * n;
+    if (k == 0) std::memset(dst, 0, static_cast<size_t>(r) * n * sizeof(float));
+    else cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, r, n, k, 1.0f, A + static_cast<size_t>(r0) * k, k, B, n,
+                     0.0f, dst, n);
+    m.announce(m.ready, i);
+  };
+  const int c0 = m.col_lo(m.me), c1 = m.col_lo(m.me + 1);
+  auto reduce = [&](int i) {
+    m.wait_all(m.ready, i, "tessera::fused::MatMulAllReduce (every PE's product of a tile)");
+    const int r0 = i * m.tile, r = std::min(m.tile, rows - r0);
+    for (int row = r0; row < r0 + r; ++row) {
+      float* out = m.reduced + static_cast<size_t>(row) * n + c0;
+      const size_t at = static_cast<size_t>(row) * n + c0, w = static_cast<size_t>(c1 - c0);
+      std::memcpy(out, m.peer(m.partial + at, 0, w), w * sizeof(float));
+      for (int p = 1; p < m.n_pes; ++p) {
+        const float* in = m.peer(m.partial + at, p, w);
+        for (size_t c = 0; c < w; ++c) out[c] += in[c];
+      }
+    }
+    m.announce(m.done, i);
+  };
+  if (tiles) product(0);
+  for (int i = 0; i < tiles; ++i) {
+    if (i + 1 < tiles) product(i + 1);
+    reduce(i);
+  }
+  // Every PE's slices into C.
+  for (int i = 0; i < tiles; ++i) {
+    m.wait_all(m.done, i, "tessera::fused::MatMulAllReduce (every PE's reduced slice of a tile)");
+    const int r0 = i * m.tile, r = std::min(m.tile, rows - r0);
+    for (int p = 0; p < m.n_pes; ++p) {
+      const int a = m.col_lo(p), b = m.col_lo(p + 1);
+      for (int row = r0; row < r0 + r; ++row) {
+        const size_t at = static_cast<size_t>(row) * n + a;
+        std::memcpy(C + at, m.peer(m.reduced + at, p, static_cast<size_t>(b - a)), static_cast<size_t>(b - a) * sizeof(float));
+      }
+    }
+  }
+  pgas::barrier_all_internal();  // nobody overwrites a tile another PE may still be reading
+}
+
+}  // namespace tessera::fused

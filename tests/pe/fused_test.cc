@@ -1,0 +1,82 @@
+// Fused MatMul + AllReduce (tessera/fused.hpp) against the product every PE computes itself from all PEs'
+// shards (integer-valued entries, so f32 sums are exact and the comparison is exact): many tiles, shards of
+// different depth (one PE with none), fewer columns than PEs, no rows, calls in a row, identical results on
+// every PE, bad arguments.
+#include <tessera/fused.hpp>
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "pe_main.h"
+
+namespace {
+using tessera::fused::MatMulAllReduce;
+
+int me() { return shmem_my_pe(); }
+int npes() { return shmem_n_pes(); }
+
+int depth(int pe) { return pe == 1 ? 0 : 3 + pe; }  // PE 1 contributes nothing
+float a_of(int pe, int i, int j) { return static_cast<float>((pe * 5 + i * 3 + j) % 7 - 3); }
+float b_of(int pe, int i, int j) { return static_cast<float>((pe * 2 + i + j * 5) % 5 - 2); }
+
+void check(MatMulAllReduce& op, int m, int n) {
+  const int k = depth(me());
+  std::vector<float> A(static_cast<size_t>(m) * k), B(static_cast<size_t>(k) * n), C(static_cast<size_t>(m) * n, -1.0f);
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < k; ++j) A[i * k + j] = a_of(me(), i, j);
+  for (int i = 0; i < k; ++i)
+    for (int j = 0; j < n; ++j) B[i * n + j] = b_of(me(), i, j);
+  op.run(A.data(), B.data(), C.data(), m, k);
+  uint64_t h = 1469598103934665603ull;
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < n; ++j) {
+      double want = 0;
+      for (int p = 0; p < npes(); ++p)
+        for (int l = 0; l < depth(p); ++l) want += static_cast<double>(a_of(p, i, l)) * b_of(p, l, j);
+      ASSERT_EQ(C[i * n + j], static_cast<float>(want)) << "C[" << i << "][" << j << "] m " << m << " n " << n;
+      uint32_t bits;
+      std::memcpy(&bits, &C[i * n + j], 4);
+      h = (h ^ bits) * 1099511628211ull;
+    }
+  uint64_t* s = static_cast<uint64_t*>(shmem_calloc(4, sizeof(uint64_t)));
+  s[0] = h;
+  s[1] = ~h;
+  shmem_uint64_max_reduce(SHMEM_TEAM_WORLD, s + 2, s, 2);
+  EXPECT_EQ(s[2], h) << "C differs between PEs";
+  EXPECT_EQ(s[3], ~h) << "C differs between PEs";
+  shmem_free(s);
+}
+
+TEST(MatMulAllReduce, ManyTilesAndCallsInARow) {
+  MatMulAllReduce op(64, 29, 4);
+  EXPECT_EQ(op.tile_rows(), 4);
+  check(op, 37, 29);  // 10 tiles, the last partial
+  check(op, 64, 29);
+  check(op, 1, 29);
+  check(op, 0, 29);
+  check(op, 37, 29);
+}
+
+TEST(MatMulAllReduce, FewerColumnsThanPesAndAutomaticTiles) {
+  MatMulAllReduce narrow(16, 3, 5);
+  check(narrow, 16, 3);
+  MatMulAllReduce wide(300, 1024);  // about 1 MiB of C per tile: 256 rows
+  EXPECT_EQ(wide.tile_rows(), 256);
+  check(wide, 300, 1024);
+}
+
+TEST(MatMulAllReduce, BadArgumentsThrowNamingTheValue) {
+  MatMulAllReduce op(8, 4);
+  std::vector<float> a(9 * 4), b(16), c(9 * 4);
+  try {
+    op.run(a.data(), b.data(), c.data(), 9, 4);
+    ADD_FAILURE() << "m 9 accepted with max_m 8";
+  } catch (const tessera::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("m is 9"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(MatMulAllReduce(8, 0), tessera::Error);
+  EXPECT_THROW(MatMulAllReduce(0, 8), tessera::Error);
+}
+}  // namespace
