@@ -4,10 +4,10 @@
 //   tessera::fused::MatMulAllReduce op(/*max_m=*/4096, /*n=*/8192);   // collective
 //   op.run(A, B, C, m, k);          // A: m x k, B: k x n (this PE's shard), C: m x n, row-major f32
 //
-// How: the product is computed in tiles of rows (OpenBLAS sgemm) into symmetric memory; as soon as tile i is
-// done, every PE reduces its own column slice of tile i-1 from every PE's partial tile, read in place, while
-// the tile is still recent in cache; at the end each PE copies the other PEs' reduced slices into C. One
-// PE sums each element, in PE order, so C is bitwise identical on every PE and from run to run.
+// How: the product is computed in tiles of columns (OpenBLAS sgemm) into symmetric memory; as soon as tile
+// i+1 is done, every PE reduces its own share of the rows of tile i from every PE's partial tile, read in
+// place, while the tile is still recent in cache; at the end each PE copies the other PEs' reduced rows
+// into C. One PE sums each element, in PE order, so C is bitwise identical on every PE and run to run.
 //
 // Contracts
 // - Constructor, destructor and run() are collective over all PEs, which must share one host (the partial
@@ -25,14 +25,14 @@ using Error = tessera::Error;
 
 class MatMulAllReduce {
  public:
-  // tile_rows 0: rows per tile such that a tile of C is about 1 MiB.
-  MatMulAllReduce(int max_m, int n, int tile_rows = 0);
+  // tile_cols 0: n/8 columns per tile (at least 64).
+  MatMulAllReduce(int max_m, int n, int tile_cols = 0);
   ~MatMulAllReduce();
   MatMulAllReduce(const MatMulAllReduce&) = delete;
   MatMulAllReduce& operator=(const MatMulAllReduce&) = delete;
 
   void run(const float* A, const float* B, float* C, int m, int k);
-  int tile_rows() const;
+  int tile_cols() const;
 
  private:
   struct Impl;

@@ -1,15 +1,16 @@
 // Fused MatMul + AllReduce (tessera/fused.hpp).
 //
-// Symmetric memory per PE: partial[max_m][n] (this PE's product), reduced[max_m][n] (the column slice this
-// PE reduces, in place in its columns), and two flag arrays of max_tiles x n_pes words, tagged with the
+// Symmetric memory per PE: partial[max_m][n] (this PE's product), reduced[max_m][n] (the rows this PE
+// reduces, in place), and two flag arrays of max_tiles x n_pes words, tagged with the
 // call number so they never need clearing: ready[i][p] (PE p's partial tile i is written) and done[i][p]
 // (PE p's slice of tile i is reduced). A PE announces its own progress by setting its word in every PE's
 // array (a store plus a wake-up there), so each PE waits only on its own memory.
-// The pipeline, per PE: product of tile 0; then for each tile i: product of tile i+1, announce it, reduce
-// my slice of tile i (waiting for every PE's ready[i]), announce done[i]. A reduction thus follows its
-// tile's product by one tile, which keeps the tile recent in cache, and every PE keeps computing while the
-// slowest peer catches up. Finally each PE copies every other PE's reduced slices into C (waiting for
-// their done flags), and a barrier ends the call, so the next call cannot overwrite a tile still being read.
+// Tiles are slabs of columns (all rows), so B is read once per call. The pipeline, per PE: product of tile
+// 0; then for each tile i: product of tile i+1, announce it, reduce my share of rows of tile i (waiting for
+// every PE's ready[i]), announce done[i]. A reduction thus follows its tile's product by one tile, which
+// keeps the tile recent in cache, and every PE keeps computing while the slowest peer catches up. Finally
+// each PE copies every other PE's reduced rows into C (waiting for their done flags), and a barrier ends
+// the call, so the next call cannot overwrite a tile still being read.
 #include <tessera/fused.hpp>
 
 #include <cblas.h>
@@ -38,7 +39,6 @@ struct MatMulAllReduce::Impl {
   uint64_t* done = nullptr;
   uint64_t calls = 0;
 
-  int col_lo(int p) const { return static_cast<int>(static_cast<int64_t>(n) * p / n_pes); }
   const float* peer(const float* sym, int p, size_t elems) const {
     return reinterpret_cast<const float*>(pgas::remote(kRoutine, sym, elems * sizeof(float), p));
   }
@@ -53,12 +53,12 @@ struct MatMulAllReduce::Impl {
   }
 };
 
-MatMulAllReduce::MatMulAllReduce(int max_m, int n, int tile_rows) : p_(std::make_unique<Impl>()) {
+MatMulAllReduce::MatMulAllReduce(int max_m, int n, int tile_cols) : p_(std::make_unique<Impl>()) {
   Impl& m = *p_;
   if (!pgas::is_initialized()) throw Error(std::string(kRoutine) + ": call shmem_init first");
   if (max_m < 1) throw Error(std::string(kRoutine) + ": max_m is " + str(max_m) + "; it must be at least 1");
   if (n < 1) throw Error(std::string(kRoutine) + ": n is " + str(n) + "; it must be at least 1");
-  if (tile_rows < 0) throw Error(std::string(kRoutine) + ": tile_rows is " + str(tile_rows) + "; it must be 0 (automatic) or more");
+  if (tile_cols < 0) throw Error(std::string(kRoutine) + ": tile_cols is " + str(tile_cols) + "; it must be 0 (automatic) or more");
   const pgas::Runtime& rt = pgas::rt();
   m.n_pes = rt.n_pes;
   m.me = rt.my_pe;
@@ -68,9 +68,11 @@ MatMulAllReduce::MatMulAllReduce(int max_m, int n, int tile_rows) : p_(std::make
                   "other PEs' tiles through shared memory, so all PEs must share one host");
   m.max_m = max_m;
   m.n = n;
-  m.tile = tile_rows ? tile_rows : std::max(1, static_cast<int>((size_t{1} << 20) / (sizeof(float) * static_cast<size_t>(n))));
-  m.tile = std::min(m.tile, max_m);
-  m.max_tiles = (max_m + m.tile - 1) / m.tile;
+  // Automatic: 8 column tiles (at least 64 columns each): enough to pipeline, few enough that each GEMM
+  // stays efficient.
+  m.tile = tile_cols ? tile_cols : std::max(64, (n + 7) / 8);
+  m.tile = std::min(m.tile, n);
+  m.max_tiles = (n + m.tile - 1) / m.tile;
   const size_t elems = static_cast<size_t>(max_m) * n;
   auto alloc = [&](size_t bytes) {
     void* p = pgas::sym_calloc(1, bytes, kRoutine);
@@ -91,7 +93,7 @@ MatMulAllReduce::~MatMulAllReduce() {
     pgas::sym_free(p, kRoutine);
 }
 
-int MatMulAllReduce::tile_rows() const { return p_->tile; }
+int MatMulAllReduce::tile_cols() const { return p_->tile; }
 
 void MatMulAllReduce::run(const float* A, const float* B, float* C, int rows, int k) {
   Impl& m = *p_;
@@ -99,27 +101,38 @@ void MatMulAllReduce::run(const float* A, const float* B, float* C, int rows, in
     throw Error(std::string(kRoutine) + "::run: m is " + str(rows) + "; it must be 0.." + str(m.max_m) + " (max_m)");
   if (k < 0) throw Error(std::string(kRoutine) + "::run: k is " + str(k) + "; it must not be negative");
   if (rows && (!C || (k && (!A || !B)))) throw Error(std::string(kRoutine) + "::run: a null matrix with m " + str(rows) + ", k " + str(k));
-  const int n = m.n, tiles = (rows + m.tile - 1) / m.tile;
+  const int n = m.n, tiles = (n + m.tile - 1) / m.tile;
+  if (rows == 0) {
+    pgas::barrier_all_internal();
+    return;
+  }
   ++m.calls;
+  // Tile i: the columns [i*tile, i*tile + w) of C, for all rows: the whole of A with one slab of B, so B is
+  // read once per call (row tiles would stream all of B once per tile).
+  auto width = [&](int i) { return std::min(m.tile, n - i * m.tile); };
   auto product = [&](int i) {
-    const int r0 = i * m.tile, r = std::min(m.tile, rows - r0);
-    float* dst = m.partial + static_cast<size_t>(r0) * n;
-    if (k == 0) std::memset(dst, 0, static_cast<size_t>(r) * n * sizeof(float));
-    else cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, r, n, k, 1.0f, A + static_cast<size_t>(r0) * k, k, B, n,
-                     0.0f, dst, n);
+    const int c = i * m.tile, w = width(i);
+    float* dst = m.partial + c;
+    if (k == 0) {
+      for (int row = 0; row < rows; ++row) std::memset(dst + static_cast<size_t>(row) * n, 0, static_cast<size_t>(w) * sizeof(float));
+    } else {
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, w, k, 1.0f, A, k, B + c, n, 0.0f, dst, n);
+    }
     m.announce(m.ready, i);
   };
-  const int c0 = m.col_lo(m.me), c1 = m.col_lo(m.me + 1);
+  // My share of every tile: rows [r0, r1).
+  const int r0 = static_cast<int>(static_cast<int64_t>(rows) * m.me / m.n_pes);
+  const int r1 = static_cast<int>(static_cast<int64_t>(rows) * (m.me + 1) / m.n_pes);
   auto reduce = [&](int i) {
     m.wait_all(m.ready, i, "tessera::fused::MatMulAllReduce (every PE's product of a tile)");
-    const int r0 = i * m.tile, r = std::min(m.tile, rows - r0);
-    for (int row = r0; row < r0 + r; ++row) {
-      float* out = m.reduced + static_cast<size_t>(row) * n + c0;
-      const size_t at = static_cast<size_t>(row) * n + c0, w = static_cast<size_t>(c1 - c0);
+    const size_t c = static_cast<size_t>(i) * m.tile, w = static_cast<size_t>(width(i));
+    for (int row = r0; row < r1; ++row) {
+      const size_t at = static_cast<size_t>(row) * n + c;
+      float* out = m.reduced + at;
       std::memcpy(out, m.peer(m.partial + at, 0, w), w * sizeof(float));
       for (int p = 1; p < m.n_pes; ++p) {
         const float* in = m.peer(m.partial + at, p, w);
-        for (size_t c = 0; c < w; ++c) out[c] += in[c];
+        for (size_t j = 0; j < w; ++j) out[j] += in[j];
       }
     }
     m.announce(m.done, i);
@@ -129,17 +142,13 @@ void MatMulAllReduce::run(const float* A, const float* B, float* C, int rows, in
     if (i + 1 < tiles) product(i + 1);
     reduce(i);
   }
-  // Every PE's slices into C.
-  for (int i = 0; i < tiles; ++i) {
-    m.wait_all(m.done, i, "tessera::fused::MatMulAllReduce (every PE's reduced slice of a tile)");
-    const int r0 = i * m.tile, r = std::min(m.tile, rows - r0);
-    for (int p = 0; p < m.n_pes; ++p) {
-      const int a = m.col_lo(p), b = m.col_lo(p + 1);
-      for (int row = r0; row < r0 + r; ++row) {
-        const size_t at = static_cast<size_t>(row) * n + a;
-        std::memcpy(C + at, m.peer(m.reduced + at, p, static_cast<size_t>(b - a)), static_cast<size_t>(b - a) * sizeof(float));
-      }
-    }
+  // Every PE's reduced rows into C: once all tiles are reduced, each PE's rows are whole rows of C.
+  for (int i = 0; i < tiles; ++i) m.wait_all(m.done, i, "tessera::fused::MatMulAllReduce (every PE's reduced share of a tile)");
+  for (int p = 0; p < m.n_pes; ++p) {
+    const int a = static_cast<int>(static_cast<int64_t>(rows) * p / m.n_pes);
+    const int b = static_cast<int>(static_cast<int64_t>(rows) * (p + 1) / m.n_pes);
+    const size_t at = static_cast<size_t>(a) * n, len = static_cast<size_t>(b - a) * n;
+    if (len) std::memcpy(C + at, m.peer(m.reduced + at, p, len), len * sizeof(float));
   }
   pgas::barrier_all_internal();  // nobody overwrites a tile another PE may still be reading
 }

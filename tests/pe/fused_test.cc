@@ -1,6 +1,6 @@
 // Fused MatMul + AllReduce (tessera/fused.hpp) against the product every PE computes itself from all PEs'
 // shards (integer-valued entries, so f32 sums are exact and the comparison is exact): many tiles, shards of
-// different depth (one PE with none), fewer columns than PEs, no rows, calls in a row, identical results on
+// different depth (one PE with none), fewer rows than PEs, no rows, calls in a row, identical results on
 // every PE, bad arguments.
 #include <tessera/fused.hpp>
 
@@ -51,19 +51,20 @@ void check(MatMulAllReduce& op, int m, int n) {
 
 TEST(MatMulAllReduce, ManyTilesAndCallsInARow) {
   MatMulAllReduce op(64, 29, 4);
-  EXPECT_EQ(op.tile_rows(), 4);
-  check(op, 37, 29);  // 10 tiles, the last partial
+  EXPECT_EQ(op.tile_cols(), 4);
+  check(op, 37, 29);  // 8 tiles, the last partial
   check(op, 64, 29);
   check(op, 1, 29);
   check(op, 0, 29);
   check(op, 37, 29);
 }
 
-TEST(MatMulAllReduce, FewerColumnsThanPesAndAutomaticTiles) {
+TEST(MatMulAllReduce, FewerRowsThanPesAndAutomaticTiles) {
   MatMulAllReduce narrow(16, 3, 5);
   check(narrow, 16, 3);
-  MatMulAllReduce wide(300, 1024);  // about 1 MiB of C per tile: 256 rows
-  EXPECT_EQ(wide.tile_rows(), 256);
+  check(narrow, 2, 3);  // fewer rows than PEs: some reduce nothing
+  MatMulAllReduce wide(300, 1024);  // 8 tiles of 128 columns
+  EXPECT_EQ(wide.tile_cols(), 128);
   check(wide, 300, 1024);
 }
 
