@@ -5,7 +5,7 @@
 // Entries A = ((p*5 + i*3 + j) % 7 - 3) / 4, B = ((p*2 + i + j*5) % 5 - 2) / 4; OPENBLAS_NUM_THREADS=1 (one
 // thread per PE, as many PEs as the driver starts). Timed per call: the median over iterations of the slowest
 // PE's time; the unfused figure is split into its GEMM and allreduce parts. Both results are compared with
-// each other on every element.  usage: tessera-run -n N bench_fused_tessera M H ITERS
+// each other on every element.  usage: tessera-run -n N bench_fused_tessera M H ITERS [COLUMNS_PER_SLAB]
 #include <shmem.h>
 #include <tessera/coll.hpp>
 #include <tessera/fused.hpp>
@@ -43,7 +43,7 @@ int main(int argc, char** argv) {
     for (int j = 0; j < K; ++j) A[static_cast<size_t>(i) * K + j] = static_cast<float>((me * 5 + i * 3 + j) % 7 - 3) / 4;
   for (int i = 0; i < K; ++i)
     for (int j = 0; j < H; ++j) B[static_cast<size_t>(i) * H + j] = static_cast<float>((me * 2 + i + j * 5) % 5 - 2) / 4;
-  tessera::fused::MatMulAllReduce op(M, H);
+  tessera::fused::MatMulAllReduce op(M, H, argc > 4 ? std::atoi(argv[4]) : 0);  // optional: columns per slab
   tessera::coll::Comm comm = tessera::coll::Comm::world();
   double* t = static_cast<double*>(shmem_calloc(6, sizeof(double)));
   std::vector<double> fused, gemm, ar, unfused;

@@ -25,14 +25,15 @@ using Error = tessera::Error;
 
 class MatMulAllReduce {
  public:
-  // tile_cols 0: n/8 columns per tile (at least 64).
+  // tile_cols 0: chosen per call: n/m slabs (each slab's GEMM reads all of A again, so fewer slabs when A is
+  // large), 2 to 8 of them, at least 64 columns each.
   MatMulAllReduce(int max_m, int n, int tile_cols = 0);
   ~MatMulAllReduce();
   MatMulAllReduce(const MatMulAllReduce&) = delete;
   MatMulAllReduce& operator=(const MatMulAllReduce&) = delete;
 
   void run(const float* A, const float* B, float* C, int m, int k);
-  int tile_cols() const;
+  int tile_cols(int m) const;  // columns per slab for a call of m rows
 
  private:
   struct Impl;

@@ -32,7 +32,15 @@ std::string str(long long v) { return std::to_string(v); }
 }  // namespace
 
 struct MatMulAllReduce::Impl {
-  int n_pes = 0, me = 0, max_m = 0, n = 0, tile = 0, max_tiles = 0;
+  int n_pes = 0, me = 0, max_m = 0, n = 0, tile = 0, fixed_tile = 0, max_tiles = 0;
+  // Columns per slab for a call of m rows. Each slab's GEMM reads the whole of A again, so slabs cost m*k
+  // reads each: as many as B is larger than A (n/m), from 2 (to pipeline at all) to 8, and 64 columns at
+  // least; a fixed width when the constructor was given one.
+  int slab(int m) const {
+    if (fixed_tile) return fixed_tile;
+    const int slabs = std::clamp(n / std::max(1, m), 2, 8);
+    return std::min(n, std::max(64, (n + slabs - 1) / slabs));
+  }
   float* partial = nullptr;
   float* reduced = nullptr;
   uint64_t* ready = nullptr;
@@ -68,11 +76,8 @@ MatMulAllReduce::MatMulAllReduce(int max_m, int n, int tile_cols) : p_(std::make
                   "other PEs' tiles through shared memory, so all PEs must share one host");
   m.max_m = max_m;
   m.n = n;
-  // Automatic: 8 column tiles (at least 64 columns each): enough to pipeline, few enough that each GEMM
-  // stays efficient.
-  m.tile = tile_cols ? tile_cols : std::max(64, (n + 7) / 8);
-  m.tile = std::min(m.tile, n);
-  m.max_tiles = (n + m.tile - 1) / m.tile;
+  m.fixed_tile = tile_cols ? std::min(tile_cols, n) : 0;
+  m.max_tiles = m.fixed_tile ? (n + m.fixed_tile - 1) / m.fixed_tile : (n + 63) / 64;
   const size_t elems = static_cast<size_t>(max_m) * n;
   auto alloc = [&](size_t bytes) {
     void* p = pgas::sym_calloc(1, bytes, kRoutine);
@@ -93,7 +98,7 @@ MatMulAllReduce::~MatMulAllReduce() {
     pgas::sym_free(p, kRoutine);
 }
 
-int MatMulAllReduce::tile_cols() const { return p_->tile; }
+int MatMulAllReduce::tile_cols(int m) const { return p_->slab(m); }
 
 void MatMulAllReduce::run(const float* A, const float* B, float* C, int rows, int k) {
   Impl& m = *p_;
@@ -101,6 +106,7 @@ void MatMulAllReduce::run(const float* A, const float* B, float* C, int rows, in
     throw Error(std::string(kRoutine) + "::run: m is " + str(rows) + "; it must be 0.." + str(m.max_m) + " (max_m)");
   if (k < 0) throw Error(std::string(kRoutine) + "::run: k is " + str(k) + "; it must not be negative");
   if (rows && (!C || (k && (!A || !B)))) throw Error(std::string(kRoutine) + "::run: a null matrix with m " + str(rows) + ", k " + str(k));
+  m.tile = m.slab(rows);
   const int n = m.n, tiles = (n + m.tile - 1) / m.tile;
   if (rows == 0) {
     pgas::barrier_all_internal();

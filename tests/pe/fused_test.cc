@@ -51,7 +51,7 @@ void check(MatMulAllReduce& op, int m, int n) {
 
 TEST(MatMulAllReduce, ManyTilesAndCallsInARow) {
   MatMulAllReduce op(64, 29, 4);
-  EXPECT_EQ(op.tile_cols(), 4);
+  EXPECT_EQ(op.tile_cols(37), 4);
   check(op, 37, 29);  // 8 tiles, the last partial
   check(op, 64, 29);
   check(op, 1, 29);
@@ -63,8 +63,11 @@ TEST(MatMulAllReduce, FewerRowsThanPesAndAutomaticTiles) {
   MatMulAllReduce narrow(16, 3, 5);
   check(narrow, 16, 3);
   check(narrow, 2, 3);  // fewer rows than PEs: some reduce nothing
-  MatMulAllReduce wide(300, 1024);  // 8 tiles of 128 columns
-  EXPECT_EQ(wide.tile_cols(), 128);
+  MatMulAllReduce wide(300, 1024);
+  EXPECT_EQ(wide.tile_cols(100), 128);  // B ten times A: 8 slabs
+  EXPECT_EQ(wide.tile_cols(300), 342);  // 3 slabs
+  EXPECT_EQ(wide.tile_cols(2000), 512);  // at least 2
+  check(wide, 100, 1024);
   check(wide, 300, 1024);
 }
 
