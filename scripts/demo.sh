@@ -2,7 +2,7 @@
 # make demo: Tessera's main job on local PEs. ring_pass (put-with-signal around a ring, verified), the
 # one-sided benchmark, then the collective sweep, a data-parallel training step with gradient bucketing and
 # the operator benchmark, a short PyTorch DDP training run on the tessera backend, a MoE dispatch/combine and
-# a GNN aggregation.
+# a GNN aggregation and a fused MatMul+AllReduce.
 set -euo pipefail
 build=${1:-build}
 n=${2:-4}
@@ -45,3 +45,7 @@ echo "== moe_dispatch on $n PEs (tokens to their top-2 experts and back, weighte
 echo
 echo "== gnn_layer on $n PEs (GraphSAGE mean over an R-MAT graph, neighbours read in place) =="
 "$run" -n "$n" "$build/bin/gnn_layer" 16 1048576 64
+
+echo
+echo "== fused_matmul on $n PEs (a row-parallel layer: MatMul with its AllReduce pipelined in, checked) =="
+OPENBLAS_NUM_THREADS=1 "$run" -n "$n" "$build/bin/fused_matmul" 256 1024
