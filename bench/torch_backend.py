@@ -40,7 +40,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from machine import cpu_model  # noqa: E402
+from benchlib import cpu_model  # noqa: E402
 
 MiB = 1 << 20
 SIZES = (8, MiB, 64 * MiB)

@@ -21,26 +21,15 @@ mpicc -O2 $(pkg-config --cflags openblas) -o "$out/fused_mpi" "$here/fused_mpi.c
 run="$build/bin/tessera-run"
 shapes=("512 4096" "2048 4096" "512 8192" "4096 4096")  # tokens hidden
 status=0
-one() {
-  local tag=$1
-  shift
-  local line
-  if line=$("$@" 2> "$out/last.err" | grep '^{'); then
-    echo "${line%\}},\"variant\":\"$tag\"}" >> "$res"
-  else
-    echo "!! failed: $*" >&2
-    tail -3 "$out/last.err" >&2
-    status=1
-  fi
-}
+. "$here/../record.sh"
 for np in 2 4; do
   for s in "${shapes[@]}"; do
     read -r m h <<< "$s"
     echo "== $np ranks, $m tokens, hidden $h" >&2
-    one default "$run" -n "$np" "$build/bin/bench_fused_tessera" "$m" "$h" 5
-    one bound mpirun --oversubscribe -np "$np" "$out/fused_mpi" "$m" "$h" 5
-    one unbound mpirun --oversubscribe --bind-to none -np "$np" "$out/fused_mpi" "$m" "$h" 5
-    one default "$run" -n "$np" /usr/bin/python3 "$here/fused_gloo.py" "$m" "$h" 5
+    record default "$run" -n "$np" "$build/bin/bench_fused_tessera" "$m" "$h" 5
+    record bound mpirun --oversubscribe -np "$np" "$out/fused_mpi" "$m" "$h" 5
+    record unbound mpirun --oversubscribe --bind-to none -np "$np" "$out/fused_mpi" "$m" "$h" 5
+    record default "$run" -n "$np" /usr/bin/python3 "$here/fused_gloo.py" "$m" "$h" 5
   done
 done
 /usr/bin/python3 "$here/fused_report.py" "$res" "$out/fused.png"

@@ -8,16 +8,12 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from machine import cpu_model  # noqa: E402
+from benchlib import best_by, cpu_model, plot_speedups  # noqa: E402
 
 
 def main():
     recs = [json.loads(line) for line in open(sys.argv[1]) if line.startswith("{")]
-    best = {}
-    for r in recs:
-        key = (r["ranks"], r["m"], r["h"], r["impl"])
-        if key not in best or r["us"] < best[key]["us"]:
-            best[key] = r
+    best = best_by(recs, lambda r: (r["ranks"], r["m"], r["h"], r["impl"]))
     print(f"Fused MatMul+AllReduce -- {cpu_model()}, nproc {os.cpu_count()}; ms per layer (median of the slowest rank); "
           f"speedup = unfused time / fused time")
     hdr = (f"{'ranks':>5} {'tokens':>6} {'hidden':>6} {'fused':>8} {'unfused':>8} {'share':>6} {'mpi':>9} {'torch+gloo':>10} "
@@ -43,27 +39,10 @@ def main():
               f"{gs:>10} {s_u:>9.2f}x {(f'{s_m:.2f}x' if s_m else '-'):>7} {(f'{s_g:.2f}x' if s_g else '-'):>8}  {target}")
         rows.append((f"{key[0]} ranks, {key[1]} x {key[2]}", s_u, s_m, s_g))
     if len(sys.argv) > 2 and rows:
-        try:
-            import matplotlib
-            matplotlib.use("Agg")
-            import matplotlib.pyplot as plt
-        except ImportError:
-            print("(no plot: matplotlib is not installed)")
-            return
-        fig, ax = plt.subplots(figsize=(9, 0.5 * len(rows) + 1.5))
-        ys = list(range(len(rows)))
-        for off, idx, label in ((-0.27, 1, "vs OpenBLAS + Tessera allreduce"), (0, 2, "vs OpenBLAS + MPI_Allreduce"),
-                                (0.27, 3, "vs torch.matmul + gloo")):
-            ax.barh([y + off for y in ys], [r[idx] or 0 for r in rows], height=0.27, label=label)
-        ax.set_yticks(ys)
-        ax.set_yticklabels([r[0] for r in rows], fontsize=8)
-        ax.axvline(1, color="k", lw=0.8)
-        ax.set_xlabel("speedup of the fused op (unfused time / fused time)")
-        ax.legend(fontsize=8)
-        fig.tight_layout()
-        fig.savefig(sys.argv[2], dpi=110)
-        print(f"plot: {sys.argv[2]}")
-
+        plot_speedups(sys.argv[2], [r[0] for r in rows],
+                      [("vs OpenBLAS + Tessera allreduce", [r[1] for r in rows]),
+                       ("vs OpenBLAS + MPI_Allreduce", [r[2] for r in rows]), ("vs torch.matmul + gloo", [r[3] for r in rows])],
+                      "speedup of the fused op (unfused time / fused time)")
 
 if __name__ == "__main__":
     main()

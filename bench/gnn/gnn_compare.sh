@@ -27,26 +27,15 @@ sums=$( { GNN_EDGE_CHECKSUM=50000 "$run" -n 1 "$build/bin/bench_gnn_tessera" 12 
 [ "$sums" = 1 ] || { echo "!! the three R-MAT generators disagree" >&2; exit 1; }
 shapes=("18 1048576 64" "20 4194304 32" "22 16777216 16")  # scale edges dim
 status=0
-one() {  # variant, command...
-  local tag=$1
-  shift
-  local line
-  if line=$("$@" 2> "$out/last.err" | grep '^{'); then
-    echo "${line%\}},\"variant\":\"$tag\"}" >> "$res"
-  else
-    echo "!! failed: $*" >&2
-    tail -3 "$out/last.err" >&2
-    status=1
-  fi
-}
+. "$here/../record.sh"
 for np in 2 4; do
   for s in "${shapes[@]}"; do
     read -r scale edges dim <<< "$s"
     echo "== $np ranks, R-MAT scale $scale, $edges edges, $dim features" >&2
-    one default "$run" -n "$np" "$build/bin/bench_gnn_tessera" "$scale" "$edges" "$dim" 10
-    one bound mpirun --oversubscribe -np "$np" "$out/gnn_mpi" "$scale" "$edges" "$dim" 10
-    one unbound mpirun --oversubscribe --bind-to none -np "$np" "$out/gnn_mpi" "$scale" "$edges" "$dim" 10
-    one default "$run" -n "$np" /usr/bin/python3 "$here/gnn_gloo.py" "$scale" "$edges" "$dim" 4
+    record default "$run" -n "$np" "$build/bin/bench_gnn_tessera" "$scale" "$edges" "$dim" 10
+    record bound mpirun --oversubscribe -np "$np" "$out/gnn_mpi" "$scale" "$edges" "$dim" 10
+    record unbound mpirun --oversubscribe --bind-to none -np "$np" "$out/gnn_mpi" "$scale" "$edges" "$dim" 10
+    record default "$run" -n "$np" /usr/bin/python3 "$here/gnn_gloo.py" "$scale" "$edges" "$dim" 4
   done
 done
 /usr/bin/python3 "$here/gnn_report.py" "$res" "$out/gnn.png"

@@ -7,16 +7,12 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from machine import cpu_model  # noqa: E402
+from benchlib import best_by, cpu_model, plot_speedups  # noqa: E402
 
 
 def main():
     recs = [json.loads(line) for line in open(sys.argv[1]) if line.startswith("{")]
-    best = {}
-    for r in recs:
-        key = (r["ranks"], r["scale"], r["edges"], r["dim"], r["impl"])
-        if key not in best or r["us"] < best[key]["us"]:
-            best[key] = r
+    best = best_by(recs, lambda r: (r["ranks"], r["scale"], r["edges"], r["dim"], r["impl"]))
     print(f"GNN aggregation (GraphSAGE mean, R-MAT) -- {cpu_model()}, nproc {os.cpu_count()}; us per layer (median "
           f"of the slowest rank); speedup = peer time / Tessera time")
     hdr = (f"{'ranks':>5} {'scale':>5} {'edges':>9} {'dim':>4} {'tessera us':>11} {'mpi us':>12} {'gloo us':>12} "
@@ -37,27 +33,9 @@ def main():
               f"{(f'{vm:.2f}x' if vm else '-'):>7} {(f'{vg:.1f}x' if vg else '-'):>8}  >= 2x both: {'met' if ok else 'NOT met'}")
         rows.append((f"{key[0]} ranks, scale {key[1]}, {key[2] >> 20} M edges, dim {key[3]}", vm, vg))
     if len(sys.argv) > 2 and rows:
-        try:
-            import matplotlib
-            matplotlib.use("Agg")
-            import matplotlib.pyplot as plt
-        except ImportError:
-            print("(no plot: matplotlib is not installed)")
-            return
-        fig, ax = plt.subplots(figsize=(9, 0.45 * len(rows) + 1.5))
-        ys = range(len(rows))
-        ax.barh([y - 0.2 for y in ys], [r[1] or 0 for r in rows], height=0.4, label="MPI time / Tessera time")
-        ax.barh([y + 0.2 for y in ys], [r[2] or 0 for r in rows], height=0.4, label="gloo time / Tessera time")
-        ax.set_yticks(list(ys))
-        ax.set_yticklabels([r[0] for r in rows], fontsize=8)
-        ax.set_xscale("log")
-        ax.axvline(2, color="k", lw=0.8, ls="--")
-        ax.set_xlabel("speedup of Tessera (log scale; dashed: the 2x target)")
-        ax.legend(fontsize=8)
-        fig.tight_layout()
-        fig.savefig(sys.argv[2], dpi=110)
-        print(f"plot: {sys.argv[2]}")
-
+        plot_speedups(sys.argv[2], [r[0] for r in rows],
+                      [("MPI time / Tessera time", [r[1] for r in rows]), ("gloo time / Tessera time", [r[2] for r in rows])],
+                      "speedup of Tessera (log scale; dashed: the 2x target)", log=True, line=2)
 
 if __name__ == "__main__":
     main()

@@ -25,35 +25,24 @@ tput=("512 2048 2 8" "4096 2048 2 16" "1024 7168 8 64" "1024 4096 2 8")  # T H K
 tput_dtype=(bf16 bf16 bf16 f32)
 ll=("1 7168 8 64" "16 7168 8 64" "128 7168 8 64")
 status=0
-one() {  # label, command...: appends the JSON line (tagged) or reports the failure
-  local tag=$1
-  shift
-  local line
-  if line=$("$@" 2> "$out/last.err" | grep '^{'); then
-    echo "${line%\}},\"variant\":\"$tag\"}" >> "$res"
-  else
-    echo "!! failed: $*" >&2
-    tail -3 "$out/last.err" >&2
-    status=1
-  fi
-}
+. "$here/../record.sh"
 for np in 2 4; do
   for i in "${!tput[@]}"; do
     read -r T H K E <<< "${tput[$i]}"
     dt=${tput_dtype[$i]}
     echo "== $np ranks, throughput T=$T H=$H top-$K of $E experts, $dt" >&2
-    one default "$run" -n "$np" "$build/bin/bench_moe_tessera" "$T" "$H" "$K" "$E" "$dt" throughput 20
-    one bound mpirun --oversubscribe -np "$np" "$out/moe_mpi" "$T" "$H" "$K" "$E" "$dt" 20
-    one unbound mpirun --oversubscribe --bind-to none -np "$np" "$out/moe_mpi" "$T" "$H" "$K" "$E" "$dt" 20
-    one default "$run" -n "$np" /usr/bin/python3 "$here/moe_gloo.py" "$T" "$H" "$K" "$E" "$dt" 5
+    record default "$run" -n "$np" "$build/bin/bench_moe_tessera" "$T" "$H" "$K" "$E" "$dt" throughput 20
+    record bound mpirun --oversubscribe -np "$np" "$out/moe_mpi" "$T" "$H" "$K" "$E" "$dt" 20
+    record unbound mpirun --oversubscribe --bind-to none -np "$np" "$out/moe_mpi" "$T" "$H" "$K" "$E" "$dt" 20
+    record default "$run" -n "$np" /usr/bin/python3 "$here/moe_gloo.py" "$T" "$H" "$K" "$E" "$dt" 5
   done
   for cfg in "${ll[@]}"; do
     read -r T H K E <<< "$cfg"
     echo "== $np ranks, low latency T=$T H=$H top-$K of $E experts, bf16" >&2
-    one default "$run" -n "$np" "$build/bin/bench_moe_tessera" "$T" "$H" "$K" "$E" bf16 low_latency 200
-    one default "$run" -n "$np" "$build/bin/bench_moe_tessera" "$T" "$H" "$K" "$E" bf16 throughput 200
-    one bound mpirun --oversubscribe -np "$np" "$out/moe_mpi" "$T" "$H" "$K" "$E" bf16 200
-    one unbound mpirun --oversubscribe --bind-to none -np "$np" "$out/moe_mpi" "$T" "$H" "$K" "$E" bf16 200
+    record default "$run" -n "$np" "$build/bin/bench_moe_tessera" "$T" "$H" "$K" "$E" bf16 low_latency 200
+    record default "$run" -n "$np" "$build/bin/bench_moe_tessera" "$T" "$H" "$K" "$E" bf16 throughput 200
+    record bound mpirun --oversubscribe -np "$np" "$out/moe_mpi" "$T" "$H" "$K" "$E" bf16 200
+    record unbound mpirun --oversubscribe --bind-to none -np "$np" "$out/moe_mpi" "$T" "$H" "$K" "$E" bf16 200
   done
 done
 /usr/bin/python3 "$here/moe_report.py" "$res" "$out/moe.png"

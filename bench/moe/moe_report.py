@@ -8,17 +8,13 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from machine import cpu_model  # noqa: E402
+from benchlib import best_by, cpu_model, plot_speedups  # noqa: E402
 
 
 def main():
     recs = [json.loads(line) for line in open(sys.argv[1]) if line.startswith("{")]
     shape = lambda r: (r["ranks"], r["tokens"], r["hidden"], r["top_k"], r["experts"], r["dtype"])  # noqa: E731
-    best = {}
-    for r in recs:
-        key = shape(r) + (r["impl"], r.get("mode", ""))
-        if key not in best or r["us"] < best[key]["us"]:
-            best[key] = r
+    best = best_by(recs, lambda r: shape(r) + (r["impl"], r.get("mode", "")))
     print(f"MoE dispatch + combine -- {cpu_model()}, nproc {os.cpu_count()}; us per iteration (median of the slowest "
           f"rank); ratio = peer time / Tessera time (higher is better for Tessera)")
     hdr = (f"{'ranks':>5} {'mode':<11} {'tokens':>6} {'hidden':>6} {'k':>2} {'E':>3} {'dtype':<5} {'tessera us':>11} "
@@ -51,28 +47,10 @@ def main():
             print(f"{key[0]:>5} {label:<11} {key[1]:>6} {key[2]:>6} {key[3]:>2} {key[4]:>3} {key[5]:<5} {t['us']:>11.1f} "
                   f"{ms:>11} {gs:>11} {(f'{vm:.2f}x' if vm else '-'):>7} {(f'{vg:.1f}x' if vg else '-'):>8}  {target}")
             rows.append((f"{key[0]}r {label} T{key[1]} H{key[2]} k{key[3]} E{key[4]}", vm, vg))
-    if len(sys.argv) > 2:
-        try:
-            import matplotlib
-            matplotlib.use("Agg")
-            import matplotlib.pyplot as plt
-        except ImportError:
-            print("(no plot: matplotlib is not installed)")
-            return
-        fig, ax = plt.subplots(figsize=(10, 0.35 * len(rows) + 1.5))
-        ys = range(len(rows))
-        ax.barh([y - 0.2 for y in ys], [r[1] or 0 for r in rows], height=0.4, label="MPI time / Tessera time")
-        ax.barh([y + 0.2 for y in ys], [r[2] or 0 for r in rows], height=0.4, label="gloo time / Tessera time")
-        ax.set_yticks(list(ys))
-        ax.set_yticklabels([r[0] for r in rows], fontsize=7)
-        ax.set_xscale("log")
-        ax.axvline(1, color="k", lw=0.8)
-        ax.set_xlabel("speedup of Tessera (log scale)")
-        ax.legend(fontsize=8)
-        fig.tight_layout()
-        fig.savefig(sys.argv[2], dpi=110)
-        print(f"plot: {sys.argv[2]}")
-
+    if len(sys.argv) > 2 and rows:
+        plot_speedups(sys.argv[2], [r[0] for r in rows],
+                      [("MPI time / Tessera time", [r[1] for r in rows]), ("gloo time / Tessera time", [r[2] for r in rows])],
+                      "speedup of Tessera (log scale)", log=True)
 
 if __name__ == "__main__":
     main()
