@@ -1,5 +1,7 @@
-// Tessera fused compute + communication: the row-parallel linear layer of tensor parallelism,
-// C = sum over PEs of A_p * B_p, with the reduction pipelined into the matrix product.
+// Tessera fused compute + communication for tensor parallelism: the row-parallel linear layer,
+// C = sum over PEs of A_p * B_p, with the reduction pipelined into the matrix product (MatMulAllReduce, and
+// MatMulReduceScatter when each PE keeps only its rows), and the column-parallel layer, Y = gather(X) * W_p,
+// multiplying the other PEs' rows where they lie (AllGatherMatMul).
 //
 //   tessera::fused::MatMulAllReduce op(/*max_m=*/4096, /*n=*/8192);   // collective
 //   op.run(A, B, C, m, k);          // A: m x k, B: k x n (this PE's shard), C: m x n, row-major f32
@@ -34,6 +36,42 @@ class MatMulAllReduce {
 
   void run(const float* A, const float* B, float* C, int m, int k);
   int tile_cols(int m) const;  // columns per slab for a call of m rows
+
+ private:
+  friend class MatMulReduceScatter;
+  void run_rows(const float* A, const float* B, float* C, int m, int k, bool scatter);
+  struct Impl;
+  std::unique_ptr<Impl> p_;
+};
+
+/// The same product, reduce-scattered: each PE receives only its rows of C, rows [first_row(m),
+/// first_row(m) + rows(m)) (PE p's share is rows [p*m/n, (p+1)*m/n)): the slabs' reductions go straight
+/// into C_rows and nothing is gathered. Collective, one host; C_rows is rows(m) x n.
+class MatMulReduceScatter {
+ public:
+  MatMulReduceScatter(int max_m, int n, int tile_cols = 0);
+  void run(const float* A, const float* B, float* C_rows, int m, int k);
+  int first_row(int m) const;
+  int rows(int m) const;
+
+ private:
+  MatMulAllReduce op_;
+};
+
+/// The column-parallel layer: Y = X * W, where X (m x k) is spread over the PEs by rows (PE p holds rows
+/// [p*m/n, (p+1)*m/n)) and W (k x n) is this PE's column shard; Y (m x n) on every PE. Each PE's rows are
+/// multiplied straight from that PE's symmetric copy, starting with its own, so no gathered X is ever built.
+/// Collective, one host (the constructor throws otherwise); the same m everywhere, n per PE.
+class AllGatherMatMul {
+ public:
+  AllGatherMatMul(int max_m, int k);
+  ~AllGatherMatMul();
+  AllGatherMatMul(const AllGatherMatMul&) = delete;
+  AllGatherMatMul& operator=(const AllGatherMatMul&) = delete;
+
+  void run(const float* X_rows, const float* W, float* Y, int m, int n);
+  int first_row(int m) const;  // this PE's first row of X
+  int rows(int m) const;       // how many it holds
 
  private:
   struct Impl;

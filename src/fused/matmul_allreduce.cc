@@ -100,12 +100,16 @@ MatMulAllReduce::~MatMulAllReduce() {
 
 int MatMulAllReduce::tile_cols(int m) const { return p_->slab(m); }
 
-void MatMulAllReduce::run(const float* A, const float* B, float* C, int rows, int k) {
+void MatMulAllReduce::run(const float* A, const float* B, float* C, int rows, int k) { run_rows(A, B, C, rows, k, false); }
+
+// scatter: C holds only this PE's rows [r0, r1), reduced straight into it; no reduced buffer, no gather.
+void MatMulAllReduce::run_rows(const float* A, const float* B, float* C, int rows, int k, bool scatter) {
   Impl& m = *p_;
   if (rows < 0 || rows > m.max_m)
     throw Error(std::string(kRoutine) + "::run: m is " + str(rows) + "; it must be 0.." + str(m.max_m) + " (max_m)");
   if (k < 0) throw Error(std::string(kRoutine) + "::run: k is " + str(k) + "; it must not be negative");
-  if (rows && (!C || (k && (!A || !B)))) throw Error(std::string(kRoutine) + "::run: a null matrix with m " + str(rows) + ", k " + str(k));
+  const bool has_rows = static_cast<int64_t>(rows) * (m.me + 1) / m.n_pes > static_cast<int64_t>(rows) * m.me / m.n_pes;
+  if (rows && ((!C && (!scatter || has_rows)) || (k && (!A || !B)))) throw Error(std::string(kRoutine) + "::run: a null matrix with m " + str(rows) + ", k " + str(k));
   m.tile = m.slab(rows);
   const int n = m.n, tiles = (n + m.tile - 1) / m.tile;
   if (rows == 0) {
@@ -134,19 +138,23 @@ void MatMulAllReduce::run(const float* A, const float* B, float* C, int rows, in
     const size_t c = static_cast<size_t>(i) * m.tile, w = static_cast<size_t>(width(i));
     for (int row = r0; row < r1; ++row) {
       const size_t at = static_cast<size_t>(row) * n + c;
-      float* out = m.reduced + at;
+      float* out = scatter ? C + static_cast<size_t>(row - r0) * n + c : m.reduced + at;
       std::memcpy(out, m.peer(m.partial + at, 0, w), w * sizeof(float));
       for (int p = 1; p < m.n_pes; ++p) {
         const float* in = m.peer(m.partial + at, p, w);
         for (size_t j = 0; j < w; ++j) out[j] += in[j];
       }
     }
-    m.announce(m.done, i);
+    if (!scatter) m.announce(m.done, i);
   };
   if (tiles) product(0);
   for (int i = 0; i < tiles; ++i) {
     if (i + 1 < tiles) product(i + 1);
     reduce(i);
+  }
+  if (scatter) {
+    pgas::barrier_all_internal();  // nobody overwrites a tile another PE may still be reading
+    return;
   }
   // Every PE's reduced rows into C: once all tiles are reduced, each PE's rows are whole rows of C.
   for (int i = 0; i < tiles; ++i) m.wait_all(m.done, i, "tessera::fused::MatMulAllReduce (every PE's reduced share of a tile)");
@@ -157,6 +165,94 @@ void MatMulAllReduce::run(const float* A, const float* B, float* C, int rows, in
     if (len) std::memcpy(C + at, m.peer(m.reduced + at, p, len), len * sizeof(float));
   }
   pgas::barrier_all_internal();  // nobody overwrites a tile another PE may still be reading
+}
+
+
+// ---- MatMul + ReduceScatter ----
+
+MatMulReduceScatter::MatMulReduceScatter(int max_m, int n, int tile_cols) : op_(max_m, n, tile_cols) {}
+void MatMulReduceScatter::run(const float* A, const float* B, float* C_rows, int m, int k) {
+  op_.run_rows(A, B, C_rows, m, k, true);
+}
+int MatMulReduceScatter::first_row(int m) const {
+  return static_cast<int>(static_cast<int64_t>(m) * pgas::rt().my_pe / pgas::rt().n_pes);
+}
+int MatMulReduceScatter::rows(int m) const {
+  const int me = pgas::rt().my_pe, n = pgas::rt().n_pes;
+  return static_cast<int>(static_cast<int64_t>(m) * (me + 1) / n) - first_row(m);
+}
+
+// ---- AllGather + MatMul ----
+// Each PE's rows of X are copied once into symmetric memory (xs) and announced; the product then takes the
+// slices in the order me, me+1, ...: a slice of another PE of this host is multiplied straight from its
+// mapping (the "gather" is the GEMM's own reads), so the next slice is fetched while the current one is
+// multiplied without any staging copy. A barrier ends the call before xs may be rewritten.
+
+struct AllGatherMatMul::Impl {
+  int n_pes = 0, me = 0, max_m = 0, k = 0, max_rows = 0;
+  float* xs = nullptr;
+  uint64_t* ready = nullptr;  // ready[p]: PE p's rows are in its xs (call number)
+  uint64_t calls = 0;
+};
+
+AllGatherMatMul::AllGatherMatMul(int max_m, int k) : p_(std::make_unique<Impl>()) {
+  Impl& m = *p_;
+  static constexpr const char* kName = "tessera::fused::AllGatherMatMul";
+  if (!pgas::is_initialized()) throw Error(std::string(kName) + ": call shmem_init first");
+  if (max_m < 1) throw Error(std::string(kName) + ": max_m is " + str(max_m) + "; it must be at least 1");
+  if (k < 1) throw Error(std::string(kName) + ": k is " + str(k) + "; it must be at least 1");
+  const pgas::Runtime& rt = pgas::rt();
+  m.n_pes = rt.n_pes;
+  m.me = rt.my_pe;
+  for (int p = 0; p < m.n_pes; ++p)
+    if (rt.host_of[static_cast<size_t>(p)] != rt.host_of[static_cast<size_t>(m.me)])
+      throw Error(std::string(kName) + ": PE " + str(p) + " is on another host; the product reads the other PEs' "
+                  "rows through shared memory, so all PEs must share one host");
+  m.max_m = max_m;
+  m.k = k;
+  m.max_rows = (max_m + m.n_pes - 1) / m.n_pes;
+  m.xs = static_cast<float*>(pgas::sym_calloc(static_cast<size_t>(m.max_rows) * k, sizeof(float), kName));
+  m.ready = static_cast<uint64_t*>(pgas::sym_calloc(static_cast<size_t>(m.n_pes), sizeof(uint64_t), kName));
+  if (!m.xs || !m.ready)
+    throw Error(std::string(kName) + ": the symmetric heap has no room for " + str(m.max_rows) + " rows of " + str(k) +
+                " floats (raise SHMEM_SYMMETRIC_SIZE)");
+}
+
+AllGatherMatMul::~AllGatherMatMul() {
+  if (!pgas::is_initialized()) return;
+  pgas::sym_free(p_->ready, "tessera::fused::AllGatherMatMul");
+  pgas::sym_free(p_->xs, "tessera::fused::AllGatherMatMul");
+}
+
+void AllGatherMatMul::run(const float* X_rows, const float* W, float* Y, int rows, int n) {
+  Impl& m = *p_;
+  static constexpr const char* kName = "tessera::fused::AllGatherMatMul::run";
+  auto lo = [&](int p) { return static_cast<int>(static_cast<int64_t>(rows) * p / m.n_pes); };
+  if (rows < 0 || rows > m.max_m)
+    throw Error(std::string(kName) + ": m is " + str(rows) + "; it must be 0.." + str(m.max_m) + " (max_m)");
+  if (n < 0) throw Error(std::string(kName) + ": n is " + str(n) + "; it must not be negative");
+  const int mine = lo(m.me + 1) - lo(m.me);
+  if ((mine && !X_rows) || (rows && n && (!W || !Y)))
+    throw Error(std::string(kName) + ": a null matrix with m " + str(rows) + ", n " + str(n));
+  ++m.calls;
+  if (mine) std::memcpy(m.xs, X_rows, static_cast<size_t>(mine) * m.k * sizeof(float));
+  for (int p = 0; p < m.n_pes; ++p) pgas::atomic_set<uint64_t>(kName, m.ready + m.me, m.calls, p);
+  for (int s = 0; s < m.n_pes; ++s) {
+    const int p = (m.me + s) % m.n_pes, r = lo(p + 1) - lo(p);
+    pgas::wait_until("tessera::fused::AllGatherMatMul (a PE's rows of X)", m.ready + p, pgas::kGe, m.calls);
+    if (!r || !n) continue;
+    const float* x = reinterpret_cast<const float*>(pgas::remote(kName, m.xs, static_cast<size_t>(r) * m.k * sizeof(float), p));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, r, n, m.k, 1.0f, x, m.k, W, n, 0.0f,
+                Y + static_cast<size_t>(lo(p)) * n, n);
+  }
+  pgas::barrier_all_internal();  // nobody rewrites its rows while another PE still multiplies them
+}
+
+int AllGatherMatMul::first_row(int m) const {
+  return static_cast<int>(static_cast<int64_t>(m) * p_->me / p_->n_pes);
+}
+int AllGatherMatMul::rows(int m) const {
+  return static_cast<int>(static_cast<int64_t>(m) * (p_->me + 1) / p_->n_pes) - first_row(m);
 }
 
 }  // namespace tessera::fused

@@ -1,7 +1,7 @@
 // Fused MatMul + AllReduce (tessera/fused.hpp) against the product every PE computes itself from all PEs'
 // shards (integer-valued entries, so f32 sums are exact and the comparison is exact): many tiles, shards of
 // different depth (one PE with none), fewer rows than PEs, no rows, calls in a row, identical results on
-// every PE, bad arguments.
+// every PE, bad arguments; the reduce-scattered form and the column-parallel AllGather + MatMul.
 #include <tessera/fused.hpp>
 
 #include <cstdint>
@@ -82,5 +82,53 @@ TEST(MatMulAllReduce, BadArgumentsThrowNamingTheValue) {
   }
   EXPECT_THROW(MatMulAllReduce(8, 0), tessera::Error);
   EXPECT_THROW(MatMulAllReduce(0, 8), tessera::Error);
+}
+}  // namespace
+
+namespace {
+// The reduce-scattered product: each PE's rows of the same C, checked against its own product.
+TEST(MatMulReduceScatter, EachPeGetsItsRows) {
+  tessera::fused::MatMulReduceScatter op(64, 29, 4);
+  for (int m : {37, 3, 64, 0}) {
+    const int k = depth(me()), n = 29, r0 = op.first_row(m), rows = op.rows(m);
+    EXPECT_EQ(r0, static_cast<int>(static_cast<int64_t>(m) * me() / npes()));
+    std::vector<float> A(static_cast<size_t>(m) * k), B(static_cast<size_t>(k) * n), C(static_cast<size_t>(rows) * n + 1, -1.0f);
+    for (int i = 0; i < m; ++i)
+      for (int j = 0; j < k; ++j) A[i * k + j] = a_of(me(), i, j);
+    for (int i = 0; i < k; ++i)
+      for (int j = 0; j < n; ++j) B[i * n + j] = b_of(me(), i, j);
+    op.run(A.data(), B.data(), C.data(), m, k);
+    for (int i = 0; i < rows; ++i)
+      for (int j = 0; j < n; ++j) {
+        double want = 0;
+        for (int p = 0; p < npes(); ++p)
+          for (int l = 0; l < depth(p); ++l) want += static_cast<double>(a_of(p, r0 + i, l)) * b_of(p, l, j);
+        ASSERT_EQ(C[i * n + j], static_cast<float>(want)) << "row " << r0 + i << " column " << j << " m " << m;
+      }
+    EXPECT_EQ(C[static_cast<size_t>(rows) * n], -1.0f) << "wrote past its rows";
+  }
+}
+
+// The column-parallel layer: X spread by rows, W this PE's columns; Y = X * W on every PE.
+TEST(AllGatherMatMul, MultipliesEveryPesRows) {
+  const int k = 6;
+  tessera::fused::AllGatherMatMul op(40, k);
+  for (int m : {40, 5, 1, 0}) {
+    const int n = 3 + me();  // each PE its own column shard width
+    const int r0 = op.first_row(m), rows = op.rows(m);
+    std::vector<float> X(static_cast<size_t>(rows) * k), W(static_cast<size_t>(k) * n), Y(static_cast<size_t>(m) * n, -1.0f);
+    for (int i = 0; i < rows; ++i)
+      for (int j = 0; j < k; ++j) X[i * k + j] = a_of(0, r0 + i, j);  // row i of the global X
+    for (int i = 0; i < k; ++i)
+      for (int j = 0; j < n; ++j) W[i * n + j] = b_of(me(), i, j);
+    op.run(X.data(), W.data(), Y.data(), m, n);
+    for (int i = 0; i < m; ++i)
+      for (int j = 0; j < n; ++j) {
+        double want = 0;
+        for (int l = 0; l < k; ++l) want += static_cast<double>(a_of(0, i, l)) * b_of(me(), l, j);
+        ASSERT_EQ(Y[i * n + j], static_cast<float>(want)) << "Y[" << i << "][" << j << "] m " << m;
+      }
+  }
+  EXPECT_THROW(op.run(nullptr, nullptr, nullptr, 41, 1), tessera::Error);
 }
 }  // namespace
