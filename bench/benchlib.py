@@ -14,11 +14,13 @@ def cpu_model():
 
 def best_by(recs, key, field="us"):
     """One record per key(r): the one with the smallest `field` (a peer run bound and unbound keeps its
-    faster run; the record's "variant" says which)."""
+    faster run; the record's "variant" says which). A record without the field (a failed or unsupported
+    call) is kept only when no record of its key has one."""
     best = {}
     for r in recs:
         k = key(r)
-        if k not in best or r[field] < best[k][field]:
+        old = best.get(k)
+        if old is None or (field in r and (field not in old or r[field] < old[field])):
             best[k] = r
     return best
 

@@ -1,5 +1,18 @@
-# Sourced by the side-by-side bench drivers (bench/moe, bench/gnn, bench/fused). Needs $out (a scratch
-# directory) and $res (the JSON-lines file) set, and `status` initialised by the caller.
+# Sourced by the side-by-side bench drivers (bench/moe, bench/gnn, bench/fused), with $here set to the
+# driver's directory.
+#
+# bench_dirs NAME [build-dir] [out-dir]: sets build (default: the repository's build/), out (default
+# <build>/bench-NAME, created) and res (<out>/NAME.jsonl, emptied), and status=0.
+bench_dirs() {
+  local name=$1
+  build="$(cd "${2:-$here/../../build}" && pwd)"
+  out="${3:-$build/bench-$name}"
+  mkdir -p "$out"
+  res="$out/$name.jsonl"
+  : > "$res"
+  status=0
+}
+
 # record VARIANT COMMAND...: runs the command, appends its JSON line tagged with "variant" (the binding a peer
 # ran with, say) to $res; on failure prints the command and the last lines of its error output and sets
 # status=1, so one failed run does not end the comparison.

@@ -40,7 +40,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import cpu_model  # noqa: E402
+from benchlib import best_by, cpu_model  # noqa: E402
 
 MiB = 1 << 20
 SIZES = (8, MiB, 64 * MiB)
@@ -283,12 +283,7 @@ def report(path):
     env = [r for r in recs if r["kind"] == "env"]
     def best(items, key, field):
         """One record per key: for gloo the faster of its bindings, marked b (default binding) or u (unbound)."""
-        out = {}
-        for r in items:
-            k = key(r)
-            old = out.get(k)
-            if old is None or (field in r and (field not in old or r[field] < old[field])):
-                out[k] = r
+        out = best_by(items, key, field)
         for r in out.values():
             if r["backend"] == "gloo":
                 r["won"] = "u" if r.get("binding") == "unbound" else "b"

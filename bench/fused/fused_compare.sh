@@ -10,18 +10,13 @@
 # fused op must not be more than 5% slower) and plots fused.png.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-build="$(cd "${1:-$here/../../build}" && pwd)"
-out="${2:-$build/bench-fused}"
-mkdir -p "$out"
-res="$out/fused.jsonl"
-: > "$res"
+. "$here/../record.sh"
+bench_dirs fused "$@"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 GLOO_SOCKET_IFNAME=lo
 export SHMEM_SYMMETRIC_SIZE=${SHMEM_SYMMETRIC_SIZE:-4G}
 mpicc -O2 $(pkg-config --cflags openblas) -o "$out/fused_mpi" "$here/fused_mpi.c" $(pkg-config --libs openblas)
 run="$build/bin/tessera-run"
 shapes=("512 4096" "2048 4096" "512 8192" "4096 4096")  # tokens hidden
-status=0
-. "$here/../record.sh"
 for np in 2 4; do
   for s in "${shapes[@]}"; do
     read -r m h <<< "$s"

@@ -10,11 +10,8 @@
 # the table with the target (at least 2x both peers) and plots gnn.png.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-build="$(cd "${1:-$here/../../build}" && pwd)"
-out="${2:-$build/bench-gnn}"
-mkdir -p "$out"
-res="$out/gnn.jsonl"
-: > "$res"
+. "$here/../record.sh"
+bench_dirs gnn "$@"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1 GLOO_SOCKET_IFNAME=lo
 export SHMEM_SYMMETRIC_SIZE=${SHMEM_SYMMETRIC_SIZE:-4G}
 mpicc -O2 -o "$out/gnn_mpi" "$here/gnn_mpi.c" -lm
@@ -26,8 +23,6 @@ sums=$( { GNN_EDGE_CHECKSUM=50000 "$run" -n 1 "$build/bin/bench_gnn_tessera" 12 
         grep '^edge_checksum' | sort -u | wc -l)
 [ "$sums" = 1 ] || { echo "!! the three R-MAT generators disagree" >&2; exit 1; }
 shapes=("18 1048576 64" "20 4194304 32" "22 16777216 16")  # scale edges dim
-status=0
-. "$here/../record.sh"
 for np in 2 4; do
   for s in "${shapes[@]}"; do
     read -r scale edges dim <<< "$s"

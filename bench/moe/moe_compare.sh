@@ -12,11 +12,8 @@
 # Writes <out-dir>/moe.jsonl, prints the table with the targets next to the ratios, and plots moe.png.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-build="$(cd "${1:-$here/../../build}" && pwd)"
-out="${2:-$build/bench-moe}"
-mkdir -p "$out"
-res="$out/moe.jsonl"
-: > "$res"
+. "$here/../record.sh"
+bench_dirs moe "$@"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1 GLOO_SOCKET_IFNAME=lo
 export SHMEM_SYMMETRIC_SIZE=${SHMEM_SYMMETRIC_SIZE:-4G}
 mpicc -O2 -o "$out/moe_mpi" "$here/moe_mpi.c"
@@ -24,8 +21,6 @@ run="$build/bin/tessera-run"
 tput=("512 2048 2 8" "4096 2048 2 16" "1024 7168 8 64" "1024 4096 2 8")  # T H K E
 tput_dtype=(bf16 bf16 bf16 f32)
 ll=("1 7168 8 64" "16 7168 8 64" "128 7168 8 64")
-status=0
-. "$here/../record.sh"
 for np in 2 4; do
   for i in "${!tput[@]}"; do
     read -r T H K E <<< "${tput[$i]}"

@@ -29,6 +29,8 @@ namespace tessera::fused {
 namespace {
 constexpr const char* kRoutine = "tessera::fused::MatMulAllReduce";
 std::string str(long long v) { return std::to_string(v); }
+// PE p's share of m rows: [row_lo(m, p, n), row_lo(m, p + 1, n)), the split every op here uses.
+int row_lo(int m, int p, int n) { return static_cast<int>(static_cast<int64_t>(m) * p / n); }
 }  // namespace
 
 struct MatMulAllReduce::Impl {
@@ -108,7 +110,7 @@ void MatMulAllReduce::run_rows(const float* A, const float* B, float* C, int row
   if (rows < 0 || rows > m.max_m)
     throw Error(std::string(kRoutine) + "::run: m is " + str(rows) + "; it must be 0.." + str(m.max_m) + " (max_m)");
   if (k < 0) throw Error(std::string(kRoutine) + "::run: k is " + str(k) + "; it must not be negative");
-  const bool has_rows = static_cast<int64_t>(rows) * (m.me + 1) / m.n_pes > static_cast<int64_t>(rows) * m.me / m.n_pes;
+  const bool has_rows = row_lo(rows, m.me + 1, m.n_pes) > row_lo(rows, m.me, m.n_pes);
   if (rows && ((!C && (!scatter || has_rows)) || (k && (!A || !B)))) throw Error(std::string(kRoutine) + "::run: a null matrix with m " + str(rows) + ", k " + str(k));
   m.tile = m.slab(rows);
   const int n = m.n, tiles = (n + m.tile - 1) / m.tile;
@@ -131,8 +133,7 @@ void MatMulAllReduce::run_rows(const float* A, const float* B, float* C, int row
     m.announce(m.ready, i);
   };
   // My share of every tile: rows [r0, r1).
-  const int r0 = static_cast<int>(static_cast<int64_t>(rows) * m.me / m.n_pes);
-  const int r1 = static_cast<int>(static_cast<int64_t>(rows) * (m.me + 1) / m.n_pes);
+  const int r0 = row_lo(rows, m.me, m.n_pes), r1 = row_lo(rows, m.me + 1, m.n_pes);
   auto reduce = [&](int i) {
     m.wait_all(m.ready, i, "tessera::fused::MatMulAllReduce (every PE's product of a tile)");
     const size_t c = static_cast<size_t>(i) * m.tile, w = static_cast<size_t>(width(i));
@@ -159,8 +160,7 @@ void MatMulAllReduce::run_rows(const float* A, const float* B, float* C, int row
   // Every PE's reduced rows into C: once all tiles are reduced, each PE's rows are whole rows of C.
   for (int i = 0; i < tiles; ++i) m.wait_all(m.done, i, "tessera::fused::MatMulAllReduce (every PE's reduced share of a tile)");
   for (int p = 0; p < m.n_pes; ++p) {
-    const int a = static_cast<int>(static_cast<int64_t>(rows) * p / m.n_pes);
-    const int b = static_cast<int>(static_cast<int64_t>(rows) * (p + 1) / m.n_pes);
+    const int a = row_lo(rows, p, m.n_pes), b = row_lo(rows, p + 1, m.n_pes);
     const size_t at = static_cast<size_t>(a) * n, len = static_cast<size_t>(b - a) * n;
     if (len) std::memcpy(C + at, m.peer(m.reduced + at, p, len), len * sizeof(float));
   }
@@ -175,11 +175,10 @@ void MatMulReduceScatter::run(const float* A, const float* B, float* C_rows, int
   op_.run_rows(A, B, C_rows, m, k, true);
 }
 int MatMulReduceScatter::first_row(int m) const {
-  return static_cast<int>(static_cast<int64_t>(m) * pgas::rt().my_pe / pgas::rt().n_pes);
+  return row_lo(m, pgas::rt().my_pe, pgas::rt().n_pes);
 }
 int MatMulReduceScatter::rows(int m) const {
-  const int me = pgas::rt().my_pe, n = pgas::rt().n_pes;
-  return static_cast<int>(static_cast<int64_t>(m) * (me + 1) / n) - first_row(m);
+  return row_lo(m, pgas::rt().my_pe + 1, pgas::rt().n_pes) - first_row(m);
 }
 
 // ---- AllGather + MatMul ----
@@ -227,7 +226,7 @@ AllGatherMatMul::~AllGatherMatMul() {
 void AllGatherMatMul::run(const float* X_rows, const float* W, float* Y, int rows, int n) {
   Impl& m = *p_;
   static constexpr const char* kName = "tessera::fused::AllGatherMatMul::run";
-  auto lo = [&](int p) { return static_cast<int>(static_cast<int64_t>(rows) * p / m.n_pes); };
+  auto lo = [&](int p) { return row_lo(rows, p, m.n_pes); };
   if (rows < 0 || rows > m.max_m)
     throw Error(std::string(kName) + ": m is " + str(rows) + "; it must be 0.." + str(m.max_m) + " (max_m)");
   if (n < 0) throw Error(std::string(kName) + ": n is " + str(n) + "; it must not be negative");
@@ -249,10 +248,10 @@ void AllGatherMatMul::run(const float* X_rows, const float* W, float* Y, int row
 }
 
 int AllGatherMatMul::first_row(int m) const {
-  return static_cast<int>(static_cast<int64_t>(m) * p_->me / p_->n_pes);
+  return row_lo(m, p_->me, p_->n_pes);
 }
 int AllGatherMatMul::rows(int m) const {
-  return static_cast<int>(static_cast<int64_t>(m) * (p_->me + 1) / p_->n_pes) - first_row(m);
+  return row_lo(m, p_->me + 1, p_->n_pes) - first_row(m);
 }
 
 }  // namespace tessera::fused
