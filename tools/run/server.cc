@@ -5,6 +5,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 
@@ -59,6 +60,16 @@ void BootstrapServer::on_accept() {
     Conn c;
     c.fd = fd;
     conns_.push_back(std::move(c));
+    // The private directory already keeps other users from connecting; the peer's credentials are checked
+    // too, so that a directory opened up by hand (or a socket reached through a passed descriptor) still
+    // admits only this user's processes.
+    ucred cred{};
+    socklen_t len = sizeof cred;
+    if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0)
+      refuse(conns_.size() - 1, "its credentials could not be read");
+    else if (cred.uid != ::geteuid())
+      refuse(conns_.size() - 1,
+             fmt::format("pid {} runs as uid {}, not the job's uid {}", cred.pid, cred.uid, ::geteuid()));
   }
 }
 
@@ -68,46 +79,82 @@ void BootstrapServer::close_conn(size_t i) {
   conns_[i].pending = false;
 }
 
+void BootstrapServer::refuse(size_t i, const std::string& why) {
+  std::fprintf(stderr, "tessera-run: refused a bootstrap connection that did not present the job's secret (%s)\n",
+               why.c_str());
+  close_conn(i);
+}
+
 void BootstrapServer::on_readable(int fd) {
   size_t i = 0;
   while (i < conns_.size() && conns_[i].fd != fd) ++i;
   if (i == conns_.size()) return;
-  Conn& c = conns_[i];
-  MsgType type;
-  std::vector<char> payload;
-  // A message is small and the PE sends it whole; a short wait guards against a stalled peer.
-  Status st = bootstrap::recv_msg(fd, &type, &payload, 5000, "a PE");
-  if (!st.is_ok()) {
-    close_conn(i);  // EOF: the PE exited (its exit status is handled by the job)
+  char buf[65536];
+  // poll() said readable, so this does not wait; MSG_DONTWAIT keeps it so if another reader got there first.
+  const ssize_t n = ::recv(fd, buf, sizeof buf, MSG_DONTWAIT);
+  if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) return;
+  if (n <= 0) {
+    // The end of a PE's connection is its exit (the job handles its status); before the hello, a client
+    // that leaves is refused like any other.
+    if (!conns_[i].authed) refuse(i, "it closed the connection before a whole hello");
+    else close_conn(i);
     return;
   }
-  if (!c.authed) {
-    uint32_t rank = 0;
-    bool ok = type == MsgType::kHello && payload.size() == bootstrap::kSecretChars + sizeof rank;
-    if (ok) {
-      std::string secret(payload.data(), bootstrap::kSecretChars);
-      std::memcpy(&rank, payload.data() + bootstrap::kSecretChars, sizeof rank);
-      ok = bootstrap::secret_equal(secret, secret_) && rank < static_cast<uint32_t>(n_);
-      for (auto& o : conns_)
-        if (o.authed && o.rank == static_cast<int>(rank)) ok = false;  // one connection per rank
-    }
-    if (!ok) {
-      std::fprintf(stderr, "tessera-run: refused a bootstrap connection that did not present the job's secret\n");
-      close_conn(i);
+  conns_[i].reader.feed(buf, static_cast<size_t>(n));
+  for (;;) {
+    bootstrap::tcp::Frame f;
+    uint32_t announced = 0;
+    const auto next = conns_[i].reader.next(&f, &announced);
+    if (next == bootstrap::tcp::FrameReader::Next::kMore) return;
+    if (next == bootstrap::tcp::FrameReader::Next::kTooLarge) {
+      if (!conns_[i].authed)
+        refuse(i, fmt::format("a message of {} bytes before the hello (limit {})", announced, kHelloBytes));
+      else
+        close_conn(i);
       return;
     }
+    if (!on_message(i, f)) return;
+  }
+}
+
+bool BootstrapServer::on_message(size_t i, bootstrap::tcp::Frame& f) {
+  Conn& c = conns_[i];
+  if (!c.authed) {
+    uint32_t rank = 0;
+    if (f.type != MsgType::kHello || f.payload.size() != kHelloBytes) {
+      refuse(i, fmt::format("a message of type {} and {} bytes instead of a hello", static_cast<uint32_t>(f.type),
+                            f.payload.size()));
+      return false;
+    }
+    std::string secret(f.payload.data(), bootstrap::kSecretChars);
+    std::memcpy(&rank, f.payload.data() + bootstrap::kSecretChars, sizeof rank);
+    if (!bootstrap::secret_equal(secret, secret_)) {
+      refuse(i, "wrong secret");
+      return false;
+    }
+    if (rank >= static_cast<uint32_t>(n_)) {
+      refuse(i, fmt::format("rank {} in a job of {} PEs", rank, n_));
+      return false;
+    }
+    for (auto& o : conns_)
+      if (o.authed && o.rank == static_cast<int>(rank)) {
+        refuse(i, fmt::format("rank {} has joined already", rank));  // one connection per rank, once
+        return false;
+      }
     c.authed = true;
     c.rank = static_cast<int>(rank);
-    (void)bootstrap::send_msg(fd, MsgType::kWelcome, nullptr, 0);
-    return;
+    c.reader.set_limit(bootstrap::kMaxPayload);
+    (void)bootstrap::send_msg(c.fd, MsgType::kWelcome, nullptr, 0);
+    return true;
   }
-  if (type != MsgType::kAllgather || c.pending) {
+  if (f.type != MsgType::kAllgather || c.pending) {
     close_conn(i);
-    return;
+    return false;
   }
   c.pending = true;
-  c.contribution = std::move(payload);
+  c.contribution = std::move(f.payload);
   maybe_complete_allgather();
+  return true;
 }
 
 void BootstrapServer::maybe_complete_allgather() {

@@ -4,6 +4,8 @@
 #include <vector>
 
 #include "base/status.h"
+#include "bootstrap/protocol.h"
+#include "bootstrap/tcp_wire.h"
 
 namespace tessera::run {
 
@@ -17,8 +19,14 @@ class BootstrapServer {
   // fds to poll besides the listening one.
   std::vector<int> client_fds() const;
   void on_accept();
-  // Handles input on fd; a broken or unauthenticated connection is closed.
+  // Handles input on fd without blocking: reads what has arrived and acts on every whole message. A
+  // connection whose first message is not a hello with the job's secret (kHelloBytes at most), whose
+  // peer runs under another uid, or that breaks the protocol later is closed; nothing else is affected.
   void on_readable(int fd);
+
+  // A hello's payload: the secret and a rank. Before it, a connection may announce no longer message, so
+  // an unauthenticated client cannot make the launcher allocate more than this.
+  static constexpr uint32_t kHelloBytes = bootstrap::kSecretChars + sizeof(uint32_t);
 
  private:
   struct Conn {
@@ -27,8 +35,15 @@ class BootstrapServer {
     bool authed = false;
     bool pending = false;
     std::vector<char> contribution;
+    // Bytes received and not yet a whole message: a PE's message may arrive in pieces, and the launcher
+    // never waits for the rest (a stalled or hostile client must not hold up the job's other PEs).
+    bootstrap::tcp::FrameReader reader{kHelloBytes};
   };
   void close_conn(size_t i);
+  // Logs why connection i is refused (it never authenticated) and closes it.
+  void refuse(size_t i, const std::string& why);
+  // Acts on one whole message of connection i; false when the connection was closed.
+  bool on_message(size_t i, bootstrap::tcp::Frame& f);
   void maybe_complete_allgather();
 
   int n_;
