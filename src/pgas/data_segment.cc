@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <link.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -60,6 +61,7 @@ DataSegment find_data_segment() {
 Status share_data_segment(const DataSegment& seg, const std::string& name) {
   int fd = ::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
   if (fd < 0) return sys_error("shm_open(" + name + ")");
+  ::fchmod(fd, 0600);  // as shm::create(): the umask must not take the peers' read and write away
   if (::ftruncate(fd, static_cast<off_t>(seg.size)) != 0) {
     Status st = sys_error("ftruncate(" + name + ")");
     ::close(fd);

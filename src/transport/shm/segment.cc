@@ -75,7 +75,20 @@ Result<void*> open_map(const std::string& name, size_t bytes) {
   int fd = ::shm_open(name.c_str(), O_RDWR | O_CLOEXEC, 0600);
   if (fd < 0) return sys_error("shm_open(" + name + ")");
   struct stat st{};
-  if (::fstat(fd, &st) != 0 || static_cast<size_t>(st.st_size) != bytes) {
+  if (::fstat(fd, &st) != 0) {
+    Status err = sys_error("fstat(" + name + ")");
+    ::close(fd);
+    return err;
+  }
+  // Every user can see a job's names in /dev/shm while they exist, so a name alone does not make an object
+  // the job's: one made by another user, or open to other users, was not made by create() of this job.
+  if (st.st_uid != ::geteuid() || (st.st_mode & 077) != 0) {
+    ::close(fd);
+    return make_status(Code::kInvalidArgument, "segment {} belongs to uid {} with mode {:o}; the job's are uid {}, "
+                       "mode 600", name, static_cast<unsigned>(st.st_uid), static_cast<unsigned>(st.st_mode & 0777),
+                       static_cast<unsigned>(::geteuid()));
+  }
+  if (static_cast<size_t>(st.st_size) != bytes) {
     ::close(fd);
     return make_status(Code::kInvalidArgument, "segment {} has {} bytes, expected {}", name,
                        static_cast<long long>(st.st_size), bytes);

@@ -20,7 +20,8 @@ std::string segment_prefix(const std::string& job_id);
 // so that its address plus `skew` is a multiple of `align`: the symmetric heap starts `skew` bytes into its
 // segment, and an offset aligned there is then an address aligned alike on every PE (shmem_align).
 Result<void*> create(const std::string& name, size_t bytes, size_t skew = 0, size_t align = 0);
-// Maps an existing segment; its size must be `bytes`.
+// Maps an existing segment; its size must be `bytes`, and it must belong to this uid and be closed to other
+// users (mode 600), as create() makes it: an object another user planted under the name is refused.
 Result<void*> open_map(const std::string& name, size_t bytes);
 Status unlink(const std::string& name);
 void unmap(void* addr, size_t bytes);
