@@ -13,7 +13,8 @@
 #      job's segments, or read a PE's environment or memory; modes are 0700/0600/0600; segment names carry
 #      the job id, 16 hex digits new for every job; the secret has 64 hex digits;
 #   e. a client of another uid that can reach the socket (its directory opened by hand) and presents the
-#      job's secret is still refused (SO_PEERCRED); that job passes its tests.
+#      job's secret is still refused (SO_PEERCRED); that job passes its tests;
+#   f. a segment name planted by another user (mode 666) where a PE is about to open one is refused.
 # Runs as root (nobody and uid 4242 are the other users); skipped (77) otherwise. Only 127.0.0.1.
 set -u
 build=${1:?build dir}
@@ -180,6 +181,31 @@ check "e: nobody's job still completes (${rcs[0]})" "[ ${rcs[0]} -eq 0 ] && pass
   tail -20 "$tmp/e.out" "$tmp/e.err"
 check "e: the launcher logged the uid it refused" "grep -q 'runs as uid 4242, not the job.s uid 65534' '$tmp/e.err'" ||
   cat "$tmp/e.err"
+
+# ---- f: a name the job is about to open, planted by another user: the PE refuses the object. ----
+# The job's own user (root) removes the launcher's control segment while PE 1 has not opened it yet, and
+# nobody creates one of the same name and size, mode 666; PE 1 must refuse it rather than map it.
+mkdir -m 755 "$tmp/frun"
+gated_job "$tmp/frun"
+TMPDIR="$tmp/frun" "$bin/tessera-run" -n 2 --tag-output --timeout 120 bash "$tmp/frun/gated.sh" \
+  > "$tmp/f.out" 2> "$tmp/f.err" &
+job=$!
+wait_for 20 test -s "$tmp/frun/pid.0"
+pid0=$(cat "$tmp/frun/pid.0")
+ctl=$(env_of "$pid0" TESSERA_JOB_CONTROL)
+check "f: PE 0 joined" "wait_for 20 test -e /dev/shm/tessera-$(env_of "$pid0" TESSERA_JOB_ID)-0"
+bytes=$(stat -c %s "/dev/shm$ctl")
+rm -f "/dev/shm$ctl"
+as_nobody "$py" -c "import os; fd = os.open('/dev/shm$ctl', os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o666); \
+os.fchmod(fd, 0o666); os.ftruncate(fd, $bytes)"
+check "f: nobody planted $ctl, mode 666" "[ \"\$(stat -c '%a %U' /dev/shm$ctl)\" = '666 nobody' ]"
+touch "$tmp/frun/gate"
+wait_all 120 $job
+rm -f "/dev/shm$ctl"
+check "f: the job fails (${rcs[0]})" "[ ${rcs[0]} -ne 0 ]"
+check "f: PE 1 refused the planted object, naming its owner and mode" \
+  "grep -q 'segment $ctl belongs to uid 65534 with mode 666; the job.s are uid 0, mode 600' '$tmp/f.out' '$tmp/f.err'" ||
+  cat "$tmp/f.out" "$tmp/f.err"
 
 check "nothing left in /dev/shm" "[ -z \"\$(leftovers)\" ]"
 echo "$passes passed, $fails failed"
