@@ -114,8 +114,8 @@ def unix_probes(path, secret):
     t, _ = read_msg(s)
     ms = (time.monotonic() - start) * 1000
     s.close()
-    check("unix: with a half hello held open elsewhere, the next client is refused within 1 s",
-          t is None and ms < 1000, f"reply {t} after {ms:.0f} ms")
+    check("unix: with a half hello held open elsewhere, the next client is refused within 2 s",
+          t is None and ms < 2000, f"reply {t} after {ms:.0f} ms")
     held.close()
     if secret:
         unix_refused(path, "unix: rank 0's hello replayed with the job's own secret", hello(secret, 0))
@@ -167,7 +167,7 @@ def tcp_probes(port, size):
     tcp_refused(port, "tcp: with a silent connection open elsewhere, another wrong answer",
                 lambda ns: frame(AUTH, struct.pack("<II", 1, size) + nc + bytes(32)), "wrong job secret")
     ms = (time.monotonic() - start) * 1000
-    check("tcp: ... within 1 s", ms < 1000, f"{ms:.0f} ms")
+    check("tcp: ... within 2 s", ms < 2000, f"{ms:.0f} ms")
     silent.close()
 
 
