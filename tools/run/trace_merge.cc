@@ -163,7 +163,8 @@ Status merge_traces(const std::string& dir, const std::vector<pid_t>& pids, std:
     std::remove(tmp.c_str());
     return st;
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) return invalid_arg("{}: cannot rename to {}: {}", tmp, path, std::strerror(errno));
+  if (std::rename(tmp.c_str(), path.c_str()) != 0)
+    return invalid_arg("{}: cannot rename to {}: {}", tmp, path, std::strerror(errno));
   *summary = fmt::format("trace of {} PE(s), {} events: {}", files.size(), events, path);
   return Status::ok();
 }
@@ -177,7 +178,9 @@ Status print_trace_summary(const std::string& file, std::FILE* out, size_t top) 
   } catch (const std::exception& e) {
     return invalid_arg("{}: not JSON: {}", file, e.what());
   }
-  const nlohmann::json* evs = j.is_object() && j.contains("traceEvents") ? &j["traceEvents"] : j.is_array() ? &j : nullptr;
+  // The object form ({"traceEvents": [...]}) or the bare array, both of which Chrome's format allows.
+  const nlohmann::json* evs =
+      j.is_object() && j.contains("traceEvents") ? &j["traceEvents"] : j.is_array() ? &j : nullptr;
   if (!evs || !evs->is_array()) return invalid_arg("{}: no traceEvents array", file);
   struct Sink {
     uint64_t count = 0;
