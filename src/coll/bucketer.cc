@@ -31,6 +31,7 @@
 
 #include "base/config.h"
 #include "base/memcopy.h"
+#include "base/trace.h"
 #include "coll/types.h"
 
 namespace tessera::coll {
@@ -146,6 +147,10 @@ struct Bucketer::Impl {
   void launch(size_t k) {
     Bucket& b = buckets[k];
     const DataType t = b.type;
+    // TESSERA_TRACE: the launch on the caller's track (the allreduce itself runs on the stream's).
+    trace::Scope traced(trace::Cat::kBucket, "bucket launch", b.contiguous ? "in place" : "packed",
+                        {.k0 = "bucket", .a0 = static_cast<int64_t>(k),
+                         .k1 = "bytes", .a1 = static_cast<int64_t>(b.elems * esize(t))});
     if (b.contiguous) {
       void* span = grads[b.first].data;
       comm.allreduce(span, span, b.elems, t, op, stream);

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "base/log.h"
+#include "base/trace.h"
 #include "coll/engine.h"
 #include "coll/hier.h"
 #include "coll/select/select.h"
@@ -180,6 +181,7 @@ Status dispatch(Communicator& c, Kind kind, const Args& a, const Algorithm* forc
   d.root = rooted(kind) ? a.root : -1;
   d.count = counts_unshared(kind) ? 0 : total;
   const uint64_t t0 = stage_call_begin(c, kind, per_rank * es);
+  const uint64_t traced = trace::g_on ? trace::coll_begin() : 0;  // TESSERA_TRACE: the call and its steps
   Exec ex(c, d, !algo->ll);
   uint64_t steps = algo->run(ex, a);
   uint64_t h = 0;
@@ -204,6 +206,7 @@ Status dispatch(Communicator& c, Kind kind, const Args& a, const Algorithm* forc
     ++steps;
   }
   ex.end(steps, h);
+  if (traced) [[unlikely]] trace::coll_end(traced, kind_name(kind), algo->name, per_rank * es, steps);
   stage_call_end(c, t0, per_rank * es);
   return Status::ok();
 }

@@ -4,6 +4,7 @@
 
 #include "base/cpu.h"
 #include "base/log.h"
+#include "base/trace.h"
 #include "sync/wait.h"
 
 namespace tessera::coll {
@@ -92,6 +93,7 @@ void Exec::step_done(uint64_t t) {
   if (done.load(std::memory_order_relaxed) < v) {
     done.store(v, std::memory_order_seq_cst);
     notify_members(c_);
+    if (trace::g_on) [[unlikely]] trace::coll_step(t);
   }
 }
 

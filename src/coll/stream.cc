@@ -7,6 +7,7 @@
 //
 // The queue itself is a mutex and a condition variable: enqueue is not a hot path (one per collective), and
 // an idle stream thread must not spin on a 2-core machine.
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <exception>
@@ -17,6 +18,7 @@
 
 #include "base/cpu.h"
 #include "base/log.h"
+#include "base/trace.h"
 #include "sync/word_wait.h"
 
 namespace tessera::coll {
@@ -41,8 +43,9 @@ struct StreamState {
   std::atomic<uint32_t> sleepers{0};
   std::thread thread;
 
-  void run() {
+  void run(int id) {
     unbind_thread_to_job_cpus();
+    if (trace::g_on) trace::name_thread(fmt::format("comm stream {}", id));
     for (;;) {
       Item item;
       {
@@ -59,6 +62,8 @@ struct StreamState {
         std::lock_guard lk(mu);
         skip = !error.empty();
       }
+      // TESSERA_TRACE: each item as a span of this stream's track, its description as detail.
+      const uint64_t traced = trace::g_on ? trace::now() : 0;
       if (!skip) {
         try {
           item.fn();
@@ -77,6 +82,9 @@ struct StreamState {
         running.clear();
       }
       const uint64_t d = done.load(std::memory_order_relaxed) + 1;
+      if (traced)
+        trace::complete(trace::Cat::kStream, "item", traced, trace::now(), trace::intern(item.what),
+                        {.k0 = "item", .a0 = static_cast<int64_t>(d), .k1 = "skipped", .a1 = skip});
       done.store(d, std::memory_order_release);
       sync::store_and_wake(done32, static_cast<uint32_t>(d), sleepers);
     }
@@ -84,6 +92,7 @@ struct StreamState {
 
   // Blocks until done >= ticket, under the deadline; then throws a sticky error of an item up to ticket.
   void wait_for(uint64_t ticket, const char* who, bool throw_error = true) {
+    trace::Scope traced(trace::Cat::kStream, "event wait", who, {.k0 = "item", .a0 = static_cast<int64_t>(ticket)});
     for (uint64_t d; (d = done.load(std::memory_order_acquire)) < ticket;) {
       sync::wait_while_equal(done32, static_cast<uint32_t>(d), sleepers, {}, [&] {
         std::lock_guard lk(mu);
@@ -114,7 +123,8 @@ struct StreamState {
 }  // namespace detail
 
 Stream::Stream() : s_(std::make_shared<detail::StreamState>()) {
-  s_->thread = std::thread([s = s_] { s->run(); });
+  static std::atomic<int> streams{0};  // numbers the streams' trace tracks in creation order
+  s_->thread = std::thread([s = s_, id = streams.fetch_add(1)] { s->run(id); });
 }
 
 Stream::~Stream() {
@@ -148,6 +158,8 @@ void Stream::synchronize() { s_->wait_for(s_->ticket(), "Stream::synchronize"); 
 void Event::record(Stream& s) {
   s_ = s.s_;
   ticket_ = s_->ticket();
+  if (trace::g_on)
+    trace::instant(trace::Cat::kStream, "event record", nullptr, {.k0 = "item", .a0 = static_cast<int64_t>(ticket_)});
 }
 
 bool Event::query() const { return !s_ || s_->done.load(std::memory_order_acquire) >= ticket_; }

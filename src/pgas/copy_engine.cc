@@ -12,6 +12,7 @@
 #include "base/cpu.h"
 #include "base/log.h"
 #include "base/memcopy.h"
+#include "base/trace.h"
 #include "pgas/copy.h"
 #include "sync/futex.h"
 #include "sync/wait.h"
@@ -181,6 +182,7 @@ void engine_loop(Engine& e) {
   } else {
     unbind_thread_to_job_cpus();
   }
+  if (trace::g_on) trace::name_thread("copy engine");
   uint64_t next = 0;
   const uint64_t spin = sync::spin_ns();
   bool just_worked = false;  // spin for a follow-up job only right after one (never when merely woken)
@@ -198,6 +200,8 @@ void engine_loop(Engine& e) {
           shares_cpu = true;
           continue;
         }
+        trace::Scope traced(trace::Cat::kRma, "engine chunks", nullptr,
+                            {.k0 = "bytes", .a0 = static_cast<int64_t>(e.ring[next % kRing].bytes)});
         e.by_engine.fetch_add(work_on(e, next, true), std::memory_order_relaxed);
       }
       if (!shares_cpu) {
@@ -309,13 +313,18 @@ uint64_t submit_job(Engine& e, char* dst, const char* src, size_t bytes, int not
 }
 }  // namespace
 
+// TESSERA_TRACE records the transfers that reach the engine (the large ones), not every put.
 void submit(char* dst, const char* src, size_t bytes, int notify_pe, uint64_t watch_off) {
+  trace::Scope traced(trace::Cat::kRma, notify_pe >= 0 ? "put_nbi" : "get_nbi", nullptr,
+                      {.k0 = "bytes", .a0 = static_cast<int64_t>(bytes), .k1 = "pe", .a1 = notify_pe});
   Engine& e = *g_engine;
   uint64_t seq = submit_job(e, dst, src, bytes, notify_pe, watch_off);
   if (seq != kNoJob) work_on(e, seq);
 }
 
 void copy(char* dst, const char* src, size_t bytes, int notify_pe, uint64_t watch_off) {
+  trace::Scope traced(trace::Cat::kRma, notify_pe >= 0 ? "put" : "get", nullptr,
+                      {.k0 = "bytes", .a0 = static_cast<int64_t>(bytes), .k1 = "pe", .a1 = notify_pe});
   Engine& e = *g_engine;
   uint64_t seq = submit_job(e, dst, src, bytes, notify_pe, watch_off);
   if (seq == kNoJob) return;
@@ -326,6 +335,7 @@ void copy(char* dst, const char* src, size_t bytes, int notify_pe, uint64_t watc
 void drain() {
   if (!g_engine) return;
   Engine& e = *g_engine;
+  trace::Scope traced(trace::Cat::kRma, "quiet", "copy engine drain");
   std::lock_guard lk(e.mu);
   complete_locked(e, e.head.load(std::memory_order_relaxed));
   // Streaming stores of either thread are drained by its own sfence (base/memcopy.h); the caller's quiet

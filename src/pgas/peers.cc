@@ -8,6 +8,7 @@
 
 #include "base/config.h"
 #include "base/rank_table.h"
+#include "base/trace.h"
 #include "pgas/amo.h"
 #include "pgas/runtime.h"
 
@@ -173,12 +174,16 @@ transport::PeerMemory mapping_for_test(int pe) { return g_mem[static_cast<size_t
 void routed_put(const char* routine, const void* dest, const void* src, size_t bytes, int pe) {
   if (bytes == 0) return;
   if (!src) fail_null(routine, "source", bytes);
+  trace::Scope traced(trace::Cat::kRma, "put", "routed",
+                      {.k0 = "bytes", .a0 = static_cast<int64_t>(bytes), .k1 = "pe", .a1 = pe});
   rt().transports[static_cast<size_t>(pe)]->put(pe, watch_offset(dest), src, bytes);
 }
 
 void routed_get(const char* routine, void* dest, const void* src, size_t bytes, int pe) {
   if (bytes == 0) return;
   if (!dest) fail_null(routine, "destination", bytes);
+  trace::Scope traced(trace::Cat::kRma, "get", "routed",
+                      {.k0 = "bytes", .a0 = static_cast<int64_t>(bytes), .k1 = "pe", .a1 = pe});
   rt().transports[static_cast<size_t>(pe)]->get(dest, pe, watch_offset(src), bytes);
 }
 
@@ -202,6 +207,7 @@ void routed_fence() {
   for (int i = 0; i < g_routed_count; ++i) g_routed[i]->fence();
 }
 void routed_quiet() {
+  trace::Scope traced(trace::Cat::kRma, "quiet", "routed");
   for (int i = 0; i < g_routed_count; ++i) g_routed[i]->quiet();
 }
 void routed_progress() {

@@ -8,6 +8,7 @@
 
 #include "base/config.h"
 #include "base/rank_table.h"
+#include "base/trace.h"
 #include "bootstrap/bootstrap.h"
 #include "pgas/barrier.h"
 #include "pgas/copy.h"
@@ -243,6 +244,7 @@ Status init(int thread_level) {
   r.job_id = info.job_id;
   r.thread_level = thread_level;
   log::set_pe(r.my_pe);
+  trace::init(r.my_pe);  // before the PE starts threads of its own (copy engine)
 
   uint64_t want = kSymSize.get();
   if (want > kMaxHeap)
@@ -303,6 +305,7 @@ void finalize() {
   log::debug("waits past the first check: {} ended spinning, {} yielded, {} slept ({} futex waits)",
              ws.spun.load(), ws.yielded.load(), ws.slept.load(), ws.futex_waits.load());
   engine::stop();
+  trace::flush();
   r.control->state(r.my_pe)->store(JobControl::kFinalized);
   teams_fini();
   heap_fini();

@@ -32,6 +32,7 @@
 #include <string>
 
 #include "base/cpu.h"
+#include "base/trace.h"
 #include "sync/futex.h"
 
 namespace tessera::sync {
@@ -216,6 +217,7 @@ template <typename Done, typename Describe>
 [[gnu::noinline]] void wait_until_slow(Done& done, Describe& describe, Watch watch) {
   const WaitContext& ctx = wait_context();
   const uint64_t start = fast_now_ns();
+  trace::WaitSpan traced{start};  // TESSERA_TRACE: one event for this wait, with the last phase reached
   const bool shared = cpus_shared() && ctx.pe_words;
   const uint64_t spin_end = start + spin_ns();
   if (shared && shared_spin(done, start)) {
@@ -233,6 +235,7 @@ template <typename Done, typename Describe>
     if ((i & 63) == 63 && fast_now_ns() >= spin_end) break;
   }
   count_wait(g_wait_stats.yielded);
+  traced.phase = trace::kYield;
   // Phase 2: yield.
   const uint64_t yield_end = spin_end + yield_ns();
   const uint64_t deadline = start + timeout_ns();
@@ -251,6 +254,7 @@ template <typename Done, typename Describe>
   PeWaitWords* me = ctx.pe_words ? &ctx.pe_words[ctx.my_pe] : nullptr;
   uint64_t slice = 50'000;
   count_wait(g_wait_stats.slept);
+  traced.phase = trace::kSleep;
   if (me) {
     watch_begin(me, watch);
     waiter_fence();  // every writer's earlier stores are now visible, or it will see us asleep

@@ -32,6 +32,7 @@ void wait_while_equal(const std::atomic<uint32_t>& word_c, uint32_t old, std::at
   auto& word = const_cast<std::atomic<uint32_t>&>(word_c);
   if (word.load(std::memory_order_acquire) != old) return;
   const uint64_t start = now_ns();
+  trace::WaitSpan traced{start};  // TESSERA_TRACE: one event for this wait, with the last phase reached
   const bool shared = cpus_shared();  // as wait_until_slow: short spin, no yield
   // Phase 1: spin (the other block is usually a few microseconds behind).
   if (policy.spin) {
@@ -43,6 +44,7 @@ void wait_while_equal(const std::atomic<uint32_t>& word_c, uint32_t old, std::at
     }
   }
   // Phase 2: yield, so an oversubscribed CPU runs the thread we are waiting for.
+  traced.phase = trace::kYield;
   const uint64_t yield_end = now_ns() + yield_ns();
   const auto* abort_word = wait_context().abort_word;
   for (; !shared && policy.yield;) {
@@ -53,6 +55,7 @@ void wait_while_equal(const std::atomic<uint32_t>& word_c, uint32_t old, std::at
   // Phase 3: park on the word in slices, re-checking abort and deadline between slices.
   const uint64_t deadline = start + timeout_ns();
   uint64_t slice = 100'000;
+  traced.phase = trace::kSleep;
   sleepers.fetch_add(1, std::memory_order_seq_cst);
   for (;;) {
     if (word.load(std::memory_order_seq_cst) != old) break;

@@ -26,6 +26,7 @@
 #include "base/rank_table.h"
 #include <hwloc.h>
 #include "placement.h"
+#include "trace_merge.h"
 #include "shmem.h"
 #include "tessera/version.h"
 #include "transport/transport.h"
@@ -39,6 +40,9 @@ constexpr const char* kUsage =
     "       tessera-info --coll <collective|all> [--bytes N] [--ranks N] [--buffsize N] [--oversubscribed]\n"
     "                    [--unbound]\n"
     "       tessera-info --env | --model | --topo | --version | --help\n"
+    "       tessera-info --trace-summary FILE | --trace-merge DIR\n"
+    "  --trace-summary: the top time sinks of a merged trace (TESSERA_TRACE; tessera-run writes DIR/trace.json)\n"
+    "  --trace-merge: merges DIR/pe*.trace into DIR/trace.json (a job started by another launcher)\n"
     "       tessera-info --predict --hosts N --ppn N [--coll allreduce] [--bytes N] [--link us=L,gbps=B[,host_gbps=H]]\n"
     "  --predict: the two-level allreduce's patterns priced by the cost model and the link (TESSERA_LINK, the\n"
     "  rank table, or --link; measured at run time when none is given)\n"
@@ -263,6 +267,17 @@ int main(int argc, char** argv) {
     else if (a == "--ppn") ppn = whole(a, val(), 1, 4096);
     else if (a == "--link") link = val();
     else if (a == "--model") model = true;
+    else if (a == "--trace-summary" || a == "--trace-merge") {
+      const char* v = val();
+      std::string what;
+      Status st = a == "--trace-summary" ? run::print_trace_summary(v, stdout) : run::merge_traces(v, {}, &what);
+      if (!st.is_ok()) {
+        std::fprintf(stderr, "tessera-info: %s\n", st.message().c_str());
+        return 1;
+      }
+      if (!what.empty()) std::printf("%s\n", what.c_str());
+      return 0;
+    }
     else if (a == "-h" || a == "--help") {
       std::fputs(kUsage, stdout);
       return 0;

@@ -22,6 +22,7 @@
 #include "placement.h"
 #include "proc.h"
 #include "server.h"
+#include "trace_merge.h"
 #include "transport/shm/segment.h"
 
 namespace tessera::run {
@@ -32,6 +33,13 @@ class Job {
   explicit Job(const Options& opt) : opt_(opt), pes_(static_cast<size_t>(opt.n_pes)) {}
   ~Job() { cleanup(); }
   int run();
+  // Every PE process started, running or not (their trace files carry these pids).
+  std::vector<pid_t> pids() const {
+    std::vector<pid_t> v;
+    for (const Pe& p : pes_)
+      if (p.pid > 0) v.push_back(p.pid);
+    return v;
+  }
 
  private:
   Status setup();
@@ -438,7 +446,17 @@ void Job::cleanup() {
 
 int run_job(const Options& opt) {
   Job job(opt);
-  return job.run();
+  const int rc = job.run();
+  // TESSERA_TRACE: the PEs wrote their files at finalize (or exit); one trace of the whole job from them.
+  // A failed merge is reported but does not change the job's status.
+  if (const std::string dir = job_trace_dir(opt.env); !dir.empty()) {
+    std::string what;
+    if (Status st = merge_traces(dir, job.pids(), &what); st.is_ok())
+      std::fprintf(stderr, "tessera-run: %s\n", what.c_str());
+    else
+      std::fprintf(stderr, "tessera-run: TESSERA_TRACE: %s\n", st.message().c_str());
+  }
+  return rc;
 }
 
 }  // namespace tessera::run

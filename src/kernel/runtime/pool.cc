@@ -14,6 +14,7 @@
 #include "base/config.h"
 #include "base/cpu.h"
 #include "base/log.h"
+#include "base/trace.h"
 #include "kernel/runtime/grid.h"
 #include "kernel/runtime/runtime.h"
 #include "sync/word_wait.h"
@@ -119,6 +120,10 @@ class Pool {
     const char* name = opts.name ? opts.name : "kernel";
 
     std::lock_guard<std::mutex> lock(mu_);
+    // TESSERA_TRACE: the launch on the caller's track, each block on its thread's (kernel names may be
+    // built at run time: interned once per launch, for the workers too).
+    trace_name_ = trace::g_on ? trace::intern(name) : nullptr;
+    trace::Scope traced(trace::Cat::kKernel, "launch", trace_name_, {.k0 = "blocks", .a0 = n});
     grow(n - 1);
     if (opts.workspace_bytes > ws_bytes_) {
       std::free(ws_);
@@ -147,7 +152,10 @@ class Pool {
 
     BlockContext ctx;
     detail::Grid::bind(ctx, 0, n, scratch0_, scratch_bytes_, ws_, ws_size_, name, &grid_);
-    run_block(ctx, fn, arg);
+    {
+      trace::Scope block(trace::Cat::kKernel, "block", trace_name_, {.k0 = "block", .a0 = 0});
+      run_block(ctx, fn, arg);
+    }
 
     // Wait for blocks 1..n-1 (no deadline: a kernel may legitimately run long; stuck syncs time out).
     // With more blocks than CPUs, or a worker that last ran on this CPU, yield only to those workers: with
@@ -228,6 +236,7 @@ class Pool {
     void* scratch = alloc_aligned(scratch_bytes_);
     std::memset(scratch, 0, scratch_bytes_);  // first touch on this worker's CPU
     const int my_block = w + 1;
+    if (trace::g_on) trace::name_thread(fmt::format("kernel block {}", my_block));
     const uint64_t idle_spin = static_cast<uint64_t>(std::max<int64_t>(0, kIdleSpinNs.get()));
     bool yield_to_job = false;  // the last launch this worker ran had more blocks than CPUs
     for (;;) {
@@ -270,7 +279,10 @@ class Pool {
       worker_cpu_[w].cpu.store(sched_getcpu(), std::memory_order_relaxed);
       BlockContext ctx;
       detail::Grid::bind(ctx, my_block, n, scratch, scratch_bytes_, ws_, ws_size_, name_, &grid_);
-      run_block(ctx, fn_, arg_);
+      {
+        trace::Scope block(trace::Cat::kKernel, "block", trace_name_, {.k0 = "block", .a0 = my_block});
+        run_block(ctx, fn_, arg_);
+      }
       yield_to_job = !grid_.spin;  // read while the launch is still in flight: no launch can reset it yet
       if (remaining_.fetch_sub(1, std::memory_order_seq_cst) == 1 &&
           done_sleepers_.load(std::memory_order_seq_cst) != 0)
@@ -300,6 +312,7 @@ class Pool {
   KernelFn fn_ = nullptr;
   void* arg_ = nullptr;
   const char* name_ = "";
+  const char* trace_name_ = nullptr;  // name_ interned for TESSERA_TRACE (null when tracing is off)
   size_t ws_size_ = 0;
   detail::Grid grid_;
   alignas(kCacheLine) std::atomic<int> block_num_{0};

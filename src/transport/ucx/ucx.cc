@@ -51,6 +51,7 @@
 #include "base/cpu.h"
 #include "base/log.h"
 #include "base/rank_table.h"
+#include "base/trace.h"
 #include "bootstrap/bootstrap.h"
 #include "sync/wait.h"
 #include "transport/transport.h"
@@ -184,6 +185,7 @@ inline Peer& target(int pe, uint64_t off, uint64_t* addr, ucp_rkey_h* rkey) {
 }
 
 void progress_loop(std::string nic) {
+  if (trace::g_on) trace::name_thread("progress");
   // On the NUMA node of the NIC it serves (its interrupts and DMA land there); anywhere in the job else.
   cpu_set_t near;
   if (cpus_near_nic(nic.c_str(), &near)) sched_setaffinity(0, sizeof near, &near);
