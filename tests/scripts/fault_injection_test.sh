@@ -94,8 +94,9 @@ for round in $(seq 1 "$rounds"); do
   fi
   sleep "$(printf '%d.%03d' $((delay_ms / 1000)) $((delay_ms % 1000)))"
   victim=$(cat "$d/pe$pe")
-  # A watchdog, so that a job that does not end fails this round instead of hanging the test.
-  ( sleep 10; kill -TERM $launcher 2>/dev/null ) &
+  # A watchdog, so that a job that does not end fails this round instead of hanging the test; killed, it
+  # takes its sleep with it.
+  ( trap 'kill $nap 2>/dev/null; exit 0' TERM; sleep 10 & nap=$!; wait $nap && kill -TERM $launcher 2>/dev/null ) &
   watchdog=$!
   start=$(date +%s%N)
   kill -"$sig" "$victim"
@@ -107,7 +108,8 @@ for round in $(seq 1 "$rounds"); do
   times+=("$ms")
   signum=$(kill -l "$sig")
   job=$(cat "$d/job")
-  echo "$what: job ended in $ms ms, status $rc"
+  read -r load _ < /proc/loadavg
+  echo "$what: job ended in $ms ms, status $rc (load average $load)"
   before=$fails
   check "  ended within $bound_ms ms" "[ $ms -lt $bound_ms ]"
   check "  exit status non-zero" "[ $rc -ne 0 ]"
