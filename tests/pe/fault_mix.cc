@@ -2,13 +2,15 @@
 // of them) until it is killed, so that the script can kill a PE at a random moment of that work.
 //
 //   pe_fault_mix <dir> <phase> [seed] [iterations]
+//   pe_fault_mix --phases          prints the phase names (the script's list), without starting a PE
 //
 // Phases: put (blocking, nbi + quiet, put-with-signal; small and large), barrier, allreduce, allgather,
 // alltoall, broadcast, reduce_scatter, reduce (each at counts from a few elements to MiBs, so that the cost
 // model picks different algorithms; TESSERA_ALGO forces one), collectives (all of those in turn), kernel (SPMD
 // kernel launches whose blocks put to the next PE and wait for the previous one inside the kernel), stream
-// (collectives enqueued on a comm stream, events queried while the caller computes), mix (a phase per
-// iteration, the same sequence on every PE from the seed).
+// (collectives enqueued on a comm stream, events queried while the caller computes), compute (long stretches
+// outside the library between barriers: the survivors are not waiting when the job ends, and the launcher's
+// SIGTERM must end them), mix (a phase per iteration, the same sequence on every PE from the seed).
 //
 // Once every PE has run one iteration, PE p writes its pid to <dir>/pe<p> and PE 0 the job id to <dir>/job
 // (each by rename, so a reader never sees half a file): the script kills one of those pids. Without
@@ -18,6 +20,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -36,10 +39,12 @@ namespace tk = tessera::kernel;
 namespace {
 
 enum class Phase { kPut, kBarrier, kAllreduce, kAllgather, kAlltoall, kBroadcast, kReduceScatter, kReduce,
-                   kCollectives, kKernel, kStream, kMix };
-constexpr const char* kPhaseNames[] = {"put", "barrier", "allreduce", "allgather", "alltoall", "broadcast",
-                                       "reduce_scatter", "reduce", "collectives", "kernel", "stream", "mix"};
+                   kCollectives, kKernel, kStream, kCompute, kMix };
+constexpr const char* kPhaseNames[] = {"put",       "barrier",        "allreduce", "allgather",   "alltoall",
+                                       "broadcast", "reduce_scatter", "reduce",    "collectives", "kernel",
+                                       "stream",    "compute",        "mix"};
 constexpr int kPhases = sizeof kPhaseNames / sizeof kPhaseNames[0];
+static_assert(kPhases == static_cast<int>(Phase::kMix) + 1, "a name for every phase, in enum order");
 
 constexpr size_t kBig = size_t{1} << 20;  // bytes of the large puts and of a kernel's cooperative put
 // Element counts per rank: the LL protocol's range, small, staged, and large enough for ring/pipelined paths.
@@ -97,6 +102,7 @@ class Work {
       case Phase::kCollectives: return collective(static_cast<Phase>(static_cast<int>(Phase::kAllreduce) + it % 6), it);
       case Phase::kKernel: return kernel(it);
       case Phase::kStream: return stream(it);
+      case Phase::kCompute: return compute();
       case Phase::kMix: return;  // resolved by the caller
       default: return collective(p, it);
     }
@@ -143,7 +149,8 @@ class Work {
         for (size_t q = 0; q < n; ++q) expect_all("allgather", r + q * count, count, static_cast<float>(q + 1));
         return;
       case Phase::kAlltoall:
-        for (size_t q = 0; q < n; ++q) std::fill_n(s + q * count, count, static_cast<float>(me_ * 16 + static_cast<int>(q)));
+        for (size_t q = 0; q < n; ++q)
+          std::fill_n(s + q * count, count, static_cast<float>(me_ * 16 + static_cast<int>(q)));
         comm_.alltoall(s, r, count, tc::DataType::kFloat32);
         for (size_t q = 0; q < n; ++q)
           expect_all("alltoall", r + q * count, count, static_cast<float>(static_cast<int>(q) * 16 + me_));
@@ -210,6 +217,17 @@ class Work {
       expect_all("stream allgather", stream_recv_.data() + q * count, count, static_cast<float>(q + 1));
   }
 
+  // Work outside the library (no Tessera call, so no wait that watches the job's abort word), then a barrier.
+  // A stretch longer than the launcher gives PEs to end on the abort word plus the script's largest delay:
+  // the survivors of a kill are computing when the job ends and only the launcher's SIGTERM ends them.
+  void compute() {
+    volatile double acc = 0;
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    while (std::chrono::steady_clock::now() < until)
+      for (int i = 0; i < 10000; ++i) acc = acc + i;
+    shmem_barrier_all();
+  }
+
   const int me_, n_, to_, from_;
   char* put_dst_ = nullptr;
   char* kernel_dst_ = nullptr;
@@ -227,6 +245,10 @@ class Work {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc == 2 && std::strcmp(argv[1], "--phases") == 0) {
+    for (const char* name : kPhaseNames) std::printf("%s\n", name);
+    return 0;
+  }
   if (argc < 3) {
     std::fprintf(stderr, "usage: %s <dir> <phase> [seed] [iterations]\n", argv[0]);
     return 2;
