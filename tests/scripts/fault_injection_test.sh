@@ -121,6 +121,8 @@ for round in $(seq 1 "$rounds"); do
   check "  launcher names PE $pe and SIG$sig" \
         "grep -q 'tessera-run: PE $pe killed by signal $signum (SIG$sig); ending the job' '$d/out'"
   check "  no wrong result before the kill" "! grep -q '^fault_mix:' '$d/out'"
+  # No signal handler of a library ran first (UCX's would print "Caught signal" and a backtrace).
+  check "  the PE died of the signal at once" "! grep -q 'Caught signal' '$d/out'"
   check "  nothing of job $job in /dev/shm" "! ls /dev/shm | grep -q '^tessera-$job-'"
   check "  no process of the job left" "job_gone '$d'"
   [ $fails -eq $before ] || sed 's/^/  | /' "$d/out"

@@ -12,6 +12,15 @@ namespace tessera::run {
 inline constexpr double kSelfEndSeconds = 0.3;
 inline constexpr double kGraceSeconds = 2.0;
 
+// Called in a PE's process before exec: turns off UCX's handlers for SIGSEGV, SIGBUS, SIGILL and SIGFPE
+// (UCX_HANDLE_ERRORS=none) unless the user set UCX_HANDLE_ERRORS. UCX, linked for the transports between
+// hosts, installs them when it is loaded; on such a signal, even one sent with kill(2), the handler prints a
+// backtrace before the process dies. That delays the death the launcher reports and ends the job on
+// (resolving symbols is slow on a loaded host), runs code that is not async-signal-safe in a handler (it can
+// hang when the signal lands inside malloc), and repeats in UCX's words what the launcher says. A user who
+// wants UCX's backtraces sets UCX_HANDLE_ERRORS=bt.
+void no_ucx_error_handlers();
+
 // "SIGKILL" (or the number when the signal has no name).
 std::string signal_name(int sig);
 // A waitpid status as an exit status: the code, 128 + the signal, or 1.
