@@ -8,8 +8,15 @@ namespace tessera::run {
 
 // Ending a job's PEs: PEs that wait in Tessera see the abort and end themselves, flushing what they
 // printed, so SIGTERM (whose default action drops buffered output) comes only after kSelfEndSeconds;
-// SIGKILL after a further kGraceSeconds.
+// SIGKILL after a further kGraceSeconds. On one host (job.cc) the launcher can tell a PE that will end itself
+// from one that is outside the library: a thread parked in a Tessera wait counts itself in its PE's sleeper
+// word in the job control segment (sync/wait.h); the launcher's doorbell wakes it, and once the job is
+// ending it leaves the count only to exit (or, its wait satisfied meanwhile, to go on). A PE with no thread
+// counted kUnparkedEndSeconds after the abort is outside the library (a waiter not yet parked checks the
+// abort word within its spin and yield phases, a thread parked on a word of its own, word_wait.h, between
+// slices of at most ~51 ms), so it gets SIGTERM then instead of after the full kSelfEndSeconds.
 inline constexpr double kSelfEndSeconds = 0.3;
+inline constexpr double kUnparkedEndSeconds = 0.1;
 inline constexpr double kGraceSeconds = 2.0;
 
 // Called in a PE's process before exec: turns off UCX's handlers for SIGSEGV, SIGBUS, SIGILL and SIGFPE
