@@ -11,6 +11,7 @@
 #include "base/log.h"
 #include "base/memcopy.h"
 #include "coll/comm.h"
+#include "sync/peer.h"
 
 namespace tessera::coll {
 namespace {
@@ -38,6 +39,9 @@ void cma_copy_direct(const Communicator& c, int m, char* local, char* remote, si
     ssize_t got = write ? process_vm_writev(pid, &l, 1, &r, 1, 0) : process_vm_readv(pid, &l, 1, &r, 1, 0);
     if (got <= 0) {
       const int e = got < 0 ? errno : EIO;
+      if (e == ESRCH)  // the member's process is gone: its death, not this copy, is what ends the job
+        sync::peer_vanished(fmt::format("{}: rank {} (PE {}, pid {}) is gone ({} failed: {})", c.name, m, c.world[m],
+                                        c.pids[m], write ? "process_vm_writev" : "process_vm_readv", std::strerror(e)));
       log::fatal("{}: {} {} bytes at {} {} rank {} (PE {}, pid {}) with {} failed: {} "
                  "(set TESSERA_COLL_CMA=0 to use the staged algorithms)",
                  c.name, write ? "writing" : "reading", bytes, static_cast<const void*>(remote), write ? "of" : "from",

@@ -1,4 +1,5 @@
 #include "sync/wait.h"
+#include "sync/peer.h"
 
 #include <cstdio>
 
@@ -140,6 +141,12 @@ void exit_for_abort(uint32_t abort_value) {
   ::fflush_unlocked(stdout);  // keep what this PE printed (see log::fatal_message)
   ::fflush_unlocked(stderr);
   std::_Exit(code);
+}
+
+void peer_vanished(const std::string& what) {
+  if (wait_context().abort_word)
+    wait_until([] { return false; }, [&] { return fmt::format("the job to end after {}", what); }, Watch::none());
+  log::fatal("{}", what);
 }
 
 void deadline_expired(const std::string& what, double seconds) {

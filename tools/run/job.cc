@@ -52,6 +52,7 @@ class Job {
   void flush_output(int rank, bool is_err, bool all);
   void end_job(int failed_pe);
   void send_term();
+  void term_unparked();
   int running_count() const;
   void cleanup();
 
@@ -69,6 +70,7 @@ class Job {
   bool have_failure_ = false;
   int result_ = 0;
   uint64_t term_at_ = 0;   // when to SIGTERM the PEs that did not end on the abort word (0: not pending)
+  uint64_t unparked_at_ = 0;  // when to SIGTERM the PEs with no thread parked in a wait (0: not pending)
   uint64_t kill_at_ = 0;   // when to SIGKILL the stragglers (0: not yet)
   bool cleaned_ = false;
 };
@@ -175,6 +177,7 @@ Status Job::spawn(int rank, const std::string& sock) {
       ::dup2(err[1], STDERR_FILENO);
     }
     for (const auto& kv : opt_.env) ::putenv(const_cast<char*>(kv.c_str()));
+    no_ucx_error_handlers();
     ::setenv("TESSERA_BIND", bind_mode_name(placement_->mode()), 1);
     ::setenv("TESSERA_JOB_SOCKET", sock.c_str(), 1);
     ::setenv("TESSERA_JOB_SECRET", secret_.c_str(), 1);
@@ -242,13 +245,24 @@ void Job::end_job(int failed_pe) {
   // PEs waiting in Tessera see the abort word at once and end themselves, flushing what they printed; give
   // them a moment before SIGTERM, whose default action would drop their buffered output.
   term_at_ = ctl_ ? now_ns() + static_cast<uint64_t>(kSelfEndSeconds * 1e9) : now_ns();
+  unparked_at_ = ctl_ ? now_ns() + static_cast<uint64_t>(kUnparkedEndSeconds * 1e9) : 0;
   if (!ctl_) send_term();
+}
+
+// PEs still running with no thread parked in a Tessera wait are outside the library and will not see the
+// abort word (proc.h): SIGTERM now. The others keep until term_at_ to end themselves.
+void Job::term_unparked() {
+  unparked_at_ = 0;
+  for (size_t r = 0; r < pes_.size(); ++r)
+    if (pes_[r].running && ctl_->pe_words()[r].sleepers.load(std::memory_order_acquire) == 0)
+      ::kill(pes_[r].pid, SIGTERM);
 }
 
 void Job::send_term() {
   for (auto& p : pes_)
     if (p.running) ::kill(p.pid, SIGTERM);
   term_at_ = 0;
+  unparked_at_ = 0;
   kill_at_ = now_ns() + static_cast<uint64_t>(kGraceSeconds * 1e9);
 }
 
@@ -393,6 +407,7 @@ int Job::run() {
       }
       end_job(-1);
     }
+    if (unparked_at_ && now >= unparked_at_) term_unparked();
     if (term_at_ && now >= term_at_) send_term();
     if (kill_at_ && now >= kill_at_) {
       for (auto& p : pes_)

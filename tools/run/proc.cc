@@ -5,12 +5,15 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 #include "base/status.h"
 #include "transport/shm/segment.h"
 
 namespace tessera::run {
+
+void no_ucx_error_handlers() { ::setenv("UCX_HANDLE_ERRORS", "none", 0); }
 
 std::string signal_name(int sig) {
   const char* abbrev = sigabbrev_np(sig);

@@ -8,9 +8,25 @@ namespace tessera::run {
 
 // Ending a job's PEs: PEs that wait in Tessera see the abort and end themselves, flushing what they
 // printed, so SIGTERM (whose default action drops buffered output) comes only after kSelfEndSeconds;
-// SIGKILL after a further kGraceSeconds.
+// SIGKILL after a further kGraceSeconds. On one host (job.cc) the launcher can tell a PE that will end itself
+// from one that is outside the library: a thread parked in a Tessera wait counts itself in its PE's sleeper
+// word in the job control segment (sync/wait.h); the launcher's doorbell wakes it, and once the job is
+// ending it leaves the count only to exit (or, its wait satisfied meanwhile, to go on). A PE with no thread
+// counted kUnparkedEndSeconds after the abort is outside the library (a waiter not yet parked checks the
+// abort word within its spin and yield phases, a thread parked on a word of its own, word_wait.h, between
+// slices of at most ~51 ms), so it gets SIGTERM then instead of after the full kSelfEndSeconds.
 inline constexpr double kSelfEndSeconds = 0.3;
+inline constexpr double kUnparkedEndSeconds = 0.1;
 inline constexpr double kGraceSeconds = 2.0;
+
+// Called in a PE's process before exec: turns off UCX's handlers for SIGSEGV, SIGBUS, SIGILL and SIGFPE
+// (UCX_HANDLE_ERRORS=none) unless the user set UCX_HANDLE_ERRORS. UCX, linked for the transports between
+// hosts, installs them when it is loaded; on such a signal, even one sent with kill(2), the handler prints a
+// backtrace before the process dies. That delays the death the launcher reports and ends the job on
+// (resolving symbols is slow on a loaded host), runs code that is not async-signal-safe in a handler (it can
+// hang when the signal lands inside malloc), and repeats in UCX's words what the launcher says. A user who
+// wants UCX's backtraces sets UCX_HANDLE_ERRORS=bt.
+void no_ucx_error_handlers();
 
 // "SIGKILL" (or the number when the signal has no name).
 std::string signal_name(int sig);
