@@ -78,7 +78,8 @@ Status init_single(Runtime& r) {
   r.bases.assign(1, nullptr);
   r.my_base = static_cast<char*>(p);
   size_t bytes = JobControl::bytes_for(1);
-  g_private_control = static_cast<JobControl*>(std::aligned_alloc(kCacheLine, (bytes + 63) & ~size_t{63}));
+  if (!g_private_control)  // kept from an earlier init (finalize)
+    g_private_control = static_cast<JobControl*>(std::aligned_alloc(kCacheLine, (bytes + 63) & ~size_t{63}));
   std::memset(static_cast<void*>(g_private_control), 0, bytes);
   g_private_control->magic = JobControl::kMagic;
   g_private_control->n_pes = 1;
@@ -320,12 +321,9 @@ void finalize() {
   r.data_size = 0;
   sync::set_wait_context(sync::WaitContext{});
   log::set_abort_hook(nullptr);
-  if (g_private_control) {
-    std::free(g_private_control);
-    g_private_control = nullptr;
-  } else if (r.control) {
-    transport::shm::unmap(r.control, JobControl::bytes_for(r.n_pes));
-  }
+  // The control words stay in place: threads that outlive finalize (kernel pool workers, comm streams) may
+  // have loaded a pointer into them just before the context above was cleared. A job of one PE reuses its
+  // private words at the next init; a launcher's segment (a cache line or two per PE) stays mapped until exit.
   r.control = nullptr;
   r.n_pes = 0;
   if (g_boot) g_boot->finalize();

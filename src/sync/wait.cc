@@ -33,10 +33,10 @@ const config::Var<bool> kWriterFences{
 WaitContext g_wait_context;
 WaitStats g_wait_stats;
 namespace {
-bool g_oversubscribed = false;
+Published<bool> g_oversubscribed = false;
 }
 
-bool g_asymmetric_fence = false;
+Published<bool> g_asymmetric_fence = false;
 
 void set_wait_context(const WaitContext& ctx) {
   g_wait_context = ctx;

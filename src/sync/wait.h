@@ -30,6 +30,7 @@
 #include <atomic>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 #include "base/cpu.h"
 #include "base/trace.h"
@@ -64,18 +65,37 @@ struct Watch {
   static constexpr Watch none() { return {~uint64_t{0}, 0}; }
 };
 
+// A field of the wait context: written by init and finalize while threads that outlive them (the UCX
+// progress thread during start-up, kernel pool workers, comm streams) read it. Release stores and acquire
+// loads: plain moves on x86, no race, and a reader that sees a pointer sees what was set up before it.
+template <typename T>
+class Published {
+ public:
+  constexpr Published(T v = T{}) : v_(v) {}
+  Published(const Published& o) : v_(o.load()) {}
+  Published& operator=(const Published& o) { store(o.load()); return *this; }
+  Published& operator=(T v) { store(v); return *this; }
+  operator T() const { return load(); }
+  T operator->() const requires std::is_pointer_v<T> { return load(); }
+  T load() const { return v_.load(std::memory_order_acquire); }
+  void store(T v) { v_.store(v, std::memory_order_release); }
+
+ private:
+  std::atomic<T> v_;
+};
+
 struct WaitContext {
-  std::atomic<uint32_t>* abort_word = nullptr;  // nonzero: the job is ending (value: failed PE + 1)
-  std::atomic<int32_t>* exit_code = nullptr;    // status to exit with when the job is ending
-  const std::atomic<uint32_t>* cpus_shared = nullptr;  // nonzero: outside processes use the job's CPUs
-  PeWaitWords* pe_words = nullptr;              // one per PE of the job
-  int my_pe = 0;
-  int n_pes = 1;
+  Published<std::atomic<uint32_t>*> abort_word;  // nonzero: the job is ending (value: failed PE + 1)
+  Published<std::atomic<int32_t>*> exit_code;    // status to exit with when the job is ending
+  Published<const std::atomic<uint32_t>*> cpus_shared;  // nonzero: outside processes use the job's CPUs
+  Published<PeWaitWords*> pe_words;              // one per PE of the job
+  Published<int> my_pe = 0;
+  Published<int> n_pes = 1;
   // Set when some peer is on another host: advances the transports that carry its writes, called on every
   // poll of the spin and yield phases, so that a waiter handles what arrives itself instead of waiting for
   // the transport's progress thread to be woken and scheduled (transport.h); a sleeper calls it after each
   // slice too (without that thread it is all that advances the transports).
-  void (*progress)() = nullptr;
+  Published<void (*)()> progress;
 };
 
 // Installed by the PGAS layer at init; before that, waits use private words.
@@ -145,7 +165,7 @@ inline void ring(PeWaitWords& w) {
 // per re-arm: the call interrupts every CPU that last ran a PE, an idle one too, and on a virtual machine
 // waking a halted vCPU takes long enough that a transfer whose waits re-arm dozens of times (a 4 MiB
 // send/recv) slowed down several times over (docs/design.md). The re-arms are covered by the fence in ring().
-extern bool g_asymmetric_fence;
+extern Published<bool> g_asymmetric_fence;
 inline void writer_fence() {
   if (g_asymmetric_fence) std::atomic_signal_fence(std::memory_order_seq_cst);
   else std::atomic_thread_fence(std::memory_order_seq_cst);

@@ -46,7 +46,7 @@ void wait_while_equal(const std::atomic<uint32_t>& word_c, uint32_t old, std::at
   // Phase 2: yield, so an oversubscribed CPU runs the thread we are waiting for.
   traced.phase = trace::kYield;
   const uint64_t yield_end = now_ns() + yield_ns();
-  const auto* abort_word = wait_context().abort_word;
+  const std::atomic<uint32_t>* abort_word = wait_context().abort_word;
   for (; !shared && policy.yield;) {
     sched_yield_wrapper();
     if (word.load(std::memory_order_acquire) != old) return;

@@ -198,7 +198,7 @@ class Pool {
     const std::string& mode = kPin.get();
     // PEs of a job usually share the host: PE p's workers start after PE p-1's, so they do not collide.
     const sync::WaitContext& wc = sync::wait_context();
-    const int npes = std::max(1, wc.n_pes), per_pe = std::max(1, resolve_block_num(kAutoBlocks, "pin").is_ok()
+    const int npes = std::max(1, wc.n_pes.load()), per_pe = std::max(1, resolve_block_num(kAutoBlocks, "pin").is_ok()
                                                                     ? resolve_block_num(kAutoBlocks, "pin").value() : 1);
     pin_base_ = wc.my_pe * per_pe;
     if (mode == "off" || (mode == "auto" && static_cast<size_t>(npes * per_pe) > order_.size())) order_.clear();
