@@ -200,9 +200,11 @@ void engine_loop(Engine& e) {
           shares_cpu = true;
           continue;
         }
-        trace::Scope traced(trace::Cat::kRma, "engine chunks", nullptr,
-                            {.k0 = "bytes", .a0 = static_cast<int64_t>(e.ring[next % kRing].bytes)});
-        e.by_engine.fetch_add(work_on(e, next, true), std::memory_order_relaxed);
+        // The slot is read only through claims (work_on): it may be retired and refilled meanwhile.
+        trace::Scope traced(trace::Cat::kRma, "engine chunks");
+        const uint64_t copied = work_on(e, next, true);
+        traced.set_arg1("chunks", static_cast<int64_t>(copied));
+        e.by_engine.fetch_add(copied, std::memory_order_relaxed);
       }
       if (!shares_cpu) {
         just_worked = true;
