@@ -1,14 +1,16 @@
 # The two commands of the README. Each installs what is missing, configures, builds and runs.
 #   make demo    ring_pass, the RMA benchmark, the allreduce sweep and a data-parallel step on 4 local PEs
-#   make test    the whole test suite (release build); with WITH_ASAN=1 then again under ASan+UBSan
+#   make test    the whole test suite (release build); with WITH_ASAN=1 then again under ASan+UBSan; with
+#                WITH_TSAN=1 the threaded parts' tests (label threads) under ThreadSanitizer
 #   make mutants plants each mutant of tests/mutants/list in a scratch copy and checks that the tests catch it
 #                (slow: a rebuild per mutant; not part of make test; docs/testing.md)
 JOBS ?= $(shell nproc)
 BUILD ?= build
 NPES ?= 4
 WITH_ASAN ?= 0
+WITH_TSAN ?= 0
 
-.PHONY: all deps build demo test test-asan mutants bench docs clean
+.PHONY: all deps build demo test test-asan test-tsan mutants bench docs clean
 
 all: build
 
@@ -25,12 +27,24 @@ demo: build
 test: build
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 600
 	@if [ "$(WITH_ASAN)" = 1 ]; then $(MAKE) --no-print-directory test-asan; fi
+	@if [ "$(WITH_TSAN)" = 1 ]; then $(MAKE) --no-print-directory test-tsan; fi
 
 test-asan: deps
 	@cmake --preset asan >/dev/null
 	@cmake --build build-asan -j $(JOBS)
 	@cd build-asan && ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp \
 	  UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j $(JOBS) --timeout 900 -LE nosan
+
+# Only what the threaded parts' tests need is built: the launcher, two unit binaries and the PE programs.
+TSAN_TARGETS = tessera-run tessera_unit_kernel tessera_unit_bootstrap pe_coll_hosts pe_coll_stream pe_kernel_dist \
+               pe_pgas_engine pe_pgas_threads
+test-tsan: deps
+	@cmake --preset tsan >/dev/null
+	@cmake --build build-tsan -j $(JOBS) --target $(TSAN_TARGETS)
+	@# UCX's memory hooks (libucm) call into a rwlock from a thread's exit path, where ThreadSanitizer's
+	@# interceptor faults: the hooks are off under tsan (Tessera does not rely on UCX's memory events).
+	@cd build-tsan && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$(CURDIR)/tests/tsan.supp" \
+	  UCX_MEM_MMAP_HOOK_MODE=none ctest --output-on-failure -j $(JOBS) --timeout 900 -L threads
 
 mutants: deps
 	@JOBS=$(JOBS) bash scripts/mutants.sh
@@ -44,4 +58,4 @@ bench: build
 	@bash bench/run_all.sh $(BUILD)
 
 clean:
-	rm -rf $(BUILD) build-asan build-debug
+	rm -rf $(BUILD) build-asan build-tsan build-debug build-fuzz
