@@ -100,7 +100,7 @@ void step_comm_coll(Soak& s) {
   Rng g = s.shared();
   g.next();
   coll::Comm& c = world();
-  const int what = g.pick(static_cast<int>(std::size(kCommKinds)) + 3);
+  const int what = g.pick(static_cast<int>(std::size(kCommKinds)) + 4);
   if (what < static_cast<int>(std::size(kCommKinds))) {
     CollCase k = make_case(s, g, kCommKinds[what], c.rank(), c.size(), false, 256 << 10);
     run_comm(c, k);
@@ -127,6 +127,34 @@ void step_comm_coll(Soak& s) {
       in = out;
     }
     s.check_bytes(in.data(), want.data(), bytes, kCommColl, "Comm::send/recv in a Group");
+  } else if (what == static_cast<int>(std::size(kCommKinds)) + 2) {
+    // split: colors (some negative: no communicator) and keys drawn for every rank; members are ordered by
+    // key then by parent rank. Checked: size, rank, and an allreduce of the members' parent ranks.
+    const int colors = 1 + g.pick(3);
+    std::vector<int> color(s.n), key(s.n);
+    for (int q = 0; q < s.n; ++q) {
+      color[q] = g.pick(colors + 1) - 1;
+      key[q] = g.pick(4);
+    }
+    coll::Comm sub = c.split(color[s.me], key[s.me]);
+    if (color[s.me] < 0) {
+      s.check(!sub, kCommColl, "Comm::split with a negative color", "an empty Comm", "a communicator");
+      return;
+    }
+    int size = 0, rank = 0;
+    int64_t sum = 0;
+    for (int q = 0; q < s.n; ++q) {
+      if (color[q] != color[s.me]) continue;
+      ++size;
+      sum += q;
+      if (key[q] < key[s.me] || (key[q] == key[s.me] && q < s.me)) ++rank;
+    }
+    s.check(sub.size() == size && sub.rank() == rank, kCommColl, "Comm::split",
+            "rank " + std::to_string(rank) + " of " + std::to_string(size),
+            "rank " + std::to_string(sub.rank()) + " of " + std::to_string(sub.size()));
+    int64_t mine = s.me, total = -1;
+    sub.allreduce(&mine, &total, 1, coll::DataType::kInt64, coll::RedOp::kSum);
+    s.check(total == sum, kCommColl, "Comm::split then allreduce", std::to_string(sum), std::to_string(total));
   } else {
     // recv_any: every other rank sends one message to a root, which takes them in whatever order they come.
     const int root = g.pick(s.n);

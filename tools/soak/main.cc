@@ -195,7 +195,7 @@ int run(int argc, char** argv) {
     std::printf("tessera-soak: seed %" PRIu64 ", %d PEs, %" PRIu64 " steps, %.1f s: verified operations: %" PRIu64
                 ", wrong results: 0\n",
                 s.seed, s.n, steps, secs, all);
-    if (verbose) std::printf("tessera-soak: algorithms forced: %s\n", coll_coverage().c_str());
+    std::printf("tessera-soak: algorithms forced: %s\n", coll_coverage().c_str());
     std::fflush(stdout);
   }
   shmem_free(tot);
