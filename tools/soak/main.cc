@@ -12,6 +12,7 @@
 #include <random>
 
 #include "soak.h"
+#include "tessera/version.h"
 
 namespace tessera::soak {
 namespace {
@@ -125,6 +126,7 @@ int run(int argc, char** argv) {
   double seconds = 0;
   bool verbose = false;
   int64_t inject = -1;
+  app.set_version_flag("--version", std::string("tessera-soak (Tessera) ") + TESSERA_VERSION_STRING);
   auto* seed_opt = app.add_option("--seed", seed, "seed of the run (default: random, printed)");
   app.add_option("--ops", max_ops, "stop after this many steps (default 1000 unless --seconds is given)");
   app.add_option("--seconds", seconds, "stop after this many seconds (whichever of --ops/--seconds comes first)");
