@@ -162,8 +162,7 @@ void step_comm_coll(Soak& s) {
     if (s.me != root) {
       std::vector<int64_t> v(count);
       fill_pattern(v.data(), count * 8, s.key(s.me, 22));
-      c.send(v.data(), count, coll::DataType::kInt64, root);
-      s.count(kCommColl);
+      c.send(v.data(), count, coll::DataType::kInt64, root);  // verified by the root, which counts it
     } else {
       std::vector<int> seen(s.n, 0);
       std::vector<int64_t> v(count), want(count);
