@@ -9,6 +9,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
+#include <iterator>
 #include <random>
 
 #include "soak.h"
@@ -17,21 +18,36 @@
 namespace tessera::soak {
 namespace {
 
-// Relative frequencies of the step kinds, indexed by Cat.
-constexpr int kWeights[kNumCats] = {8, 6, 5, 5, 8, 6, 6, 4, 8, 12, 14, 5, 6};
-void (*const kSteps[kNumCats])(Soak&) = {step_put,     step_get,       step_strided,   step_pg,    step_atomics,
-                                         step_signal,  step_wait,      step_teams,     step_shmem_coll,
-                                         step_comm_coll, step_algo,    step_stream,    step_kernel};
-const char* const kCatNames[kNumCats] = {"put",   "get",        "strided", "p/g",  "atomics", "signal", "wait",
-                                         "teams", "shmem-coll", "comm-coll", "algo", "stream", "kernel"};
+// The step kinds, in the order of Cat: name (summary and messages), relative frequency, step.
+struct StepKind {
+  const char* name;
+  int weight;
+  void (*run)(Soak&);
+};
+const StepKind kKinds[] = {
+    {.name = "put", .weight = 8, .run = step_put},
+    {.name = "get", .weight = 6, .run = step_get},
+    {.name = "strided", .weight = 5, .run = step_strided},
+    {.name = "p/g", .weight = 5, .run = step_pg},
+    {.name = "atomics", .weight = 8, .run = step_atomics},
+    {.name = "signal", .weight = 6, .run = step_signal},
+    {.name = "wait", .weight = 6, .run = step_wait},
+    {.name = "teams", .weight = 4, .run = step_teams},
+    {.name = "shmem-coll", .weight = 8, .run = step_shmem_coll},
+    {.name = "comm-coll", .weight = 12, .run = step_comm_coll},
+    {.name = "algo", .weight = 14, .run = step_algo},
+    {.name = "stream", .weight = 5, .run = step_stream},
+    {.name = "kernel", .weight = 6, .run = step_kernel},
+};
+static_assert(std::size(kKinds) == kNumCats, "one row per Cat");
 
 int pick_cat(Rng g) {
   int total = 0;
-  for (int w : kWeights) total += w;
+  for (const StepKind& k : kKinds) total += k.weight;
   int x = g.pick(total);
   for (int c = 0; c < kNumCats; ++c) {
-    if (x < kWeights[c]) return c;
-    x -= kWeights[c];
+    if (x < kKinds[c].weight) return c;
+    x -= kKinds[c].weight;
   }
   return 0;
 }
@@ -72,7 +88,7 @@ bool agree_stop(Soak& s, bool mine) {
 
 }  // namespace
 
-const char* cat_name(int c) { return kCatNames[c]; }
+const char* cat_name(int c) { return kKinds[c].name; }
 
 void Soak::fail(const char* op, const std::string& expected, const std::string& got) const {
   std::fprintf(stderr,
@@ -176,7 +192,7 @@ int run(int argc, char** argv) {
     s.step = steps;
     const int cat = pick_cat(s.shared());
     if (s.me == 0) s.log("start");
-    kSteps[cat](s);
+    kKinds[cat].run(s);
     shmem_barrier_all();  // the step's contract: every PE leaves it together, every put complete
   }
   const double secs = elapsed();
