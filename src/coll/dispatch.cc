@@ -182,11 +182,15 @@ Status dispatch(Communicator& c, Kind kind, const Args& a, const Algorithm* forc
   d.count = counts_unshared(kind) ? 0 : total;
   const uint64_t t0 = stage_call_begin(c, kind, per_rank * es);
   const uint64_t traced = trace::g_on ? trace::coll_begin() : 0;  // TESSERA_TRACE: the call and its steps
-  Exec ex(c, d, !algo->ll);
+  static const int check = check_level();
+  const bool thorough = check >= 1 && replicated(kind) && c.size > 1;
+  // The thorough check below is a stepped exchange, whose waits start once the peer's call is recorded. An LL
+  // call records itself only when it publishes or waits, which one with nothing to move (count 0) never
+  // does: under the check it is opened stepped, recorded at once, or every member would wait for the others.
+  Exec ex(c, d, !algo->ll || thorough);
   uint64_t steps = algo->run(ex, a);
   uint64_t h = 0;
-  static const int check = check_level();
-  if (check >= 1 && replicated(kind) && c.size > 1) {
+  if (thorough) {
     // Thorough check: every member publishes a hash of its result and compares everyone's.
     size_t bytes = (kind == Kind::kAllgather ? total * static_cast<size_t>(c.size) : total) * es;
     if (kind == Kind::kAllgatherv) bytes = total * es;  // assumes a packed layout

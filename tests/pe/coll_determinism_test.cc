@@ -23,6 +23,32 @@ void random_input(int rank, DType t, size_t count, Buf* b) {
 
 TEST(Determinism, ModeIsOn) { EXPECT_TRUE(deterministic_mode()); }
 
+// The thorough check (TESSERA_CHECK=1) after a call that moves nothing: every replicated collective with
+// count 0, on each algorithm that supports it and on the model's choice, returns. An LL call with count 0
+// used to leave itself unrecorded, and the check's exchange then waited for every peer until the deadline
+// (found by tessera-soak).
+TEST(ThoroughCheck, CountZeroEveryAlgorithm) {
+  ASSERT_GE(check_level(), 1);
+  Communicator& c = world();
+  char buf[16] = {};
+  size_t zeros[64] = {};
+  for (Kind k : {Kind::kAllreduce, Kind::kAllgather, Kind::kBroadcast, Kind::kAllgatherv}) {
+    std::vector<const Algorithm*> algos = algos_of(k);
+    algos.push_back(nullptr);
+    for (const Algorithm* a : algos) {
+      if (a && !a->supports(make_shape(c, k, 0))) continue;
+      SCOPED_TRACE(std::string(kind_name(k)) + " " + (a ? a->name : "auto"));
+      Args args;
+      args.send = buf;
+      args.recv = buf + 8;
+      args.count = 0;
+      args.dtype = DType::kFloat64;
+      if (k == Kind::kAllgatherv) args.rcounts = zeros, args.rdispls = zeros;
+      run(c, k, args, a);
+    }
+  }
+}
+
 TEST(Determinism, EveryAlgorithmGivesRankOrderBits) {
   Communicator& c = world();
   const int n = c.size, r = c.rank;
