@@ -53,8 +53,8 @@ inline void check_wait_var(const char* routine, const T* ivar, int cmp) {
 
 template <typename T>
 std::string describe_wait(const char* routine, const T* ivar, int cmp, T value) {
-  return fmt::format("{}: *{} (heap offset {:#x}) {} {}, value seen {}", routine, static_cast<const void*>(ivar),
-                     heap_offset(ivar), cmp_name(cmp), value, load_acquire(ivar));
+  return fmt::format("{}: *{} (symmetric offset {:#x}) {} {}, value seen {}", routine,
+                     static_cast<const void*>(ivar), watch_offset(ivar), cmp_name(cmp), value, load_acquire(ivar));
 }
 
 template <typename T>
