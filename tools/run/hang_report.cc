@@ -90,6 +90,12 @@ std::string call_text(const Entry& e, int n_pes) {
   }
 }
 
+// Whom a wait that names no PE waits for, in words.
+const char* unnamed_text(const Snap& s) {
+  return s.calls[0].call == Call::kWaitUntil ? "for a write (no PE named)"
+                                              : "for members it cannot name (not a strided set of PEs)";
+}
+
 std::string ago(uint64_t then, uint64_t now) {
   return fmt::format("{:.1f} s", static_cast<double>(now > then ? now - then : 0) / 1e9);
 }
@@ -147,7 +153,7 @@ std::string hang_report(pgas::JobControl* ctl, const std::string& why, uint64_t 
     const Snap& s = all[static_cast<size_t>(pe)];
     std::string line = fmt::format("  PE {}: {}", pe, state_text(s, n, now));
     if (!s.awaited.empty()) line += "; waits for " + pe_list(s.awaited);
-    else if (s.peer_unknown) line += "; waits for a write (no PE named)";
+    else if (s.peer_unknown) line += std::string("; waits ") + unnamed_text(s);
     out += line + "\n";
     // Members of one barrier describe it alike: the text is printed once, then referred to.
     int same = -1;
@@ -186,15 +192,16 @@ std::string hang_report(pgas::JobControl* ctl, const std::string& why, uint64_t 
   std::vector<std::string> parts;
   for (const auto& [awaited, waiters] : groups)
     parts.push_back(pe_list(waiters) + verb(waiters) + " for " + pe_list(awaited));
-  std::vector<int> unknown;
+  std::map<std::string, std::vector<int>> unnamed;  // waiters that name no PE, by what they wait for
   for (int pe = 0; pe < n; ++pe)
-    if (all[static_cast<size_t>(pe)].peer_unknown && !blocking(pe)) unknown.push_back(pe);
-  if (!unknown.empty()) parts.push_back(pe_list(unknown) + verb(unknown) + " for a write (no PE named)");
+    if (all[static_cast<size_t>(pe)].peer_unknown && !blocking(pe))
+      unnamed[unnamed_text(all[static_cast<size_t>(pe)])].push_back(pe);
+  for (const auto& [what, pes] : unnamed) parts.push_back(pe_list(pes) + verb(pes) + " " + what);
   for (int q : blockers) {
     const Snap& s = all[static_cast<size_t>(q)];
     if (!s.awaited.empty()) continue;  // in a team call: its group above says whom it waits for
-    parts.push_back(fmt::format("PE {} {}{}", q, state_text(s, n, now),
-                                s.peer_unknown ? ", waiting for a write (no PE named)" : ""));
+    parts.push_back(fmt::format("PE {} {}{}{}", q, state_text(s, n, now), s.peer_unknown ? ", waiting " : "",
+                                s.peer_unknown ? unnamed_text(s) : ""));
   }
   if (parts.empty()) parts.push_back("no PE is in a recorded call");
   out += "  summary: ";

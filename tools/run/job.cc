@@ -282,7 +282,8 @@ void Job::on_child_exit(int rank, int status) {
   result_ = WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 1 : exit_status_of(status);
   if (const uint32_t d = ctl_ ? ctl_->deadline_pe.load() : 0; d != 0 && running_count() > 0) {
     // The PE whose wait expired, not whichever PE ended first on its abort: the hang report follows.
-    std::fprintf(stderr, "tessera-run: the wait of PE %u passed its deadline (TESSERA_TIMEOUT); ending the job\n", d - 1);
+    std::fprintf(stderr, "tessera-run: the wait of PE %u passed its deadline (TESSERA_TIMEOUT); ending the job\n",
+                 d - 1);
     end_job(static_cast<int>(d) - 1);
   } else if (running_count() > 0) {
     std::fprintf(stderr, "tessera-run: PE %d %s; ending the job\n", rank, why.c_str());
