@@ -48,7 +48,8 @@ struct JobControl {
 
   enum State : uint32_t { kNotStarted = 0, kInitialized = 1, kFinalized = 2 };
   static size_t bytes_for(int n) {
-    return sizeof(JobControl) + (sizeof(sync::PeWaitWords) + kCacheLine + sizeof(sync::PeWhere)) * static_cast<size_t>(n);
+    const size_t per_pe = sizeof(sync::PeWaitWords) + kCacheLine + sizeof(sync::PeWhere);
+    return sizeof(JobControl) + per_pe * static_cast<size_t>(n);
   }
   sync::PeWaitWords* pe_words() { return reinterpret_cast<sync::PeWaitWords*>(this + 1); }
   std::atomic<uint32_t>* state(int pe) {
