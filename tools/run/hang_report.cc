@@ -126,6 +126,11 @@ std::string state_text(const Snap& s, int n_pes, uint64_t now) {
   if (s.state == pgas::JobControl::kNotStarted) return "has not initialized (no shmem_init yet)";
   if (s.state == pgas::JobControl::kFinalized) return "has finalized";
   if (s.in_call) return fmt::format("is in {} for {}", call_text(s.calls[0], n_pes), ago(s.calls[0].start_ns, now));
+  // It described a wait, but no recorded call is open: a wait of its own (a kernel launch, a stream event).
+  if (s.settled && s.calls.empty()) return "is in a Tessera wait that is not a recorded call";
+  if (s.settled)
+    return fmt::format("is in a Tessera wait that is not a recorded call (last call: {}, {} ago)",
+                       call_text(s.calls[0], n_pes), ago(s.calls[0].start_ns, now));
   if (s.calls.empty()) return "is not in a Tessera call (no blocking call yet)";
   return fmt::format("is not in a Tessera call (last: {}, {} ago)", call_text(s.calls[0], n_pes),
                      ago(s.calls[0].start_ns, now));
@@ -158,8 +163,8 @@ std::string hang_report(pgas::JobControl* ctl, const std::string& why, uint64_t 
     // Members of one barrier describe it alike: the text is printed once, then referred to.
     int same = -1;
     for (int q = 0; q < pe && same < 0; ++q)
-      if (all[static_cast<size_t>(q)].in_call && all[static_cast<size_t>(q)].detail == s.detail) same = q;
-    if (s.in_call && !s.detail.empty())
+      if (!s.detail.empty() && all[static_cast<size_t>(q)].detail == s.detail) same = q;
+    if (!s.detail.empty())
       out += same >= 0 ? fmt::format("        waiting for: as PE {}\n", same)
                        : fmt::format("        waiting for {}\n", s.detail);
     std::string earlier;

@@ -99,6 +99,18 @@ TEST(HangReport, MembersThatAreNotStridedAreNotNamed) {
   EXPECT_NE(r.find("PE 2 is not in a Tessera call (no blocking call yet)"), std::string::npos) << r;
 }
 
+// A wait outside recorded calls (shmem_finalize's barrier, a kernel launch) still shows its text.
+TEST(HangReport, WaitOutsideRecordedCallsIsShown) {
+  Job j(2);
+  j.call(0, Call::kBarrierAll, 2, false, 0, 1, 2);
+  j.settle(0, "team sync 3 on the world team (made by the library)");
+  const std::string r = j.report();
+  EXPECT_NE(r.find("  PE 0: is in a Tessera wait that is not a recorded call (last call: shmem_barrier_all (world, "
+                   "team sync 2), "), std::string::npos) << r;
+  EXPECT_NE(r.find("        waiting for team sync 3 on the world team (made by the library)\n"), std::string::npos) << r;
+  EXPECT_NE(r.find("  PE 1: is not in a Tessera call (no blocking call yet)\n"), std::string::npos) << r;
+}
+
 TEST(HangReport, NestedCallsAreNotRecorded) {
   Job j(1);
   j.call(0, Call::kCollective, 1, true, 0, 1, 1);
