@@ -61,8 +61,8 @@ bool any_active(const int* status, size_t n) {
 
 template <typename T, typename V>
 std::string describe_set(const char* routine, const T* ivars, size_t n, int cmp, V vals) {
-  std::string s = fmt::format("{}: {} variables at {} (heap offset {:#x}) {} ", routine, n,
-                              static_cast<const void*>(ivars), pgas::heap_offset(ivars), pgas::cmp_name(cmp));
+  std::string s = fmt::format("{}: {} variables at {} (symmetric offset {:#x}) {} ", routine, n,
+                              static_cast<const void*>(ivars), pgas::watch_offset(ivars), pgas::cmp_name(cmp));
   for (size_t i = 0; i < n && i < 8; ++i)
     s += fmt::format("{}[{}]: seen {} want {}", i ? ", " : "", i, pgas::load_acquire(ivars + i), vals(i));
   return s;

@@ -205,7 +205,7 @@ void* shmem_team_ptr(shmem_team_t team, const void* dest, int pe) {
 int shmem_team_sync(shmem_team_t team) {
   if (team == SHMEM_TEAM_INVALID) return -1;
   pgas::Team* t = capi::team_of("shmem_team_sync", team);
-  pgas::ProgramSync label(t, "shmem_team_sync");
+  pgas::ProgramSync label(t, "shmem_team_sync", sync::Call::kTeamSync);
   pgas::team_sync(t);
   return 0;
 }
@@ -238,12 +238,12 @@ int shmem_ctx_get_team(shmem_ctx_t ctx, shmem_team_t* team) {
 
 void shmem_barrier_all(void) {
   require_init("shmem_barrier_all");
-  pgas::ProgramSync label(pgas::team_world(), "shmem_barrier_all");
+  pgas::ProgramSync label(pgas::team_world(), "shmem_barrier_all", sync::Call::kBarrierAll);
   pgas::team_barrier(pgas::team_world());
 }
 void shmem_sync_all(void) {
   require_init("shmem_sync_all");
-  pgas::ProgramSync label(pgas::team_world(), "shmem_sync_all");
+  pgas::ProgramSync label(pgas::team_world(), "shmem_sync_all", sync::Call::kSyncAll);
   pgas::team_sync(pgas::team_world());
 }
 

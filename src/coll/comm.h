@@ -181,6 +181,9 @@ struct Communicator {
   bool last_symmetric = false;
   const Algorithm* last_algo = nullptr;
   std::vector<uint64_t> checked;     // bitmask: peers whose call record was checked this call
+  // The members as world PEs start + rank * stride, for the hang report (sync/where.h): stride 0 when they
+  // are not such a progression; INT32_MIN until the first collective computes it.
+  int32_t where_stride = INT32_MIN;
   std::string name;                  // for messages: "communicator 3f2a (4 ranks)"
   const char* caller = nullptr;      // the API routine of the running call, when it names one (messages)
   bool cma = false;                  // every member can read every member's memory (process_vm_readv)

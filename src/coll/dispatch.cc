@@ -7,6 +7,7 @@
 #include "coll/engine.h"
 #include "coll/hier.h"
 #include "coll/select/select.h"
+#include "sync/where.h"
 
 namespace tessera::coll {
 namespace {
@@ -156,7 +157,21 @@ namespace {
 }
 }  // namespace
 
+namespace {
+// Communicator::where_stride, computed once per communicator.
+[[gnu::noinline]] int32_t members_stride(Communicator& c) {
+  const int32_t stride = c.size > 1 ? c.world[1] - c.world[0] : 1;
+  bool strided = true;
+  for (int m = 1; m < c.size; ++m) strided = strided && c.world[m] - c.world[m - 1] == stride;
+  return c.where_stride = strided ? stride : 0;
+}
+}  // namespace
+
 Status dispatch(Communicator& c, Kind kind, const Args& a, const Algorithm* force) {
+  // The call this PE is in, for the hang report; its number (c.seq + 1) is the same on every member.
+  const int32_t stride = c.where_stride != INT32_MIN ? c.where_stride : members_stride(c);
+  sync::WhereScope where(sync::Call::kCollective, static_cast<uint16_t>(kind), c.seq + 1,
+                         a.count * dtype_size(a.dtype), c.world[0], stride, c.size);
   size_t total = a.count;
   if (!args_plainly_ok(c, kind, a)) [[unlikely]]
     TS_RETURN_IF_ERROR(check_args(c, kind, a, &total));

@@ -14,6 +14,7 @@
 #include "pgas/amo.h"
 #include "pgas/rma.h"
 #include "pgas/runtime.h"
+#include "sync/where.h"
 
 namespace tessera::pgas {
 
@@ -53,13 +54,14 @@ inline void check_wait_var(const char* routine, const T* ivar, int cmp) {
 
 template <typename T>
 std::string describe_wait(const char* routine, const T* ivar, int cmp, T value) {
-  return fmt::format("{}: *{} (heap offset {:#x}) {} {}, value seen {}", routine, static_cast<const void*>(ivar),
-                     heap_offset(ivar), cmp_name(cmp), value, load_acquire(ivar));
+  return fmt::format("{}: *{} (symmetric offset {:#x}) {} {}, value seen {}", routine,
+                     static_cast<const void*>(ivar), watch_offset(ivar), cmp_name(cmp), value, load_acquire(ivar));
 }
 
 template <typename T>
 inline void wait_until(const char* routine, const T* ivar, int cmp, T value) {
   check_wait_var(routine, ivar, cmp);
+  sync::WhereScope where(sync::Call::kWaitUntil, 0, 0, watch_offset(ivar));
   sync::wait_until([&] { return compare(load_acquire(ivar), cmp, value); },
                    [&] { return describe_wait(routine, ivar, cmp, value); }, watch_of(ivar, sizeof(T)));
 }

@@ -278,6 +278,8 @@ Status init(int thread_level) {
   wc.n_pes = r.n_pes;
   if (g_routed_count > 0) wc.progress = routed_progress;
   sync::set_wait_context(wc);
+  sync::set_where_context({.all = r.control->where(0), .mine = r.control->where(r.my_pe),
+                           .deadline = &r.control->deadline_pe, .my_pe = r.my_pe});
   // The control segment starts zero-filled, where the words' initializers never ran: nobody of this PE
   // sleeps yet, so its watched range starts empty here.
   const int cpu = bound_cpu();
@@ -320,6 +322,7 @@ void finalize() {
   r.data_base = nullptr;
   r.data_size = 0;
   sync::set_wait_context(sync::WaitContext{});
+  sync::set_where_context(sync::WhereContext{});
   log::set_abort_hook(nullptr);
   // The control words stay in place: threads that outlive finalize (kernel pool workers, comm streams) may
   // have loaded a pointer into them just before the context above was cleared. A job of one PE reuses its

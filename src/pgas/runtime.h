@@ -25,7 +25,9 @@
 namespace tessera::pgas {
 
 // Job-wide control segment (created by tessera-run, mapped by every PE and the launcher):
-//   header | PeWaitWords[n_pes] | PeState[n_pes]
+//   header | PeWaitWords[n_pes] | PeState[n_pes] | PeWhere[n_pes]
+// The where-areas (sync/where.h) come last and are whole cache lines: a PE's recording never writes a line
+// that holds another PE's wait words.
 struct JobControl {
   static constexpr uint64_t kMagic = 0x54455353'43544c31ull;  // "TESSCTL1"
   uint64_t magic;
@@ -37,18 +39,26 @@ struct JobControl {
   // 1 while processes outside the job use its CPUs and tessera-run has unbound the PEs (tools/run/placement.h):
   // waits then sleep rather than yield (sync/wait.h).
   std::atomic<uint32_t> cpus_shared;
-  char pad1[kCacheLine - 16];
+  // 0, or the first PE whose wait passed its deadline (TESSERA_TIMEOUT) + 1: the launcher then prints the
+  // hang report (tools/run/hang_report.h).
+  std::atomic<uint32_t> deadline_pe;
+  char pad1[kCacheLine - 20];
 
   enum ExitKind : uint32_t { kExitNone = 0, kExitFatal = 1, kExitGlobal = 2 };
 
   enum State : uint32_t { kNotStarted = 0, kInitialized = 1, kFinalized = 2 };
   static size_t bytes_for(int n) {
-    return sizeof(JobControl) + (sizeof(sync::PeWaitWords) + kCacheLine) * static_cast<size_t>(n);
+    const size_t per_pe = sizeof(sync::PeWaitWords) + kCacheLine + sizeof(sync::PeWhere);
+    return sizeof(JobControl) + per_pe * static_cast<size_t>(n);
   }
   sync::PeWaitWords* pe_words() { return reinterpret_cast<sync::PeWaitWords*>(this + 1); }
   std::atomic<uint32_t>* state(int pe) {
     char* base = reinterpret_cast<char*>(pe_words() + n_pes);
     return reinterpret_cast<std::atomic<uint32_t>*>(base + static_cast<size_t>(pe) * kCacheLine);
+  }
+  sync::PeWhere* where(int pe) {
+    char* base = reinterpret_cast<char*>(pe_words() + n_pes) + static_cast<size_t>(n_pes) * kCacheLine;
+    return reinterpret_cast<sync::PeWhere*>(base) + pe;
   }
 };
 

@@ -16,6 +16,7 @@
 #include "base/status.h"
 #include "pgas/layout.h"
 #include "pgas/runtime.h"
+#include "sync/where.h"
 
 namespace tessera::pgas {
 
@@ -63,12 +64,14 @@ struct Team {
 };
 
 // Labels the team's next sync as the program's own call (shmem_barrier_all, shmem_team_sync, ...), so that
-// a deadline names that call and counts the program's barriers, not the library's.
+// a deadline names that call and counts the program's barriers, not the library's; and records it as the
+// call this PE is in (sync/where.h) with the team sync number it will wait in, the same on every member.
 class ProgramSync {
  public:
-  ProgramSync(Team* t, const char* call) : t_(t) {
+  ProgramSync(Team* t, const char* name, sync::Call call)
+      : t_(t), where_(call, 0, t->epoch + 1, 0, t->start, t->stride, t->size) {
     ++t->program_syncs;
-    t->program_call = call;
+    t->program_call = name;
   }
   ~ProgramSync() { t_->program_call = nullptr; }
   ProgramSync(const ProgramSync&) = delete;
@@ -76,6 +79,7 @@ class ProgramSync {
 
  private:
   Team* t_;
+  sync::WhereScope where_;
 };
 
 Team* team_world();

@@ -23,7 +23,8 @@
 // Every wait has a deadline (TESSERA_TIMEOUT seconds). On expiry the waiter's describe() text (what it
 // waited for: address, value seen, value wanted) is printed with the PE number and the job is ended.
 // While waiting, the job-abort word is watched: when another PE failed, the waiter exits at once with
-// status 1 (the launcher has already said which PE failed).
+// status 1 (the launcher has already said which PE failed). Either way the waiter first leaves its
+// describe() text in its where-area (sync/where.h) for the launcher's hang report.
 #pragma once
 #include <sched.h>
 
@@ -35,6 +36,7 @@
 #include "base/cpu.h"
 #include "base/trace.h"
 #include "sync/futex.h"
+#include "sync/where.h"
 
 namespace tessera::sync {
 
@@ -266,7 +268,10 @@ template <typename Done, typename Describe>
     if (done()) return;
     if (ctx.abort_word) {
       uint32_t a = ctx.abort_word->load(std::memory_order_relaxed);
-      if (a) exit_for_abort(a);
+      if (a) {
+        where_settle(describe(), false);  // the launcher's hang report shows what this PE waited for
+        exit_for_abort(a);
+      }
     }
     if (now_ns() >= yield_end) break;
   }
@@ -289,13 +294,16 @@ template <typename Done, typename Describe>
       uint32_t a = ctx.abort_word->load(std::memory_order_relaxed);
       if (a) {
         if (me) watch_end(me);
+        where_settle(describe(), false);
         exit_for_abort(a);
       }
     }
     uint64_t now = now_ns();
     if (now >= deadline) {
       if (me) watch_end(me);
-      deadline_expired(describe(), static_cast<double>(now - start) / 1e9);
+      const std::string what = describe();
+      where_settle(what, true);
+      deadline_expired(what, static_cast<double>(now - start) / 1e9);
     }
     g_wait_stats.futex_waits.fetch_add(1, std::memory_order_relaxed);
     if (shared) publish_asleep();

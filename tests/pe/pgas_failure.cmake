@@ -11,3 +11,7 @@ target_link_libraries(pe_fault_mix PRIVATE tessera)
 # Driven by tests/scripts/shared_cpus_test.sh: a ping-pong timed while outside processes share the CPUs.
 add_executable(pe_pingpong_load ${CMAKE_CURRENT_SOURCE_DIR}/pe/pingpong_load.c)
 target_link_libraries(pe_pingpong_load PRIVATE tessera)
+
+# A job that hangs on purpose, for the hang report (scripts/hang_report_test.sh).
+add_executable(pe_hang ${CMAKE_CURRENT_SOURCE_DIR}/pe/hang.c)
+target_link_libraries(pe_hang PRIVATE tessera)

@@ -19,6 +19,7 @@
 #include "base/cpu.h"
 #include "base/log.h"
 #include "bootstrap/protocol.h"
+#include "hang_report.h"
 #include "placement.h"
 #include "proc.h"
 #include "server.h"
@@ -55,6 +56,7 @@ class Job {
   void term_unparked();
   int running_count() const;
   void cleanup();
+  void print_hang_report();
 
   Options opt_;
   std::vector<Pe> pes_;
@@ -73,6 +75,8 @@ class Job {
   uint64_t unparked_at_ = 0;  // when to SIGTERM the PEs with no thread parked in a wait (0: not pending)
   uint64_t kill_at_ = 0;   // when to SIGKILL the stragglers (0: not yet)
   bool cleaned_ = false;
+  bool timed_out_ = false;  // the job passed --timeout
+  uint64_t report_at_ = 0;  // when to print the hang report at the latest (0: none pending)
 };
 
 // The binding policy: --bind-to, else the last TESSERA_BIND given with -x/--env, else the launcher's own
@@ -231,6 +235,9 @@ int Job::running_count() const {
 void Job::end_job(int failed_pe) {
   if (ending_) return;
   ending_ = true;
+  // A wait passed its deadline, or the job its --timeout: the hang report follows once the PEs in waits have
+  // described them (they do as they see the abort word), or after a second at most.
+  if (ctl_ && (timed_out_ || ctl_->deadline_pe.load() != 0)) report_at_ = now_ns() + 1'000'000'000ull;
   if (ctl_) {
     uint32_t expected = 0;
     if (ctl_->abort.compare_exchange_strong(expected, static_cast<uint32_t>(failed_pe + 1))) {
@@ -295,7 +302,12 @@ void Job::on_child_exit(int rank, int status) {
   if (why.empty()) return;
   have_failure_ = true;
   result_ = WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 1 : exit_status_of(status);
-  if (running_count() > 0) {
+  if (const uint32_t d = ctl_ ? ctl_->deadline_pe.load() : 0; d != 0 && running_count() > 0) {
+    // The PE whose wait expired, not whichever PE ended first on its abort: the hang report follows.
+    std::fprintf(stderr, "tessera-run: the wait of PE %u passed its deadline (TESSERA_TIMEOUT); ending the job\n",
+                 d - 1);
+    end_job(static_cast<int>(d) - 1);
+  } else if (running_count() > 0) {
     std::fprintf(stderr, "tessera-run: PE %d %s; ending the job\n", rank, why.c_str());
     end_job(rank);
   } else {
@@ -397,12 +409,14 @@ int Job::run() {
       if (pes_[r].err_fd >= 0) fds.push_back({pes_[r].err_fd, POLLIN, 0}), who.push_back({int(r), 1});
       outputs_open = outputs_open || pes_[r].out_fd >= 0 || pes_[r].err_fd >= 0;
     }
+    if (report_at_) print_hang_report();
     if (running_count() == 0 && !outputs_open) break;
     uint64_t now = now_ns();
     if (deadline && now >= deadline && !ending_) {
       if (!have_failure_) {
         have_failure_ = true;
         result_ = 124;
+        timed_out_ = true;
         std::fprintf(stderr, "tessera-run: job timed out after %.0f s (--timeout); ending the job\n", opt_.timeout_s);
       }
       end_job(-1);
@@ -440,6 +454,19 @@ int Job::run() {
   }
   server_ = nullptr;
   return have_failure_ ? result_ : 0;
+}
+
+// Prints the hang report once it is complete (hang_report_settled) or its second has passed.
+void Job::print_hang_report() {
+  std::vector<bool> exited;
+  for (const Pe& p : pes_) exited.push_back(!p.running);
+  const uint64_t now = now_ns();
+  if (now < report_at_ && !hang_report_settled(ctl_, exited)) return;
+  report_at_ = 0;
+  const uint32_t d = ctl_->deadline_pe.load();
+  const std::string why = d ? fmt::format("the wait of PE {} passed its deadline (TESSERA_TIMEOUT)", d - 1)
+                            : fmt::format("the job passed its --timeout of {:.0f} s", opt_.timeout_s);
+  write_all(STDERR_FILENO, hang_report(ctl_, why, now));
 }
 
 void Job::cleanup() {
