@@ -34,7 +34,7 @@ Result<RankTable> parse_rank_table(const std::string& text, const std::string& p
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse_error, and out_of_range for a number like 1e400
     return bad(path, fmt::format("not JSON: {}", e.what()));
   }
   if (!j.is_object()) return bad(path, "expected an object with \"hosts\"");
