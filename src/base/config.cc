@@ -110,13 +110,15 @@ Result<double> parse_double(std::string_view var, std::string_view text) {
 std::string format_size(uint64_t b) {
   const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   int u = 0;
-  double v = static_cast<double>(b);
-  while (v >= 1024 && u < 4 && std::fmod(v, 1024) == 0) { v /= 1024; ++u; }
+  // Whole units in integers: a double would round sizes above 2^53 and print a whole unit that is not.
+  uint64_t whole = b;
+  while (whole >= 1024 && u < 4 && whole % 1024 == 0) { whole /= 1024; ++u; }
   if (u == 0 && b >= 1024) {
+    double v = static_cast<double>(b);
     while (v >= 1024 && u < 4) { v /= 1024; ++u; }
     return fmt::format("{:.1f} {}", v, units[u]);
   }
-  return fmt::format("{} {}", static_cast<uint64_t>(v), units[u]);
+  return fmt::format("{} {}", whole, units[u]);
 }
 
 std::string to_text(bool v) { return v ? "1" : "0"; }

@@ -63,6 +63,9 @@ TEST(FormatSize, Readable) {
   EXPECT_EQ(format_size(2048), "2 KiB");
   EXPECT_EQ(format_size(3ull << 30), "3 GiB");
   EXPECT_EQ(format_size(1536), "1.5 KiB");
+  // Above 2^53 a double rounds to a whole unit that the size is not (found by tests/fuzz/config_values).
+  EXPECT_EQ(format_size(9223372036854775847ull), "8388608.0 TiB");
+  EXPECT_EQ(format_size(((1ull << 53) + 1) << 10), "9007199254740993 KiB");
 }
 
 TEST(Registry, DeclaredVariablesAreListed) {
