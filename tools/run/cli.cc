@@ -132,6 +132,10 @@ Launch parse_command_line(const std::vector<std::string>& args, HostfileReader r
     l.err = err.str();
     return l;
   }
+  // NaN passes CLI11's NonNegativeNumber, and a huge number overflows the job's deadline in nanoseconds.
+  if (!(opt.timeout_s >= 0 && opt.timeout_s <= kMaxTimeoutSeconds))
+    return usage_error(fmt::format("--timeout {}: expected 0 (no limit) or seconds up to {:.0f}", opt.timeout_s,
+                                   kMaxTimeoutSeconds));
   if (!opt.argv.empty() && opt.argv.front() == "--") {
     opt.argv.erase(opt.argv.begin());
   } else if (!opt.argv.empty() && opt.argv.front().size() > 1 && opt.argv.front()[0] == '-') {

@@ -15,11 +15,16 @@
 
 namespace tessera::run {
 
+// --timeout's limit: the job's deadline is a count of nanoseconds in 64 bits. A billion seconds is
+// about 31 years.
+inline constexpr double kMaxTimeoutSeconds = 1e9;
+
 struct Launch {
   enum class Kind {
     kExit,   // print `out` and `err`, exit with `exit_code` (--help, --version: 0; a usage error: 2)
     kAgent,  // run the agent (agent.h)
-    kLocal,  // run `opt` on this host (job.h): 1 <= opt.n_pes <= kMaxSlots, opt.argv not empty
+    kLocal,  // run `opt` on this host (job.h): 1 <= opt.n_pes <= kMaxSlots, opt.argv not empty,
+             // 0 <= opt.timeout_s <= kMaxTimeoutSeconds (also for kHosts)
     kHosts,  // run `opt` on `placed` (hosts_job.h): every host with at least one PE, opt.argv not empty
   };
   Kind kind = Kind::kExit;
