@@ -1,14 +1,20 @@
 # The two commands of the README. Each installs what is missing, configures, builds and runs.
 #   make demo    ring_pass, the RMA benchmark, the allreduce sweep and a data-parallel step on 4 local PEs
-#   make test    the whole test suite (release build); with WITH_ASAN=1 then again under ASan+UBSan
+#   make test    the whole test suite (release build), then every fuzzer for 30 s; with WITH_ASAN=1 then
+#                again under ASan+UBSan
+#   make fuzz    builds the libFuzzer harnesses (clang, build-fuzz/) and runs each for FUZZ_SECONDS (600),
+#                two at a time; FUZZ_MERGE=1 adds the inputs that reach new code to tests/fuzz/corpus
 #   make mutants plants each mutant of tests/mutants/list in a scratch copy and checks that the tests catch it
 #                (slow: a rebuild per mutant; not part of make test; docs/testing.md)
 JOBS ?= $(shell nproc)
 BUILD ?= build
 NPES ?= 4
 WITH_ASAN ?= 0
+FUZZ_SECONDS ?= 600
+FUZZ_JOBS ?= 2
+FUZZ_MERGE ?= 0
 
-.PHONY: all deps build demo test test-asan mutants bench docs clean
+.PHONY: all deps build demo test test-asan fuzz mutants bench docs clean
 
 all: build
 
@@ -24,6 +30,7 @@ demo: build
 
 test: build
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 600
+	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=30 FUZZ_MERGE=0
 	@if [ "$(WITH_ASAN)" = 1 ]; then $(MAKE) --no-print-directory test-asan; fi
 
 test-asan: deps
@@ -31,6 +38,11 @@ test-asan: deps
 	@cmake --build build-asan -j $(JOBS)
 	@cd build-asan && ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp \
 	  UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j $(JOBS) --timeout 900 -LE nosan
+
+fuzz: deps
+	@cmake --preset fuzz >/dev/null
+	@cmake --build build-fuzz -j $(JOBS)
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_JOBS=$(FUZZ_JOBS) FUZZ_MERGE=$(FUZZ_MERGE) bash scripts/fuzz.sh build-fuzz
 
 mutants: deps
 	@JOBS=$(JOBS) bash scripts/mutants.sh
@@ -44,4 +56,4 @@ bench: build
 	@bash bench/run_all.sh $(BUILD)
 
 clean:
-	rm -rf $(BUILD) build-asan build-debug
+	rm -rf $(BUILD) build-asan build-debug build-fuzz
