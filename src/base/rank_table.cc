@@ -38,7 +38,8 @@ Result<RankTable> parse_rank_table(const std::string& text, const std::string& p
     return bad(path, fmt::format("not JSON: {}", e.what()));
   }
   if (!j.is_object()) return bad(path, "expected an object with \"hosts\"");
-  if (j.contains("version") && (!j["version"].is_number_integer() || j["version"].get<int>() != 1))
+  // Compared as JSON numbers: get<int>() would cut 4294967297 down to 1.
+  if (j.contains("version") && !(j["version"].is_number_integer() && j["version"] == 1))
     return bad(path, fmt::format("version {} is not supported (expected 1)", j["version"].dump()));
   if (!j.contains("hosts") || !j["hosts"].is_array() || j["hosts"].empty())
     return bad(path, "\"hosts\" must be a non-empty array");

@@ -41,6 +41,9 @@ TEST(RankTable, MalformedTablesNameTheFault) {
   EXPECT_THAT(error_of(R"({"hosts": []})"), testing::HasSubstr("non-empty array"));
   EXPECT_THAT(error_of(R"({"version": 2, "hosts": [{"name": "h", "pes": [0]}]})"),
               testing::HasSubstr("version 2 is not supported"));
+  // 2^32 + 1 is not version 1, though it is as an int (found by tests/fuzz/rank_table).
+  EXPECT_THAT(error_of(R"({"version": 4294967297, "hosts": [{"name": "h", "pes": [0]}]})"),
+              testing::HasSubstr("version 4294967297 is not supported"));
   EXPECT_THAT(error_of(R"({"hosts": [{"name": "", "pes": [0]}]})"), testing::HasSubstr("hosts[0]: \"name\""));
   EXPECT_THAT(error_of(R"({"hosts": [{"name": "h", "pes": [0]}, {"name": "h", "pes": [1]}]})"),
               testing::HasSubstr("listed twice"));
