@@ -1,7 +1,10 @@
 # The two commands of the README. Each installs what is missing, configures, builds and runs.
 #   make demo    ring_pass, the RMA benchmark, the allreduce sweep and a data-parallel step on 4 local PEs
-#   make test    the whole test suite (release build); with WITH_ASAN=1 then again under ASan+UBSan; with
-#                WITH_TSAN=1 the threaded parts' tests (label threads) under ThreadSanitizer
+#   make test    the whole test suite (release build), then every fuzzer for 30 s; with WITH_ASAN=1 then
+#                again under ASan+UBSan; with WITH_TSAN=1 the threaded parts' tests (label threads) under
+#                ThreadSanitizer
+#   make fuzz    builds the libFuzzer harnesses (clang, build-fuzz/) and runs each for FUZZ_SECONDS (600),
+#                two at a time; FUZZ_MERGE=1 adds the inputs that reach new code to tests/fuzz/corpus
 #   make mutants plants each mutant of tests/mutants/list in a scratch copy and checks that the tests catch it
 #                (slow: a rebuild per mutant; not part of make test; docs/testing.md)
 JOBS ?= $(shell nproc)
@@ -9,8 +12,11 @@ BUILD ?= build
 NPES ?= 4
 WITH_ASAN ?= 0
 WITH_TSAN ?= 0
+FUZZ_SECONDS ?= 600
+FUZZ_JOBS ?= 2
+FUZZ_MERGE ?= 0
 
-.PHONY: all deps build demo test test-asan test-tsan mutants bench docs clean
+.PHONY: all deps build demo test test-asan test-tsan fuzz mutants bench docs clean
 
 all: build
 
@@ -26,6 +32,7 @@ demo: build
 
 test: build
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 600
+	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=30 FUZZ_MERGE=0
 	@if [ "$(WITH_ASAN)" = 1 ]; then $(MAKE) --no-print-directory test-asan; fi
 	@if [ "$(WITH_TSAN)" = 1 ]; then $(MAKE) --no-print-directory test-tsan; fi
 
@@ -45,6 +52,11 @@ test-tsan: deps
 	@# interceptor faults: the hooks are off under tsan (Tessera does not rely on UCX's memory events).
 	@cd build-tsan && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$(CURDIR)/tests/tsan.supp" \
 	  UCX_MEM_MMAP_HOOK_MODE=none ctest --output-on-failure -j $(JOBS) --timeout 900 -L threads
+
+fuzz: deps
+	@cmake --preset fuzz >/dev/null
+	@cmake --build build-fuzz -j $(JOBS)
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_JOBS=$(FUZZ_JOBS) FUZZ_MERGE=$(FUZZ_MERGE) bash scripts/fuzz.sh build-fuzz
 
 mutants: deps
 	@JOBS=$(JOBS) bash scripts/mutants.sh

@@ -1,6 +1,8 @@
 #include "base/config.h"
 
+#include <cerrno>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <set>
 
@@ -67,19 +69,30 @@ Result<uint64_t> parse_size(std::string_view var, std::string_view text) {
   char* end = nullptr;
   errno = 0;
   double v = std::strtod(t.c_str(), &end);
+  const bool range_error = errno == ERANGE;
+  const std::string number(t, 0, static_cast<size_t>(end - t.c_str()));
   std::string suffix = trim(end);
   for (auto& c : suffix) c = static_cast<char>(std::toupper(c));
   if (!suffix.empty() && suffix.back() == 'B') suffix.pop_back();
   if (suffix.size() == 2 && suffix[1] == 'I') suffix.pop_back();  // KiB, MiB, GiB
-  double mult = 1;
-  if (suffix.empty()) mult = 1;
-  else if (suffix == "K") mult = 1024.0;
-  else if (suffix == "M") mult = 1024.0 * 1024;
-  else if (suffix == "G") mult = 1024.0 * 1024 * 1024;
-  else if (suffix == "T") mult = 1024.0 * 1024 * 1024 * 1024;
+  int shift = 0;
+  if (suffix.empty()) shift = 0;
+  else if (suffix == "K") shift = 10;
+  else if (suffix == "M") shift = 20;
+  else if (suffix == "G") shift = 30;
+  else if (suffix == "T") shift = 40;
   else return invalid_arg("{}={:?}: unknown size suffix {:?} (use K, M, G or T)", var, text, suffix);
-  double bytes = v * mult;
-  if (errno == ERANGE || !std::isfinite(bytes) || bytes < 0 || bytes >= 18446744073709551615.0)
+  // A whole number is read as an integer: a double holds every integer only up to 2^53, and a size is
+  // often a byte count.
+  if (!number.empty() && number.find_first_not_of("0123456789") == std::string::npos) {
+    errno = 0;
+    const unsigned long long n = std::strtoull(number.c_str(), nullptr, 10);
+    if (errno == ERANGE || n > (UINT64_MAX >> shift))
+      return invalid_arg("{}={:?}: size out of range (limit 2^64-1 bytes)", var, text);
+    return static_cast<uint64_t>(n) << shift;
+  }
+  double bytes = std::ldexp(v, shift);
+  if (range_error || !std::isfinite(bytes) || bytes < 0 || bytes >= 18446744073709551615.0)
     return invalid_arg("{}={:?}: size out of range (limit 2^64-1 bytes)", var, text);
   return static_cast<uint64_t>(bytes);
 }
@@ -97,13 +110,15 @@ Result<double> parse_double(std::string_view var, std::string_view text) {
 std::string format_size(uint64_t b) {
   const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   int u = 0;
-  double v = static_cast<double>(b);
-  while (v >= 1024 && u < 4 && std::fmod(v, 1024) == 0) { v /= 1024; ++u; }
+  // Whole units in integers: a double would round sizes above 2^53 and print a whole unit that is not.
+  uint64_t whole = b;
+  while (whole >= 1024 && u < 4 && whole % 1024 == 0) { whole /= 1024; ++u; }
   if (u == 0 && b >= 1024) {
+    double v = static_cast<double>(b);
     while (v >= 1024 && u < 4) { v /= 1024; ++u; }
     return fmt::format("{:.1f} {}", v, units[u]);
   }
-  return fmt::format("{} {}", static_cast<uint64_t>(v), units[u]);
+  return fmt::format("{} {}", whole, units[u]);
 }
 
 std::string to_text(bool v) { return v ? "1" : "0"; }

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "base/status.h"
+
 namespace tessera {
 
 struct RankTable {
@@ -31,7 +33,8 @@ struct RankTable {
 
 // The table of TESSERA_RANK_TABLE, loaded once; null when the variable is not set.
 const RankTable* rank_table();
-// Parses a table (tests); errors name `path` and what is wrong.
-RankTable parse_rank_table(const std::string& text, const std::string& path);
+// Parses a table (rank_table() and the tests). Any text is answered with a table or an error naming `path`,
+// the place and what was expected; it never ends the process (rank_table() does that with the error).
+Result<RankTable> parse_rank_table(const std::string& text, const std::string& path);
 
 }  // namespace tessera

@@ -11,19 +11,10 @@
 #include <string>
 #include <vector>
 
+#include "options.h"
 #include "pgas/runtime.h"
 
 namespace tessera::run {
-
-struct Options {
-  int n_pes = 1;
-  bool tag_output = false;
-  double timeout_s = 0;  // whole job; 0 = none
-  std::string bind_to;  // auto | core | none; empty: TESSERA_BIND (default auto); placement.h
-  bool report_bindings = false;  // print the placement and its changes (also at TESSERA_LOG >= 2)
-  std::vector<std::string> env;  // K=V
-  std::vector<std::string> argv;
-};
 
 struct Pe {
   pid_t pid = -1;

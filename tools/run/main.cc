@@ -1,202 +1,23 @@
 // tessera-run: starts N PEs of a program on this host, or on several (--hosts h1:2,h2:2, --hostfile F).
-//   tessera-run -n 4 [--tag-output] [--timeout S] [--bind-to auto|core|none] [--report-bindings] [--env K=V]... prog [args...]
-//   tessera-run --hosts h1:2,h2:2 [-n N] [--tag-output] [--timeout S] [--env K=V]... prog [args...]
-//   tessera-run --agent   (started by the launcher on each host through $TESSERA_RSH; agent.h)
-// Scripts written for oshrun / mpirun work as they are: -np N, -N N (PEs per host: one host here),
-// -x VAR[=VALUE], --map-by, --oversubscribe and --allow-run-as-root are accepted (see --help).
-#include <CLI/CLI.hpp>
-
-#include <algorithm>
-#include <set>
+// The command line and its rules are in cli.h; this file prints what the parse says and starts the job.
+#include <cstdio>
 
 #include "agent.h"
-#include "hosts.h"
+#include "cli.h"
 #include "hosts_job.h"
 #include "job.h"
-#include "tessera/version.h"
-
-namespace {
-// Options of ours that take a value: the program starts at the first word that is neither an option nor
-// the value of one.
-const std::set<std::string> kTakesValue = {"-n",      "--np",        "-np",    "-N",     "--timeout",
-                                           "--env",   "--bind-to",   "--map-by", "-x",   "--hosts",
-                                           "--host",  "-H",          "--hostfile", "--machinefile"};
-
-// mpirun's single-dash long option -np becomes --np (CLI11 reads -np as -n with the value "p"); only the
-// launcher's own words are rewritten, never the program's arguments.
-std::vector<std::string> launcher_words(int argc, char** argv) {
-  std::vector<std::string> words;
-  bool value_next = false;
-  int i = 1;
-  for (; i < argc; ++i) {
-    std::string w = argv[i];
-    if (value_next) {
-      value_next = false;
-    } else if (w == "-np") {
-      w = "--np";
-      value_next = true;
-    } else if (w.rfind("-np=", 0) == 0) {
-      w = "--np=" + w.substr(4);
-    } else if (w == "--") {
-      break;
-    } else if (w.empty() || w[0] != '-') {
-      break;
-    } else {
-      value_next = kTakesValue.count(w) != 0;
-    }
-    words.push_back(w);
-  }
-  for (; i < argc; ++i) words.emplace_back(argv[i]);
-  std::reverse(words.begin(), words.end());  // CLI11 parses a vector from its back
-  return words;
-}
-}  // namespace
 
 int main(int argc, char** argv) {
-  // The agent's job description comes on its stdin, never on the command line (it holds the job's secret).
-  if (argc >= 2 && std::string(argv[1]) == "--agent") {
-    if (argc != 2) {
-      std::fprintf(stderr, "tessera-run: --agent takes no other arguments (the launcher starts it: tessera-run "
-                   "--hosts)\n");
-      return 2;
-    }
-    return tessera::run::run_agent();
+  namespace run = tessera::run;
+  const run::Launch l = run::parse_command_line(std::vector<std::string>(argv + 1, argv + argc));
+  switch (l.kind) {
+    case run::Launch::Kind::kExit:
+      std::fputs(l.out.c_str(), stdout);
+      std::fputs(l.err.c_str(), stderr);
+      return l.exit_code;
+    case run::Launch::Kind::kAgent: return run::run_agent();
+    case run::Launch::Kind::kLocal: return run::run_job(l.opt);
+    case run::Launch::Kind::kHosts: return run::run_hosts_job(l.opt, l.placed);
   }
-  tessera::run::Options opt;
-  CLI::App app{"Start N processing elements (PEs) of a program on this host, or on several hosts.\n"
-               "usage: tessera-run -n N [options] program [args...]\n"
-               "       tessera-run --hosts h1:2,h2:2 [-n N] [options] program [args...]\n"
-               "oshrun/mpirun spellings are accepted: -np N, -N N, -x VAR[=VALUE], --map-by, --oversubscribe, "
-               "--allow-run-as-root, --host/-H, --machinefile\n"
-               "Across hosts, each host's agent (tessera-run --agent, by this launcher's own path, which must exist "
-               "on every host) is started with $TESSERA_RSH HOST (default: ssh); the PEs start in this working "
-               "directory, find each other through the first host (tcp://FIRSTHOST:PORT, so its name must resolve "
-               "on every host), and reach peers on other hosts through UCX. A PE that dies or a host that is lost "
-               "ends the job everywhere."};
-  std::string hosts_arg, hostfile;
-  int per_host = 0;
-  std::vector<std::string> exports;
-  std::string map_by;
-  bool ignored_flag = false;
-  auto* np = app.add_option("-n,--np", opt.n_pes, "number of PEs (also -np)")->check(CLI::Range(1, 4096));
-  auto* npn = app.add_option("-N", per_host, "PEs per host; with one host, the number of PEs")
-                  ->check(CLI::Range(1, 4096));
-  auto* hosts_opt = app.add_option("--hosts,--host,-H", hosts_arg,
-                                   "run on these hosts: host[:slots],... (slots default 1); PEs fill the hosts in "
-                                   "order, each up to its slots; -n defaults to all the slots");
-  auto* hostfile_opt = app.add_option("--hostfile,--machinefile", hostfile,
-                                      "run on the hosts of file F: one 'host [slots=N]' a line, # comments");
-  app.add_flag("--tag-output", opt.tag_output, "prefix every output line with [PE n] ([host:n] across hosts)");
-  app.add_option("--timeout", opt.timeout_s, "end the whole job after this many seconds (0: no limit)")
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--env", opt.env, "set K=V in every PE's environment (repeatable)")
-      ->allow_extra_args(false)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
-      ->each([](const std::string& kv) {
-        if (kv.find('=') == std::string::npos || kv.front() == '=')
-          throw CLI::ValidationError("--env", "expected K=V, got '" + kv + "'");
-      });
-  app.add_option("-x", exports,
-                 "VAR=VALUE: set VAR in every PE's environment; VAR: on this host accepted (the PEs inherit the "
-                 "launcher's environment), across hosts VAR's value here is set (repeatable, as mpirun)")
-      ->allow_extra_args(false)
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  app.add_option("--bind-to", opt.bind_to,
-                 "auto: each PE starts on a CPU of its own when the PEs fit on the CPUs (PE r on CPU r mod the "
-                 "count when they are a whole multiple of them), and all PEs run on every CPU of the job while "
-                 "other processes use those CPUs (default); core: stay bound whatever else runs; none: run on "
-                 "every CPU (sets TESSERA_BIND). Across hosts the PEs are not bound (core is refused)")
-      ->check(CLI::IsMember({"auto", "core", "none"}));
-  app.add_flag("--report-bindings", opt.report_bindings,
-               "print where the PEs run and why, and every change of it, to stderr (also at TESSERA_LOG=2); "
-               "one host only");
-  app.add_option("--map-by", map_by,
-                 "accepted for mpirun scripts: PEs of one host are always numbered in order, so every mapping "
-                 "(slot, core, hwthread, socket, numa, node) places them alike");
-  app.add_flag("--oversubscribe,--allow-run-as-root", ignored_flag,
-               "accepted for mpirun scripts: tessera-run always allows more PEs than CPUs, and root");
-  app.set_version_flag("--version", std::string("tessera-run (Tessera) ") + TESSERA_VERSION_STRING);
-  app.prefix_command();  // everything after the program belongs to it
-  try {
-    std::vector<std::string> words = launcher_words(argc, argv);
-    app.parse(words);
-    // With prefix_command, the program and its arguments arrive as remaining arguments.
-    for (auto& a : app.remaining()) opt.argv.push_back(a);
-  } catch (const CLI::ParseError& e) {
-    // --help and --version exit 0; every usage error exits 2, whatever CLI11's own code for it.
-    return app.exit(e) == 0 ? 0 : 2;
-  }
-  if (!opt.argv.empty() && opt.argv.front() == "--") {
-    opt.argv.erase(opt.argv.begin());
-  } else if (!opt.argv.empty() && opt.argv.front().size() > 1 && opt.argv.front()[0] == '-') {
-    std::fprintf(stderr, "tessera-run: unknown option '%s' (tessera-run --help lists the options; the program "
-                 "and its arguments come after them)\n", opt.argv.front().c_str());
-    return 2;
-  }
-  if (hosts_opt->count() != 0 || hostfile_opt->count() != 0) {
-    namespace run = tessera::run;
-    if (hosts_opt->count() != 0 && hostfile_opt->count() != 0) {
-      std::fprintf(stderr, "tessera-run: --hosts and --hostfile both given; give one of them\n");
-      return 2;
-    }
-    if (npn->count() != 0) {
-      std::fprintf(stderr, "tessera-run: -N %d with --hosts/--hostfile: give each host's slots instead (h1:2,h2:2, or "
-                   "slots=2 in the hostfile)\n", per_host);
-      return 2;
-    }
-    if (opt.bind_to == "core" || opt.report_bindings) {
-      std::fprintf(stderr, "tessera-run: %s: PEs started on several hosts are not bound to CPUs (only tessera-run -n N "
-                   "on one host binds them)\n", opt.report_bindings ? "--report-bindings" : "--bind-to core");
-      return 2;
-    }
-    auto hosts = hosts_opt->count() != 0 ? run::parse_hosts(hosts_arg) : run::read_hostfile(hostfile);
-    if (!hosts.is_ok()) {
-      std::fprintf(stderr, "tessera-run: %s\n", hosts.status().message().c_str());
-      return 2;
-    }
-    auto placed = run::place_block(hosts.value(), np->count() != 0 ? opt.n_pes : 0);
-    if (!placed.is_ok()) {
-      std::fprintf(stderr, "tessera-run: %s\n", placed.status().message().c_str());
-      return 2;
-    }
-    for (const std::string& x : exports) {
-      if (x.empty() || x.front() == '=') {
-        std::fprintf(stderr, "tessera-run: -x expects VAR or VAR=VALUE, got '%s'\n", x.c_str());
-        return 2;
-      }
-      // Other hosts do not inherit the launcher's environment: -x VAR sends its value along, as mpirun does.
-      if (x.find('=') != std::string::npos) opt.env.push_back(x);
-      else if (const char* v = std::getenv(x.c_str())) opt.env.push_back(x + "=" + v);
-    }
-    if (opt.argv.empty()) {
-      std::fprintf(stderr, "tessera-run: no program given\n");
-      return 2;
-    }
-    return run::run_hosts_job(opt, placed.value());
-  }
-  if (np->count() == 0 && npn->count() == 0) {
-    std::fprintf(stderr, "tessera-run: the number of PEs is required: -n N (or -np N)\n");
-    return 2;
-  }
-  if (npn->count() != 0) {
-    if (np->count() != 0 && opt.n_pes != per_host) {
-      std::fprintf(stderr, "tessera-run: -n %d and -N %d disagree: this launcher runs one host, so the PEs per "
-                   "host are all the PEs\n", opt.n_pes, per_host);
-      return 2;
-    }
-    opt.n_pes = per_host;
-  }
-  for (const std::string& x : exports) {
-    if (x.empty() || x.front() == '=') {
-      std::fprintf(stderr, "tessera-run: -x expects VAR or VAR=VALUE, got '%s'\n", x.c_str());
-      return 2;
-    }
-    // The PEs inherit the launcher's environment, so -x VAR without a value changes nothing.
-    if (x.find('=') != std::string::npos) opt.env.push_back(x);
-  }
-  if (opt.argv.empty()) {
-    std::fprintf(stderr, "tessera-run: no program given\n");
-    return 2;
-  }
-  return tessera::run::run_job(opt);
+  return 2;
 }

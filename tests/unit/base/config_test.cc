@@ -16,6 +16,15 @@ TEST(ParseSize, Suffixes) {
   EXPECT_EQ(parse_size("X", "2T").value(), 2ull << 40);
 }
 
+// Whole numbers are exact up to 2^64-1, beyond a double's 2^53 (found by tests/fuzz/config_values).
+TEST(ParseSize, WholeNumbersAreExact) {
+  EXPECT_EQ(parse_size("X", "23372036884775807").value(), 23372036884775807ull);
+  EXPECT_EQ(parse_size("X", "18446744073709551615").value(), UINT64_MAX);
+  EXPECT_FALSE(parse_size("X", "18446744073709551616").is_ok());
+  EXPECT_EQ(parse_size("X", "16777215T").value(), 16777215ull << 40);
+  EXPECT_FALSE(parse_size("X", "16777216T").is_ok());
+}
+
 TEST(ParseSize, ErrorsNameValueAndLimit) {
   auto r = parse_size("SHMEM_SYMMETRIC_SIZE", "12Q");
   ASSERT_FALSE(r.is_ok());
@@ -54,6 +63,9 @@ TEST(FormatSize, Readable) {
   EXPECT_EQ(format_size(2048), "2 KiB");
   EXPECT_EQ(format_size(3ull << 30), "3 GiB");
   EXPECT_EQ(format_size(1536), "1.5 KiB");
+  // Above 2^53 a double rounds to a whole unit that the size is not (found by tests/fuzz/config_values).
+  EXPECT_EQ(format_size(9223372036854775847ull), "8388608.0 TiB");
+  EXPECT_EQ(format_size(((1ull << 53) + 1) << 10), "9007199254740993 KiB");
 }
 
 TEST(Registry, DeclaredVariablesAreListed) {

@@ -1,0 +1,18 @@
+// What tessera-run was asked to run: the parsed command line (cli.h) that a job (job.h, hosts_job.h) starts.
+#pragma once
+#include <string>
+#include <vector>
+
+namespace tessera::run {
+
+struct Options {
+  int n_pes = 1;
+  bool tag_output = false;
+  double timeout_s = 0;  // whole job; 0 = none
+  std::string bind_to;  // auto | core | none; empty: TESSERA_BIND (default auto); placement.h
+  bool report_bindings = false;  // print the placement and its changes (also at TESSERA_LOG >= 2)
+  std::vector<std::string> env;  // K=V
+  std::vector<std::string> argv;
+};
+
+}  // namespace tessera::run
