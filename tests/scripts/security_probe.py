@@ -24,6 +24,8 @@ import struct
 import sys
 import time
 
+from bootstrap_wire import read_exact, read_msg
+
 HELLO, WELCOME, ALLGATHER = 1, 2, 3
 CHALLENGE, AUTH, PROOF, REFUSED = 5, 6, 7, 8
 SECRET_CHARS = 64
@@ -35,28 +37,6 @@ def check(name, cond, detail=""):
     global failures
     print(("ok   " if cond else "FAIL ") + name + (f" ({detail})" if detail else ""), flush=True)
     failures += 0 if cond else 1
-
-
-def read_exact(s, n):
-    data = b""
-    while len(data) < n:
-        chunk = s.recv(n - len(data))
-        if not chunk:
-            raise EOFError("connection closed")
-        data += chunk
-    return data
-
-
-def read_msg(s):
-    """(type, payload); (None, b"") when the peer closed the connection; ("timeout", b"") when it said
-    nothing within the socket's timeout."""
-    try:
-        t, n = struct.unpack("<II", read_exact(s, 8))
-        return t, read_exact(s, n)
-    except (EOFError, ConnectionResetError):
-        return None, b""
-    except socket.timeout:
-        return "timeout", b""
 
 
 def frame(t, payload):

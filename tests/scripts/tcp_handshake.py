@@ -14,6 +14,8 @@ import struct
 import sys
 import time
 
+from bootstrap_wire import read_exact, read_msg
+
 LABEL = b"tessera-bootstrap-v1"
 CHALLENGE, AUTH, PROOF, REFUSED, ALLGATHER = 5, 6, 7, 8, 3
 port, secret, size = int(sys.argv[1]), sys.argv[2].encode(), int(sys.argv[3])
@@ -37,25 +39,6 @@ def connect():
             if time.monotonic() > deadline:
                 raise
             time.sleep(0.05)
-
-
-def read_exact(s, n):
-    data = b""
-    while len(data) < n:
-        chunk = s.recv(n - len(data))
-        if not chunk:
-            raise EOFError("connection closed")
-        data += chunk
-    return data
-
-
-def read_msg(s):
-    """(type, payload), or (None, b"") when the connection closed."""
-    try:
-        t, n = struct.unpack("<II", read_exact(s, 8))
-        return t, read_exact(s, n)
-    except (EOFError, ConnectionResetError):
-        return None, b""
 
 
 def send_msg(s, t, payload):
