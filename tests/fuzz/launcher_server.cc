@@ -1,8 +1,9 @@
 // tessera-run's bootstrap server (tools/run/server.h, protocol in bootstrap/protocol.h): what PEs send it
 // over its Unix socket. Input: byte 0 gives the job's PEs (1..4), byte 1 the connections (1..4), then
 // steps {connection byte, length byte, bytes}: those bytes are written to that connection, and the server
-// reads as soon as a whole message (or a header announcing more than kMaxPayload) has arrived, as its
-// poll loop would have it read. At the end every connection is closed from the PE's side.
+// reads as soon as a whole message (or a header announcing more than it takes: the hello's size before the
+// hello, kMaxPayload after) has arrived, as its poll loop would have it read. At the end every connection is
+// closed from the PE's side.
 // The harness keeps its own model of the protocol and checks the server against it: a connection is kept
 // after a kHello with the job's secret and a rank below the PEs that no connection has claimed before (it
 // gets an empty kWelcome), and then only while it sends one kAllgather per round; once every rank has its
@@ -141,7 +142,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     while (p.open && p.unread.size() >= sizeof(bs::MsgHeader)) {
       bs::MsgHeader h;
       std::memcpy(&h, p.unread.data(), sizeof h);
-      if (h.length > bs::kMaxPayload) {
+      // Before the hello a message may announce the hello's size at most, after it kMaxPayload.
+      const uint32_t limit = p.authed ? bs::kMaxPayload : tessera::run::BootstrapServer::kHelloBytes;
+      if (h.length > limit) {
         server.on_readable(p.server_fd);
         p.open = false;  // refused at the header
         break;
@@ -157,10 +160,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       FUZZ_CHECK(q.received == q.expected);
     }
   }
-  // The PEs end: whatever was left half-sent, the server closes each connection at its end.
+  // The PEs end: whatever was left half-sent, the server closes each connection at its end. Its poll loop
+  // reports the socket readable until it does: a read may first take the half message, the next the EOF.
   for (Peer& p : peers) {
     ::shutdown(p.fd, SHUT_WR);
-    if (p.open) server.on_readable(p.server_fd);
+    for (int reads = 0; reads < 3 && server_has(server, p.server_fd); ++reads) server.on_readable(p.server_fd);
     FUZZ_CHECK(!server_has(server, p.server_fd));
     drain(p);
     FUZZ_CHECK(p.received == p.expected);
