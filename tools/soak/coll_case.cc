@@ -146,7 +146,8 @@ CollCase make_case(Soak& s, Rng& g, Kind kind, int r, int n, bool symmetric, siz
       c.expect.assign(std::max<size_t>(recv_elems, 1) * es, static_cast<char>(kGuard));
       for (int q = 0; q < n; ++q) {
         const std::vector<char> p = pattern(k, q, extent(cnt[q], sd[q]) * es);
-        std::memcpy(c.expect.data() + c.rdispls[q] * es, p.data() + sd[q][r] * es, cnt[q][r] * es);
+        if (cnt[q][r])
+          std::memcpy(c.expect.data() + c.rdispls[q] * es, p.data() + sd[q][r] * es, cnt[q][r] * es);
       }
       break;
     }
@@ -226,7 +227,7 @@ CollCase make_case(Soak& s, Rng& g, Kind kind, int r, int n, bool symmetric, siz
       c.expect.assign(std::max<size_t>(recv_elems, 1) * es, static_cast<char>(kGuard));
       for (int q = 0; q < n; ++q) {
         const std::vector<char> p = pattern(k, q, c.rcounts[q] * es);
-        std::memcpy(c.expect.data() + c.rdispls[q] * es, p.data(), p.size());
+        if (!p.empty()) std::memcpy(c.expect.data() + c.rdispls[q] * es, p.data(), p.size());
       }
       break;
     case Kind::kScatterv: {
@@ -239,21 +240,22 @@ CollCase make_case(Soak& s, Rng& g, Kind kind, int r, int n, bool symmetric, siz
   }
   // Long double: 10 significant bytes of 16. The reference's padding may differ from the kernel's, so the
   // padding of the expected value is not compared (verify_case compares values for this type).
-  // In place: the input moves into the receive buffer, at the offset the convention names.
+  // In place: the input moves into the receive buffer, at the offset the convention names. (No copy of
+  // nothing: a count of 0 may come with null buffers, which memcpy must not be given.)
   c.send = sbuf;
   if (c.inplace) {
     switch (kind) {
       case Kind::kAllgather:
-        std::memcpy(c.recv + static_cast<size_t>(r) * c.count * es, sbuf, c.count * es);
+        if (c.count) std::memcpy(c.recv + static_cast<size_t>(r) * c.count * es, sbuf, c.count * es);
         c.send = c.recv + static_cast<size_t>(r) * c.count * es;
         break;
       case Kind::kReduceScatter:
-        std::memcpy(c.recv, sbuf, send_elems * es);
+        if (send_elems) std::memcpy(c.recv, sbuf, send_elems * es);
         c.send = c.recv;
         c.recv = c.recv + static_cast<size_t>(r) * c.count * es;
         break;
       default:
-        std::memcpy(c.recv, sbuf, send_elems * es);
+        if (send_elems) std::memcpy(c.recv, sbuf, send_elems * es);
         c.send = c.recv;
     }
   }
