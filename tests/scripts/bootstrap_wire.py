@@ -2,6 +2,7 @@
 little-endian 32-bit each), then the payload (src/bootstrap/tcp_wire.h, src/bootstrap/protocol.h)."""
 import socket
 import struct
+import time
 
 
 def read_exact(s, n):
@@ -24,3 +25,17 @@ def read_msg(s):
         return None, b""
     except socket.timeout:
         return "timeout", b""
+
+
+def tcp_connect(port, host="127.0.0.1"):
+    """A connection to the TCP rendezvous, retried for 20 s while rank 0 starts listening."""
+    deadline = time.monotonic() + 20
+    while True:
+        try:
+            s = socket.create_connection((host, port), timeout=10)
+            s.settimeout(10)
+            return s
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)

@@ -24,7 +24,7 @@ import struct
 import sys
 import time
 
-from bootstrap_wire import read_exact, read_msg
+from bootstrap_wire import read_msg, tcp_connect
 
 HELLO, WELCOME, ALLGATHER = 1, 2, 3
 CHALLENGE, AUTH, PROOF, REFUSED = 5, 6, 7, 8
@@ -99,19 +99,6 @@ def unix_probes(path, secret):
     held.close()
     if secret:
         unix_refused(path, "unix: rank 0's hello replayed with the job's own secret", hello(secret, 0))
-
-
-def tcp_connect(port):
-    deadline = time.monotonic() + 20
-    while True:
-        try:
-            s = socket.create_connection(("127.0.0.1", port), timeout=10)
-            s.settimeout(10)
-            return s
-        except OSError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.05)
 
 
 def tcp_refused(port, name, answer, want):

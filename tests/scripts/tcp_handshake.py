@@ -14,7 +14,7 @@ import struct
 import sys
 import time
 
-from bootstrap_wire import read_exact, read_msg
+from bootstrap_wire import read_msg, tcp_connect
 
 LABEL = b"tessera-bootstrap-v1"
 CHALLENGE, AUTH, PROOF, REFUSED, ALLGATHER = 5, 6, 7, 8, 3
@@ -28,19 +28,6 @@ def check(name, cond, detail=""):
     failures += 0 if cond else 1
 
 
-def connect():
-    deadline = time.monotonic() + 20
-    while True:
-        try:
-            s = socket.create_connection(("127.0.0.1", port), timeout=10)
-            s.settimeout(10)
-            return s
-        except OSError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.05)
-
-
 def send_msg(s, t, payload):
     s.sendall(struct.pack("<II", t, len(payload)) + payload)
 
@@ -50,7 +37,7 @@ def mac(first, second, rank):
 
 
 # 1. A correct handshake, recorded.
-s = connect()
+s = tcp_connect(port)
 t, ns = read_msg(s)
 check("rank 0 sends a 32-byte challenge", t == CHALLENGE and len(ns) == 32, f"type {t}, {len(ns)} bytes")
 nc = bytes(range(32))
@@ -63,7 +50,7 @@ check("the secret is nowhere in what rank 0 sent", secret not in ns + proof)
 s.close()  # rank 1's slot opens again (left before the job started)
 
 # 2. The same answer replayed on a new connection.
-s = connect()
+s = tcp_connect(port)
 t, ns2 = read_msg(s)
 check("a new connection gets a new challenge", t == CHALLENGE and ns2 != ns)
 send_msg(s, AUTH, recorded)
@@ -73,14 +60,14 @@ check("the refusal says why", reason == b"wrong job secret", reason.decode(error
 s.close()
 
 # 3. Malformed: a header announcing 2 GiB, then a message of another type.
-s = connect()
+s = tcp_connect(port)
 read_msg(s)
 s.sendall(struct.pack("<II", AUTH, 1 << 31))
 t, reason = read_msg(s)
 check("a 2 GiB header is refused before any allocation", t == REFUSED and b"limit 256" in reason,
       reason.decode(errors="replace"))
 s.close()
-s = connect()
+s = tcp_connect(port)
 read_msg(s)
 send_msg(s, ALLGATHER, b"x" * 72)
 t, reason = read_msg(s)
@@ -89,5 +76,5 @@ check("a message of another type is refused", t == REFUSED and b"malformed hands
 s.close()
 
 # 4. Connect and leave.
-connect().close()
+tcp_connect(port).close()
 sys.exit(1 if failures else 0)
