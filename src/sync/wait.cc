@@ -133,6 +133,11 @@ void sleep_ns(uint64_t ns) {
   nanosleep(&ts, nullptr);
 }
 
+void exit_for_abort(uint32_t abort_value, const std::string& what) {
+  where_settle(what, false);  // the launcher's hang report shows what this PE waited for
+  exit_for_abort(abort_value);
+}
+
 void exit_for_abort(uint32_t abort_value) {
   // The launcher (or the failing PE) already printed why; say briefly why this PE stops.
   if (log::level() >= log::Level::kInfo)
@@ -150,6 +155,7 @@ void peer_vanished(const std::string& what) {
 }
 
 void deadline_expired(const std::string& what, double seconds) {
+  where_settle(what, true);
   log::fatal("timed out after {:.1f} s (TESSERA_TIMEOUT={}) waiting for {}", seconds, kTimeout.get(), what);
 }
 

@@ -226,8 +226,10 @@ template <typename Done>
   }
 }
 
-// Abort handling used by the wait loop.
+// Abort handling used by the wait loop. A waiter passes its describe() text, which is first left in its
+// where-area (sync/where.h) for the launcher's hang report.
 [[noreturn]] void exit_for_abort(uint32_t abort_value);
+[[noreturn]] void exit_for_abort(uint32_t abort_value, const std::string& what);
 [[noreturn]] void deadline_expired(const std::string& what, double seconds);
 
 void watch_begin(PeWaitWords* me, Watch w);  // registers as a sleeper watching w
@@ -268,10 +270,7 @@ template <typename Done, typename Describe>
     if (done()) return;
     if (ctx.abort_word) {
       uint32_t a = ctx.abort_word->load(std::memory_order_relaxed);
-      if (a) {
-        where_settle(describe(), false);  // the launcher's hang report shows what this PE waited for
-        exit_for_abort(a);
-      }
+      if (a) exit_for_abort(a, describe());
     }
     if (now_ns() >= yield_end) break;
   }
@@ -294,16 +293,13 @@ template <typename Done, typename Describe>
       uint32_t a = ctx.abort_word->load(std::memory_order_relaxed);
       if (a) {
         if (me) watch_end(me);
-        where_settle(describe(), false);
-        exit_for_abort(a);
+        exit_for_abort(a, describe());
       }
     }
     uint64_t now = now_ns();
     if (now >= deadline) {
       if (me) watch_end(me);
-      const std::string what = describe();
-      where_settle(what, true);
-      deadline_expired(what, static_cast<double>(now - start) / 1e9);
+      deadline_expired(describe(), static_cast<double>(now - start) / 1e9);
     }
     g_wait_stats.futex_waits.fetch_add(1, std::memory_order_relaxed);
     if (shared) publish_asleep();

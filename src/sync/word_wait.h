@@ -63,16 +63,13 @@ void wait_while_equal(const std::atomic<uint32_t>& word_c, uint32_t old, std::at
       uint32_t a = abort_word->load(std::memory_order_relaxed);
       if (a) {
         sleepers.fetch_sub(1);
-        where_settle(describe(), false);  // for the launcher's hang report (sync/where.h)
-        exit_for_abort(a);
+        exit_for_abort(a, describe());
       }
     }
     uint64_t now = now_ns();
     if (policy.deadline && now >= deadline) {
       sleepers.fetch_sub(1);
-      const std::string what = describe();
-      where_settle(what, true);
-      deadline_expired(what, static_cast<double>(now - start) / 1e9);
+      deadline_expired(describe(), static_cast<double>(now - start) / 1e9);
     }
     futex_wait(&word, old, slice);
     if (slice < 50'000'000) slice *= 2;
