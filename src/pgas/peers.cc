@@ -179,6 +179,16 @@ void routed_put(const char* routine, const void* dest, const void* src, size_t b
   rt().transports[static_cast<size_t>(pe)]->put(pe, watch_offset(dest), src, bytes);
 }
 
+void routed_put_nbi(const char* routine, const void* dest, const void* src, size_t bytes, int pe) {
+  const transport::Transport* t = rt().transports[static_cast<size_t>(pe)];
+  if (!t->put_nbi) return routed_put(routine, dest, src, bytes, pe);
+  if (bytes == 0) return;
+  if (!src) fail_null(routine, "source", bytes);
+  trace::Scope traced(trace::Cat::kRma, "put_nbi", "routed",
+                      {.k0 = "bytes", .a0 = static_cast<int64_t>(bytes), .k1 = "pe", .a1 = pe});
+  t->put_nbi(pe, watch_offset(dest), src, bytes);
+}
+
 void routed_get(const char* routine, void* dest, const void* src, size_t bytes, int pe) {
   if (bytes == 0) return;
   if (!dest) fail_null(routine, "destination", bytes);

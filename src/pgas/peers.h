@@ -51,6 +51,8 @@ transport::PeerMemory mapping_for_test(int pe);
 // The data path through a peer's record. `sym` is this PE's address of the symmetric object, already
 // checked by remote().
 void routed_put(const char* routine, const void* dest, const void* src, size_t bytes, int pe);
+// The non-blocking form: `src` is read until the next fence or quiet where the transport allows it.
+void routed_put_nbi(const char* routine, const void* dest, const void* src, size_t bytes, int pe);
 void routed_get(const char* routine, void* dest, const void* src, size_t bytes, int pe);
 uint64_t routed_atomic(const char* routine, const void* sym, size_t size, transport::AtomicOp op, uint64_t value,
                        uint64_t cond, int pe);

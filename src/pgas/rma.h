@@ -2,7 +2,8 @@
 //
 // On a peer of this host a put is a copy into the peer's mapping of the destination (no message, no
 // syscall), a get a copy out of it. A peer without a mapping (another host) is reached through its
-// transport's put/get (peers.h), blocking in every form here. A large one is shared with the copy engine's thread (copy_engine.h):
+// transport's put/get (peers.h): blocking, except a large non-blocking put where the transport has a
+// non-blocking form (completed at the next fence/quiet). A large one is shared with the copy engine's thread (copy_engine.h):
 // a blocking call's copy is done when it returns; a non-blocking one completes at the next fence/quiet
 // (order.h).
 // After a put, waiters on the target PE that went to sleep are woken (sync::notify: one relaxed load when
@@ -49,14 +50,16 @@ inline void get_bytes(const char* routine, void* dest, const void* src, size_t b
 // Non-blocking forms: a large transfer is shared with the copy engine (copy_engine.h) and may still be in
 // flight when the call returns; fence/quiet complete it. Smaller ones are done at once, like put_bytes.
 inline void put_nbi_bytes(const char* routine, void* dest, const void* src, size_t bytes, int pe) {
-  if (!engine::takes(bytes)) [[likely]] {
-    put_bytes(routine, dest, src, bytes, pe);
+  char* d = remote(routine, dest, bytes, pe);
+  if (!d) [[unlikely]] return routed_put_nbi(routine, dest, src, bytes, pe);
+  if (bytes == 0) return;
+  if (!src) [[unlikely]] fail_null(routine, "source", bytes);
+  if (engine::takes(bytes)) [[unlikely]] {
+    engine::submit(d, static_cast<const char*>(src), bytes, pe, watch_offset(dest));
     return;
   }
-  char* d = remote(routine, dest, bytes, pe);
-  if (!d) [[unlikely]] return routed_put(routine, dest, src, bytes, pe);
-  if (!src) [[unlikely]] fail_null(routine, "source", bytes);
-  engine::submit(d, static_cast<const char*>(src), bytes, pe, watch_offset(dest));
+  copy_bytes(d, src, bytes);
+  sync::notify_range(pe, watch_offset(dest), bytes);
 }
 
 inline void get_nbi_bytes(const char* routine, void* dest, const void* src, size_t bytes, int pe) {

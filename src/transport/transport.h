@@ -23,6 +23,8 @@
 //                   atomics) on return; a put is visible at the target no later than the next quiet.
 //                   Waiters on the target watching the range are woken once it is (sync::notify_range on
 //                   this host).
+//   put_nbi         as put, but `src` may still be read until the next fence or quiet (the caller leaves it
+//                   alone until then: shmem_put_nbi's contract); null in a record whose put serves both.
 //   put_signal      the data, then the signal (set or add), so a PE that sees the signal sees the data.
 //   fence           orders every earlier put/atomic/signal to each peer of this transport before later ones.
 //   quiet           completes every earlier operation to every peer of this transport.
@@ -104,6 +106,7 @@ struct Transport {
 
   // Data path of a peer without a mapping; `off` is a symmetric offset on `pe` (see above).
   void (*put)(int pe, uint64_t off, const void* src, size_t bytes) = nullptr;
+  void (*put_nbi)(int pe, uint64_t off, const void* src, size_t bytes) = nullptr;
   void (*get)(void* dst, int pe, uint64_t off, size_t bytes) = nullptr;
   uint64_t (*atomic)(int pe, uint64_t off, size_t size, AtomicOp op, uint64_t value, uint64_t cond) = nullptr;
   void (*put_signal)(int pe, uint64_t off, const void* src, size_t bytes, uint64_t sig_off, uint64_t signal,

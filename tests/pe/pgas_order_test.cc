@@ -89,6 +89,27 @@ TEST(Order, BarrierCompletesPuts) {
   shmem_free(slots);
 }
 
+// The same for puts large enough to travel apart from the barrier's own messages (across hosts: active
+// messages, completed by the target's acknowledgment), from every PE to every PE at once.
+TEST(Order, BarrierCompletesLargePuts) {
+  const size_t n = size_t{32} << 10;  // 256 KiB per sender
+  long* slots = static_cast<long*>(shmem_calloc(n * static_cast<size_t>(npes()), sizeof(long)));
+  std::vector<long> src(n);
+  for (long round = 1; round <= 5; ++round) {
+    for (size_t i = 0; i < n; ++i) src[i] = round * 100000000 + me() * 1000000 + static_cast<long>(i);
+    for (int pe = 0; pe < npes(); ++pe) shmem_long_put(slots + n * static_cast<size_t>(me()), src.data(), n, pe);
+    shmem_barrier_all();
+    for (int pe = 0; pe < npes(); ++pe) {
+      size_t wrong = 0;
+      for (size_t i = 0; i < n; ++i)
+        wrong += slots[n * static_cast<size_t>(pe) + i] != round * 100000000 + pe * 1000000 + static_cast<long>(i);
+      ASSERT_EQ(wrong, 0u) << "round " << round << ": words from PE " << pe << " missing after the barrier";
+    }
+    shmem_barrier_all();
+  }
+  shmem_free(slots);
+}
+
 TEST(Order, QuietAndSyncAll) {
   long* x = static_cast<long*>(shmem_calloc(1, sizeof(long)));
   shmem_long_put_nbi(x, reinterpret_cast<const long*>(&x), 1, (me() + 1) % npes());

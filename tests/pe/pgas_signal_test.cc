@@ -29,6 +29,31 @@ TEST(Signal, BarrierCompletesPutWithSignal) {
   shmem_free(sig);
 }
 
+// As above with blocks large enough to travel as one message carrying its signal (across hosts), from
+// every PE to every PE: each target counts every arrival and holds every block after the barrier.
+TEST(Signal, BarrierCompletesLargePutWithSignalAdd) {
+  const size_t n = size_t{16} << 10;  // 128 KiB per sender
+  long* slots = static_cast<long*>(shmem_calloc(n * static_cast<size_t>(npes()), sizeof(long)));
+  uint64_t* sig = static_cast<uint64_t*>(shmem_calloc(1, sizeof(uint64_t)));
+  std::vector<long> out(n);
+  for (uint64_t round = 1; round <= 4; ++round) {
+    for (size_t i = 0; i < n; ++i) out[i] = me() * 1000000 + static_cast<long>(round * i);
+    for (int pe = 0; pe < npes(); ++pe)
+      shmem_long_put_signal_nbi(slots + n * static_cast<size_t>(me()), out.data(), n, sig, 1, SHMEM_SIGNAL_ADD, pe);
+    shmem_barrier_all();
+    EXPECT_EQ(shmem_signal_fetch(sig), round * static_cast<uint64_t>(npes()));
+    for (int pe = 0; pe < npes(); ++pe) {
+      size_t wrong = 0;
+      for (size_t i = 0; i < n; ++i)
+        wrong += slots[n * static_cast<size_t>(pe) + i] != pe * 1000000 + static_cast<long>(round * i);
+      ASSERT_EQ(wrong, 0u) << "round " << round << ": block from PE " << pe;
+    }
+    shmem_barrier_all();
+  }
+  shmem_free(slots);
+  shmem_free(sig);
+}
+
 TEST(Signal, PutWithSignalSetDeliversDataFirst) {
   const size_t n = 1 << 16;
   long* inbox = static_cast<long*>(shmem_malloc(n * sizeof(long)));

@@ -16,12 +16,18 @@
 // a get with small copies the target must serve one by one, a small fraction of what the link carries. A
 // large get is a small active message asking the target to send the bytes back as a tagged message into
 // the buffer the requester has posted (a tag with the top bit set, apart from the collectives' tags); it is
-// complete when that receive is. Large puts as rendezvous active messages (kAmPuts) are off, see there.
+// complete when that receive is. A large put is an active message too, by rendezvous straight into the
+// destination; its request completes once the data has left, not once the target has placed it, so the
+// target acknowledges each one from its landing callback (kAmPutAck) and counts per peer say what is still
+// in flight: quiet, fence, and a get or atomic to a peer with puts in flight wait for those
+// acknowledgments. A large put-with-signal carries the signal in its header and the target applies it
+// after the data has landed: one message, and the signal cannot overtake the data.
 // Messages (collectives across hosts): ucp_tag_send_nbx / ucp_tag_recv_nbx with an exact tag; a message
 // larger than UCX's eager limit goes by rendezvous, straight into the posted receive buffer.
 // Data path (addressed by symmetric offset, transport.h): put/get/atomics are ucp_*_nbx, waited for at
 // once (blocking semantics); put_signal is put, ucp_worker_fence, then the signal as an atomic, so the
-// signal cannot overtake the data; fence is ucp_worker_fence; quiet is ucp_worker_flush_nbx.
+// signal cannot overtake the data; fence is ucp_worker_fence; quiet is ucp_worker_flush_nbx (both after
+// the large puts' acknowledgments, above).
 // Atomics use UCX's (native where the hardware has them; over TCP UCX emulates them in the target's
 // progress). kFetch is a fetch-and-add of 0, kSet a swap whose old value is dropped.
 //
@@ -44,6 +50,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -90,15 +97,17 @@ struct State {
   char* my_heap = nullptr;  // this PE's segments (targets of large puts, sources of large gets)
   char* my_data = nullptr;
   std::atomic<uint64_t> get_seq{0};
+  // Large puts sent to each peer and acknowledged by it (and over all peers); written by any thread.
+  std::unique_ptr<std::atomic<uint64_t>[]> am_sent, am_acked;
+  std::atomic<uint64_t> am_sent_all{0}, am_acked_all{0};
 };
 // Transfers of at least this many bytes go as active messages (see the top of this file).
 constexpr size_t kAmMin = 64 * 1024;
-// Large puts as active messages are off: the rendezvous request completes once the data has left, not once
-// the target has placed it, and UCX carries them on another connection than the atomics, so a barrier's
-// atomic overtook the last fragments (pe.pgas_rma.rank_table saw part of a block after the barrier). They
-// need an acknowledgment from the target's landing callback before they can be on again; UCX's RMA puts
-// are slower over TCP but complete remotely at quiet.
-constexpr bool kAmPuts = false;
+// Large puts go as active messages. Their requests complete once the data has left, and UCX may carry them
+// on another connection than RMA and atomics: without the target's acknowledgment a barrier's atomic
+// overtook the last fragments of a put before it (pe.pgas_rma.rank_table saw part of a block after the
+// barrier). UCX's own RMA puts complete remotely at a flush but over TCP carry a third of what the link does.
+constexpr bool kAmPuts = true;
 // Tags with the top bit set are this transport's own (large gets' replies); the collectives' are below.
 constexpr uint64_t kGetReplyTag = uint64_t{1} << 63;
 State g;
@@ -214,7 +223,7 @@ void progress_loop(std::string nic) {
 }
 
 // Large transfers as active messages (see the top of this file).
-constexpr unsigned kAmPut = 0, kAmGet = 1;
+constexpr unsigned kAmPut = 0, kAmGet = 1, kAmPutAck = 2;
 
 struct AmGetHeader {
   uint64_t off;
@@ -223,39 +232,127 @@ struct AmGetHeader {
   int64_t requester;
 };
 
+// A large put: where its data goes, who sent it (the acknowledgment's address), and an optional signal
+// applied once the data is in place.
+struct AmPutHeader {
+  uint64_t off;
+  int64_t from;
+  uint64_t sig_off;
+  uint64_t signal;
+  int32_t sig_op;  // -1: none; else SignalOp
+  int32_t pad;
+};
+
+struct AmAckHeader {
+  int64_t from;  // the PE whose memory the put landed in
+};
+
 // This PE's address of symmetric offset `off`.
 char* local_address(uint64_t off) {
   return off < g.heap_bytes ? g.my_heap + off : g.my_data + (off - g.heap_bytes);
 }
 
-void on_put_landed(void* req, ucs_status_t st, size_t, void*) {
-  if (st != UCS_OK) log::write_line(log::Level::kError, fmt::format("UCX: a large put's data failed to arrive: {}",
-                                                                    ucs_status_string(st)));
+void on_ack_sent(void* req, ucs_status_t, void* header) {
+  delete static_cast<AmAckHeader*>(header);
   ucp_request_free(req);
+}
+
+// A large put's data is in place: apply its signal, wake this PE's waiters, acknowledge it to the sender.
+// Runs inside the worker's progress (any thread progressing it).
+void put_landed(const AmPutHeader& h) {
+  if (h.sig_op >= 0) {
+    std::atomic_ref<uint64_t> word(*reinterpret_cast<uint64_t*>(local_address(h.sig_off)));
+    if (h.sig_op == kSignalAdd) word.fetch_add(h.signal, std::memory_order_release);
+    else word.store(h.signal, std::memory_order_release);
+  }
   sync::notify(g.my_pe);
+  // The header must live until the send completes (UCX 1.13 has no flag that copies it).
+  auto* ack = new AmAckHeader{g.my_pe};
+  ucp_request_param_t prm{};
+  prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS;
+  prm.cb.send = on_ack_sent;
+  prm.user_data = ack;
+  prm.flags = UCP_AM_SEND_FLAG_EAGER;
+  void* req = ucp_am_send_nbx(g.peers[static_cast<size_t>(h.from)].ep, kAmPutAck, ack, sizeof *ack, nullptr, 0, &prm);
+  if (req == nullptr) {
+    delete ack;
+  } else if (UCS_PTR_IS_ERR(req)) {
+    delete ack;
+    log::write_line(log::Level::kError, fmt::format("UCX: acknowledging a large put to PE {} failed: {}", h.from,
+                                                    ucs_status_string(UCS_PTR_STATUS(req))));
+  }
+}
+
+void on_put_landed(void* req, ucs_status_t st, size_t, void* user_data) {
+  auto* h = static_cast<AmPutHeader*>(user_data);
+  if (st != UCS_OK)
+    log::write_line(log::Level::kError, fmt::format("UCX: a large put's data from PE {} failed to arrive: {}", h->from,
+                                                    ucs_status_string(st)));
+  else put_landed(*h);
+  delete h;
+  ucp_request_free(req);
 }
 
 // A put's data for this PE: by rendezvous straight into the destination, or copied from an eager message.
 ucs_status_t on_am_put(void*, const void* header, size_t header_length, void* data, size_t length,
                        const ucp_am_recv_param_t* param) {
-  uint64_t off;
-  if (header_length != sizeof off) return UCS_ERR_INVALID_PARAM;
-  std::memcpy(&off, header, sizeof off);
-  char* dest = local_address(off);
+  AmPutHeader h;
+  if (header_length != sizeof h) return UCS_ERR_INVALID_PARAM;
+  std::memcpy(&h, header, sizeof h);
+  if (h.from < 0 || static_cast<size_t>(h.from) >= g.peers.size() || !g.peers[static_cast<size_t>(h.from)].ep)
+    return UCS_ERR_INVALID_PARAM;
+  char* dest = local_address(h.off);
   if (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) {
+    auto* landing = new AmPutHeader(h);
     ucp_request_param_t prm{};
-    prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK;
+    prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
     prm.cb.recv_am = on_put_landed;
+    prm.user_data = landing;
     void* req = ucp_am_recv_data_nbx(g.worker, data, dest, length, &prm);
-    if (UCS_PTR_IS_ERR(req))
+    if (UCS_PTR_IS_ERR(req)) {
+      delete landing;
       log::write_line(log::Level::kError, fmt::format("UCX: receiving a large put of {} bytes failed: {}", length,
                                                       ucs_status_string(UCS_PTR_STATUS(req))));
-    else if (req == nullptr) sync::notify(g.my_pe);
+    } else if (req == nullptr) {
+      put_landed(h);
+      delete landing;
+    }
     return UCS_OK;
   }
   std::memcpy(dest, data, length);
-  sync::notify(g.my_pe);
+  put_landed(h);
   return UCS_OK;
+}
+
+ucs_status_t on_am_put_ack(void*, const void* header, size_t header_length, void*, size_t,
+                           const ucp_am_recv_param_t*) {
+  AmAckHeader h;
+  if (header_length != sizeof h) return UCS_ERR_INVALID_PARAM;
+  std::memcpy(&h, header, sizeof h);
+  if (h.from < 0 || h.from >= g.n_pes) return UCS_ERR_INVALID_PARAM;
+  g.am_acked[static_cast<size_t>(h.from)].fetch_add(1, std::memory_order_release);
+  g.am_acked_all.fetch_add(1, std::memory_order_release);
+  return UCS_OK;
+}
+
+// Waits until every large put sent so far to `pe` (-1: to every peer) is acknowledged, progressing the
+// worker: a large put is complete at the target only then.
+void wait_put_acks(int pe) {
+  std::atomic<uint64_t>& sent = pe < 0 ? g.am_sent_all : g.am_sent[static_cast<size_t>(pe)];
+  std::atomic<uint64_t>& acked = pe < 0 ? g.am_acked_all : g.am_acked[static_cast<size_t>(pe)];
+  const uint64_t want = sent.load(std::memory_order_acquire);
+  if (acked.load(std::memory_order_acquire) >= want) return;
+  sync::wait_until(
+      [&] {
+        ucp_worker_progress(g.worker);
+        return acked.load(std::memory_order_acquire) >= want;
+      },
+      [&] {
+        return fmt::format("UCX acknowledgments of large puts to {} ({} of {} arrived)",
+                           pe >= 0 ? fmt::format("PE {} (host {})", pe, g.peers[static_cast<size_t>(pe)].host)
+                                   : std::string("every peer"),
+                           acked.load(), want);
+      });
 }
 
 void on_reply_sent(void* req, ucs_status_t, void*) { ucp_request_free(req); }
@@ -401,11 +498,15 @@ Status open(const JobView& job) {
     }
   }
 
-  for (unsigned id : {kAmPut, kAmGet}) {
+  g.am_sent = std::make_unique<std::atomic<uint64_t>[]>(static_cast<size_t>(job.n_pes));
+  g.am_sent_all.store(0);
+  g.am_acked_all.store(0);
+  g.am_acked = std::make_unique<std::atomic<uint64_t>[]>(static_cast<size_t>(job.n_pes));
+  for (unsigned id : {kAmPut, kAmGet, kAmPutAck}) {
     ucp_am_handler_param_t hp{};
     hp.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB | UCP_AM_HANDLER_PARAM_FIELD_FLAGS;
     hp.id = id;
-    hp.cb = id == kAmPut ? on_am_put : on_am_get;
+    hp.cb = id == kAmPut ? on_am_put : id == kAmGet ? on_am_get : on_am_put_ack;
     hp.flags = UCP_AM_FLAG_WHOLE_MSG;
     st = ucp_worker_set_am_recv_handler(g.worker, &hp);
     if (st != UCS_OK) return ucx_error(st, "registering the active-message handlers");
@@ -483,17 +584,65 @@ Status map(PeerMemory* m) {
 }
 void unmap(PeerMemory* m) { m->heap = m->data = nullptr; }
 
+// A large put as an active message (see the top of this file), with the signal to apply after it or none
+// (sig_op -1); returns once `src` may be reused. Its acknowledgment completes it at the target.
+void am_put(Peer& p, int pe, uint64_t off, const void* src, size_t bytes, uint64_t sig_off, uint64_t signal,
+            int sig_op) {
+  const AmPutHeader h{off, g.my_pe, sig_off, signal, sig_op, 0};
+  g.am_sent[static_cast<size_t>(pe)].fetch_add(1, std::memory_order_release);
+  g.am_sent_all.fetch_add(1, std::memory_order_release);
+  ucp_request_param_t prm{};
+  prm.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+  prm.flags = UCP_AM_SEND_FLAG_RNDV;
+  wait_request(ucp_am_send_nbx(p.ep, kAmPut, &h, sizeof h, src, bytes, &prm), sig_op < 0 ? "put" : "put with signal",
+               pe, bytes);
+}
+
+// A non-blocking put's header, alive until its send completes.
+struct NbiPut {
+  AmPutHeader h;
+  int to;
+};
+
+void on_put_nbi_sent(void* req, ucs_status_t st, void* user_data) {
+  auto* n = static_cast<NbiPut*>(user_data);
+  // A failed send is never acknowledged: the next quiet waits for it until the job ends (the peer is gone,
+  // which the launcher or the bootstrap reports) or its deadline names what is missing.
+  if (st != UCS_OK)
+    log::write_line(log::Level::kError, fmt::format("UCX: a non-blocking put to PE {} failed: {}", n->to,
+                                                    ucs_status_string(st)));
+  delete n;
+  ucp_request_free(req);
+}
+
+// A large non-blocking put: sent without waiting; `src` is read until its acknowledgment, which the next
+// fence or quiet waits for. Smaller ones are blocking puts (their data is copied out at once).
+void put(int pe, uint64_t off, const void* src, size_t bytes);
+void put_nbi(int pe, uint64_t off, const void* src, size_t bytes) {
+  if (!(kAmPuts && bytes >= kAmMin)) return put(pe, off, src, bytes);
+  Peer& p = g.peers[static_cast<size_t>(pe)];
+  auto* n = new NbiPut{{off, g.my_pe, 0, 0, -1, 0}, pe};
+  g.am_sent[static_cast<size_t>(pe)].fetch_add(1, std::memory_order_release);
+  g.am_sent_all.fetch_add(1, std::memory_order_release);
+  ucp_request_param_t prm{};
+  prm.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS | UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+  prm.flags = UCP_AM_SEND_FLAG_RNDV;
+  prm.cb.send = on_put_nbi_sent;
+  prm.user_data = n;
+  void* req = ucp_am_send_nbx(p.ep, kAmPut, &n->h, sizeof n->h, src, bytes, &prm);
+  if (req == nullptr) delete n;
+  else if (UCS_PTR_IS_ERR(req)) {
+    delete n;
+    operation_failed("non-blocking put", bytes, pe, UCS_PTR_STATUS(req));
+  }
+}
+
 void put(int pe, uint64_t off, const void* src, size_t bytes) {
   uint64_t addr;
   ucp_rkey_h rkey;
   Peer& p = target(pe, off, &addr, &rkey);
+  if (kAmPuts && bytes >= kAmMin) return am_put(p, pe, off, src, bytes, 0, 0, -1);
   ucp_request_param_t prm{};
-  if (kAmPuts && bytes >= kAmMin) {
-    prm.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-    prm.flags = UCP_AM_SEND_FLAG_RNDV;
-    wait_request(ucp_am_send_nbx(p.ep, kAmPut, &off, sizeof off, src, bytes, &prm), "put", pe, bytes);
-    return;
-  }
   wait_request(ucp_put_nbx(p.ep, src, bytes, addr, rkey, &prm), "put", pe, bytes);
 }
 
@@ -501,6 +650,7 @@ void get(void* dst, int pe, uint64_t off, size_t bytes) {
   uint64_t addr;
   ucp_rkey_h rkey;
   Peer& p = target(pe, off, &addr, &rkey);
+  wait_put_acks(pe);  // a get sees this PE's earlier puts to the peer
   ucp_request_param_t prm{};
   if (bytes >= kAmMin) {
     const AmGetHeader h{off, bytes, kGetReplyTag | (g.get_seq.fetch_add(1) & (kGetReplyTag - 1)), g.my_pe};
@@ -545,6 +695,7 @@ uint64_t atomic(int pe, uint64_t off, size_t size, AtomicOp op, uint64_t value, 
   uint64_t addr;
   ucp_rkey_h rkey;
   Peer& p = target(pe, off, &addr, &rkey);
+  wait_put_acks(pe);  // an atomic comes after this PE's earlier puts to the peer
   return size == 4 ? atomic_word<uint32_t>(p, pe, addr, rkey, op, value, cond)
                    : atomic_word<uint64_t>(p, pe, addr, rkey, op, value, cond);
 }
@@ -554,14 +705,14 @@ void put_signal(int pe, uint64_t off, const void* src, size_t bytes, uint64_t si
   uint64_t addr;
   ucp_rkey_h rkey;
   Peer& p = target(pe, off, &addr, &rkey);
+  if (kAmPuts && bytes >= kAmMin)
+    return am_put(p, pe, off, src, bytes, sig_off, signal, op == kSignalAdd ? kSignalAdd : kSignalSet);
   void* req = nullptr;
-  if (kAmPuts && bytes >= kAmMin) {
-    put(pe, off, src, bytes);
-  } else if (bytes) {
+  if (bytes) {
     ucp_request_param_t prm{};
     req = ucp_put_nbx(p.ep, src, bytes, addr, rkey, &prm);
   }
-  // The signal may not overtake the data (transport.h).
+  // The signal may not overtake the data (transport.h); atomic() also waits for large puts to the peer.
   ucs_status_t st = ucp_worker_fence(g.worker);
   if (st != UCS_OK) log::fatal("UCX fence before a signal to PE {}: {}", pe, ucs_status_string(st));
   (void)atomic(pe, sig_off, sizeof(uint64_t), op == kSignalAdd ? AtomicOp::kFetchAdd : AtomicOp::kSet, signal, 0);
@@ -569,11 +720,13 @@ void put_signal(int pe, uint64_t off, const void* src, size_t bytes, uint64_t si
 }
 
 void fence() {
+  wait_put_acks(-1);  // large puts are not ordered by UCX's fence
   const ucs_status_t st = ucp_worker_fence(g.worker);
   if (st != UCS_OK) log::fatal("UCX fence: {}", ucs_status_string(st));
 }
 
 void quiet() {
+  wait_put_acks(-1);
   ucp_request_param_t prm{};
   wait_request(ucp_worker_flush_nbx(g.worker, &prm), "quiet (flush)", -1, 0);
 }
@@ -613,6 +766,7 @@ const Transport kUcx{
     .map = map,
     .unmap = unmap,
     .put = put,
+    .put_nbi = put_nbi,
     .get = get,
     .atomic = atomic,
     .put_signal = put_signal,
