@@ -20,7 +20,7 @@ bool engine_holds_chunks() {
 // Round `round` of a non-blocking put of n longs to the next PE, ordered before a flag by `order` (fence,
 // quiet, the C++ fence); the previous PE's put is checked word by word once its flag is seen.
 template <typename Order>
-void put_nbi_order_flag(const char* what, Order order) {
+void put_nbi_order_flag(const char* what, Order order, bool flag_by_put = false) {
   const size_t n = size_t{64} << 10;  // 512 KiB: over TESSERA_COPY_ENGINE_MIN, many chunks
   long* data = static_cast<long*>(shmem_calloc(n, sizeof(long)));
   long* flag = static_cast<long*>(shmem_calloc(1, sizeof(long)));
@@ -31,7 +31,8 @@ void put_nbi_order_flag(const char* what, Order order) {
     for (size_t i = 0; i < n; ++i) src[i] = round * 100000000 + me() * 1000000 + static_cast<long>(i);
     shmem_long_put_nbi(data, src.data(), n, to);
     order();
-    shmem_long_atomic_set(flag, round, to);
+    if (flag_by_put) shmem_long_p(flag, round, to);  // across hosts: may arrive before the data has landed
+    else shmem_long_atomic_set(flag, round, to);
     shmem_long_wait_until(flag, SHMEM_CMP_GE, round);
     size_t wrong = 0;
     for (size_t i = 0; i < n; ++i) wrong += data[i] != round * 100000000 + from * 1000000 + static_cast<long>(i);
@@ -70,6 +71,10 @@ TEST(Order, FenceOrdersNonBlockingPutBeforeFlag) {
   put_nbi_order_flag("shmem_fence", [] { shmem_fence(); });
   put_nbi_order_flag("shmem_ctx_fence", [] { shmem_ctx_fence(SHMEM_CTX_DEFAULT); });
   put_nbi_order_flag("tessera::fence", [] { tessera::fence(); });
+}
+
+TEST(Order, FenceOrdersNonBlockingPutBeforeFlagPut) {
+  put_nbi_order_flag("shmem_fence, flag by shmem_long_p", [] { shmem_fence(); }, true);
 }
 
 TEST(Order, QuietCompletesNonBlockingPutBeforeFlag) {

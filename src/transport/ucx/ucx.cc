@@ -12,24 +12,27 @@
 // shm transport, and a "host" that shares the kernel with another (containers, network namespaces) would
 // otherwise be reached through shared memory it cannot see, or worse, silently, and the network never used.
 //
-// Large gets (kAmMin bytes and up) do not use UCX's RMA: where the network has no RDMA (TCP), UCX emulates
-// a get with small copies the target must serve one by one, a small fraction of what the link carries. A
-// large get is a small active message asking the target to send the bytes back as a tagged message into
-// the buffer the requester has posted (a tag with the top bit set, apart from the collectives' tags); it is
-// complete when that receive is. A large put is an active message too, by rendezvous straight into the
-// destination; its request completes once the data has left, not once the target has placed it, so the
-// target acknowledges each one from its landing callback (kAmPutAck) and counts per peer say what is still
-// in flight: quiet, fence, and a get or atomic to a peer with puts in flight wait for those
-// acknowledgments. A large put-with-signal carries the signal in its header and the target applies it
-// after the data has landed: one message, and the signal cannot overtake the data.
+// Puts are active messages of our own, not UCX's RMA: over TCP UCX emulates RMA with messages the target
+// serves anyway, its large puts carry a third of what the link does, and its flush and fence each cost a
+// round trip. A put below kAmMin bytes is an eager message (UCX copies it out before the send returns); a
+// larger one goes by rendezvous straight into the destination, and its request completes once the data
+// has left. Either way the target acknowledges each put once its data is in place (kAmPutAck), and
+// counts per peer say what is still in flight:
+//   quiet            waits for every acknowledgment, then flushes UCX's own operations (atomics);
+//   get, atomic      wait for the acknowledgments of the puts to their peer (they see those puts);
+//   fence            costs nothing itself: each put carries the number of earlier puts to its target that
+//                    must be in place first (the count at the latest fence, `after`); the target holds
+//                    back an eager put that arrives before them, and a rendezvous put is sent only once
+//                    they are acknowledged;
+//   put with signal  one message: the target applies the signal once the data is in place.
+// Large gets (kAmMin bytes and up) do not use UCX's RMA either: UCX emulates a get with small copies the
+// target serves one by one. A large get is a small active message asking the target to send the bytes
+// back as a tagged message into the buffer the requester has posted (a tag with the top bit set, apart
+// from the collectives' tags); it is complete when that receive is. Small gets and atomics are UCX's
+// (native where the hardware has them; over TCP UCX emulates them in the target's progress), waited for
+// at once. kFetch is a fetch-and-add of 0, kSet a swap whose old value is dropped.
 // Messages (collectives across hosts): ucp_tag_send_nbx / ucp_tag_recv_nbx with an exact tag; a message
 // larger than UCX's eager limit goes by rendezvous, straight into the posted receive buffer.
-// Data path (addressed by symmetric offset, transport.h): put/get/atomics are ucp_*_nbx, waited for at
-// once (blocking semantics); put_signal is put, ucp_worker_fence, then the signal as an atomic, so the
-// signal cannot overtake the data; fence is ucp_worker_fence; quiet is ucp_worker_flush_nbx (both after
-// the large puts' acknowledgments, above).
-// Atomics use UCX's (native where the hardware has them; over TCP UCX emulates them in the target's
-// progress). kFetch is a fetch-and-add of 0, kSet a swap whose old value is dropped.
 //
 // Progress: operations that target this PE (gets, atomics, and puts over TCP) advance only when its worker
 // is progressed. A PE that computes without calling Tessera must not stall its peers, so each PE runs one
@@ -50,7 +53,9 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <memory>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -79,6 +84,31 @@ struct Peer {
   std::string host;
 };
 
+// A put carries the number of earlier puts from its sender to its target that must be in place before its
+// own data is (`after`: the count at the sender's last fence before it; 0 when nothing orders it).
+struct AmPutHeader {
+  uint64_t off;
+  int64_t from;
+  uint64_t after;
+  uint64_t sig_off;
+  uint64_t signal;
+  int32_t sig_op;  // -1: none; else SignalOp
+  int32_t pad;
+};
+
+// An eager put that arrived before the puts it must follow had landed: applied once they have.
+struct Deferred {
+  AmPutHeader h;
+  std::vector<char> data;
+};
+
+// Sender side, per peer: the count of puts later ones must follow, and the fence epoch it reflects.
+struct Outbound {
+  std::mutex m;
+  uint64_t floor = 0;
+  uint64_t fence_seen = 0;
+};
+
 struct State {
   ucp_context_h context = nullptr;
   ucp_worker_h worker = nullptr;
@@ -97,17 +127,20 @@ struct State {
   char* my_heap = nullptr;  // this PE's segments (targets of large puts, sources of large gets)
   char* my_data = nullptr;
   std::atomic<uint64_t> get_seq{0};
-  // Large puts sent to each peer and acknowledged by it (and over all peers); written by any thread.
+  // Sender side of puts (see "Puts" at the top of this file): puts sent to each peer and acknowledged by
+  // it, and over all peers; written by any thread.
   std::unique_ptr<std::atomic<uint64_t>[]> am_sent, am_acked;
   std::atomic<uint64_t> am_sent_all{0}, am_acked_all{0};
+  std::unique_ptr<Outbound[]> out;      // per peer
+  std::atomic<uint64_t> fence_epoch{0};  // fences so far
+  // Target side, touched only inside the worker's progress (handlers and landing callbacks; the worker's
+  // lock serialises them): puts landed from each source, and those that wait for earlier ones.
+  std::vector<uint64_t> landed;
+  std::vector<std::deque<Deferred>> deferred;
 };
-// Transfers of at least this many bytes go as active messages (see the top of this file).
+// Puts and gets of at least this many bytes go by rendezvous (see the top of this file); smaller puts are
+// eager messages, copied out by UCX before the send returns.
 constexpr size_t kAmMin = 64 * 1024;
-// Large puts go as active messages. Their requests complete once the data has left, and UCX may carry them
-// on another connection than RMA and atomics: without the target's acknowledgment a barrier's atomic
-// overtook the last fragments of a put before it (pe.pgas_rma.rank_table saw part of a block after the
-// barrier). UCX's own RMA puts complete remotely at a flush but over TCP carry a third of what the link does.
-constexpr bool kAmPuts = true;
 // Tags with the top bit set are this transport's own (large gets' replies); the collectives' are below.
 constexpr uint64_t kGetReplyTag = uint64_t{1} << 63;
 State g;
@@ -232,17 +265,6 @@ struct AmGetHeader {
   int64_t requester;
 };
 
-// A large put: where its data goes, who sent it (the acknowledgment's address), and an optional signal
-// applied once the data is in place.
-struct AmPutHeader {
-  uint64_t off;
-  int64_t from;
-  uint64_t sig_off;
-  uint64_t signal;
-  int32_t sig_op;  // -1: none; else SignalOp
-  int32_t pad;
-};
-
 struct AmAckHeader {
   int64_t from;  // the PE whose memory the put landed in
 };
@@ -257,15 +279,16 @@ void on_ack_sent(void* req, ucs_status_t, void* header) {
   ucp_request_free(req);
 }
 
-// A large put's data is in place: apply its signal, wake this PE's waiters, acknowledge it to the sender.
-// Runs inside the worker's progress (any thread progressing it).
-void put_landed(const AmPutHeader& h) {
+// A put's data is in place: apply its signal, wake this PE's waiters, count it, acknowledge it to the
+// sender. Runs inside the worker's progress (any thread progressing it).
+void landed(const AmPutHeader& h) {
   if (h.sig_op >= 0) {
     std::atomic_ref<uint64_t> word(*reinterpret_cast<uint64_t*>(local_address(h.sig_off)));
     if (h.sig_op == kSignalAdd) word.fetch_add(h.signal, std::memory_order_release);
     else word.store(h.signal, std::memory_order_release);
   }
   sync::notify(g.my_pe);
+  ++g.landed[static_cast<size_t>(h.from)];
   // The header must live until the send completes (UCX 1.13 has no flag that copies it).
   auto* ack = new AmAckHeader{g.my_pe};
   ucp_request_param_t prm{};
@@ -278,22 +301,46 @@ void put_landed(const AmPutHeader& h) {
     delete ack;
   } else if (UCS_PTR_IS_ERR(req)) {
     delete ack;
-    log::write_line(log::Level::kError, fmt::format("UCX: acknowledging a large put to PE {} failed: {}", h.from,
+    log::write_line(log::Level::kError, fmt::format("UCX: acknowledging a put to PE {} failed: {}", h.from,
                                                     ucs_status_string(UCS_PTR_STATUS(req))));
+  }
+}
+
+// Applies the deferred puts of `from` whose predecessors have now landed, until none is left that may go.
+void drain_deferred(int64_t from) {
+  std::deque<Deferred>& q = g.deferred[static_cast<size_t>(from)];
+  for (bool more = true; more;) {
+    more = false;
+    for (auto it = q.begin(); it != q.end();) {
+      if (it->h.after > g.landed[static_cast<size_t>(from)]) {
+        ++it;
+        continue;
+      }
+      const Deferred d = std::move(*it);
+      it = q.erase(it);
+      if (!d.data.empty()) std::memcpy(local_address(d.h.off), d.data.data(), d.data.size());
+      landed(d.h);
+      more = true;
+    }
   }
 }
 
 void on_put_landed(void* req, ucs_status_t st, size_t, void* user_data) {
   auto* h = static_cast<AmPutHeader*>(user_data);
-  if (st != UCS_OK)
+  if (st != UCS_OK) {
     log::write_line(log::Level::kError, fmt::format("UCX: a large put's data from PE {} failed to arrive: {}", h->from,
                                                     ucs_status_string(st)));
-  else put_landed(*h);
+  } else {
+    landed(*h);
+    drain_deferred(h->from);
+  }
   delete h;
   ucp_request_free(req);
 }
 
-// A put's data for this PE: by rendezvous straight into the destination, or copied from an eager message.
+// A put's data for this PE: by rendezvous straight into the destination (its sender made sure that the
+// puts it follows are in place), or copied from an eager message, at once or, when puts it follows have
+// not landed yet, once they have.
 ucs_status_t on_am_put(void*, const void* header, size_t header_length, void* data, size_t length,
                        const ucp_am_recv_param_t* param) {
   AmPutHeader h;
@@ -314,13 +361,20 @@ ucs_status_t on_am_put(void*, const void* header, size_t header_length, void* da
       log::write_line(log::Level::kError, fmt::format("UCX: receiving a large put of {} bytes failed: {}", length,
                                                       ucs_status_string(UCS_PTR_STATUS(req))));
     } else if (req == nullptr) {
-      put_landed(h);
+      landed(h);
+      drain_deferred(h.from);
       delete landing;
     }
     return UCS_OK;
   }
-  std::memcpy(dest, data, length);
-  put_landed(h);
+  if (h.after > g.landed[static_cast<size_t>(h.from)]) {
+    const char* bytes = static_cast<const char*>(data);
+    g.deferred[static_cast<size_t>(h.from)].push_back(Deferred{h, std::vector<char>(bytes, bytes + length)});
+    return UCS_OK;
+  }
+  if (length) std::memcpy(dest, data, length);
+  landed(h);
+  drain_deferred(h.from);
   return UCS_OK;
 }
 
@@ -335,12 +389,12 @@ ucs_status_t on_am_put_ack(void*, const void* header, size_t header_length, void
   return UCS_OK;
 }
 
-// Waits until every large put sent so far to `pe` (-1: to every peer) is acknowledged, progressing the
-// worker: a large put is complete at the target only then.
-void wait_put_acks(int pe) {
+// Waits until `want` puts to `pe` (-1: to every peer; want = ~0: every put sent so far) are acknowledged,
+// progressing the worker: a put is complete at the target only then.
+void wait_put_acks(int pe, uint64_t want = ~uint64_t{0}) {
   std::atomic<uint64_t>& sent = pe < 0 ? g.am_sent_all : g.am_sent[static_cast<size_t>(pe)];
   std::atomic<uint64_t>& acked = pe < 0 ? g.am_acked_all : g.am_acked[static_cast<size_t>(pe)];
-  const uint64_t want = sent.load(std::memory_order_acquire);
+  if (want == ~uint64_t{0}) want = sent.load(std::memory_order_acquire);
   if (acked.load(std::memory_order_acquire) >= want) return;
   sync::wait_until(
       [&] {
@@ -348,7 +402,7 @@ void wait_put_acks(int pe) {
         return acked.load(std::memory_order_acquire) >= want;
       },
       [&] {
-        return fmt::format("UCX acknowledgments of large puts to {} ({} of {} arrived)",
+        return fmt::format("UCX acknowledgments of puts to {} ({} of {} arrived)",
                            pe >= 0 ? fmt::format("PE {} (host {})", pe, g.peers[static_cast<size_t>(pe)].host)
                                    : std::string("every peer"),
                            acked.load(), want);
@@ -499,6 +553,10 @@ Status open(const JobView& job) {
   }
 
   g.am_sent = std::make_unique<std::atomic<uint64_t>[]>(static_cast<size_t>(job.n_pes));
+  g.out = std::make_unique<Outbound[]>(static_cast<size_t>(job.n_pes));
+  g.fence_epoch.store(0);
+  g.landed.assign(static_cast<size_t>(job.n_pes), 0);
+  g.deferred.assign(static_cast<size_t>(job.n_pes), {});
   g.am_sent_all.store(0);
   g.am_acked_all.store(0);
   g.am_acked = std::make_unique<std::atomic<uint64_t>[]>(static_cast<size_t>(job.n_pes));
@@ -584,18 +642,39 @@ Status map(PeerMemory* m) {
 }
 void unmap(PeerMemory* m) { m->heap = m->data = nullptr; }
 
-// A large put as an active message (see the top of this file), with the signal to apply after it or none
-// (sig_op -1); returns once `src` may be reused. Its acknowledgment completes it at the target.
-void am_put(Peer& p, int pe, uint64_t off, const void* src, size_t bytes, uint64_t sig_off, uint64_t signal,
-            int sig_op) {
-  const AmPutHeader h{off, g.my_pe, sig_off, signal, sig_op, 0};
+// Numbers the next put to `pe` and returns how many earlier puts to it must be in place before its data:
+// the count at the first put after the latest fence (lazily: a fence itself costs nothing).
+uint64_t next_put(int pe) {
+  Outbound& o = g.out[static_cast<size_t>(pe)];
+  std::lock_guard lock(o.m);
+  const uint64_t epoch = g.fence_epoch.load(std::memory_order_acquire);
+  if (o.fence_seen != epoch) {
+    o.fence_seen = epoch;
+    o.floor = g.am_sent[static_cast<size_t>(pe)].load(std::memory_order_relaxed);
+  }
   g.am_sent[static_cast<size_t>(pe)].fetch_add(1, std::memory_order_release);
   g.am_sent_all.fetch_add(1, std::memory_order_release);
+  return o.floor;
+}
+
+// The header of a put being sent, with its signal or none (sig_op -1). A rendezvous put lands whenever its
+// data has crossed, so it goes only once the puts it follows are acknowledged; an eager one carries the
+// count and the target holds it back if needed.
+AmPutHeader put_header(int pe, uint64_t off, size_t bytes, uint64_t sig_off, uint64_t signal, int sig_op) {
+  const uint64_t after = next_put(pe);
+  if (bytes >= kAmMin) wait_put_acks(pe, after);
+  return AmPutHeader{off, g.my_pe, after, sig_off, signal, sig_op, 0};
+}
+
+// A put as an active message (see the top of this file); returns once `src` may be reused. Its
+// acknowledgment completes it at the target.
+void am_put(int pe, uint64_t off, const void* src, size_t bytes, uint64_t sig_off, uint64_t signal, int sig_op) {
+  const AmPutHeader h = put_header(pe, off, bytes, sig_off, signal, sig_op);
   ucp_request_param_t prm{};
   prm.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-  prm.flags = UCP_AM_SEND_FLAG_RNDV;
-  wait_request(ucp_am_send_nbx(p.ep, kAmPut, &h, sizeof h, src, bytes, &prm), sig_op < 0 ? "put" : "put with signal",
-               pe, bytes);
+  prm.flags = bytes >= kAmMin ? UCP_AM_SEND_FLAG_RNDV : UCP_AM_SEND_FLAG_EAGER;
+  wait_request(ucp_am_send_nbx(g.peers[static_cast<size_t>(pe)].ep, kAmPut, &h, sizeof h, src, bytes, &prm),
+               sig_op < 0 ? "put" : "put with signal", pe, bytes);
 }
 
 // A non-blocking put's header, alive until its send completes.
@@ -615,35 +694,25 @@ void on_put_nbi_sent(void* req, ucs_status_t st, void* user_data) {
   ucp_request_free(req);
 }
 
+void put(int pe, uint64_t off, const void* src, size_t bytes) { am_put(pe, off, src, bytes, 0, 0, -1); }
+
 // A large non-blocking put: sent without waiting; `src` is read until its acknowledgment, which the next
 // fence or quiet waits for. Smaller ones are blocking puts (their data is copied out at once).
-void put(int pe, uint64_t off, const void* src, size_t bytes);
 void put_nbi(int pe, uint64_t off, const void* src, size_t bytes) {
-  if (!(kAmPuts && bytes >= kAmMin)) return put(pe, off, src, bytes);
-  Peer& p = g.peers[static_cast<size_t>(pe)];
-  auto* n = new NbiPut{{off, g.my_pe, 0, 0, -1, 0}, pe};
-  g.am_sent[static_cast<size_t>(pe)].fetch_add(1, std::memory_order_release);
-  g.am_sent_all.fetch_add(1, std::memory_order_release);
+  if (bytes < kAmMin) return put(pe, off, src, bytes);
+  auto* n = new NbiPut{put_header(pe, off, bytes, 0, 0, -1), pe};
   ucp_request_param_t prm{};
   prm.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS | UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
   prm.flags = UCP_AM_SEND_FLAG_RNDV;
   prm.cb.send = on_put_nbi_sent;
   prm.user_data = n;
-  void* req = ucp_am_send_nbx(p.ep, kAmPut, &n->h, sizeof n->h, src, bytes, &prm);
-  if (req == nullptr) delete n;
-  else if (UCS_PTR_IS_ERR(req)) {
+  void* req = ucp_am_send_nbx(g.peers[static_cast<size_t>(pe)].ep, kAmPut, &n->h, sizeof n->h, src, bytes, &prm);
+  if (req == nullptr) {
+    delete n;
+  } else if (UCS_PTR_IS_ERR(req)) {
     delete n;
     operation_failed("non-blocking put", bytes, pe, UCS_PTR_STATUS(req));
   }
-}
-
-void put(int pe, uint64_t off, const void* src, size_t bytes) {
-  uint64_t addr;
-  ucp_rkey_h rkey;
-  Peer& p = target(pe, off, &addr, &rkey);
-  if (kAmPuts && bytes >= kAmMin) return am_put(p, pe, off, src, bytes, 0, 0, -1);
-  ucp_request_param_t prm{};
-  wait_request(ucp_put_nbx(p.ep, src, bytes, addr, rkey, &prm), "put", pe, bytes);
 }
 
 void get(void* dst, int pe, uint64_t off, size_t bytes) {
@@ -700,27 +769,16 @@ uint64_t atomic(int pe, uint64_t off, size_t size, AtomicOp op, uint64_t value, 
                    : atomic_word<uint64_t>(p, pe, addr, rkey, op, value, cond);
 }
 
+// One message: the target applies the signal once the data is in place.
 void put_signal(int pe, uint64_t off, const void* src, size_t bytes, uint64_t sig_off, uint64_t signal,
                 SignalOp op) {
-  uint64_t addr;
-  ucp_rkey_h rkey;
-  Peer& p = target(pe, off, &addr, &rkey);
-  if (kAmPuts && bytes >= kAmMin)
-    return am_put(p, pe, off, src, bytes, sig_off, signal, op == kSignalAdd ? kSignalAdd : kSignalSet);
-  void* req = nullptr;
-  if (bytes) {
-    ucp_request_param_t prm{};
-    req = ucp_put_nbx(p.ep, src, bytes, addr, rkey, &prm);
-  }
-  // The signal may not overtake the data (transport.h); atomic() also waits for large puts to the peer.
-  ucs_status_t st = ucp_worker_fence(g.worker);
-  if (st != UCS_OK) log::fatal("UCX fence before a signal to PE {}: {}", pe, ucs_status_string(st));
-  (void)atomic(pe, sig_off, sizeof(uint64_t), op == kSignalAdd ? AtomicOp::kFetchAdd : AtomicOp::kSet, signal, 0);
-  wait_request(req, "put with signal", pe, bytes);
+  am_put(pe, off, src, bytes, sig_off, signal, op == kSignalAdd ? kSignalAdd : kSignalSet);
 }
 
+// Puts after this one follow every put before it (next_put); atomics and gets wait for the puts to their
+// peer anyway; UCX's fence orders its own operations (atomics) among themselves.
 void fence() {
-  wait_put_acks(-1);  // large puts are not ordered by UCX's fence
+  g.fence_epoch.fetch_add(1, std::memory_order_acq_rel);
   const ucs_status_t st = ucp_worker_fence(g.worker);
   if (st != UCS_OK) log::fatal("UCX fence: {}", ucs_status_string(st));
 }
