@@ -16,8 +16,9 @@
 // serves anyway, its large puts carry a third of what the link does, and its flush and fence each cost a
 // round trip. A put below kAmMin bytes is an eager message (UCX copies it out before the send returns); a
 // larger one goes by rendezvous straight into the destination, and its request completes once the data
-// has left. Either way the target acknowledges each put once its data is in place (kAmPutAck), and
-// counts per peer say what is still in flight:
+// has left. Counts per peer say what is in flight: the target counts the puts that have landed, and
+// acknowledges them when the sender asks (kAmAckRequest: "tell me once N have landed"; one message each
+// way, and none while nobody waits):
 //   quiet            waits for every acknowledgment, then flushes UCX's own operations (atomics);
 //   get, atomic      wait for the acknowledgments of the puts to their peer (they see those puts);
 //   fence            costs nothing itself: each put carries the number of earlier puts to its target that
@@ -130,12 +131,12 @@ struct State {
   // Sender side of puts (see "Puts" at the top of this file): puts sent to each peer and acknowledged by
   // it, and over all peers; written by any thread.
   std::unique_ptr<std::atomic<uint64_t>[]> am_sent, am_acked;
-  std::atomic<uint64_t> am_sent_all{0}, am_acked_all{0};
   std::unique_ptr<Outbound[]> out;      // per peer
   std::atomic<uint64_t> fence_epoch{0};  // fences so far
   // Target side, touched only inside the worker's progress (handlers and landing callbacks; the worker's
   // lock serialises them): puts landed from each source, and those that wait for earlier ones.
   std::vector<uint64_t> landed;
+  std::vector<uint64_t> ack_wanted;  // per source: the count its pending acknowledgment request waits for
   std::vector<std::deque<Deferred>> deferred;
 };
 // Puts and gets of at least this many bytes go by rendezvous (see the top of this file); smaller puts are
@@ -256,7 +257,7 @@ void progress_loop(std::string nic) {
 }
 
 // Large transfers as active messages (see the top of this file).
-constexpr unsigned kAmPut = 0, kAmGet = 1, kAmPutAck = 2;
+constexpr unsigned kAmPut = 0, kAmGet = 1, kAmPutAck = 2, kAmAckRequest = 3;
 
 struct AmGetHeader {
   uint64_t off;
@@ -265,8 +266,11 @@ struct AmGetHeader {
   int64_t requester;
 };
 
+// A request for an acknowledgment once `count` puts from `from` have landed, and the acknowledgment: the
+// puts from the requester that have landed at `from`.
 struct AmAckHeader {
-  int64_t from;  // the PE whose memory the put landed in
+  int64_t from;
+  uint64_t count;
 };
 
 // This PE's address of symmetric offset `off`.
@@ -279,8 +283,27 @@ void on_ack_sent(void* req, ucs_status_t, void* header) {
   ucp_request_free(req);
 }
 
-// A put's data is in place: apply its signal, wake this PE's waiters, count it, acknowledge it to the
-// sender. Runs inside the worker's progress (any thread progressing it).
+// Tells `to` that `count` of its puts have landed here. Inside the worker's progress.
+void send_ack(int64_t to, uint64_t count) {
+  // The header must live until the send completes (UCX 1.13 has no flag that copies it).
+  auto* ack = new AmAckHeader{g.my_pe, count};
+  ucp_request_param_t prm{};
+  prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS;
+  prm.cb.send = on_ack_sent;
+  prm.user_data = ack;
+  prm.flags = UCP_AM_SEND_FLAG_EAGER;
+  void* req = ucp_am_send_nbx(g.peers[static_cast<size_t>(to)].ep, kAmPutAck, ack, sizeof *ack, nullptr, 0, &prm);
+  if (req == nullptr) {
+    delete ack;
+  } else if (UCS_PTR_IS_ERR(req)) {
+    delete ack;
+    log::write_line(log::Level::kError, fmt::format("UCX: acknowledging puts to PE {} failed: {}", to,
+                                                    ucs_status_string(UCS_PTR_STATUS(req))));
+  }
+}
+
+// A put's data is in place: apply its signal, wake this PE's waiters, count it, and answer the sender's
+// request for an acknowledgment if this was the last put it waits for. Inside the worker's progress.
 void landed(const AmPutHeader& h) {
   if (h.sig_op >= 0) {
     std::atomic_ref<uint64_t> word(*reinterpret_cast<uint64_t*>(local_address(h.sig_off)));
@@ -288,21 +311,11 @@ void landed(const AmPutHeader& h) {
     else word.store(h.signal, std::memory_order_release);
   }
   sync::notify(g.my_pe);
-  ++g.landed[static_cast<size_t>(h.from)];
-  // The header must live until the send completes (UCX 1.13 has no flag that copies it).
-  auto* ack = new AmAckHeader{g.my_pe};
-  ucp_request_param_t prm{};
-  prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS;
-  prm.cb.send = on_ack_sent;
-  prm.user_data = ack;
-  prm.flags = UCP_AM_SEND_FLAG_EAGER;
-  void* req = ucp_am_send_nbx(g.peers[static_cast<size_t>(h.from)].ep, kAmPutAck, ack, sizeof *ack, nullptr, 0, &prm);
-  if (req == nullptr) {
-    delete ack;
-  } else if (UCS_PTR_IS_ERR(req)) {
-    delete ack;
-    log::write_line(log::Level::kError, fmt::format("UCX: acknowledging a put to PE {} failed: {}", h.from,
-                                                    ucs_status_string(UCS_PTR_STATUS(req))));
+  const auto from = static_cast<size_t>(h.from);
+  const uint64_t n = ++g.landed[from];
+  if (g.ack_wanted[from] != 0 && n >= g.ack_wanted[from]) {
+    g.ack_wanted[from] = 0;
+    send_ack(h.from, n);
   }
 }
 
@@ -378,35 +391,68 @@ ucs_status_t on_am_put(void*, const void* header, size_t header_length, void* da
   return UCS_OK;
 }
 
+// A peer waits for its puts to this PE: answer now if `count` of them have landed, else once they have.
+ucs_status_t on_am_ack_request(void*, const void* header, size_t header_length, void*, size_t,
+                               const ucp_am_recv_param_t*) {
+  AmAckHeader h;
+  if (header_length != sizeof h) return UCS_ERR_INVALID_PARAM;
+  std::memcpy(&h, header, sizeof h);
+  if (h.from < 0 || static_cast<size_t>(h.from) >= g.peers.size() || !g.peers[static_cast<size_t>(h.from)].ep)
+    return UCS_ERR_INVALID_PARAM;
+  const auto from = static_cast<size_t>(h.from);
+  if (g.landed[from] >= h.count) send_ack(h.from, g.landed[from]);
+  else g.ack_wanted[from] = std::max(g.ack_wanted[from], h.count);
+  return UCS_OK;
+}
+
 ucs_status_t on_am_put_ack(void*, const void* header, size_t header_length, void*, size_t,
                            const ucp_am_recv_param_t*) {
   AmAckHeader h;
   if (header_length != sizeof h) return UCS_ERR_INVALID_PARAM;
   std::memcpy(&h, header, sizeof h);
   if (h.from < 0 || h.from >= g.n_pes) return UCS_ERR_INVALID_PARAM;
-  g.am_acked[static_cast<size_t>(h.from)].fetch_add(1, std::memory_order_release);
-  g.am_acked_all.fetch_add(1, std::memory_order_release);
+  std::atomic<uint64_t>& acked = g.am_acked[static_cast<size_t>(h.from)];
+  uint64_t was = acked.load(std::memory_order_relaxed);
+  while (was < h.count && !acked.compare_exchange_weak(was, h.count, std::memory_order_release)) {
+  }
   return UCS_OK;
 }
 
-// Waits until `want` puts to `pe` (-1: to every peer; want = ~0: every put sent so far) are acknowledged,
-// progressing the worker: a put is complete at the target only then.
+// Asks `pe` to acknowledge once `count` of this PE's puts have landed there.
+void request_ack(int pe, uint64_t count) {
+  const AmAckHeader h{g.my_pe, count};
+  ucp_request_param_t prm{};
+  prm.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+  prm.flags = UCP_AM_SEND_FLAG_EAGER;
+  wait_request(ucp_am_send_nbx(g.peers[static_cast<size_t>(pe)].ep, kAmAckRequest, &h, sizeof h, nullptr, 0, &prm),
+               "acknowledgment request", pe, 0);
+}
+
+// Waits until the first `want` puts to `pe` (want = ~0: every put sent so far) are acknowledged: a put is
+// complete at the target only then. The target is asked (one message); it answers once they have landed.
+// pe = -1: every peer with puts not yet acknowledged, all asked before waiting for any.
 void wait_put_acks(int pe, uint64_t want = ~uint64_t{0}) {
-  std::atomic<uint64_t>& sent = pe < 0 ? g.am_sent_all : g.am_sent[static_cast<size_t>(pe)];
-  std::atomic<uint64_t>& acked = pe < 0 ? g.am_acked_all : g.am_acked[static_cast<size_t>(pe)];
-  if (want == ~uint64_t{0}) want = sent.load(std::memory_order_acquire);
-  if (acked.load(std::memory_order_acquire) >= want) return;
-  sync::wait_until(
-      [&] {
-        ucp_worker_progress(g.worker);
-        return acked.load(std::memory_order_acquire) >= want;
-      },
-      [&] {
-        return fmt::format("UCX acknowledgments of puts to {} ({} of {} arrived)",
-                           pe >= 0 ? fmt::format("PE {} (host {})", pe, g.peers[static_cast<size_t>(pe)].host)
-                                   : std::string("every peer"),
-                           acked.load(), want);
-      });
+  const int first = pe < 0 ? 0 : pe, last = pe < 0 ? g.n_pes - 1 : pe;
+  std::vector<std::pair<int, uint64_t>> waits;
+  for (int q = first; q <= last; ++q) {
+    if (!g.peers[static_cast<size_t>(q)].ep) continue;
+    const uint64_t w = want == ~uint64_t{0} ? g.am_sent[static_cast<size_t>(q)].load(std::memory_order_acquire) : want;
+    if (g.am_acked[static_cast<size_t>(q)].load(std::memory_order_acquire) >= w) continue;
+    request_ack(q, w);
+    waits.emplace_back(q, w);
+  }
+  for (const auto& [q, w] : waits) {
+    std::atomic<uint64_t>& acked = g.am_acked[static_cast<size_t>(q)];
+    sync::wait_until(
+        [&] {
+          ucp_worker_progress(g.worker);
+          return acked.load(std::memory_order_acquire) >= w;
+        },
+        [&] {
+          return fmt::format("UCX acknowledgment of puts to PE {} (host {}): {} of {} landed", q,
+                             g.peers[static_cast<size_t>(q)].host, acked.load(), w);
+        });
+  }
 }
 
 void on_reply_sent(void* req, ucs_status_t, void*) { ucp_request_free(req); }
@@ -556,15 +602,14 @@ Status open(const JobView& job) {
   g.out = std::make_unique<Outbound[]>(static_cast<size_t>(job.n_pes));
   g.fence_epoch.store(0);
   g.landed.assign(static_cast<size_t>(job.n_pes), 0);
+  g.ack_wanted.assign(static_cast<size_t>(job.n_pes), 0);
   g.deferred.assign(static_cast<size_t>(job.n_pes), {});
-  g.am_sent_all.store(0);
-  g.am_acked_all.store(0);
   g.am_acked = std::make_unique<std::atomic<uint64_t>[]>(static_cast<size_t>(job.n_pes));
-  for (unsigned id : {kAmPut, kAmGet, kAmPutAck}) {
+  for (unsigned id : {kAmPut, kAmGet, kAmPutAck, kAmAckRequest}) {
     ucp_am_handler_param_t hp{};
     hp.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB | UCP_AM_HANDLER_PARAM_FIELD_FLAGS;
     hp.id = id;
-    hp.cb = id == kAmPut ? on_am_put : id == kAmGet ? on_am_get : on_am_put_ack;
+    hp.cb = id == kAmPut ? on_am_put : id == kAmGet ? on_am_get : id == kAmPutAck ? on_am_put_ack : on_am_ack_request;
     hp.flags = UCP_AM_FLAG_WHOLE_MSG;
     st = ucp_worker_set_am_recv_handler(g.worker, &hp);
     if (st != UCS_OK) return ucx_error(st, "registering the active-message handlers");
@@ -653,7 +698,6 @@ uint64_t next_put(int pe) {
     o.floor = g.am_sent[static_cast<size_t>(pe)].load(std::memory_order_relaxed);
   }
   g.am_sent[static_cast<size_t>(pe)].fetch_add(1, std::memory_order_release);
-  g.am_sent_all.fetch_add(1, std::memory_order_release);
   return o.floor;
 }
 
