@@ -29,18 +29,23 @@
 // Large gets (kAmMin bytes and up) do not use UCX's RMA either: UCX emulates a get with small copies the
 // target serves one by one. A large get is a small active message asking the target to send the bytes
 // back as a tagged message into the buffer the requester has posted (a tag with the top bit set, apart
-// from the collectives' tags); it is complete when that receive is. Small gets and atomics are UCX's
-// (native where the hardware has them; over TCP UCX emulates them in the target's progress), waited for
-// at once. kFetch is a fetch-and-add of 0, kSet a swap whose old value is dropped.
+// from the collectives' tags); it is complete when that receive is. Small gets are UCX's (ucp_get_nbx),
+// waited for at once. Atomics are messages of our own as well: the target applies them with the same
+// std::atomic_ref as the PEs of its host and sends the old value back as a tagged message.
+// Waking waiters: a put, signal or atomic that lands here rings the doorbell only for the words it wrote
+// (sync::notify_range), and the progress thread rings it after an event only while a thread of this PE
+// waits for a UCX request; a PE asleep in a wait on other words stays asleep (ringing it after every
+// event doubled the time of a small put + quiet).
 // Messages (collectives across hosts): ucp_tag_send_nbx / ucp_tag_recv_nbx with an exact tag; a message
 // larger than UCX's eager limit goes by rendezvous, straight into the posted receive buffer.
 //
 // Progress: operations that target this PE (gets, atomics, and puts over TCP) advance only when its worker
 // is progressed. A PE that computes without calling Tessera must not stall its peers, so each PE runs one
 // progress thread that sleeps in epoll on the worker's event fd (ucp_worker_arm) and wakes only when
-// something arrives: no CPU spent while nothing happens (the machines are often 2-CPU hosts). After each
-// round it calls sync::notify(my_pe), so this PE's waiters sleeping on the doorbell re-check memory that a
-// remote put or atomic has just written. Blocking calls of the PE also progress the worker while they wait.
+// something arrives: no CPU spent while nothing happens (the machines are often 2-CPU hosts). What it
+// writes into this PE's memory wakes the waiters on those words; after a round it rings the PE's doorbell
+// only while a thread of the PE waits for a UCX request (above). Blocking calls of the PE also progress
+// the worker while they wait.
 //
 // The progress thread runs on the CPUs of the job near the NIC it serves (hwloc: the NIC's NUMA node).
 //
@@ -89,6 +94,7 @@ struct Peer {
 // own data is (`after`: the count at the sender's last fence before it; 0 when nothing orders it).
 struct AmPutHeader {
   uint64_t off;
+  uint64_t bytes;
   int64_t from;
   uint64_t after;
   uint64_t sig_off;
@@ -133,6 +139,10 @@ struct State {
   std::unique_ptr<std::atomic<uint64_t>[]> am_sent, am_acked;
   std::unique_ptr<Outbound[]> out;      // per peer
   std::atomic<uint64_t> fence_epoch{0};  // fences so far
+  // Threads of this PE waiting for a UCX request (or an acknowledgment): the progress thread rings the
+  // PE's doorbell after an event only then. Writes into symmetric memory ring it themselves, for the words
+  // they wrote (landed(), on_am_atomic()).
+  std::atomic<int> request_waiters{0};
   // Target side, touched only inside the worker's progress (handlers and landing callbacks; the worker's
   // lock serialises them): puts landed from each source, and those that wait for earlier ones.
   std::vector<uint64_t> landed;
@@ -194,11 +204,20 @@ void on_peer_error(void* arg, ucp_ep_h, ucs_status_t status) {
              ucs_status_string(st));
 }
 
+// Counts a thread waiting for a request while it exists (State::request_waiters).
+struct RequestWait {
+  RequestWait() { g.request_waiters.fetch_add(1, std::memory_order_seq_cst); }
+  ~RequestWait() { g.request_waiters.fetch_sub(1, std::memory_order_relaxed); }
+  RequestWait(const RequestWait&) = delete;
+  RequestWait& operator=(const RequestWait&) = delete;
+};
+
 // Waits for a request of `what` to `pe` under the job's deadline, progressing the worker; frees it.
 void wait_request(void* req, const char* what, int pe, size_t bytes) {
   if (req == nullptr) return;
   if (UCS_PTR_IS_ERR(req)) operation_failed(what, bytes, pe, UCS_PTR_STATUS(req));
   ucs_status_t st = UCS_INPROGRESS;
+  const RequestWait counted;
   sync::wait_until(
       [&] {
         ucp_worker_progress(g.worker);
@@ -243,7 +262,7 @@ void progress_loop(std::string nic) {
   for (;;) {
     bool any = false;
     while (ucp_worker_progress(g.worker) != 0) any = true;
-    if (any) sync::notify(g.my_pe);
+    if (any && g.request_waiters.load(std::memory_order_seq_cst) != 0) sync::notify(g.my_pe);
     const ucs_status_t st = ucp_worker_arm(g.worker);
     if (st == UCS_ERR_BUSY) continue;  // more arrived meanwhile
     if (st != UCS_OK) log::fatal("UCX: arming the progress thread's worker: {}", ucs_status_string(st));
@@ -257,7 +276,7 @@ void progress_loop(std::string nic) {
 }
 
 // Large transfers as active messages (see the top of this file).
-constexpr unsigned kAmPut = 0, kAmGet = 1, kAmPutAck = 2, kAmAckRequest = 3;
+constexpr unsigned kAmPut = 0, kAmGet = 1, kAmPutAck = 2, kAmAckRequest = 3, kAmAtomic = 4;
 
 struct AmGetHeader {
   uint64_t off;
@@ -310,7 +329,8 @@ void landed(const AmPutHeader& h) {
     if (h.sig_op == kSignalAdd) word.fetch_add(h.signal, std::memory_order_release);
     else word.store(h.signal, std::memory_order_release);
   }
-  sync::notify(g.my_pe);
+  if (h.sig_op >= 0) sync::notify_range(g.my_pe, h.sig_off, sizeof(uint64_t));
+  sync::notify_range(g.my_pe, h.off, h.bytes);
   const auto from = static_cast<size_t>(h.from);
   const uint64_t n = ++g.landed[from];
   if (g.ack_wanted[from] != 0 && n >= g.ack_wanted[from]) {
@@ -441,6 +461,7 @@ void wait_put_acks(int pe, uint64_t want = ~uint64_t{0}) {
     request_ack(q, w);
     waits.emplace_back(q, w);
   }
+  const RequestWait counted;
   for (const auto& [q, w] : waits) {
     std::atomic<uint64_t>& acked = g.am_acked[static_cast<size_t>(q)];
     sync::wait_until(
@@ -471,6 +492,74 @@ ucs_status_t on_am_get(void*, const void* header, size_t header_length, void*, s
   if (UCS_PTR_IS_ERR(req))
     log::write_line(log::Level::kError, fmt::format("UCX: answering a get of {} bytes for PE {} failed: {}", h.bytes,
                                                     h.requester, ucs_status_string(UCS_PTR_STATUS(req))));
+  return UCS_OK;
+}
+
+// An atomic as a message of our own (see the top of this file): the requester has posted a receive for
+// the old value under `tag`.
+struct AmAtomicHeader {
+  uint64_t off;
+  uint64_t value;
+  uint64_t cond;
+  uint64_t tag;
+  int64_t from;
+  int32_t op;    // AtomicOp
+  int32_t size;  // 4 or 8
+};
+
+template <typename W>
+uint64_t apply_atomic(W* where, AtomicOp op, uint64_t value, uint64_t cond) {
+  std::atomic_ref<W> word(*where);
+  const W v = static_cast<W>(value);
+  switch (op) {
+    case AtomicOp::kFetch: return word.load(std::memory_order_acquire);
+    case AtomicOp::kSet: word.store(v, std::memory_order_release); return 0;
+    case AtomicOp::kSwap: return word.exchange(v);
+    case AtomicOp::kCompareSwap: {
+      W expected = static_cast<W>(cond);
+      word.compare_exchange_strong(expected, v);
+      return expected;
+    }
+    case AtomicOp::kFetchAdd: return word.fetch_add(v);
+    case AtomicOp::kFetchAnd: return word.fetch_and(v);
+    case AtomicOp::kFetchOr: return word.fetch_or(v);
+    case AtomicOp::kFetchXor: return word.fetch_xor(v);
+  }
+  return 0;
+}
+
+void on_value_sent(void* req, ucs_status_t, void* value) {
+  delete static_cast<uint64_t*>(value);
+  ucp_request_free(req);
+}
+
+// A peer's atomic on this PE's memory: applied here (the same std::atomic_ref as the PEs of this host use),
+// waiters on the word woken, the old value sent back.
+ucs_status_t on_am_atomic(void*, const void* header, size_t header_length, void*, size_t,
+                          const ucp_am_recv_param_t*) {
+  AmAtomicHeader h;
+  if (header_length != sizeof h) return UCS_ERR_INVALID_PARAM;
+  std::memcpy(&h, header, sizeof h);
+  if (h.from < 0 || static_cast<size_t>(h.from) >= g.peers.size() || !g.peers[static_cast<size_t>(h.from)].ep ||
+      (h.size != 4 && h.size != 8))
+    return UCS_ERR_INVALID_PARAM;
+  char* where = local_address(h.off);
+  const auto op = static_cast<AtomicOp>(h.op);
+  auto* old = new uint64_t(h.size == 4 ? apply_atomic(reinterpret_cast<uint32_t*>(where), op, h.value, h.cond)
+                                       : apply_atomic(reinterpret_cast<uint64_t*>(where), op, h.value, h.cond));
+  if (op != AtomicOp::kFetch) sync::notify_range(g.my_pe, h.off, static_cast<uint64_t>(h.size));
+  ucp_request_param_t prm{};
+  prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+  prm.cb.send = on_value_sent;
+  prm.user_data = old;
+  void* req = ucp_tag_send_nbx(g.peers[static_cast<size_t>(h.from)].ep, old, sizeof *old, h.tag, &prm);
+  if (req == nullptr) {
+    delete old;
+  } else if (UCS_PTR_IS_ERR(req)) {
+    delete old;
+    log::write_line(log::Level::kError, fmt::format("UCX: answering an atomic for PE {} failed: {}", h.from,
+                                                    ucs_status_string(UCS_PTR_STATUS(req))));
+  }
   return UCS_OK;
 }
 
@@ -605,11 +694,15 @@ Status open(const JobView& job) {
   g.ack_wanted.assign(static_cast<size_t>(job.n_pes), 0);
   g.deferred.assign(static_cast<size_t>(job.n_pes), {});
   g.am_acked = std::make_unique<std::atomic<uint64_t>[]>(static_cast<size_t>(job.n_pes));
-  for (unsigned id : {kAmPut, kAmGet, kAmPutAck, kAmAckRequest}) {
+  for (unsigned id : {kAmPut, kAmGet, kAmPutAck, kAmAckRequest, kAmAtomic}) {
     ucp_am_handler_param_t hp{};
     hp.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB | UCP_AM_HANDLER_PARAM_FIELD_FLAGS;
     hp.id = id;
-    hp.cb = id == kAmPut ? on_am_put : id == kAmGet ? on_am_get : id == kAmPutAck ? on_am_put_ack : on_am_ack_request;
+    hp.cb = id == kAmPut        ? on_am_put
+            : id == kAmGet      ? on_am_get
+            : id == kAmPutAck   ? on_am_put_ack
+            : id == kAmAtomic   ? on_am_atomic
+                                : on_am_ack_request;
     hp.flags = UCP_AM_FLAG_WHOLE_MSG;
     st = ucp_worker_set_am_recv_handler(g.worker, &hp);
     if (st != UCS_OK) return ucx_error(st, "registering the active-message handlers");
@@ -707,7 +800,7 @@ uint64_t next_put(int pe) {
 AmPutHeader put_header(int pe, uint64_t off, size_t bytes, uint64_t sig_off, uint64_t signal, int sig_op) {
   const uint64_t after = next_put(pe);
   if (bytes >= kAmMin) wait_put_acks(pe, after);
-  return AmPutHeader{off, g.my_pe, after, sig_off, signal, sig_op, 0};
+  return AmPutHeader{off, bytes, g.my_pe, after, sig_off, signal, sig_op, 0};
 }
 
 // A put as an active message (see the top of this file); returns once `src` may be reused. Its
@@ -776,42 +869,22 @@ void get(void* dst, int pe, uint64_t off, size_t bytes) {
   wait_request(ucp_get_nbx(p.ep, dst, bytes, addr, rkey, &prm), "get", pe, bytes);
 }
 
-// One atomic on a 4- or 8-byte word; returns the old value (the reply).
-template <typename W>
-uint64_t atomic_word(Peer& p, int pe, uint64_t addr, ucp_rkey_h rkey, AtomicOp op, uint64_t value, uint64_t cond) {
-  ucp_atomic_op_t uop = UCP_ATOMIC_OP_ADD;
-  W operand = static_cast<W>(value);
-  W reply = 0;
-  switch (op) {
-    case AtomicOp::kFetch: operand = 0; uop = UCP_ATOMIC_OP_ADD; break;
-    case AtomicOp::kSet:
-    case AtomicOp::kSwap: uop = UCP_ATOMIC_OP_SWAP; break;
-    case AtomicOp::kCompareSwap:  // ucp.h: the buffer holds the compared value, the reply the new one
-      uop = UCP_ATOMIC_OP_CSWAP;
-      operand = static_cast<W>(cond);
-      reply = static_cast<W>(value);
-      break;
-    case AtomicOp::kFetchAdd: uop = UCP_ATOMIC_OP_ADD; break;
-    case AtomicOp::kFetchAnd: uop = UCP_ATOMIC_OP_AND; break;
-    case AtomicOp::kFetchOr: uop = UCP_ATOMIC_OP_OR; break;
-    case AtomicOp::kFetchXor: uop = UCP_ATOMIC_OP_XOR; break;
-  }
+uint64_t atomic(int pe, uint64_t off, size_t size, AtomicOp op, uint64_t value, uint64_t cond) {
+  wait_put_acks(pe);  // an atomic comes after this PE's earlier puts to the peer
+  uint64_t old = 0;
+  const AmAtomicHeader h{off, value, cond, kGetReplyTag | (g.get_seq.fetch_add(1) & (kGetReplyTag - 1)), g.my_pe,
+                         static_cast<int32_t>(op), static_cast<int32_t>(size)};
   ucp_request_param_t prm{};
-  prm.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_REPLY_BUFFER;
-  prm.datatype = ucp_dt_make_contig(sizeof(W));
-  prm.reply_buffer = &reply;
-  wait_request(ucp_atomic_op_nbx(p.ep, uop, &operand, 1, addr, rkey, &prm), "atomic", pe, sizeof(W));
-  return op == AtomicOp::kSet ? 0 : static_cast<uint64_t>(reply);
+  void* rreq = ucp_tag_recv_nbx(g.worker, &old, sizeof old, h.tag, ~ucp_tag_t{0}, &prm);
+  if (UCS_PTR_IS_ERR(rreq)) wait_request(rreq, "atomic (posting its receive)", pe, size);
+  prm.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+  prm.flags = UCP_AM_SEND_FLAG_EAGER;
+  wait_request(ucp_am_send_nbx(g.peers[static_cast<size_t>(pe)].ep, kAmAtomic, &h, sizeof h, nullptr, 0, &prm),
+               "atomic (its request)", pe, size);
+  wait_request(rreq, "atomic", pe, size);
+  return old;
 }
 
-uint64_t atomic(int pe, uint64_t off, size_t size, AtomicOp op, uint64_t value, uint64_t cond) {
-  uint64_t addr;
-  ucp_rkey_h rkey;
-  Peer& p = target(pe, off, &addr, &rkey);
-  wait_put_acks(pe);  // an atomic comes after this PE's earlier puts to the peer
-  return size == 4 ? atomic_word<uint32_t>(p, pe, addr, rkey, op, value, cond)
-                   : atomic_word<uint64_t>(p, pe, addr, rkey, op, value, cond);
-}
 
 // One message: the target applies the signal once the data is in place.
 void put_signal(int pe, uint64_t off, const void* src, size_t bytes, uint64_t sig_off, uint64_t signal,
@@ -820,7 +893,7 @@ void put_signal(int pe, uint64_t off, const void* src, size_t bytes, uint64_t si
 }
 
 // Puts after this one follow every put before it (next_put); atomics and gets wait for the puts to their
-// peer anyway; UCX's fence orders its own operations (atomics) among themselves.
+// peer anyway (and are blocking); UCX's fence orders what else UCX may have in flight.
 void fence() {
   g.fence_epoch.fetch_add(1, std::memory_order_acq_rel);
   const ucs_status_t st = ucp_worker_fence(g.worker);
