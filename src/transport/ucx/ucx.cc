@@ -297,6 +297,18 @@ char* local_address(uint64_t off) {
   return off < g.heap_bytes ? g.my_heap + off : g.my_data + (off - g.heap_bytes);
 }
 
+// An active message's header, copied out (it may be unaligned); false if its length is not the type's.
+template <typename H>
+bool read_header(const void* header, size_t length, H* h) {
+  if (length != sizeof *h) return false;
+  std::memcpy(h, header, sizeof *h);
+  return true;
+}
+// Whether `pe` is a peer on another host (the only senders of these messages).
+bool remote_peer(int64_t pe) {
+  return pe >= 0 && static_cast<size_t>(pe) < g.peers.size() && g.peers[static_cast<size_t>(pe)].ep;
+}
+
 void on_ack_sent(void* req, ucs_status_t, void* header) {
   delete static_cast<AmAckHeader*>(header);
   ucp_request_free(req);
@@ -377,9 +389,7 @@ void on_put_landed(void* req, ucs_status_t st, size_t, void* user_data) {
 ucs_status_t on_am_put(void*, const void* header, size_t header_length, void* data, size_t length,
                        const ucp_am_recv_param_t* param) {
   AmPutHeader h;
-  if (header_length != sizeof h) return UCS_ERR_INVALID_PARAM;
-  std::memcpy(&h, header, sizeof h);
-  if (h.from < 0 || static_cast<size_t>(h.from) >= g.peers.size() || !g.peers[static_cast<size_t>(h.from)].ep)
+  if (!read_header(header, header_length, &h) || !remote_peer(h.from))
     return UCS_ERR_INVALID_PARAM;
   char* dest = local_address(h.off);
   if (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) {
@@ -415,9 +425,7 @@ ucs_status_t on_am_put(void*, const void* header, size_t header_length, void* da
 ucs_status_t on_am_ack_request(void*, const void* header, size_t header_length, void*, size_t,
                                const ucp_am_recv_param_t*) {
   AmAckHeader h;
-  if (header_length != sizeof h) return UCS_ERR_INVALID_PARAM;
-  std::memcpy(&h, header, sizeof h);
-  if (h.from < 0 || static_cast<size_t>(h.from) >= g.peers.size() || !g.peers[static_cast<size_t>(h.from)].ep)
+  if (!read_header(header, header_length, &h) || !remote_peer(h.from))
     return UCS_ERR_INVALID_PARAM;
   const auto from = static_cast<size_t>(h.from);
   if (g.landed[from] >= h.count) send_ack(h.from, g.landed[from]);
@@ -428,9 +436,7 @@ ucs_status_t on_am_ack_request(void*, const void* header, size_t header_length, 
 ucs_status_t on_am_put_ack(void*, const void* header, size_t header_length, void*, size_t,
                            const ucp_am_recv_param_t*) {
   AmAckHeader h;
-  if (header_length != sizeof h) return UCS_ERR_INVALID_PARAM;
-  std::memcpy(&h, header, sizeof h);
-  if (h.from < 0 || h.from >= g.n_pes) return UCS_ERR_INVALID_PARAM;
+  if (!read_header(header, header_length, &h) || !remote_peer(h.from)) return UCS_ERR_INVALID_PARAM;
   std::atomic<uint64_t>& acked = g.am_acked[static_cast<size_t>(h.from)];
   uint64_t was = acked.load(std::memory_order_relaxed);
   while (was < h.count && !acked.compare_exchange_weak(was, h.count, std::memory_order_release)) {
@@ -481,9 +487,7 @@ void on_reply_sent(void* req, ucs_status_t, void*) { ucp_request_free(req); }
 // A get of this PE's memory: the bytes go back as a tagged message the requester has posted.
 ucs_status_t on_am_get(void*, const void* header, size_t header_length, void*, size_t, const ucp_am_recv_param_t*) {
   AmGetHeader h;
-  if (header_length != sizeof h) return UCS_ERR_INVALID_PARAM;
-  std::memcpy(&h, header, sizeof h);
-  if (h.requester < 0 || static_cast<size_t>(h.requester) >= g.peers.size() || !g.peers[static_cast<size_t>(h.requester)].ep)
+  if (!read_header(header, header_length, &h) || !remote_peer(h.requester))
     return UCS_ERR_INVALID_PARAM;
   ucp_request_param_t prm{};
   prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK;
@@ -538,9 +542,7 @@ void on_value_sent(void* req, ucs_status_t, void* value) {
 ucs_status_t on_am_atomic(void*, const void* header, size_t header_length, void*, size_t,
                           const ucp_am_recv_param_t*) {
   AmAtomicHeader h;
-  if (header_length != sizeof h) return UCS_ERR_INVALID_PARAM;
-  std::memcpy(&h, header, sizeof h);
-  if (h.from < 0 || static_cast<size_t>(h.from) >= g.peers.size() || !g.peers[static_cast<size_t>(h.from)].ep ||
+  if (!read_header(header, header_length, &h) || !remote_peer(h.from) ||
       (h.size != 4 && h.size != 8))
     return UCS_ERR_INVALID_PARAM;
   char* where = local_address(h.off);
