@@ -1,0 +1,122 @@
+// Internals of the UCX transport shared by its two files: ucx.cc (context, worker, endpoints and keys,
+// the progress thread, tagged messages, the transport record) and messages.cc (puts, gets and atomics as
+// active messages of our own, and their completion and ordering). Not a public header.
+#pragma once
+#include <ucp/api/ucp.h>
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/status.h"
+#include "transport/transport.h"
+
+namespace tessera::transport::ucx {
+
+struct Peer {
+  ucp_ep_h ep = nullptr;
+  ucp_rkey_h heap_rkey = nullptr;
+  ucp_rkey_h data_rkey = nullptr;
+  uint64_t heap_base = 0;  // the peer's addresses of its segments
+  uint64_t data_base = 0;
+  std::string host;
+};
+
+// A put carries the number of earlier puts from its sender to its target that must be in place before its
+// own data is (`after`: the count at the sender's last fence before it; 0 when nothing orders it).
+struct AmPutHeader {
+  uint64_t off;
+  uint64_t bytes;
+  int64_t from;
+  uint64_t after;
+  uint64_t sig_off;
+  uint64_t signal;
+  int32_t sig_op;  // -1: none; else SignalOp
+  int32_t pad;
+};
+
+// An eager put that arrived before the puts it must follow had landed: applied once they have.
+struct Deferred {
+  AmPutHeader h;
+  std::vector<char> data;
+};
+
+// Sender side, per peer: the count of puts later ones must follow, and the fence epoch it reflects.
+struct Outbound {
+  std::mutex m;
+  uint64_t floor = 0;
+  uint64_t fence_seen = 0;
+};
+
+struct State {
+  ucp_context_h context = nullptr;
+  ucp_worker_h worker = nullptr;
+  ucp_mem_h heap_memh = nullptr;
+  ucp_mem_h data_memh = nullptr;
+  size_t heap_bytes = 0;
+  size_t data_bytes = 0;
+  int my_pe = 0;
+  std::vector<Peer> peers;  // indexed by PE; ep null for peers on this host
+  int efd = -1;             // the worker's event fd
+  int stop_fd = -1;         // eventfd that ends the progress thread
+  std::thread progress;
+  std::atomic<bool> closing{false};
+  Status (*allgather)(const void* mine, void* all, size_t bytes) = nullptr;  // the bootstrap's (JobView)
+  int n_pes = 0;
+  char* my_heap = nullptr;  // this PE's segments (targets of large puts, sources of large gets)
+  char* my_data = nullptr;
+  std::atomic<uint64_t> get_seq{0};
+  // Sender side of puts (messages.cc): puts sent to each peer and acknowledged by
+  // it, and over all peers; written by any thread.
+  std::unique_ptr<std::atomic<uint64_t>[]> am_sent, am_acked;
+  std::unique_ptr<Outbound[]> out;      // per peer
+  std::atomic<uint64_t> fence_epoch{0};  // fences so far
+  // Threads of this PE waiting for a UCX request (or an acknowledgment): the progress thread rings the
+  // PE's doorbell after an event only then. Writes into symmetric memory ring it themselves, for the words
+  // they wrote (landed(), on_am_atomic()).
+  std::atomic<int> request_waiters{0};
+  // Target side, touched only inside the worker's progress (handlers and landing callbacks; the worker's
+  // lock serialises them): puts landed from each source, and those that wait for earlier ones.
+  std::vector<uint64_t> landed;
+  std::vector<uint64_t> ack_wanted;  // per source: the count its pending acknowledgment request waits for
+  std::vector<std::deque<Deferred>> deferred;
+};
+// Puts and gets of at least this many bytes go by rendezvous (messages.cc); smaller puts are
+// eager messages, copied out by UCX before the send returns.
+constexpr size_t kAmMin = 64 * 1024;
+// Tags with the top bit set are this transport's own (large gets' replies); the collectives' are below.
+constexpr uint64_t kGetReplyTag = uint64_t{1} << 63;
+extern State g;
+
+
+// An operation to `pe` (-1: every peer) failed: waits a moment for the job's own end (the launcher or the
+// bootstrap reports a dead peer), else ends the job naming the operation.
+[[noreturn]] void operation_failed(const char* what, size_t bytes, int pe, ucs_status_t st);
+// Counts a thread waiting for a request while it exists (State::request_waiters).
+struct RequestWait {
+  RequestWait() { g.request_waiters.fetch_add(1, std::memory_order_seq_cst); }
+  ~RequestWait() { g.request_waiters.fetch_sub(1, std::memory_order_relaxed); }
+  RequestWait(const RequestWait&) = delete;
+  RequestWait& operator=(const RequestWait&) = delete;
+};
+// Waits for a request of `what` to `pe` under the job's deadline, progressing the worker; frees it.
+void wait_request(void* req, const char* what, int pe, size_t bytes);
+
+// messages.cc: per-peer counts and the active-message handlers, set up by open() once the endpoints exist.
+Status open_messages(int n_pes);
+// The data path of the transport record (transport.h).
+void put(int pe, uint64_t off, const void* src, size_t bytes);
+void put_nbi(int pe, uint64_t off, const void* src, size_t bytes);
+void get(void* dst, int pe, uint64_t off, size_t bytes);
+uint64_t atomic(int pe, uint64_t off, size_t size, AtomicOp op, uint64_t value, uint64_t cond);
+void put_signal(int pe, uint64_t off, const void* src, size_t bytes, uint64_t sig_off, uint64_t signal,
+                SignalOp op);
+void fence();
+void quiet();
+
+}  // namespace tessera::transport::ucx
