@@ -111,8 +111,14 @@ void copy_chunk(Engine& e, Job& j, uint32_t c) {
   size_t off = static_cast<size_t>(c) * e.chunk;
   size_t n = std::min(e.chunk, j.bytes - off);
   tessera::copy(j.dst + off, j.src + off, n, j.stores);
-  if (j.done.fetch_add(1, std::memory_order_acq_rel) + 1 == j.nchunks && j.notify_pe >= 0)
-    sync::notify_range(j.notify_pe, j.watch_off, j.bytes);
+  // Once the last chunk is counted the submitter may retire the slot and refill it: what the wake-up needs
+  // is read before the count.
+  const int notify_pe = j.notify_pe;
+  const uint64_t watch_off = j.watch_off;
+  const size_t bytes = j.bytes;
+  const uint32_t nchunks = j.nchunks;
+  if (j.done.fetch_add(1, std::memory_order_acq_rel) + 1 == nchunks && notify_pe >= 0)
+    sync::notify_range(notify_pe, watch_off, bytes);
 }
 
 // Copies chunks of job `seq` until none is left to claim; returns how many this thread copied.

@@ -87,6 +87,10 @@ TEST(Engine, FenceOrdersEngineCopiesBeforeFlag) {
 // A PE asleep in wait_until on the last word of a large nbi put is woken by it, with no quiet on the
 // sending side (delivery is eventual without one).
 TEST(Engine, NbiPutWakesSleepingWaiter) {
+  // The waiter is a peer. At one PE the put targets the PE itself: the engine thread's plain stores and the
+  // waiter's loads then share a process with no quiet between them, a data race in the C++ memory model
+  // (ThreadSanitizer runs this test).
+  if (npes() == 1) GTEST_SKIP() << "needs a peer to wait";
   const size_t n = 100000;
   auto* data = static_cast<uint64_t*>(shmem_calloc(n, sizeof(uint64_t)));
   auto* ack = static_cast<long*>(shmem_calloc(1, sizeof(long)));
