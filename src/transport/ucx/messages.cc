@@ -6,7 +6,10 @@
 // larger one goes by rendezvous straight into the destination, and its request completes once the data
 // has left. Counts per peer say what is in flight: the target counts the puts that have landed, and
 // acknowledges them when the sender asks (kAmAckRequest: "tell me once N have landed"; one message each
-// way, and none while nobody waits):
+// way, and none while nobody waits), or unasked as soon as it lands for a put sent while every earlier put
+// to its target was acknowledged (kAckOnLanding): a small put followed by a quiet, a get or an atomic, the
+// common case, then costs one message each way and one wake-up of the target, where asking costs two of
+// each; a stream of puts (a window, a ping-pong that never quiets) carries the flag on its first put only:
 //   quiet            waits for every acknowledgment, then flushes what UCX itself has in flight;
 //   get, atomic      wait for the acknowledgments of the puts to their peer (they see those puts);
 //   fence            costs nothing itself: each put carries the number of earlier puts to its target that
@@ -120,6 +123,8 @@ void landed(const AmPutHeader& h) {
   const uint64_t n = ++g.landed[from];
   if (g.ack_wanted[from] != 0 && n >= g.ack_wanted[from]) {
     g.ack_wanted[from] = 0;
+    send_ack(h.from, n);
+  } else if (h.flags & kAckOnLanding) {
     send_ack(h.from, n);
   }
 }
@@ -237,7 +242,8 @@ void wait_put_acks(int pe, uint64_t want = ~uint64_t{0}) {
     if (!g.peers[static_cast<size_t>(q)].ep) continue;
     const uint64_t w = want == ~uint64_t{0} ? g.am_sent[static_cast<size_t>(q)].load(std::memory_order_acquire) : want;
     if (g.am_acked[static_cast<size_t>(q)].load(std::memory_order_acquire) >= w) continue;
-    request_ack(q, w);
+    // An acknowledgment promised for the w-th put or later comes unasked once the first w have landed.
+    if (g.out[static_cast<size_t>(q)].promised.load(std::memory_order_acquire) < w) request_ack(q, w);
     waits.emplace_back(q, w);
   }
   const RequestWait counted;
@@ -367,7 +373,9 @@ Status open_messages(int n_pes) {
 
 // Numbers the next put to `pe` and returns how many earlier puts to it must be in place before its data:
 // the count at the first put after the latest fence (lazily: a fence itself costs nothing).
-uint64_t next_put(int pe) {
+// With *ack_on_landing set when every earlier put to `pe` is acknowledged: the target is to acknowledge
+// this one as soon as it lands (kAckOnLanding).
+uint64_t next_put(int pe, bool* ack_on_landing) {
   Outbound& o = g.out[static_cast<size_t>(pe)];
   std::lock_guard lock(o.m);
   const uint64_t epoch = g.fence_epoch.load(std::memory_order_acquire);
@@ -375,7 +383,10 @@ uint64_t next_put(int pe) {
     o.fence_seen = epoch;
     o.floor = g.am_sent[static_cast<size_t>(pe)].load(std::memory_order_relaxed);
   }
-  g.am_sent[static_cast<size_t>(pe)].fetch_add(1, std::memory_order_release);
+  const uint64_t sent = g.am_sent[static_cast<size_t>(pe)].load(std::memory_order_relaxed);
+  *ack_on_landing = g.am_acked[static_cast<size_t>(pe)].load(std::memory_order_acquire) >= sent;
+  if (*ack_on_landing) o.promised.store(sent + 1, std::memory_order_release);
+  g.am_sent[static_cast<size_t>(pe)].store(sent + 1, std::memory_order_release);
   return o.floor;
 }
 
@@ -383,9 +394,10 @@ uint64_t next_put(int pe) {
 // data has crossed, so it goes only once the puts it follows are acknowledged; an eager one carries the
 // count and the target holds it back if needed.
 AmPutHeader put_header(int pe, uint64_t off, size_t bytes, uint64_t sig_off, uint64_t signal, int sig_op) {
-  const uint64_t after = next_put(pe);
+  bool ack_on_landing;
+  const uint64_t after = next_put(pe, &ack_on_landing);
   if (bytes >= kAmMin) wait_put_acks(pe, after);
-  return AmPutHeader{off, bytes, g.my_pe, after, sig_off, signal, sig_op, 0};
+  return AmPutHeader{off, bytes, g.my_pe, after, sig_off, signal, sig_op, ack_on_landing ? kAckOnLanding : 0};
 }
 
 // A put as an active message (see the top of this file); returns once `src` may be reused. Its

@@ -37,8 +37,11 @@ struct AmPutHeader {
   uint64_t sig_off;
   uint64_t signal;
   int32_t sig_op;  // -1: none; else SignalOp
-  int32_t pad;
+  uint32_t flags;  // kAckOnLanding
 };
+// The target acknowledges this put as soon as it lands, unasked: set on a put sent while every earlier put
+// to its target was acknowledged (messages.cc, next_put).
+constexpr uint32_t kAckOnLanding = 1;
 
 // An eager put that arrived before the puts it must follow had landed: applied once they have.
 struct Deferred {
@@ -46,11 +49,13 @@ struct Deferred {
   std::vector<char> data;
 };
 
-// Sender side, per peer: the count of puts later ones must follow, and the fence epoch it reflects.
+// Sender side, per peer: the count of puts later ones must follow, the fence epoch it reflects, and the
+// count the target acknowledges unasked (the number of the latest put sent with kAckOnLanding).
 struct Outbound {
   std::mutex m;
   uint64_t floor = 0;
   uint64_t fence_seen = 0;
+  std::atomic<uint64_t> promised{0};
 };
 
 struct State {
