@@ -16,7 +16,9 @@
 // - launch() returns when every block has returned. Stores made by any block before it returns are visible
 //   to the caller afterwards; stores made before sync() are visible to every block after it.
 // - Block 0 runs on the calling thread; blocks 1..n-1 on a persistent pool of threads, pinned to the CPUs of
-//   this process (TESSERA_KERNEL_PIN). More blocks than CPUs is allowed (waits then yield instead of spin).
+//   this process (TESSERA_KERNEL_PIN). More blocks than CPUs is allowed (waits then yield instead of spin),
+//   and then a block not yet started runs on whichever thread of the launch is free first, the caller
+//   included: a block must not assume the thread it runs on (only one block runs on a thread at a time).
 // - launch() is thread-safe (launches from different threads run one after the other). A kernel must not
 //   launch another kernel, and every block must call sync() the same number of times. A sync() that cannot
 //   complete ends the job after TESSERA_TIMEOUT seconds, naming the kernel and the blocks that are missing.

@@ -137,6 +137,12 @@ class Pool {
     ws_size_ = opts.workspace_bytes;
     remaining_.store(static_cast<uint32_t>(n - 1), std::memory_order_relaxed);
     block_num_.store(n, std::memory_order_relaxed);
+    // More blocks than CPUs: blocks 1..n-1 go to whichever thread of the launch is free first (claims).
+    const bool share = n > ncpu_ && n <= kMaxShared;
+    const uint32_t next_seq = seq_.load(std::memory_order_relaxed) + 1;
+    unclaimed_.store(share ? claim_tag(next_seq) | (((uint64_t{1} << n) - 1) & ~uint64_t{1}) : 0,
+                     std::memory_order_release);
+    launch_.store(uint64_t{next_seq} << 32 | static_cast<uint32_t>(n), std::memory_order_release);
     const int my_cpu = sched_getcpu();
     launcher_cpu_.store(my_cpu, std::memory_order_relaxed);
     // The scheduler usually wakes a thread on or near the waker's CPU: until a woken worker runs and says
@@ -144,7 +150,7 @@ class Pool {
     // to back launches find every worker awake.
     const bool some_asleep = idle_sleepers_.load(std::memory_order_relaxed) != 0;
     // Publish the launch: workers acquire seq_ and then read the fields above.
-    if (n > 1) sync::store_and_wake(seq_, seq_.load(std::memory_order_relaxed) + 1, idle_sleepers_);
+    if (n > 1) sync::store_and_wake(seq_, next_seq, idle_sleepers_);
     if (n > 1 && some_asleep)
       for (int w = 0; w + 1 < n; ++w)
         if (worker_cpu_[w].cpu.load(std::memory_order_relaxed) < 0)
@@ -155,6 +161,14 @@ class Pool {
     {
       trace::Scope block(trace::Cat::kKernel, "block", trace_name_, {.k0 = "block", .a0 = 0});
       run_block(ctx, fn, arg);
+    }
+    // Blocks no worker has started yet run here, one after another, in this thread's scratch (block 0 is
+    // over). An empty launch of 4 blocks on 2 CPUs then costs no process switch at all.
+    for (int b; share && (b = claim(next_seq, -1)) > 0;) {
+      detail::Grid::bind(ctx, b, n, scratch0_, scratch_bytes_, ws_, ws_size_, name, &grid_);
+      trace::Scope block(trace::Cat::kKernel, "block", trace_name_, {.k0 = "block", .a0 = b});
+      run_block(ctx, fn, arg);
+      remaining_.fetch_sub(1, std::memory_order_acq_rel);
     }
 
     // Wait for blocks 1..n-1 (no deadline: a kernel may legitimately run long; stuck syncs time out).
@@ -203,6 +217,34 @@ class Pool {
     pin_base_ = wc.my_pe * per_pe;
     if (mode == "off" || (mode == "auto" && static_cast<size_t>(npes * per_pe) > order_.size())) order_.clear();
     pin_always_ = mode == "on";
+  }
+
+  // Launches of more blocks than CPUs (up to kMaxShared) share their blocks out by claims: the claim word is
+  // the launch's sequence number (16 bits), a bit that marks a shared launch (kShared), and one bit per
+  // block not yet started. A thread that finishes
+  // a block claims another, so blocks need not wait for a thread of their own to be scheduled; every block
+  // still gets a thread while others wait in sync() (n threads, each in one block at a time, the workers
+  // all woken). Blocks make no assumption about the thread they run on (kernel.hpp).
+  static constexpr int kMaxShared = 47;
+  static constexpr uint64_t kShared = uint64_t{1} << 47;
+  static constexpr uint64_t kBlockBits = kShared - 1;
+  static uint64_t claim_tag(uint32_t seq) { return static_cast<uint64_t>(seq & 0xffff) << 48 | kShared; }
+  // Whether claim word v belongs to launch seq, shared out.
+  static bool shared_launch(uint64_t v, uint32_t seq) { return (v & ~kBlockBits) == claim_tag(seq); }
+
+  // Claims block `want` (>= 1) of launch `seq`, or with want -1 the highest one not yet started; returns
+  // the block, or -1 when there is none (or the launch is over).
+  int claim(uint32_t seq, int want) {
+    uint64_t v = unclaimed_.load(std::memory_order_acquire);
+    for (;;) {
+      const uint64_t bits = v & kBlockBits;
+      if (!shared_launch(v, seq) || bits == 0) return -1;
+      const int b = want > 0 ? want : 63 - __builtin_clzll(bits);
+      if (want > 0 && !(bits & (uint64_t{1} << b))) return -1;
+      if (unclaimed_.compare_exchange_weak(v, v & ~(uint64_t{1} << b), std::memory_order_acq_rel,
+                                           std::memory_order_acquire))
+        return b;
+    }
   }
 
   // A worker of a launch of n blocks other than `self` last ran on `cpu` and is not asleep.
@@ -272,22 +314,36 @@ class Pool {
         }
       }
       seen = s;
-      // A worker outside this launch may read block_num_ while the next launch is being set up; the value
-      // it reads then is discarded by the seq_ re-check.
-      const int n = block_num_.load(std::memory_order_relaxed);
-      if (seq_.load(std::memory_order_acquire) != s || my_block >= n) continue;
-      worker_cpu_[w].cpu.store(sched_getcpu(), std::memory_order_relaxed);
-      BlockContext ctx;
-      detail::Grid::bind(ctx, my_block, n, scratch, scratch_bytes_, ws_, ws_size_, name_, &grid_);
-      {
-        trace::Scope block(trace::Cat::kKernel, "block", trace_name_, {.k0 = "block", .a0 = my_block});
-        run_block(ctx, fn_, arg_);
+      // A launch that shares its blocks out: this worker's own block if nobody has started it, then any
+      // other not yet started. A successful claim pins the launch (it cannot end before the block does), so
+      // its fields are read after it.
+      if (shared_launch(unclaimed_.load(std::memory_order_acquire), s)) {
+        for (int b = claim(s, my_block); b > 0 || (b = claim(s, -1)) > 0; b = -1) run_worker_block(w, b, scratch, &yield_to_job);
+        continue;
       }
-      yield_to_job = !grid_.spin;  // read while the launch is still in flight: no launch can reset it yet
-      if (remaining_.fetch_sub(1, std::memory_order_seq_cst) == 1 &&
-          done_sleepers_.load(std::memory_order_seq_cst) != 0)
-        sync::futex_wake(&remaining_);
+      // A worker outside this launch may look while the next launch is being set up: the block count comes
+      // with the launch's sequence number, and one of another launch is discarded.
+      const uint64_t launch = launch_.load(std::memory_order_acquire);
+      const int n = static_cast<int>(launch & 0xffffffff);
+      if (launch >> 32 != s || my_block >= n) continue;
+      run_worker_block(w, my_block, scratch, &yield_to_job);
     }
+  }
+
+  // Worker w runs block b of the launch in flight, then counts it done.
+  void run_worker_block(int w, int b, void* scratch, bool* yield_to_job) {
+    worker_cpu_[w].cpu.store(sched_getcpu(), std::memory_order_relaxed);
+    BlockContext ctx;
+    detail::Grid::bind(ctx, b, block_num_.load(std::memory_order_relaxed), scratch, scratch_bytes_, ws_, ws_size_,
+                       name_, &grid_);
+    {
+      trace::Scope block(trace::Cat::kKernel, "block", trace_name_, {.k0 = "block", .a0 = b});
+      run_block(ctx, fn_, arg_);
+    }
+    *yield_to_job = !grid_.spin;  // read while the launch is still in flight: no launch can reset it yet
+    if (remaining_.fetch_sub(1, std::memory_order_seq_cst) == 1 &&
+        done_sleepers_.load(std::memory_order_seq_cst) != 0)
+      sync::futex_wake(&remaining_);
   }
 
   std::mutex mu_;
@@ -319,6 +375,8 @@ class Pool {
   std::atomic<int> launcher_cpu_{-1};  // the CPU the last launch came from (idle workers leave it alone)
   alignas(kCacheLine) std::atomic<uint32_t> seq_{0};
   std::atomic<uint32_t> idle_sleepers_{0};
+  alignas(kCacheLine) std::atomic<uint64_t> unclaimed_{0};  // claim word of a launch that shares its blocks
+  std::atomic<uint64_t> launch_{0};  // the launch being set up or in flight: sequence number << 32 | blocks
   alignas(kCacheLine) std::atomic<uint32_t> remaining_{0};
   std::atomic<uint32_t> done_sleepers_{0};
 };

@@ -2,7 +2,8 @@
 //
 // launch(opts, fn, arg) runs fn on block_num blocks: block 0 on the calling thread, block b >= 1 on pool
 // worker b-1 (created on first use, pinned by hwloc to one PU of this process's cpuset, cores before SMT
-// siblings, scratch first-touched by the worker itself). Launch cost when the workers are spinning: one
+// siblings, scratch first-touched by the worker itself); with more blocks than CPUs, on whichever thread of
+// the launch claims it first (pool.cc). Launch cost when the workers are spinning: one
 // cache-line write + one read per block; when they are parked: one futex wake.
 //
 // Thread safety: launch() may be called from any thread; concurrent launches are serialised by a mutex.

@@ -87,6 +87,30 @@ TEST(Launch, BackToBackLaunchesOfDifferentSizes) {
   EXPECT_EQ(total.load(), expect);
 }
 
+// Launches of more blocks than CPUs share their blocks out to whichever thread is free (the caller
+// included): back to back, without syncs, every block of every launch still runs exactly once, with its
+// own index and the launch's block count, and no block runs after its launch returned.
+TEST(Launch, BackToBackLaunchesWithoutSyncRunEveryBlockOnce) {
+  constexpr int kLaunches = 3000, kMax = 12;
+  std::vector<std::atomic<int>> runs(kMax);
+  std::atomic<int> wrong_num{0}, late{0};
+  std::atomic<int> current{-1};
+  for (int i = 0; i < kLaunches; ++i) {
+    const int n = 1 + i % kMax;
+    for (auto& r : runs) r.store(0, std::memory_order_relaxed);
+    current.store(i, std::memory_order_relaxed);
+    launch({.block_num = n}, [&, i, n](BlockContext& b) {
+      if (b.block_num() != n) wrong_num.fetch_add(1);
+      if (current.load(std::memory_order_relaxed) != i) late.fetch_add(1);
+      runs[static_cast<size_t>(b.block_idx())].fetch_add(1, std::memory_order_relaxed);
+    });
+    for (int k = 0; k < kMax; ++k)
+      ASSERT_EQ(runs[static_cast<size_t>(k)].load(), k < n ? 1 : 0) << "launch " << i << " of " << n << " blocks, block " << k;
+  }
+  EXPECT_EQ(wrong_num.load(), 0);
+  EXPECT_EQ(late.load(), 0);
+}
+
 TEST(Launch, DefaultBlockNumIsUsableCpus) {
   EXPECT_GE(default_block_num(), 1);
   int seen = 0;
