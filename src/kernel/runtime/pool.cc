@@ -140,9 +140,9 @@ class Pool {
     // More blocks than CPUs: blocks 1..n-1 go to whichever thread of the launch is free first (claims).
     const bool share = n > ncpu_ && n <= kMaxShared;
     const uint32_t next_seq = seq_.load(std::memory_order_relaxed) + 1;
-    unclaimed_.store(share ? claim_tag(next_seq) | (((uint64_t{1} << n) - 1) & ~uint64_t{1}) : 0,
+    unclaimed_.store(uint64_t{next_seq} << 32 |
+                         (share ? kShared | (((uint64_t{1} << n) - 1) & ~uint64_t{1}) : static_cast<uint64_t>(n)),
                      std::memory_order_release);
-    launch_.store(uint64_t{next_seq} << 32 | static_cast<uint32_t>(n), std::memory_order_release);
     const int my_cpu = sched_getcpu();
     launcher_cpu_.store(my_cpu, std::memory_order_relaxed);
     // The scheduler usually wakes a thread on or near the waker's CPU: until a woken worker runs and says
@@ -219,18 +219,19 @@ class Pool {
     pin_always_ = mode == "on";
   }
 
-  // Launches of more blocks than CPUs (up to kMaxShared) share their blocks out by claims: the claim word is
-  // the launch's sequence number (16 bits), a bit that marks a shared launch (kShared), and one bit per
-  // block not yet started. A thread that finishes
-  // a block claims another, so blocks need not wait for a thread of their own to be scheduled; every block
-  // still gets a thread while others wait in sync() (n threads, each in one block at a time, the workers
-  // all woken). Blocks make no assumption about the thread they run on (kernel.hpp).
-  static constexpr int kMaxShared = 47;
-  static constexpr uint64_t kShared = uint64_t{1} << 47;
+  // The launch word (unclaimed_) says what a worker is to do in launch `seq`: the launch's sequence number
+  // (32 bits) over, for a launch of more blocks than CPUs (up to kMaxShared), kShared and one bit per block
+  // not yet started, else the launch's block count. Sharing by claims: a thread that finishes a block
+  // claims another, so blocks need not wait for a thread of their own to be scheduled; every block still
+  // gets a thread while others wait in sync() (n threads, each in one block at a time, the workers all
+  // woken). Blocks make no assumption about the thread they run on (kernel.hpp). The word is written before
+  // the launch is published and read by a worker only with the sequence number it woke for: a worker that
+  // looks while the next launch is being set up sees another number and leaves it alone (it would otherwise
+  // run a block of that launch unclaimed).
+  static constexpr int kMaxShared = 31;
+  static constexpr uint64_t kShared = uint64_t{1} << 31;
   static constexpr uint64_t kBlockBits = kShared - 1;
-  static uint64_t claim_tag(uint32_t seq) { return static_cast<uint64_t>(seq & 0xffff) << 48 | kShared; }
-  // Whether claim word v belongs to launch seq, shared out.
-  static bool shared_launch(uint64_t v, uint32_t seq) { return (v & ~kBlockBits) == claim_tag(seq); }
+  static bool of_launch(uint64_t v, uint32_t seq) { return v >> 32 == seq; }
 
   // Claims block `want` (>= 1) of launch `seq`, or with want -1 the highest one not yet started; returns
   // the block, or -1 when there is none (or the launch is over).
@@ -238,7 +239,7 @@ class Pool {
     uint64_t v = unclaimed_.load(std::memory_order_acquire);
     for (;;) {
       const uint64_t bits = v & kBlockBits;
-      if (!shared_launch(v, seq) || bits == 0) return -1;
+      if (!of_launch(v, seq) || !(v & kShared) || bits == 0) return -1;
       const int b = want > 0 ? want : 63 - __builtin_clzll(bits);
       if (want > 0 && !(bits & (uint64_t{1} << b))) return -1;
       if (unclaimed_.compare_exchange_weak(v, v & ~(uint64_t{1} << b), std::memory_order_acq_rel,
@@ -317,16 +318,15 @@ class Pool {
       // A launch that shares its blocks out: this worker's own block if nobody has started it, then any
       // other not yet started. A successful claim pins the launch (it cannot end before the block does), so
       // its fields are read after it.
-      if (shared_launch(unclaimed_.load(std::memory_order_acquire), s)) {
-        for (int b = claim(s, my_block); b > 0 || (b = claim(s, -1)) > 0; b = -1) run_worker_block(w, b, scratch, &yield_to_job);
+      const uint64_t v = unclaimed_.load(std::memory_order_acquire);
+      if (!of_launch(v, s)) continue;  // over already, the next one being set up
+      if (v & kShared) {
+        for (int b = claim(s, my_block); b > 0 || (b = claim(s, -1)) > 0; b = -1)
+          run_worker_block(w, b, scratch, &yield_to_job);
         continue;
       }
-      // A worker outside this launch may look while the next launch is being set up: the block count comes
-      // with the launch's sequence number, and one of another launch is discarded.
-      const uint64_t launch = launch_.load(std::memory_order_acquire);
-      const int n = static_cast<int>(launch & 0xffffffff);
-      if (launch >> 32 != s || my_block >= n) continue;
-      run_worker_block(w, my_block, scratch, &yield_to_job);
+      // Not shared: my own block, if the launch has it (the launch cannot end without it).
+      if (my_block < static_cast<int>(v & kBlockBits)) run_worker_block(w, my_block, scratch, &yield_to_job);
     }
   }
 
@@ -375,8 +375,7 @@ class Pool {
   std::atomic<int> launcher_cpu_{-1};  // the CPU the last launch came from (idle workers leave it alone)
   alignas(kCacheLine) std::atomic<uint32_t> seq_{0};
   std::atomic<uint32_t> idle_sleepers_{0};
-  alignas(kCacheLine) std::atomic<uint64_t> unclaimed_{0};  // claim word of a launch that shares its blocks
-  std::atomic<uint64_t> launch_{0};  // the launch being set up or in flight: sequence number << 32 | blocks
+  alignas(kCacheLine) std::atomic<uint64_t> unclaimed_{0};  // the launch word (see kShared)
   alignas(kCacheLine) std::atomic<uint32_t> remaining_{0};
   std::atomic<uint32_t> done_sleepers_{0};
 };
