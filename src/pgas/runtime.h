@@ -32,7 +32,10 @@ struct JobControl {
   static constexpr uint64_t kMagic = 0x54455353'43544c31ull;  // "TESSCTL1"
   uint64_t magic;
   uint32_t n_pes;
-  uint32_t pad0;
+  // tessera-run's pid and pid namespace (0 under other launchers): a later launcher of the same user removes
+  // what a launcher killed by SIGKILL left in /dev/shm (tools/run/proc.h).
+  int32_t launcher_pid;
+  uint64_t launcher_pidns;
   alignas(kCacheLine) std::atomic<uint32_t> abort;  // 0, or failed PE + 1
   std::atomic<uint32_t> exit_kind;                  // why: kExitFatal or kExitGlobal
   std::atomic<int32_t> exit_code;                   // status the job ends with

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # When a PE dies in the middle of a barrier loop, the job ends within 5 s, names that PE, exits non-zero and
-# leaves nothing in /dev/shm. Also: the launcher killed by SIGTERM/SIGINT leaves nothing behind either.
+# leaves nothing in /dev/shm. Also: the launcher killed by SIGTERM/SIGINT leaves nothing behind either, and
+# what a launcher killed by SIGKILL leaves, the next launcher removes.
 set -u
 build=${1:?build dir}
 run="$build/bin/tessera-run"
@@ -41,6 +42,22 @@ for sig in TERM INT; do
   check "SIG$sig to the launcher: nothing left in /dev/shm" "[ -z \"\$(leftovers)\" ]"
   check "SIG$sig to the launcher: no PE process left" "! pgrep -f '$prog' >/dev/null"
 done
+
+# 2b. The launcher killed by SIGKILL before its PEs have started Tessera: nothing can clean up then (the
+# PEs die with it), and its control segment stays; the next launcher of the same user removes it.
+rm -f "$tmp/pid"
+"$run" -n 2 sh -c 'echo $$ > "$0.$TESSERA_JOB_RANK"; exec sleep 60' "$tmp/pid" > "$tmp/out" 2>&1 &
+launcher=$!
+for _ in $(seq 1 100); do [ -s "$tmp/pid.0" ] && break; sleep 0.05; done
+job_id=$(tr '\0' '\n' < "/proc/$(cat "$tmp/pid.0")/environ" | sed -n 's/^TESSERA_JOB_ID=//p')
+kill -KILL $launcher
+wait $launcher 2>/dev/null
+for _ in $(seq 1 100); do ! pgrep -f 'exec sleep 60|^sleep 60' >/dev/null && break; sleep 0.05; done
+check "SIGKILL to the launcher: its control segment is left (job $job_id)" \
+  "[ -n '$job_id' ] && [ -e '/dev/shm/tessera-$job_id-ctl' ]"
+"$run" -n 1 true
+check "the next launcher removed it" "[ ! -e '/dev/shm/tessera-$job_id-ctl' ]"
+check "SIGKILL to the launcher: nothing left in /dev/shm after the next job" "[ -z \"\$(leftovers)\" ]"
 
 # 3. The whole-job deadline.
 "$run" -n 2 --timeout 1 "$prog" > "$tmp/out" 2>&1

@@ -129,8 +129,12 @@ Status Job::setup() {
   master_port_ = free_loopback_port();
   python_dir_ = python_dir();
   ctl_bytes_ = pgas::JobControl::bytes_for(opt_.n_pes);
+  if (const int n = remove_segments_of_dead_jobs(); n > 0)
+    log::info("tessera-run: removed what {} job(s) whose launcher was killed left in /dev/shm", n);
   TS_ASSIGN_OR_RETURN(void* p, transport::shm::create(ctl_name_, ctl_bytes_));
   ctl_ = static_cast<pgas::JobControl*>(p);
+  ctl_->launcher_pid = static_cast<int32_t>(::getpid());  // before the magic: a reader checks the magic first
+  ctl_->launcher_pidns = pid_namespace();
   ctl_->magic = pgas::JobControl::kMagic;
   ctl_->n_pes = static_cast<uint32_t>(opt_.n_pes);
 

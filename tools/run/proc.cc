@@ -1,14 +1,22 @@
 #include "proc.h"
 
 #include <dirent.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
+#include <string_view>
+#include <vector>
 
 #include "base/status.h"
+#include "pgas/runtime.h"
 #include "transport/shm/segment.h"
 
 namespace tessera::run {
@@ -52,6 +60,45 @@ void remove_job_segments(const std::string& job_id) {
       (void)transport::shm::unlink(std::string("/") + e->d_name);
   }
   ::closedir(d);
+}
+
+uint64_t pid_namespace() {
+  struct stat st{};
+  return ::stat("/proc/self/ns/pid", &st) == 0 ? static_cast<uint64_t>(st.st_ino) : 0;
+}
+
+int remove_segments_of_dead_jobs() {
+  const uint64_t ns = pid_namespace();
+  if (ns == 0) return 0;
+  DIR* d = ::opendir("/dev/shm");
+  if (!d) return 0;
+  std::vector<std::string> dead;
+  constexpr std::string_view kPrefix = "tessera-", kSuffix = "-ctl";
+  while (dirent* e = ::readdir(d)) {
+    const std::string_view name = e->d_name;
+    if (!name.starts_with(kPrefix) || !name.ends_with(kSuffix) || name.size() <= kPrefix.size() + kSuffix.size())
+      continue;
+    const int fd = ::shm_open((std::string("/") + e->d_name).c_str(), O_RDONLY | O_CLOEXEC, 0);
+    if (fd < 0) continue;
+    struct stat st{};
+    using C = pgas::JobControl;
+    char head[offsetof(C, abort)];
+    const bool read = ::fstat(fd, &st) == 0 && st.st_uid == ::geteuid() &&
+                      ::pread(fd, head, sizeof head, 0) == static_cast<ssize_t>(sizeof head);
+    ::close(fd);
+    uint64_t magic = 0, pidns = 0;
+    int32_t pid = 0;
+    if (read) {
+      std::memcpy(&magic, head + offsetof(C, magic), sizeof magic);
+      std::memcpy(&pid, head + offsetof(C, launcher_pid), sizeof pid);
+      std::memcpy(&pidns, head + offsetof(C, launcher_pidns), sizeof pidns);
+    }
+    if (magic == C::kMagic && pid > 0 && pidns == ns && ::kill(pid, 0) != 0 && errno == ESRCH)
+      dead.emplace_back(name.substr(kPrefix.size(), name.size() - kPrefix.size() - kSuffix.size()));
+  }
+  ::closedir(d);
+  for (const std::string& id : dead) remove_job_segments(id);
+  return static_cast<int>(dead.size());
 }
 
 std::string LineBuffer::take(bool all) {

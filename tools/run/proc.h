@@ -41,6 +41,13 @@ void write_all(int fd, const std::string& s);
 // Removes every object of the job still named in this host's /dev/shm (after a crash during start-up; a
 // job that started has unlinked them all already).
 void remove_job_segments(const std::string& job_id);
+// The inode of this process's pid namespace (0 if unknown): a launcher pid means something only in it.
+uint64_t pid_namespace();
+// A launcher killed by SIGKILL cleans up nothing: its control segment stays in /dev/shm, and so do the heaps
+// of PEs that died (they die with it) before they removed their names. Removes the segments of every job of
+// this user whose control segment names a launcher of this pid namespace that no longer exists; returns how
+// many jobs. Run by every launcher before it makes its own.
+int remove_segments_of_dead_jobs();
 
 // A PE's output stream cut into whole lines: feed() what a read brought, take() the complete lines so far
 // (all of it, a partial last line ended by '\n', when `all`). A line longer than kMaxLine is passed on in
