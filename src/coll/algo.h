@@ -57,6 +57,10 @@ struct Algorithm {
   // has to wait, which saves a clock read (a sizeable part of such a call) on the calls whose latency
   // matters most.
   bool ll = false;
+  // Reads peers' buffers where they are (the symmetric rows, and the single-copy rows through
+  // process_vm_readv) instead of copying them through staging. With symmetric buffers up to a staging slot,
+  // only such rows and LL compete where the collective has one (select.cc).
+  bool in_place = false;
   bool (*supports)(const Shape&);
   double (*cost)(const Shape&, const ModelParams&);
   uint64_t (*run)(Exec&, const Args&);  // returns the number of steps used (same on every member)

@@ -38,7 +38,7 @@ namespace {
 constexpr const char* kUsage =
     "usage: tessera-info                  this host and build: version, CPUs, cost model, fast paths\n"
     "       tessera-info --coll <collective|all> [--bytes N] [--ranks N] [--buffsize N] [--oversubscribed]\n"
-    "                    [--unbound]\n"
+    "                    [--unbound] [--symmetric]\n"
     "       tessera-info --env | --model | --topo | --version | --help\n"
     "       tessera-info --trace-summary FILE | --trace-merge DIR\n"
     "  --trace-summary: the top time sinks of a merged trace (TESSERA_TRACE; tessera-run writes DIR/trace.json)\n"
@@ -48,6 +48,7 @@ constexpr const char* kUsage =
     "  rank table, or --link; measured at run time when none is given)\n"
     "  without --coll, --ranks N says where tessera-run would place N PEs (default: one per CPU)\n"
     "  --unbound: the PEs are not bound to one CPU each (tessera-run --bind-to none, TESSERA_BIND=none)\n"
+    "  --symmetric: every member's buffers are symmetric (the OpenSHMEM collectives), which adds the in-place rows\n"
     "  --ranks: 1..4096 (default 8)\n"
     "  collectives: allreduce reduce_scatter allgather broadcast reduce gather scatter alltoall\n"
     "  alltoallv allgatherv reduce_scatterv gatherv scatterv barrier; sizes take K/M/G suffixes\n";
@@ -122,7 +123,16 @@ void print_env() {
   }
 }
 
-void print_coll(Kind k, size_t bytes, int ranks, size_t slot, bool oversub, bool bound, const ModelParams& m) {
+struct CollQuery {
+  size_t bytes, slot;
+  int ranks;
+  bool oversub, bound, symmetric;
+};
+
+void print_coll(Kind k, const CollQuery& q, const ModelParams& m) {
+  const size_t bytes = q.bytes, slot = q.slot;
+  const int ranks = q.ranks;
+  const bool oversub = q.oversub, bound = q.bound;
   Shape s;
   s.kind = k;
   s.n = ranks;
@@ -130,13 +140,15 @@ void print_coll(Kind k, size_t bytes, int ranks, size_t slot, bool oversub, bool
   s.slot_bytes = slot;
   s.oversubscribed = oversub;
   s.bound = bound;
+  s.symmetric = q.symmetric;
   // A communicator probes every pair of members; here only whether this process may use the syscall.
   static const uint64_t probe = 0x7e55e7a;
   s.cma = cma_enabled() && cma_probe(getpid(), &probe, probe);
   const bool det = deterministic_mode();
   Choice c = select(s, m, det);
-  std::printf("%s, %zu bytes per rank, %d ranks, staging slot %zu bytes%s%s%s\n", kind_name(k), bytes, ranks, slot,
+  std::printf("%s, %zu bytes per rank, %d ranks, staging slot %zu bytes%s%s%s%s\n", kind_name(k), bytes, ranks, slot,
               oversub ? (bound ? ", oversubscribed" : ", oversubscribed, PEs not bound to CPUs") : "",
+              q.symmetric ? ", symmetric buffers" : "",
               det ? ", TESSERA_DETERMINISTIC=1" : "",
               s.cma ? "" : ", no single-copy path (process_vm_readv unavailable or TESSERA_COLL_CMA=0)");
   std::printf("  %-14s %12s  %-9s %s\n", "algorithm", "cost (us)", "", "description");
@@ -226,7 +238,8 @@ int main(int argc, char** argv) {
   std::string coll;
   size_t bytes = 1 << 20, buffsize = 0;
   int ranks = 0;
-  bool env = false, model = false, oversub = false, oversub_set = false, bound = true, topo = false, predict = false;
+  bool env = false, model = false, oversub = false, oversub_set = false, bound = true, topo = false, predict = false,
+       symmetric = false;
   int hosts = 0, ppn = 1;
   std::string link;
   auto whole = [&](const std::string& opt, const char* v, long lo, long hi) {
@@ -260,6 +273,7 @@ int main(int argc, char** argv) {
     else if (a == "--buffsize") buffsize = size(val());
     else if (a == "--oversubscribed") oversub = oversub_set = true;
     else if (a == "--unbound") bound = false;
+    else if (a == "--symmetric") symmetric = true;
     else if (a == "--env") env = true;
     else if (a == "--topo") topo = true;
     else if (a == "--predict") predict = true;
@@ -326,13 +340,14 @@ int main(int argc, char** argv) {
     if (!buffsize) buffsize = 8 << 20;
   }
   size_t slot = (buffsize / 4 + 4095) / 4096 * 4096;
+  const CollQuery q{bytes, slot, ranks, oversub, bound, symmetric};
   if (coll == "all") {
     for (int k = 0; k < kNumKinds; ++k)
-      if (static_cast<Kind>(k) != Kind::kSendRecv) print_coll(static_cast<Kind>(k), bytes, ranks, slot, oversub, bound, m);
+      if (static_cast<Kind>(k) != Kind::kSendRecv) print_coll(static_cast<Kind>(k), q, m);
     return 0;
   }
   auto k = parse_kind(coll);
   if (!k || *k == Kind::kSendRecv) usage("unknown collective " + coll);
-  print_coll(*k, bytes, ranks, slot, oversub, bound, m);
+  print_coll(*k, q, m);
   return 0;
 }

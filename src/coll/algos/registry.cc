@@ -106,7 +106,7 @@ constexpr Algorithm kAlgorithms[] = {
     {.kind = Kind::kAllreduce, .id = 5, .name = "cma",
      .description = "single copy: each member reduces 1/n of the data reading peers' buffers through "
                     "process_vm_readv, then copies the other slices from their outputs; 3 steps whatever the size",
-     .canonical = true, .supports = cma,
+     .canonical = true, .in_place = true, .supports = cma,
      .cost = [](const Shape& s, const M& m) {
        return 3 * alpha_of(s, m) + (N(s) - 1) * (2 * kCmaCall) + CMAR(s) / N(s) +
               2 * (N(s) - 1) / N(s) * B(s) * CMAB(m, 2 * B(s)) + B(s) * m.gamma;
@@ -139,7 +139,7 @@ constexpr Algorithm kAlgorithms[] = {
     {.kind = Kind::kReduceScatter, .id = 2, .name = "cma",
      .description = "single copy: each member reduces its block reading peers' inputs through process_vm_readv; 2 "
                     "steps",
-     .canonical = true, .supports = cma,
+     .canonical = true, .in_place = true, .supports = cma,
      .cost = [](const Shape& s, const M& m) {
        return 2 * alpha_of(s, m) + (N(s) - 1) * kCmaCall + CMAR(s) * (N(s) - 1) / N(s) +
               (N(s) - 1) * B(s) * CMAB(m, (N(s) + 1) * B(s)) + N(s) * B(s) * m.gamma;
@@ -182,7 +182,7 @@ constexpr Algorithm kAlgorithms[] = {
      .run = algos::allgather_bruck},
     {.kind = Kind::kAllgather, .id = 3, .name = "cma",
      .description = "single copy: one process_vm_readv per peer straight into place; 2 steps",
-     .canonical = true, .supports = cma,
+     .canonical = true, .in_place = true, .supports = cma,
      .cost = [](const Shape& s, const M& m) {
        return 2 * alpha_of(s, m) + (N(s) - 1) * kCmaCall + (N(s) - 1) * B(s) * CMAB(m, (N(s) + 1) * B(s)) +
               B(s) * m.beta;
@@ -221,14 +221,14 @@ constexpr Algorithm kAlgorithms[] = {
      .run = algos::broadcast_chain},
     {.kind = Kind::kBroadcast, .id = 2, .name = "cma",
      .description = "single copy: every member reads the root's buffer with process_vm_readv; 2 steps",
-     .canonical = true, .supports = cma,
+     .canonical = true, .in_place = true, .supports = cma,
      .cost = [](const Shape& s, const M& m) { return 2 * alpha_of(s, m) + kCmaCall + B(s) * CMAB(m, B(s)); },
      .run = algos::broadcast_cma},
     {.kind = Kind::kBroadcast, .id = 3, .name = "cma_split",
      .description = "single copy shared by root and receivers: the root writes 1/n of each receiver's buffer with "
                     "process_vm_writev while the receivers read the rest; 2 steps (members must not outnumber "
                     "CPUs)",
-     .canonical = true, .supports = [](const Shape& s) { return cma(s) && !s.oversubscribed; },
+     .canonical = true, .in_place = true, .supports = [](const Shape& s) { return cma(s) && !s.oversubscribed; },
      .cost = [](const Shape& s, const M& m) {
        return 2 * alpha_of(s, m) + N(s) * kCmaCall + (N(s) - 1) / N(s) * B(s) * CMAB(m, B(s));
      },
@@ -327,7 +327,7 @@ constexpr Algorithm kAlgorithms[] = {
     {.kind = Kind::kAlltoall, .id = 3, .name = "cma",
      .description = "single copy: every member reads its piece of each peer's input with process_vm_readv; 2 "
                     "steps",
-     .canonical = true, .supports = cma,
+     .canonical = true, .in_place = true, .supports = cma,
      .cost = [](const Shape& s, const M& m) {
        return 2 * alpha_of(s, m) + (N(s) - 1) * kCmaCall + (N(s) - 1) * B(s) * CMAB(m, 2 * N(s) * B(s)) +
               B(s) * m.beta;
@@ -378,40 +378,40 @@ constexpr Algorithm kAlgorithms[] = {
     {.kind = Kind::kAllreduce, .id = 9, .name = "symmetric",
      .description = "symmetric buffers: each member reduces its slice from every member's input in place and writes "
                     "it into every member's output (up to 4 KiB: every member reduces everything); 2 steps",
-     .canonical = true, .supports = sym_small_n,
+     .canonical = true, .in_place = true, .supports = sym_small_n,
      .cost = [](const Shape& s, const M& m) {
        return 2 * alpha_of(s, m) + (s.bytes <= 4096 ? N(s) * B(s) * m.gamma : B(s) * (m.beta + m.gamma));
      },
      .run = algos::allreduce_symmetric},
     {.kind = Kind::kBroadcast, .id = 9, .name = "symmetric",
      .description = "symmetric buffers: every member copies the root's input in place; 2 steps",
-     .canonical = true, .supports = sym,
+     .canonical = true, .in_place = true, .supports = sym,
      .cost = [](const Shape& s, const M& m) { return 2 * alpha_of(s, m) + B(s) * m.beta; },
      .run = algos::broadcast_symmetric},
     {.kind = Kind::kAllgather, .id = 9, .name = "symmetric",
      .description = "symmetric buffers: every member copies every member's input in place; 2 steps",
-     .canonical = true, .supports = sym,
+     .canonical = true, .in_place = true, .supports = sym,
      .cost = [](const Shape& s, const M& m) { return 2 * alpha_of(s, m) + N(s) * B(s) * m.beta; },
      .run = algos::allgather_symmetric},
     {.kind = Kind::kAllgatherv, .id = 9, .name = "symmetric",
      .description = "symmetric buffers: allgatherv by copies from every member's input; 2 steps",
-     .canonical = true, .supports = sym,
+     .canonical = true, .in_place = true, .supports = sym,
      .cost = [](const Shape& s, const M& m) { return 2 * alpha_of(s, m) + N(s) * B(s) * m.beta; },
      .run = algos::allgatherv_symmetric},
     {.kind = Kind::kAlltoall, .id = 9, .name = "symmetric",
      .description = "symmetric buffers: every member copies its piece of every member's input in place; 2 steps",
-     .canonical = true, .supports = sym,
+     .canonical = true, .in_place = true, .supports = sym,
      .cost = [](const Shape& s, const M& m) { return 2 * alpha_of(s, m) + N(s) * B(s) * m.beta; },
      .run = algos::alltoall_symmetric},
     {.kind = Kind::kInscan, .id = 9, .name = "symmetric",
      .description = "symmetric buffers: member r folds the inputs of members 0..r in place; 2 steps",
-     .canonical = true, .supports = sym_small_n,
+     .canonical = true, .in_place = true, .supports = sym_small_n,
      .cost = [](const Shape& s, const M& m) { return 2 * alpha_of(s, m) + N(s) * B(s) * m.gamma; },
      .run = algos::inscan_symmetric},
     {.kind = Kind::kExscan, .id = 9, .name = "symmetric",
      .description = "symmetric buffers: member r folds the inputs of members 0..r-1 in place (zeros on member 0); "
                     "2 steps",
-     .canonical = true, .supports = sym_small_n,
+     .canonical = true, .in_place = true, .supports = sym_small_n,
      .cost = [](const Shape& s, const M& m) { return 2 * alpha_of(s, m) + N(s) * B(s) * m.gamma; },
      .run = algos::exscan_symmetric},
 };

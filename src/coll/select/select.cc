@@ -68,13 +68,28 @@ double priced(const Algorithm& a, const Shape& s, const ModelParams& m) {
   const bool stepless = a.ll || (s.bytes == 0 && s.kind != Kind::kBarrier);  // count 0: returns at once
   return stepless ? c : std::max(c, alpha_of(s, m));
 }
+
+// Staging against reading in place. With symmetric buffers (the OpenSHMEM collectives) up to a staging slot,
+// a row that stages copies every piece into staging before its readers may copy it out, where an in-place
+// row reads it from the member's buffer: the same copies less one, and no reader waits for a copy-in. The
+// staged rows' costs leave that copy out (it is common to them all), so the model would keep them; the
+// in-place rows measured faster at every size from 1 KiB to a slot, at 2 and 4 PEs, in every collective that
+// has one (docs/openshmem.md). Above a slot the staged `direct` rows read in place themselves (zcopy.cc)
+// and compete on cost. LL rows stay: their costs count their copies, and below 1 KiB they win.
+bool staged_loses(const Algorithm& a, const Shape& s) {
+  if (!s.symmetric || s.bytes > s.slot_bytes || a.ll || a.in_place) return false;
+  for (const Algorithm& b : algorithms())
+    if (b.kind == s.kind && b.in_place && b.supports(s)) return true;
+  return false;
+}
+bool usable(const Algorithm& a, const Shape& s) { return a.supports(s) && !staged_loses(a, s); }
 }  // namespace
 
 std::vector<Candidate> candidates(const Shape& s, const ModelParams& m, bool deterministic) {
   std::vector<Candidate> out;
   for (const Algorithm& a : algorithms()) {
     if (a.kind != s.kind) continue;
-    out.push_back({&a, priced(a, s, m), a.supports(s), !deterministic || a.canonical});
+    out.push_back({&a, priced(a, s, m), usable(a, s), !deterministic || a.canonical});
   }
   return out;
 }
@@ -83,7 +98,7 @@ Choice select(const Shape& s, const ModelParams& m, bool deterministic) {
   Choice c;
   double best = 0;
   for (const Algorithm& a : algorithms()) {
-    if (a.kind != s.kind || !a.supports(s) || (deterministic && !a.canonical)) continue;
+    if (a.kind != s.kind || !usable(a, s) || (deterministic && !a.canonical)) continue;
     double cost = priced(a, s, m);
     if (!c.algo || cost < best) {
       c.algo = &a;

@@ -182,6 +182,41 @@ TEST(Select, LLAlltoallReduceScatterGatherScatterForSmallPayloads) {
   EXPECT_FALSE(g->supports(shape(Kind::kGather, kLLBytes + 1, 4)));
 }
 
+// With symmetric buffers up to a staging slot, the staged rows give way to the rows that read in place (and
+// LL) in every collective that has such a row; above a slot, and for ordinary buffers, they compete on cost.
+TEST(Select, SymmetricBuffersUpToASlotAreReadInPlace) {
+  ModelParams m;
+  for (Kind k : {Kind::kAllreduce, Kind::kBroadcast, Kind::kAllgather, Kind::kAllgatherv, Kind::kAlltoall,
+                 Kind::kInscan, Kind::kExscan})
+    for (int n : {2, 4, 8})
+      for (bool oversub : {false, true})
+        for (size_t b : {size_t{1} << 10, size_t{64} << 10, size_t{1} << 20}) {
+          Shape s = shape(k, b, n);
+          s.oversubscribed = oversub;
+          s.symmetric = true;
+          const Algorithm* a = select(s, m, false).algo;
+          ASSERT_TRUE(a);
+          EXPECT_TRUE(a->in_place || a->ll) << kind_name(k) << " n " << n << " bytes " << b << ": " << a->name;
+          for (const Candidate& c : candidates(s, m, false))
+            if (!c.algo->in_place && !c.algo->ll) EXPECT_FALSE(c.supported) << kind_name(k) << " " << c.algo->name;
+        }
+  // Above a slot `direct` reads in place itself and stays a candidate.
+  Shape big = shape(Kind::kAllgather, size_t{4} << 20, 2);
+  big.symmetric = true;
+  bool direct_listed = false;
+  for (const Candidate& c : candidates(big, m, false))
+    if (std::strcmp(c.algo->name, "direct") == 0) direct_listed = c.supported;
+  EXPECT_TRUE(direct_listed);
+  // Ordinary buffers: no in-place row applies, the staged rows are chosen.
+  const Algorithm* ordinary = select(shape(Kind::kAllgather, 64 << 10, 4), m, false).algo;
+  ASSERT_TRUE(ordinary);
+  EXPECT_FALSE(ordinary->in_place && std::strcmp(ordinary->name, "symmetric") == 0);
+  // A collective without an in-place row keeps its staged rows with symmetric buffers.
+  Shape g = shape(Kind::kGather, 64 << 10, 4);
+  g.symmetric = true;
+  ASSERT_TRUE(select(g, m, false).algo);
+}
+
 TEST(Select, IdsAreUniquePerCollective) {
   for (const Algorithm& a : algorithms())
     for (const Algorithm& b : algorithms())
