@@ -28,7 +28,8 @@ using Error = tessera::Error;
 class MatMulAllReduce {
  public:
   // tile_cols 0: chosen per call: n/m slabs (each slab's GEMM reads all of A again, so fewer slabs when A is
-  // large), 2 to 8 of them, at least 64 columns each.
+  // large), 2 to 8 of them and no more than the PEs (beyond that the extra reads of A cost more than the
+  // reduction they hide, for k = n / PEs), at least 64 columns each.
   MatMulAllReduce(int max_m, int n, int tile_cols = 0);
   ~MatMulAllReduce();
   MatMulAllReduce(const MatMulAllReduce&) = delete;

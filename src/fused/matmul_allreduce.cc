@@ -37,10 +37,13 @@ struct MatMulAllReduce::Impl {
   int n_pes = 0, me = 0, max_m = 0, n = 0, tile = 0, fixed_tile = 0, max_tiles = 0;
   // Columns per slab for a call of m rows. Each slab's GEMM reads the whole of A again, so slabs cost m*k
   // reads each: as many as B is larger than A (n/m), from 2 (to pipeline at all) to 8, and 64 columns at
-  // least; a fixed width when the constructor was given one.
+  // least; a fixed width when the constructor was given one. And at most as many as PEs: pipelining hides
+  // at most the reduction, which reads m*n per PE, while S slabs read A S - 1 more times, (S - 1)*m*k, so
+  // slabs stop paying at S = n/k, which is the number of PEs in the tensor-parallel layout (k = n / PEs).
+  // k itself may differ between PEs, and the tiling must not.
   int slab(int m) const {
     if (fixed_tile) return fixed_tile;
-    const int slabs = std::clamp(n / std::max(1, m), 2, 8);
+    const int slabs = std::min(std::clamp(n / std::max(1, m), 2, 8), std::max(2, n_pes));
     return std::min(n, std::max(64, (n + slabs - 1) / slabs));
   }
   float* partial = nullptr;
