@@ -32,7 +32,7 @@ typedef struct {
   int max_tokens;
   int capacity;             /* 0: automatic (tessera/moe.hpp) */
   tessera_moe_mode_t mode;
-  int block_num;            /* 0 or -1: the kernel default */
+  int block_num;            /* 0 or -1: this PE's share of its host's CPUs (tessera/moe.hpp) */
 } tessera_moe_config_t;
 
 typedef struct tessera_moe* tessera_moe_t;

@@ -22,7 +22,9 @@
 //   drops the rest (the sender learns it from the same fetch-and-add): dropped() counts them and
 //   was_dropped(t, k) names them, and they count as zero in combine. Low-latency mode (1-128 tokens per PE,
 //   decoding): each source PE has its own region at every expert, sized for max_tokens, so nothing is
-//   claimed and nothing is dropped; the count travels with the data as its signal.
+//   dropped (a token must name distinct experts); across hosts nothing is claimed and the count travels
+//   with the data as its signal, on one host slots are claimed as in throughput mode, a cache-line transfer
+//   there, and rows land in their final place.
 // - Tokens are rows of `hidden` elements (f32 or bf16), contiguous; expert_ids and weights are n_tokens x top_k,
 //   row-major. The work is split over kernel blocks (tessera/kernel.hpp), which put straight into the
 //   peers' symmetric receive buffers.
@@ -51,7 +53,8 @@ struct Config {
   // ceil(2 * max_tokens * top_k * n_pes / num_experts).
   int capacity = 0;
   Mode mode = Mode::kThroughput;
-  int block_num = -1;   // kernel blocks for the sends and the weighted sums; -1: the kernel default
+  int block_num = -1;   // kernel blocks for the sends and the weighted sums; -1: this PE's share of its host's
+                        // CPUs (kernel::default_block_num() / PEs on the host, at least 1)
 };
 
 class Dispatcher {

@@ -15,6 +15,11 @@
 // Low-latency dispatch: a source numbers its own rows per expert (no atomics), puts them in its region at
 // the expert's PE, then sets one signal word per expert there to (call << 32 | count): the count arrives
 // with the data. The expert's PE waits for every source's word of this call and packs the rows per expert.
+// That is for PEs on several hosts, where a fetch-and-add is a network round trip. When every PE shares
+// this host a fetch-and-add is a cache-line transfer, and low-latency mode claims its slots as throughput
+// mode does, with a capacity of every source's region (PEs x max_tokens rows per expert, which a source
+// whose tokens name distinct experts cannot exceed): rows land in their final slots and are not packed
+// (docs/moe.md, measured).
 // Combine: every received row goes back to comb[token][k] at its origin, then the same counter scheme; the
 // origin sums its rows with its weights.
 #include <tessera/moe.hpp>
@@ -62,6 +67,9 @@ struct Dispatcher::Impl {
   std::vector<int> first;  // first[p]: PE p's first expert; first[n] = num_experts
   std::vector<int> owner;  // expert -> PE
   int max_local = 0, cap = 0;
+  // Slots are claimed with fetch-and-add (throughput mode; low latency when every PE shares this host).
+  bool claim = false;
+  int blocks = -1;  // kernel blocks per launch
   // symmetric
   char* recv = nullptr;
   uint64_t* meta = nullptr;
@@ -84,16 +92,16 @@ struct Dispatcher::Impl {
 
   int local() const { return first[me + 1] - first[me]; }
   char* rows_of(int le) {
-    return cfg.mode == Mode::kThroughput ? recv + static_cast<size_t>(le) * cap * row
-                                         : packed.data() + static_cast<size_t>(le) * n * cfg.max_tokens * row;
+    return claim ? recv + static_cast<size_t>(le) * cap * row
+                 : packed.data() + static_cast<size_t>(le) * n * cfg.max_tokens * row;
   }
   const uint64_t* meta_of(int le) const {
-    return cfg.mode == Mode::kThroughput ? meta + static_cast<size_t>(le) * cap
-                                         : packed_meta.data() + static_cast<size_t>(le) * n * cfg.max_tokens;
+    return claim ? meta + static_cast<size_t>(le) * cap
+                 : packed_meta.data() + static_cast<size_t>(le) * n * cfg.max_tokens;
   }
   kernel::LaunchOptions launch(const char* name) const {
     kernel::LaunchOptions o;
-    o.block_num = cfg.block_num;
+    o.block_num = blocks;
     o.name = name;
     return o;
   }
@@ -131,9 +139,23 @@ Dispatcher::Dispatcher(const Config& c) : p_(std::make_unique<Impl>()) {
     m.max_local = std::max(m.max_local, m.first[p + 1] - m.first[p]);
   }
   const int64_t share = (2ll * c.max_tokens * c.top_k * m.n + c.num_experts - 1) / c.num_experts;
-  m.cap = c.capacity ? c.capacity : static_cast<int>(std::min<int64_t>(share, int64_t{c.max_tokens} * m.n));
+  if (c.mode == Mode::kThroughput)
+    m.cap = c.capacity ? c.capacity : static_cast<int>(std::min<int64_t>(share, int64_t{c.max_tokens} * m.n));
+  else
+    m.cap = m.n * c.max_tokens;  // every source's region
+  const pgas::Runtime& rt = pgas::rt();
+  m.claim = c.mode == Mode::kThroughput || rt.n_hosts == 1;
+  // The default block count: this PE's share of the host's CPUs. The PEs of a host that fill its CPUs gain
+  // nothing from a second block, which waits for a CPU another PE holds (1 block measured 0-25% faster at
+  // 2 and 4 PEs on 2 CPUs, most at decoding sizes: docs/moe.md).
+  if (c.block_num > 0) {
+    m.blocks = c.block_num;
+  } else {
+    const int here = static_cast<int>(std::count(rt.host_of.begin(), rt.host_of.end(), rt.host_of[m.me]));
+    m.blocks = std::max(1, kernel::default_block_num() / std::max(1, here));
+  }
   const size_t L = static_cast<size_t>(std::max(1, m.max_local));
-  const size_t slots = c.mode == Mode::kThroughput ? L * m.cap : L * m.n * c.max_tokens;
+  const size_t slots = L * m.cap;
   auto alloc = [&](size_t bytes) {
     void* p = pgas::sym_calloc(1, std::max<size_t>(bytes, 8), kRoutine);
     if (!p)
@@ -149,7 +171,7 @@ Dispatcher::Dispatcher(const Config& c) : p_(std::make_unique<Impl>()) {
   m.dispatched = static_cast<uint64_t*>(alloc(sizeof(uint64_t)));
   m.combined = static_cast<uint64_t*>(alloc(sizeof(uint64_t)));
   m.counts.assign(static_cast<size_t>(m.local()), 0);
-  if (c.mode == Mode::kLowLatency) {
+  if (!m.claim) {
     m.packed.resize(static_cast<size_t>(m.local()) * m.n * c.max_tokens * m.row);
     m.packed_meta.resize(static_cast<size_t>(m.local()) * m.n * c.max_tokens);
   }
@@ -177,6 +199,16 @@ void Dispatcher::dispatch(const void* tokens, int n_tokens, const int32_t* exper
     if (expert_ids[i] < -1 || expert_ids[i] >= c.num_experts)
       throw Error("tessera::moe::dispatch: expert id " + str(expert_ids[i]) + " of token " + str(i / K) + " (k " +
                   str(i % K) + ") is out of range: there are " + str(c.num_experts) + " experts (-1: none)");
+  // Low latency sizes each source's region at an expert for one row per token: a token that names an expert
+  // twice would overrun it.
+  if (c.mode == Mode::kLowLatency)
+    for (int t = 0; t < n_tokens; ++t)
+      for (int k = 1; k < K; ++k)
+        for (int j = 0; j < k; ++j)
+          if (expert_ids[t * K + k] >= 0 && expert_ids[t * K + k] == expert_ids[t * K + j])
+            throw Error("tessera::moe::dispatch: token " + str(t) + " names expert " + str(expert_ids[t * K + k]) +
+                        " twice (k " + str(j) + " and " + str(k) + "); low-latency mode takes distinct experts per "
+                        "token (-1 for none)");
   ++m.calls;
   m.n_tokens = n_tokens;
   m.ids.assign(expert_ids, expert_ids + static_cast<size_t>(n_tokens) * K);
@@ -187,7 +219,7 @@ void Dispatcher::dispatch(const void* tokens, int n_tokens, const int32_t* exper
   const char* src = static_cast<const char*>(tokens);
   const size_t L = static_cast<size_t>(std::max(1, m.max_local));
 
-  if (c.mode == Mode::kThroughput) {
+  if (m.claim) {
     const int par = static_cast<int>(m.calls & 1);
     std::atomic<size_t> dropped{0};
     kernel::launch(m.launch("moe dispatch"), [&](kernel::BlockContext& b) {
@@ -320,7 +352,7 @@ void Dispatcher::combine(void* out) {
 
 int Dispatcher::local_experts() const { return p_->local(); }
 int Dispatcher::first_expert() const { return p_->first[p_->me]; }
-int Dispatcher::capacity() const { return p_->cfg.mode == Mode::kThroughput ? p_->cap : p_->n * p_->cfg.max_tokens; }
+int Dispatcher::capacity() const { return p_->cap; }
 int Dispatcher::count(int le) const {
   if (le < 0 || le >= p_->local())
     throw Error("tessera::moe::count: local expert " + str(le) + " is out of range: this PE owns " + str(p_->local()));

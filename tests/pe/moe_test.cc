@@ -182,6 +182,20 @@ TEST(Moe, BadArgumentsThrowNamingTheValue) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("max_tokens"), std::string::npos) << e.what();
   }
+  // Low latency: a token that names an expert twice would overrun its source's region at that expert.
+  Config ll = cfg;
+  ll.top_k = 2;
+  ll.mode = Mode::kLowLatency;
+  Dispatcher dl(ll);
+  EXPECT_EQ(dl.capacity(), npes() * ll.max_tokens);  // every source's region
+  int32_t twice[4] = {0, 1, 3, 3};
+  float w4[4] = {1, 1, 1, 1};
+  try {
+    dl.dispatch(x, 2, twice, w4);
+    ADD_FAILURE() << "expert 3 named twice by one token accepted in low-latency mode";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("token 1 names expert 3 twice"), std::string::npos) << e.what();
+  }
   cfg.top_k = 9;
   EXPECT_THROW(Dispatcher{cfg}, Error);  // thrown before any collective step, on every PE alike
 }
