@@ -12,8 +12,9 @@
 // into C. One PE sums each element, in PE order, so C is bitwise identical on every PE and run to run.
 //
 // Contracts
-// - Constructor, destructor and run() are collective over all PEs, which must share one host (the partial
-//   tiles are read through the shared mapping); the constructor throws tessera::Error otherwise.
+// - Constructor, destructor and run() are collective over all PEs. The partial tiles of PEs of this host
+//   are read through the shared mapping; those of PEs on other hosts are fetched with gets (one blocked
+//   get per PE and tile), and so are their reduced rows.
 // - run(): m <= max_m on every PE and the same m everywhere; k may differ per PE (k = 0 contributes zeros).
 //   C may not alias A or B. Arithmetic in f32.
 // - Bad arguments throw tessera::Error naming the value and the limit.
@@ -47,7 +48,7 @@ class MatMulAllReduce {
 
 /// The same product, reduce-scattered: each PE receives only its rows of C, rows [first_row(m),
 /// first_row(m) + rows(m)) (PE p's share is rows [p*m/n, (p+1)*m/n)): the slabs' reductions go straight
-/// into C_rows and nothing is gathered. Collective, one host; C_rows is rows(m) x n.
+/// into C_rows and nothing is gathered. Collective; C_rows is rows(m) x n.
 class MatMulReduceScatter {
  public:
   MatMulReduceScatter(int max_m, int n, int tile_cols = 0);
@@ -61,8 +62,9 @@ class MatMulReduceScatter {
 
 /// The column-parallel layer: Y = X * W, where X (m x k) is spread over the PEs by rows (PE p holds rows
 /// [p*m/n, (p+1)*m/n)) and W (k x n) is this PE's column shard; Y (m x n) on every PE. Each PE's rows are
-/// multiplied straight from that PE's symmetric copy, starting with its own, so no gathered X is ever built.
-/// Collective, one host (the constructor throws otherwise); the same m everywhere, n per PE.
+/// multiplied straight from that PE's symmetric copy, starting with its own, so no gathered X is ever built
+/// (a PE on another host: its rows are fetched with one get first). Collective; the same m everywhere, n
+/// per PE.
 class AllGatherMatMul {
  public:
   AllGatherMatMul(int max_m, int k);

@@ -11,6 +11,9 @@
 // keeps the tile recent in cache, and every PE keeps computing while the slowest peer catches up. Finally
 // each PE copies every other PE's reduced rows into C (waiting for their done flags), and a barrier ends
 // the call, so the next call cannot overwrite a tile still being read.
+// PEs of this host are read in place through the shared mapping. A PE on another host is read with gets:
+// its rows of a tile with one blocked get into a private buffer before they are summed, its reduced rows
+// with one get into C; the flags are remote atomics there, and its waits are woken by the transport.
 #include <tessera/fused.hpp>
 
 #include <cblas.h>
@@ -18,11 +21,14 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "pgas/amo.h"
 #include "pgas/barrier.h"
 #include "pgas/heap.h"
 #include "pgas/p2p.h"
+#include "pgas/rma.h"
 #include "pgas/runtime.h"
 
 namespace tessera::fused {
@@ -51,9 +57,20 @@ struct MatMulAllReduce::Impl {
   uint64_t* ready = nullptr;
   uint64_t* done = nullptr;
   uint64_t calls = 0;
+  std::vector<std::vector<float>> fetched;  // per PE: its rows of a tile, when it is on another host
 
   const float* peer(const float* sym, int p, size_t elems) const {
     return reinterpret_cast<const float*>(pgas::remote(kRoutine, sym, elems * sizeof(float), p));
+  }
+  // PE p's rows [r0, r1) of columns [c, c + w) of `sym` (row stride n), and the stride to step by: in place
+  // through the mapping of a PE of this host; from another host, fetched into fetched[p] (stride w).
+  std::pair<const float*, size_t> rows_of(const float* sym, int p, int r0, int r1, size_t c, size_t w) {
+    const size_t nr = static_cast<size_t>(r1 - r0), first = static_cast<size_t>(r0) * n + c;
+    if (const float* q = peer(sym + first, p, (nr - 1) * n + w)) return {q, static_cast<size_t>(n)};
+    std::vector<float>& buf = fetched[static_cast<size_t>(p)];
+    buf.resize(nr * w);
+    pgas::ibget_bytes(kRoutine, buf.data(), sym + first, static_cast<ptrdiff_t>(w), n, w, nr, sizeof(float), p);
+    return {buf.data(), w};
   }
   // Sets my word of flag array `f` for tile i on every PE.
   void announce(uint64_t* f, int i) {
@@ -72,13 +89,9 @@ MatMulAllReduce::MatMulAllReduce(int max_m, int n, int tile_cols) : p_(std::make
   if (max_m < 1) throw Error(std::string(kRoutine) + ": max_m is " + str(max_m) + "; it must be at least 1");
   if (n < 1) throw Error(std::string(kRoutine) + ": n is " + str(n) + "; it must be at least 1");
   if (tile_cols < 0) throw Error(std::string(kRoutine) + ": tile_cols is " + str(tile_cols) + "; it must be 0 (automatic) or more");
-  const pgas::Runtime& rt = pgas::rt();
-  m.n_pes = rt.n_pes;
-  m.me = rt.my_pe;
-  for (int p = 0; p < m.n_pes; ++p)
-    if (rt.host_of[static_cast<size_t>(p)] != rt.host_of[static_cast<size_t>(m.me)])
-      throw Error(std::string(kRoutine) + ": PE " + str(p) + " is on another host; the fused product reads the "
-                  "other PEs' tiles through shared memory, so all PEs must share one host");
+  m.n_pes = pgas::rt().n_pes;
+  m.me = pgas::rt().my_pe;
+  m.fetched.resize(static_cast<size_t>(m.n_pes));
   m.max_m = max_m;
   m.n = n;
   m.fixed_tile = tile_cols ? std::min(tile_cols, n) : 0;
@@ -137,16 +150,19 @@ void MatMulAllReduce::run_rows(const float* A, const float* B, float* C, int row
   };
   // My share of every tile: rows [r0, r1).
   const int r0 = row_lo(rows, m.me, m.n_pes), r1 = row_lo(rows, m.me + 1, m.n_pes);
+  std::vector<std::pair<const float*, size_t>> in(static_cast<size_t>(m.n_pes));
   auto reduce = [&](int i) {
     m.wait_all(m.ready, i, "tessera::fused::MatMulAllReduce (every PE's product of a tile)");
     const size_t c = static_cast<size_t>(i) * m.tile, w = static_cast<size_t>(width(i));
+    if (r1 > r0)
+      for (int p = 0; p < m.n_pes; ++p) in[static_cast<size_t>(p)] = m.rows_of(m.partial, p, r0, r1, c, w);
     for (int row = r0; row < r1; ++row) {
-      const size_t at = static_cast<size_t>(row) * n + c;
-      float* out = scatter ? C + static_cast<size_t>(row - r0) * n + c : m.reduced + at;
-      std::memcpy(out, m.peer(m.partial + at, 0, w), w * sizeof(float));
+      const size_t at = static_cast<size_t>(row) * n + c, j0 = static_cast<size_t>(row - r0);
+      float* out = scatter ? C + j0 * n + c : m.reduced + at;
+      std::memcpy(out, in[0].first + j0 * in[0].second, w * sizeof(float));
       for (int p = 1; p < m.n_pes; ++p) {
-        const float* in = m.peer(m.partial + at, p, w);
-        for (size_t j = 0; j < w; ++j) out[j] += in[j];
+        const float* from = in[static_cast<size_t>(p)].first + j0 * in[static_cast<size_t>(p)].second;
+        for (size_t j = 0; j < w; ++j) out[j] += from[j];
       }
     }
     if (!scatter) m.announce(m.done, i);
@@ -165,7 +181,9 @@ void MatMulAllReduce::run_rows(const float* A, const float* B, float* C, int row
   for (int p = 0; p < m.n_pes; ++p) {
     const int a = row_lo(rows, p, m.n_pes), b = row_lo(rows, p + 1, m.n_pes);
     const size_t at = static_cast<size_t>(a) * n, len = static_cast<size_t>(b - a) * n;
-    if (len) std::memcpy(C + at, m.peer(m.reduced + at, p, len), len * sizeof(float));
+    if (!len) continue;
+    if (const float* from = m.peer(m.reduced + at, p, len)) std::memcpy(C + at, from, len * sizeof(float));
+    else pgas::get_bytes(kRoutine, C + at, m.reduced + at, len * sizeof(float), p);
   }
   pgas::barrier_all_internal();  // nobody overwrites a tile another PE may still be reading
 }
@@ -188,13 +206,15 @@ int MatMulReduceScatter::rows(int m) const {
 // Each PE's rows of X are copied once into symmetric memory (xs) and announced; the product then takes the
 // slices in the order me, me+1, ...: a slice of another PE of this host is multiplied straight from its
 // mapping (the "gather" is the GEMM's own reads), so the next slice is fetched while the current one is
-// multiplied without any staging copy. A barrier ends the call before xs may be rewritten.
+// multiplied without any staging copy. A slice of a PE on another host is fetched with one get into a
+// private buffer first. A barrier ends the call before xs may be rewritten.
 
 struct AllGatherMatMul::Impl {
   int n_pes = 0, me = 0, max_m = 0, k = 0, max_rows = 0;
   float* xs = nullptr;
   uint64_t* ready = nullptr;  // ready[p]: PE p's rows are in its xs (call number)
   uint64_t calls = 0;
+  std::vector<float> fetched;  // a slice of a PE on another host
 };
 
 AllGatherMatMul::AllGatherMatMul(int max_m, int k) : p_(std::make_unique<Impl>()) {
@@ -203,13 +223,8 @@ AllGatherMatMul::AllGatherMatMul(int max_m, int k) : p_(std::make_unique<Impl>()
   if (!pgas::is_initialized()) throw Error(std::string(kName) + ": call shmem_init first");
   if (max_m < 1) throw Error(std::string(kName) + ": max_m is " + str(max_m) + "; it must be at least 1");
   if (k < 1) throw Error(std::string(kName) + ": k is " + str(k) + "; it must be at least 1");
-  const pgas::Runtime& rt = pgas::rt();
-  m.n_pes = rt.n_pes;
-  m.me = rt.my_pe;
-  for (int p = 0; p < m.n_pes; ++p)
-    if (rt.host_of[static_cast<size_t>(p)] != rt.host_of[static_cast<size_t>(m.me)])
-      throw Error(std::string(kName) + ": PE " + str(p) + " is on another host; the product reads the other PEs' "
-                  "rows through shared memory, so all PEs must share one host");
+  m.n_pes = pgas::rt().n_pes;
+  m.me = pgas::rt().my_pe;
   m.max_m = max_m;
   m.k = k;
   m.max_rows = (max_m + m.n_pes - 1) / m.n_pes;
@@ -243,7 +258,13 @@ void AllGatherMatMul::run(const float* X_rows, const float* W, float* Y, int row
     const int p = (m.me + s) % m.n_pes, r = lo(p + 1) - lo(p);
     pgas::wait_until("tessera::fused::AllGatherMatMul (a PE's rows of X)", m.ready + p, pgas::kGe, m.calls);
     if (!r || !n) continue;
-    const float* x = reinterpret_cast<const float*>(pgas::remote(kName, m.xs, static_cast<size_t>(r) * m.k * sizeof(float), p));
+    const size_t bytes = static_cast<size_t>(r) * m.k * sizeof(float);
+    const float* x = reinterpret_cast<const float*>(pgas::remote(kName, m.xs, bytes, p));
+    if (!x) {
+      m.fetched.resize(static_cast<size_t>(r) * m.k);
+      pgas::get_bytes(kName, m.fetched.data(), m.xs, bytes, p);
+      x = m.fetched.data();
+    }
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, r, n, m.k, 1.0f, x, m.k, W, n, 0.0f,
                 Y + static_cast<size_t>(lo(p)) * n, n);
   }
