@@ -19,7 +19,8 @@ run=$bin/tessera-run
 # shellcheck source=netns.sh disable=SC1091
 . "$here/netns.sh"
 hosts_require_root
-for b in tessera-run pe_pgas_rma pe_pgas_amo pe_pgas_signal pe_shmem_coll pe_coll_hosts pe_barrier_loop; do
+for b in tessera-run pe_pgas_rma pe_pgas_amo pe_pgas_signal pe_shmem_coll pe_coll_hosts pe_moe pe_gnn pe_fused \
+         pe_barrier_loop; do
   [ -x "$bin/$b" ] || { echo "FAIL $bin/$b is not built"; exit 1; }
 done
 work=$(mktemp -d "${TMPDIR:-/tmp}/tessera-run-hosts.XXXXXX")
@@ -150,9 +151,11 @@ check "pe_pgas_rma on h1:2,h2:2 passes (rc=$rc, ${ms} ms)" "[ $rc -eq 0 ]"
 check "PE 0 reaches PE 1 through shared memory and PEs 2-3 through UCX" \
       "grep -q \"transports (PE 0's view): self for PE 0; shm for PE 1; ucx for PEs 2-3\" '$work/rma.err'"
 check "h1's eth0 sent more than 1 MiB during the run ($((tx1 - tx0)) bytes)" "[ $((tx1 - tx0)) -gt 1048576 ]"
-for p in pe_pgas_amo pe_pgas_signal pe_shmem_coll pe_coll_hosts; do
+# The workloads too: MoE dispatch/combine, GNN aggregation and the fused products across the hosts' network.
+for p in pe_pgas_amo pe_pgas_signal pe_shmem_coll pe_coll_hosts pe_moe pe_gnn pe_fused; do
   job 60 "$p" --hosts h1:2,h2:2 "${job_env[@]}" "$bin/$p" --gtest_brief=1
   check "$p on h1:2,h2:2 passes (rc=$rc, ${ms} ms)" "[ $rc -eq 0 ]"
+  [ "$rc" -eq 0 ] || tail -n 30 "$work/$p.out" "$work/$p.err" | sed 's/^/     | /'
 done
 check "nothing is left after the passing jobs" "clean_within 2 || { echo \"\$left\"; false; }"
 
