@@ -75,6 +75,13 @@ std::string random_hex(size_t chars) {
   return out;
 }
 
+Status check_allgather_bytes(const char* who, size_t bytes, size_t n) {
+  if (bytes > kMaxPayload / n)
+    return invalid_arg("{}: allgather of {} bytes from each of {} PEs exceeds the message limit of {}", who, bytes,
+                       n, kMaxPayload);
+  return Status::ok();
+}
+
 bool secret_equal(const std::string& a, const std::string& b) {
   if (a.size() != b.size()) return false;
   unsigned char diff = 0;

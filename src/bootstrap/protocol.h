@@ -40,6 +40,9 @@ struct MsgHeader {
 
 inline constexpr size_t kSecretChars = 64;
 inline constexpr uint32_t kMaxPayload = 64u << 20;
+// An allgather's reply carries every PE's contribution in one message: an error naming the sizes when
+// `bytes` from each of `n` PEs would exceed kMaxPayload.
+Status check_allgather_bytes(const char* who, size_t bytes, size_t n);
 
 // Blocking, EINTR-safe, with a deadline in ms (-1: none). Errors name the peer `who`.
 Status send_msg(int fd, MsgType type, const void* data, size_t len);

@@ -101,9 +101,7 @@ class Star final : public Endpoint {
 
   Status allgather(const void* mine, void* all, size_t bytes) override {
     const size_t n = static_cast<size_t>(cfg_.size);
-    if (bytes > kMaxPayload / n)
-      return invalid_arg("bootstrap (tcp): allgather of {} bytes from each of {} PEs exceeds the message limit of {}",
-                         bytes, n, kMaxPayload);
+    TS_RETURN_IF_ERROR(check_allgather_bytes("bootstrap (tcp)", bytes, n));
     std::unique_lock lk(mu_);
     if (ended_) return make_status(Code::kAborted, "bootstrap (tcp): {}", end_reason_);
     const uint64_t round = rounds_done_;

@@ -121,15 +121,8 @@ inline bool args_plainly_ok(const Communicator& c, Kind kind, const Args& a) {
 }  // namespace
 
 Shape make_shape(const Communicator& c, Kind kind, size_t bytes) {
-  Shape s;
-  s.kind = kind;
-  s.n = c.size;
-  s.bytes = bytes;
-  s.slot_bytes = c.slot_bytes;
-  s.oversubscribed = c.oversubscribed;
-  s.cma = c.cma;
-  s.bound = c.all_bound;
-  return s;
+  return Shape{.kind = kind, .n = c.size, .bytes = bytes, .slot_bytes = c.slot_bytes,
+               .oversubscribed = c.oversubscribed, .cma = c.cma, .bound = c.all_bound};
 }
 
 namespace {

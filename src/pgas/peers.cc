@@ -80,15 +80,9 @@ Status one_pe_allgather(const void* mine, void* all, size_t bytes) {
 
 Status connect_peers(Runtime& r, const std::string* hosts, const bootstrap::Backend* boot) {
   const size_t n = static_cast<size_t>(r.n_pes);
-  transport::JobView job;
-  job.my_pe = r.my_pe;
-  job.n_pes = r.n_pes;
-  job.hosts = hosts;
-  job.my_heap = r.my_base;
-  job.heap_bytes = r.seg_size;
-  job.my_data = r.data_base;
-  job.data_bytes = r.data_size;
-  job.allgather = boot ? boot->allgather : one_pe_allgather;
+  const transport::JobView job{.my_pe = r.my_pe, .n_pes = r.n_pes, .hosts = hosts, .my_heap = r.my_base,
+                               .heap_bytes = r.seg_size, .my_data = r.data_base, .data_bytes = r.data_size,
+                               .allgather = boot ? boot->allgather : one_pe_allgather};
   int count = 0;
   const transport::Transport* const* table = transport::all(&count);
   for (int i = 0; i < count; ++i)
@@ -113,14 +107,8 @@ Status connect_peers(Runtime& r, const std::string* hosts, const bootstrap::Back
       return make_status(Code::kUnsupported, "PE {} runs on host {}, PE {} on {}: no transport of this build "
                          "reaches it (tried {})", pe, hosts[pe], r.my_pe, hosts[r.my_pe], tried);
     }
-    transport::PeerMemory m;
-    m.pe = pe;
-    m.my_pe = r.my_pe;
-    m.job_id = r.job_id;
-    m.heap_bytes = r.seg_size;
-    m.data_bytes = r.data_size;
-    m.my_heap = r.my_base;
-    m.my_data = r.data_base;
+    transport::PeerMemory m{.pe = pe, .my_pe = r.my_pe, .job_id = r.job_id, .heap_bytes = r.seg_size,
+                            .data_bytes = r.data_size, .my_heap = r.my_base, .my_data = r.data_base};
     TS_RETURN_IF_ERROR(t->map(&m));
     r.transports[static_cast<size_t>(pe)] = t;
     r.bases[static_cast<size_t>(pe)] = m.heap;

@@ -79,13 +79,8 @@ const char* hier_allreduce_name(HierAllreduce h) {
 
 double local_seconds(Kind kind, const HierShape& s, size_t bytes, const ModelParams& local) {
   if (s.ppn <= 1) return 0;
-  Shape sh;
-  sh.kind = kind;
-  sh.n = s.ppn;
-  sh.bytes = bytes;
-  sh.dtype = s.dtype;
-  sh.slot_bytes = s.slot_bytes;
-  sh.oversubscribed = s.oversubscribed;
+  const Shape sh{.kind = kind, .n = s.ppn, .bytes = bytes, .dtype = s.dtype, .slot_bytes = s.slot_bytes,
+                 .oversubscribed = s.oversubscribed};
   double best = std::numeric_limits<double>::infinity();
   for (const Candidate& c : candidates(sh, local, false))
     if (c.supported && c.allowed) best = std::min(best, c.cost);
