@@ -6,6 +6,7 @@
 
 #include "base/log.h"
 #include "base/memcopy.h"
+#include "coll/cma.h"
 #include "coll/engine.h"
 #include "coll/hier.h"
 
@@ -13,7 +14,20 @@ namespace tessera::coll {
 namespace {
 constexpr uint64_t kHeader = 64;
 constexpr uint64_t kMagic = 0x7e55e7a2b2b00000ull;
+// A header that carries the sender's buffer address instead of the data: the receiver reads the message
+// with process_vm_readv straight into its buffer (one copy where the ring takes two), then takes the header,
+// which is what completes the send.
+constexpr uint64_t kMagicSingleCopy = 0x7e55e7a2b2b0c0a0ull;
 uint64_t up64(uint64_t v) { return (v + 63) & ~uint64_t{63}; }
+
+// Single copy for messages the ring cannot hold whole (so the send waits for the receiver either way, and
+// nothing that completed buffered before waits now), where every member can read every member's memory and
+// the kernel's copy costs less than two of ours: in an exchange, where both ranks send and receive at once,
+// the ring makes each CPU copy every byte twice (in on its send, out on its receive) and the single copy
+// once (docs/coll.md, send/recv).
+bool single_copy(const Communicator& c, uint64_t bytes) {
+  return c.cma && bytes >= c.p2p_bytes && c.model.cma_beta < 2 * c.model.beta;
+}
 
 struct P2pOp {
   Communicator* c;
@@ -26,6 +40,7 @@ struct P2pOp {
   bool done = false;
   bool remote = false;    // to or from another host: a transport message (coll/hier.h)
   void* request = nullptr;
+  uint64_t taken_at = 0;  // a single-copy send: done once the receiver's taken reaches this
 };
 
 thread_local int t_depth = 0;
@@ -41,10 +56,21 @@ bool progress_send(P2pOp& o) {
   bool moved = false;
   if (!o.header) {
     if (P - (sent - taken) < kHeader) return false;
-    uint64_t h[2] = {kMagic, o.bytes};
+    const bool single = single_copy(c, o.bytes);
+    uint64_t h[3] = {single ? kMagicSingleCopy : kMagic, o.bytes, reinterpret_cast<uintptr_t>(o.buf)};
     std::memcpy(ring + sent % P, h, sizeof h);
     sent += kHeader;
     o.header = moved = true;
+    if (single) o.taken_at = sent;
+  }
+  if (o.taken_at) {
+    if (moved) {
+      c.sent(c.rank, o.peer)->v.store(sent, std::memory_order_seq_cst);  // before notify reads sleepers
+      sync::notify(c.world[o.peer]);
+    }
+    o.done = taken >= o.taken_at;  // the receiver has copied the message
+    o.moved = o.done ? o.bytes : 0;
+    return moved || o.done;
   }
   while (o.moved < o.bytes) {
     uint64_t space = P - (sent - taken);
@@ -75,13 +101,17 @@ bool progress_recv(P2pOp& o) {
   bool moved = false;
   if (!o.header) {
     if (sent - taken < kHeader) return false;
-    uint64_t h[2];
+    uint64_t h[3];
     std::memcpy(h, ring + taken % P, sizeof h);
-    if (h[0] != kMagic)
+    if (h[0] != kMagic && h[0] != kMagicSingleCopy)
       log::fatal("recv from rank {} (PE {}) on {}: corrupt message header", o.peer, c.world[o.peer], c.name);
     if (h[1] != o.bytes)
       log::fatal("recv on {}: rank {} (PE {}) expects {} bytes from rank {} (PE {}), which sent {} bytes", c.name,
                  c.rank, c.world[c.rank], o.bytes, o.peer, c.world[o.peer], h[1]);
+    if (h[0] == kMagicSingleCopy) {
+      cma_read(c, o.peer, o.buf, reinterpret_cast<const void*>(h[2]), o.bytes);
+      o.moved = o.bytes;
+    }
     taken += kHeader;
     o.header = moved = true;
   }

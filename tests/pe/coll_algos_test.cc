@@ -582,7 +582,8 @@ TEST(SendRecv, GroupRingExchangeWrapsAndKeepsOrder) {
   tessera::coll::Comm comm = tessera::coll::Comm::world();
   const int n = comm.size(), r = comm.rank();
   const int right = (r + 1) % n, left = (r + n - 1) % n;
-  for (size_t count : {size_t{0}, size_t{3}, size_t{5000}, size_t{20000}}) {
+  // 100000 ints: more than a send/recv ring holds (256 KiB), so the single-copy path where the host allows it.
+  for (size_t count : {size_t{0}, size_t{3}, size_t{5000}, size_t{20000}, size_t{100000}}) {
     SCOPED_TRACE("count " + std::to_string(count));
     std::vector<int> a(count), b(count), ra(count, -1), rb(count, -1);
     for (size_t i = 0; i < count; ++i) {
@@ -601,14 +602,17 @@ TEST(SendRecv, GroupRingExchangeWrapsAndKeepsOrder) {
       ASSERT_EQ(rb[i], -static_cast<int>(left * 100000 + i));
     }
   }
-  // To myself, inside a group.
-  std::vector<double> x(3000, 1.5), y(3000, 0);
-  {
-    tessera::coll::Group g;
-    comm.send(x.data(), x.size(), tessera::coll::DataType::kFloat64, r);
-    comm.recv(y.data(), y.size(), tessera::coll::DataType::kFloat64, r);
+  // To myself, inside a group, small and larger than the ring.
+  for (size_t count : {size_t{3000}, size_t{40000}}) {
+    std::vector<double> x(count, 1.5), y(count, 0);
+    x[count - 1] = -2.5;
+    {
+      tessera::coll::Group g;
+      comm.send(x.data(), x.size(), tessera::coll::DataType::kFloat64, r);
+      comm.recv(y.data(), y.size(), tessera::coll::DataType::kFloat64, r);
+    }
+    EXPECT_EQ(x, y);
   }
-  EXPECT_EQ(x, y);
 }
 
 TEST(Split, ColorsAndKeys) {
