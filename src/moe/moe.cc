@@ -146,8 +146,8 @@ Dispatcher::Dispatcher(const Config& c) : p_(std::make_unique<Impl>()) {
   const pgas::Runtime& rt = pgas::rt();
   m.claim = c.mode == Mode::kThroughput || rt.n_hosts == 1;
   // The default block count: this PE's share of the host's CPUs. The PEs of a host that fill its CPUs gain
-  // nothing from a second block, which waits for a CPU another PE holds (1 block measured 0-25% faster at
-  // 2 and 4 PEs on 2 CPUs, most at decoding sizes: docs/moe.md).
+  // nothing from a second block, which waits for a CPU another PE holds (one block measured faster at every
+  // size, most at decoding sizes: docs/moe.md).
   if (c.block_num > 0) {
     m.blocks = c.block_num;
   } else {
