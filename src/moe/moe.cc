@@ -27,6 +27,7 @@
 #include <tessera/kernel.hpp>
 
 #include <algorithm>
+#include <climits>
 #include <atomic>
 #include <cstring>
 #include <string>
@@ -141,8 +142,11 @@ Dispatcher::Dispatcher(const Config& c) : p_(std::make_unique<Impl>()) {
   const int64_t share = (2ll * c.max_tokens * c.top_k * m.n + c.num_experts - 1) / c.num_experts;
   if (c.mode == Mode::kThroughput)
     m.cap = c.capacity ? c.capacity : static_cast<int>(std::min<int64_t>(share, int64_t{c.max_tokens} * m.n));
+  else if (const int64_t regions = int64_t{m.n} * c.max_tokens; regions <= INT32_MAX)
+    m.cap = static_cast<int>(regions);  // every source's region
   else
-    m.cap = m.n * c.max_tokens;  // every source's region
+    throw Error("tessera::moe::Dispatcher: max_tokens " + str(c.max_tokens) + " x " + str(m.n) + " PEs is " +
+                str(regions) + " rows per expert in low-latency mode; the limit is " + str(INT32_MAX));
   const pgas::Runtime& rt = pgas::rt();
   m.claim = c.mode == Mode::kThroughput || rt.n_hosts == 1;
   // The default block count: this PE's share of the host's CPUs. The PEs of a host that fill its CPUs gain
