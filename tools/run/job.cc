@@ -125,7 +125,7 @@ Status Job::setup() {
   TS_RETURN_IF_ERROR(resolve_bind_mode(opt_, &mode));
   job_id_ = bootstrap::random_hex(16);
   secret_ = bootstrap::random_hex(bootstrap::kSecretChars);
-  ctl_name_ = transport::shm::segment_name(job_id_, "ctl");
+  ctl_name_ = transport::shm::segment_name(job_id_, transport::shm::kControlSegment);
   master_port_ = free_loopback_port();
   python_dir_ = python_dir();
   ctl_bytes_ = pgas::JobControl::bytes_for(opt_.n_pes);

@@ -12,7 +12,7 @@
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
-#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "base/status.h"
@@ -73,11 +73,9 @@ int remove_segments_of_dead_jobs() {
   DIR* d = ::opendir("/dev/shm");
   if (!d) return 0;
   std::vector<std::string> dead;
-  constexpr std::string_view kPrefix = "tessera-", kSuffix = "-ctl";
   while (dirent* e = ::readdir(d)) {
-    const std::string_view name = e->d_name;
-    if (!name.starts_with(kPrefix) || !name.ends_with(kSuffix) || name.size() <= kPrefix.size() + kSuffix.size())
-      continue;
+    std::string job = transport::shm::job_of_segment(e->d_name, transport::shm::kControlSegment);
+    if (job.empty()) continue;
     const int fd = ::shm_open((std::string("/") + e->d_name).c_str(), O_RDONLY | O_CLOEXEC, 0);
     if (fd < 0) continue;
     struct stat st{};
@@ -94,7 +92,7 @@ int remove_segments_of_dead_jobs() {
       std::memcpy(&pidns, head + offsetof(C, launcher_pidns), sizeof pidns);
     }
     if (magic == C::kMagic && pid > 0 && pidns == ns && ::kill(pid, 0) != 0 && errno == ESRCH)
-      dead.emplace_back(name.substr(kPrefix.size(), name.size() - kPrefix.size() - kSuffix.size()));
+      dead.push_back(std::move(job));
   }
   ::closedir(d);
   for (const std::string& id : dead) remove_job_segments(id);

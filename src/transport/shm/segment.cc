@@ -12,8 +12,12 @@
 
 namespace tessera::transport::shm {
 
+namespace {
+constexpr std::string_view kHead = "tessera-";
+}  // namespace
+
 std::string segment_prefix(const std::string& job_id) {
-  std::string p = "tessera-";
+  std::string p(kHead);
   p += job_id;
   p += '-';
   return p;
@@ -23,6 +27,13 @@ std::string segment_name(const std::string& job_id, const std::string& what) {
   n += segment_prefix(job_id);
   n += what;
   return n;
+}
+std::string job_of_segment(std::string_view entry, std::string_view what) {
+  // kHead, a non-empty job id, '-', what.
+  if (entry.size() <= kHead.size() + what.size() + 1 || !entry.starts_with(kHead) || !entry.ends_with(what) ||
+      entry[entry.size() - what.size() - 1] != '-')
+    return {};
+  return std::string(entry.substr(kHead.size(), entry.size() - kHead.size() - what.size() - 1));
 }
 
 namespace {

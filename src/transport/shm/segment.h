@@ -7,6 +7,7 @@
 #pragma once
 #include <cstddef>
 #include <string>
+#include <string_view>
 
 #include "base/status.h"
 
@@ -15,6 +16,11 @@ namespace tessera::transport::shm {
 std::string segment_name(const std::string& job_id, const std::string& what);
 // Directory prefix of every object of a job in /dev/shm (for cleanup).
 std::string segment_prefix(const std::string& job_id);
+// The inverse of segment_name for a /dev/shm entry (no leading '/'): the job id when `entry` is the object
+// `what` of some job, else an empty string.
+std::string job_of_segment(std::string_view entry, std::string_view what);
+// The job control segment's `what` (tools/run makes it, PEs open it).
+inline constexpr const char* kControlSegment = "ctl";
 
 // Creates (exclusively) and maps a segment of `bytes`. With `align` (a power of two), the mapping is placed
 // so that its address plus `skew` is a multiple of `align`: the symmetric heap starts `skew` bytes into its
