@@ -63,16 +63,9 @@ bool progress_send(P2pOp& o) {
     o.header = moved = true;
     if (single) o.taken_at = sent;
   }
-  if (o.taken_at) {
-    if (moved) {
-      c.sent(c.rank, o.peer)->v.store(sent, std::memory_order_seq_cst);  // before notify reads sleepers
-      sync::notify(c.world[o.peer]);
-    }
-    o.done = taken >= o.taken_at;  // the receiver has copied the message
-    o.moved = o.done ? o.bytes : 0;
-    return moved || o.done;
-  }
-  while (o.moved < o.bytes) {
+  // A single-copy send moves nothing itself: it is done once the receiver has copied it and taken the header.
+  if (o.taken_at && taken >= o.taken_at) o.moved = o.bytes;
+  while (!o.taken_at && o.moved < o.bytes) {
     uint64_t space = P - (sent - taken);
     uint64_t n = std::min({o.bytes - o.moved, space, P - sent % P});
     if (n == 0) break;

@@ -130,24 +130,15 @@ struct CollQuery {
 };
 
 void print_coll(Kind k, const CollQuery& q, const ModelParams& m) {
-  const size_t bytes = q.bytes, slot = q.slot;
-  const int ranks = q.ranks;
-  const bool oversub = q.oversub, bound = q.bound;
-  Shape s;
-  s.kind = k;
-  s.n = ranks;
-  s.bytes = bytes;
-  s.slot_bytes = slot;
-  s.oversubscribed = oversub;
-  s.bound = bound;
-  s.symmetric = q.symmetric;
+  Shape s{.kind = k, .n = q.ranks, .bytes = q.bytes, .slot_bytes = q.slot, .oversubscribed = q.oversub,
+          .bound = q.bound, .symmetric = q.symmetric};
   // A communicator probes every pair of members; here only whether this process may use the syscall.
   static const uint64_t probe = 0x7e55e7a;
   s.cma = cma_enabled() && cma_probe(getpid(), &probe, probe);
   const bool det = deterministic_mode();
   Choice c = select(s, m, det);
-  std::printf("%s, %zu bytes per rank, %d ranks, staging slot %zu bytes%s%s%s%s\n", kind_name(k), bytes, ranks, slot,
-              oversub ? (bound ? ", oversubscribed" : ", oversubscribed, PEs not bound to CPUs") : "",
+  std::printf("%s, %zu bytes per rank, %d ranks, staging slot %zu bytes%s%s%s%s\n", kind_name(k), q.bytes, q.ranks,
+              q.slot, q.oversub ? (q.bound ? ", oversubscribed" : ", oversubscribed, PEs not bound to CPUs") : "",
               q.symmetric ? ", symmetric buffers" : "",
               det ? ", TESSERA_DETERMINISTIC=1" : "",
               s.cma ? "" : ", no single-copy path (process_vm_readv unavailable or TESSERA_COLL_CMA=0)");
