@@ -4,6 +4,8 @@
 // rebuilding its text parses to the same address; no error message and no masked text ever shows a secret.
 #include <string>
 
+#include <fmt/format.h>
+
 #include "bootstrap/tcp_wire.h"
 #include "fuzz.h"
 
@@ -31,7 +33,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!r.is_ok()) {
     const std::string msg = r.status().message();
     FUZZ_CHECK(msg.find("TESSERA_BOOTSTRAP") != std::string::npos);
-    if (secret_checkable) FUZZ_CHECK(msg.find(secret) == std::string::npos);
+    // The message shows the masked address escaped ({:?}); escapes such as \x00 put hex digits next to
+    // the host's own text, which can then spell the secret without the secret being printed.
+    const bool shown_spells_it = fmt::format("{:?}", tcp::masked(text)).find(secret) != std::string::npos;
+    if (secret_checkable && !shown_spells_it) FUZZ_CHECK(msg.find(secret) == std::string::npos);
     return 0;
   }
   const tcp::Address& a = r.value();
