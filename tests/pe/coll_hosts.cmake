@@ -23,6 +23,17 @@ foreach(layout 3:1 4:2)
                    $<TARGET_FILE:pe_coll_hosts> --gtest_brief=1 --gtest_filter=Hosts.Deterministic*:Hosts.Reductions*)
   set_tests_properties(pe.coll_hosts_deterministic.hosts${_n}pes${_pph}pph PROPERTIES LABELS "pe;hosts" TIMEOUT 300)
 endforeach()
+# The collectives' messages between hosts over UCX's tagged messages instead of Tessera's TCP connections.
+foreach(layout 3:1 4:2)
+  string(REPLACE ":" ";" _l ${layout})
+  list(GET _l 0 _n)
+  list(GET _l 1 _pph)
+  add_test(NAME pe.coll_hosts_ucx_messages.hosts${_n}pes${_pph}pph
+           COMMAND ${TESSERA_RUN} -n ${_n} --timeout 300 --env TESSERA_TIMEOUT=60 --env TESSERA_NET_MESSAGES=ucx
+                   --env TEST_PES_PER_HOST=${_pph} ${CMAKE_CURRENT_SOURCE_DIR}/pe/as_hosts.sh
+                   $<TARGET_FILE:pe_coll_hosts> --gtest_brief=1)
+  set_tests_properties(pe.coll_hosts_ucx_messages.hosts${_n}pes${_pph}pph PROPERTIES LABELS "pe;hosts" TIMEOUT 300)
+endforeach()
 # The OpenSHMEM collectives across hosts: teams, active sets, every reduction type.
 foreach(group shmem_coll shmem_reduce shmem_active)
   foreach(layout 2:1 4:2 3:2)

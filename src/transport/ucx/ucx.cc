@@ -93,15 +93,19 @@ void on_peer_error(void* arg, ucp_ep_h, ucs_status_t status) {
 // bootstrap is about to say so and end the job, with the job's one line: wait a moment for that (this PE
 // then leaves as every waiter does when the job ends), and report the failure here only if nobody does.
 [[noreturn]] void operation_failed(const char* what, size_t bytes, int pe, ucs_status_t st) {
+  peer_failed(fmt::format("UCX {}", what).c_str(), bytes, pe, ucs_status_string(st));
+}
+
+[[noreturn]] void peer_failed(const char* what, size_t bytes, int pe, const std::string& why) {
   const sync::WaitContext& ctx = sync::wait_context();
   for (int i = 0; i < 200 && ctx.abort_word; ++i) {
     if (const uint32_t a = ctx.abort_word->load()) sync::exit_for_abort(a);
     sync::sleep_ns(10'000'000);
   }
-  log::fatal("UCX {} of {} bytes to {} failed: {}", what, bytes,
+  log::fatal("{} of {} bytes to {} failed: {}", what, bytes,
              pe >= 0 ? fmt::format("PE {} (host {})", pe, g.peers[static_cast<size_t>(pe)].host)
                      : std::string("every peer"),
-             ucs_status_string(st));
+             why);
 }
 
 // Waits for a request of `what` to `pe` under the job's deadline, progressing the worker; frees it.
@@ -279,6 +283,7 @@ Status open(const JobView& job) {
   }
 
   TS_RETURN_IF_ERROR(open_messages(job.n_pes));
+  TS_RETURN_IF_ERROR(open_sockets(job));
   st = ucp_worker_get_efd(g.worker, &g.efd);
   if (st != UCS_OK) return ucx_error(st, "getting the worker's event fd");
   g.stop_fd = eventfd(0, EFD_CLOEXEC);
@@ -315,6 +320,7 @@ void close() {
   }
   if (g.stop_fd >= 0) ::close(g.stop_fd);
   g.stop_fd = -1;
+  close_sockets();
   for (Peer& p : g.peers) {
     if (p.heap_rkey) ucp_rkey_destroy(p.heap_rkey);
     if (p.data_rkey) ucp_rkey_destroy(p.data_rkey);
@@ -355,6 +361,7 @@ void progress() {
 }
 
 void* send(int pe, uint64_t tag, const void* buf, size_t bytes) {
+  if (sockets_on()) return sock_send(pe, tag, buf, bytes);
   ucp_request_param_t prm{};
   void* req = ucp_tag_send_nbx(g.peers[static_cast<size_t>(pe)].ep, buf, bytes, tag, &prm);
   if (UCS_PTR_IS_ERR(req))
@@ -364,6 +371,7 @@ void* send(int pe, uint64_t tag, const void* buf, size_t bytes) {
 }
 
 void* recv(int pe, uint64_t tag, void* buf, size_t bytes) {
+  if (sockets_on()) return sock_recv(pe, tag, buf, bytes);
   ucp_request_param_t prm{};
   void* req = ucp_tag_recv_nbx(g.worker, buf, bytes, tag, ~ucp_tag_t{0}, &prm);
   if (UCS_PTR_IS_ERR(req))
@@ -371,7 +379,10 @@ void* recv(int pe, uint64_t tag, void* buf, size_t bytes) {
   return req;
 }
 
-void wait(void* req, const char* what, int pe, size_t bytes) { wait_request(req, what, pe, bytes); }
+void wait(void* req, const char* what, int pe, size_t bytes) {
+  if (sockets_on()) sock_wait(req, what, pe, bytes);
+  else wait_request(req, what, pe, bytes);
+}
 
 State g;
 

@@ -102,6 +102,8 @@ extern State g;
 // An operation to `pe` (-1: every peer) failed: waits a moment for the job's own end (the launcher or the
 // bootstrap reports a dead peer), else ends the job naming the operation.
 [[noreturn]] void operation_failed(const char* what, size_t bytes, int pe, ucs_status_t st);
+// As operation_failed, with the reason as text.
+[[noreturn]] void peer_failed(const char* what, size_t bytes, int pe, const std::string& why);
 // Counts a thread waiting for a request while it exists (State::request_waiters).
 struct RequestWait {
   RequestWait() { g.request_waiters.fetch_add(1, std::memory_order_seq_cst); }
@@ -123,5 +125,14 @@ void put_signal(int pe, uint64_t off, const void* src, size_t bytes, uint64_t si
                 SignalOp op);
 void fence();
 void quiet();
+
+// sockets.cc: the collectives' messages between hosts over TCP connections of Tessera's own
+// (TESSERA_NET_MESSAGES=tcp); send(), recv() and wait() of the record hand over to them when on.
+Status open_sockets(const JobView& job);  // collective, inside open() (uses job.allgather)
+void close_sockets();
+bool sockets_on();
+void* sock_send(int pe, uint64_t tag, const void* buf, size_t bytes);
+void* sock_recv(int pe, uint64_t tag, void* buf, size_t bytes);
+void sock_wait(void* request, const char* what, int pe, size_t bytes);
 
 }  // namespace tessera::transport::ucx

@@ -1,0 +1,526 @@
+// Messages between hosts over TCP connections of our own (TESSERA_NET_MESSAGES=tcp, the default): the
+// collectives' send/recv of the UCX transport record (transport.h) when the job spans hosts. Puts, gets,
+// atomics and signals stay on UCX (messages.cc).
+//
+// Why not UCX's tagged messages: over TCP (the hosts this project meets first), UCX 1.13's tag protocols
+// moved 0.6-1.0 GB/s in its own ucx_perftest between two namespace hosts whose link iperf3 measured at
+// 2.2 GB/s, and a 1 MiB exchange took 1.2-1.7 ms; one plain socket per pair of PEs, written and read
+// without intermediate copies, exchanged 32 MiB both ways at 1.3 GB/s each way (docs/hosts.md).
+//
+// Connections: one per pair of PEs on different hosts, made at open(). Each PE listens on an ephemeral
+// port of every IPv4 address it has (loopback last) and publishes them with a fresh random key through
+// the bootstrap's allgather. The lower PE connects; the higher accepts and challenges it with the TCP
+// rendezvous's handshake (bootstrap/tcp_wire.h, keyed with the acceptor's published key), and proves
+// itself back: a connection that reaches the wrong process (an address both hosts have, such as a
+// container bridge's) is refused and the next address is tried, and nobody outside the job can join.
+// Deadlock-free: a PE accepts only from lower PEs and answers challenges only after that, so PE k's
+// acceptances wait only on PEs below k.
+//
+// Wire: per message a header {tag u64, bytes u64} and the bytes. Messages from one peer arrive in the
+// order sent; a header is matched against the receives posted for that peer, in posting order, and its
+// bytes are read straight into the matched buffer. A message nobody waits for yet is read into a buffer
+// of its own and copied out when its receive is posted (the collectives post receives before sends, so
+// that is the exception).
+//
+// Progress: only the PE's own waits drive the sockets (collectives are two-sided: both ends are in the
+// call). A waiter polls every connection without blocking for TESSERA_NET_SPIN_NS, then yielding the
+// CPU between polls for TESSERA_WAIT_YIELD_NS, then blocks in poll() on them, in slices that let it check the job's abort word and deadline. One mutex guards the
+// engine; of several threads that wait at once, one blocks in poll() and wakes the others when it returns.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <list>
+#include <mutex>
+#include <optional>
+
+#include "base/config.h"
+#include "base/cpu.h"
+#include "base/log.h"
+#include "bootstrap/protocol.h"
+#include "bootstrap/tcp_socket.h"
+#include "bootstrap/tcp_wire.h"
+#include "sync/wait.h"
+#include "transport/ucx/ucx.h"
+
+namespace tessera::transport::ucx {
+namespace {
+
+namespace tcp = bootstrap::tcp;
+
+const config::Var<std::string> kNetMessages{
+    "TESSERA_NET_MESSAGES", "tcp",
+    "How collectives' messages travel between hosts: tcp (connections of Tessera's own, one per pair of PEs) "
+    "or ucx (UCX's tagged messages); puts, gets and atomics always use UCX"};
+
+const config::Var<int64_t> kNetSpin{
+    "TESSERA_NET_SPIN_NS", 1'000'000,
+    "Nanoseconds a wait for a message from another host polls its connections before it yields the CPU "
+    "(when every PE of the host has a CPU; else it yields at once)"};
+
+constexpr int kMaxAddrs = 4;
+constexpr size_t kKeyChars = 64;
+
+// What each PE publishes at open().
+struct Record {
+  uint32_t addrs[kMaxAddrs];  // IPv4, network order; 0 = none
+  uint16_t port;              // network order
+  uint16_t pad;
+  char key[kKeyChars];        // hex; the acceptor's handshake secret
+};
+
+struct Header {
+  uint64_t tag;
+  uint64_t bytes;
+};
+
+struct Request {
+  bool send = false;
+  bool done = false;
+  // send: the header, then the payload; `sent` counts bytes of both written so far.
+  Header h{};
+  const char* out = nullptr;
+  size_t sent = 0;
+  // recv
+  uint64_t tag = 0;
+  char* buf = nullptr;
+  size_t cap = 0;
+};
+
+// A message read before its receive was posted.
+struct Unexpected {
+  uint64_t tag;
+  std::vector<char> data;
+  bool complete = false;
+};
+
+struct Conn {
+  int fd = -1;
+  std::deque<Request*> sends;        // front: being written
+  std::list<Request*> posted;        // receives not yet matched, in posting order
+  std::list<Unexpected> unexpected;  // in arrival order
+  // The message being read: its header (hdr_got of 16 bytes so far), then its bytes into `into`.
+  Header in{};
+  size_t hdr_got = 0;
+  size_t got = 0;
+  Request* into_req = nullptr;
+  Unexpected* into_unx = nullptr;
+};
+
+struct Sockets {
+  bool on = false;
+  uint64_t spin_ns = 0;  // TESSERA_NET_SPIN_NS
+  std::mutex m;
+  bool polling = false;              // a waiter blocks in poll() for all (sock_wait)
+  std::condition_variable polled;    // ... and wakes the others when it returns
+  std::vector<Conn> conns;  // per PE; fd < 0 for PEs on this host
+  std::vector<pollfd> fds;
+  std::vector<int> fd_pe;
+} s;
+
+// Ends the job for a connection that broke (its peer died, or its host went away).
+[[noreturn]] void broken(int pe, const std::string& why) {
+  peer_failed("message", 0, pe, why);
+}
+
+char* target_of(Conn& c) { return c.into_req ? c.into_req->buf : c.into_unx->data.data(); }
+
+// Starts the message whose header was just read.
+void begin_message(Conn& c, int pe) {
+  c.got = 0;
+  c.into_req = nullptr;
+  c.into_unx = nullptr;
+  for (auto it = c.posted.begin(); it != c.posted.end(); ++it)
+    if ((*it)->tag == c.in.tag) {
+      c.into_req = *it;
+      c.posted.erase(it);
+      break;
+    }
+  if (c.into_req && c.in.bytes > c.into_req->cap)
+    log::fatal("a message of {} bytes from PE {} (host {}) for a receive of {} bytes (tag {:#x}): the PEs called "
+               "different collectives or counts",
+               c.in.bytes, pe, g.peers[static_cast<size_t>(pe)].host, c.into_req->cap, c.in.tag);
+  if (!c.into_req) {
+    c.unexpected.push_back(Unexpected{c.in.tag, std::vector<char>(c.in.bytes)});
+    c.into_unx = &c.unexpected.back();
+  }
+}
+
+void end_message(Conn& c) {
+  if (c.into_req) c.into_req->done = true;
+  else c.into_unx->complete = true;
+  c.hdr_got = 0;
+  c.into_req = nullptr;
+  c.into_unx = nullptr;
+}
+
+// Reads what the connection has, without blocking.
+void read_some(Conn& c, int pe) {
+  for (;;) {
+    ssize_t k;
+    if (c.hdr_got < sizeof c.in) {
+      k = ::recv(c.fd, reinterpret_cast<char*>(&c.in) + c.hdr_got, sizeof c.in - c.hdr_got, MSG_DONTWAIT);
+    } else {
+      k = ::recv(c.fd, target_of(c) + c.got, c.in.bytes - c.got, MSG_DONTWAIT);
+    }
+    if (k == 0) broken(pe, "it closed the connection");
+    if (k < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) return;
+      broken(pe, std::strerror(errno));
+    }
+    if (c.hdr_got < sizeof c.in) {
+      c.hdr_got += static_cast<size_t>(k);
+      if (c.hdr_got < sizeof c.in) continue;
+      begin_message(c, pe);
+    } else {
+      c.got += static_cast<size_t>(k);
+    }
+    if (c.got == c.in.bytes) end_message(c);
+  }
+}
+
+// Writes queued sends until the socket is full or the queue empty.
+void write_some(Conn& c, int pe) {
+  while (!c.sends.empty()) {
+    Request& r = *c.sends.front();
+    iovec iov[2];
+    int n = 0;
+    if (r.sent < sizeof r.h) iov[n++] = {reinterpret_cast<char*>(&r.h) + r.sent, sizeof r.h - r.sent};
+    const size_t body_done = r.sent > sizeof r.h ? r.sent - sizeof r.h : 0;
+    if (r.h.bytes > body_done) iov[n++] = {const_cast<char*>(r.out) + body_done, r.h.bytes - body_done};
+    msghdr mh{};
+    mh.msg_iov = iov;
+    mh.msg_iovlen = static_cast<size_t>(n);
+    const ssize_t k = ::sendmsg(c.fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (k < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) return;
+      broken(pe, std::strerror(errno));
+    }
+    r.sent += static_cast<size_t>(k);
+    if (r.sent == sizeof r.h + r.h.bytes) {
+      r.done = true;
+      c.sends.pop_front();
+    }
+  }
+}
+
+// The connections and what to wait for on each: reading always, writing while sends are queued.
+void set_events() {
+  for (size_t i = 0; i < s.fds.size(); ++i) {
+    const Conn& c = s.conns[static_cast<size_t>(s.fd_pe[i])];
+    s.fds[i].events = static_cast<short>(POLLIN | (c.sends.empty() ? 0 : POLLOUT));
+    s.fds[i].revents = 0;
+  }
+}
+
+// One round over every connection, without blocking. Called with s.m held.
+void progress_locked() {
+  set_events();
+  if (::poll(s.fds.data(), s.fds.size(), 0) <= 0) return;
+  for (size_t i = 0; i < s.fds.size(); ++i) {
+    if (!s.fds[i].revents) continue;
+    const int pe = s.fd_pe[i];
+    Conn& c = s.conns[static_cast<size_t>(pe)];
+    if (s.fds[i].revents & (POLLIN | POLLERR | POLLHUP)) read_some(c, pe);
+    if (s.fds[i].revents & POLLOUT) write_some(c, pe);
+  }
+}
+
+// The IPv4 addresses of this host's interfaces that are up, loopback last.
+std::vector<uint32_t> my_addresses() {
+  std::vector<uint32_t> out, loop;
+  ifaddrs* ifs = nullptr;
+  if (getifaddrs(&ifs) == 0) {
+    for (ifaddrs* i = ifs; i; i = i->ifa_next) {
+      if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET || !(i->ifa_flags & IFF_UP)) continue;
+      const uint32_t a = reinterpret_cast<sockaddr_in*>(i->ifa_addr)->sin_addr.s_addr;
+      (i->ifa_flags & IFF_LOOPBACK ? loop : out).push_back(a);
+    }
+    freeifaddrs(ifs);
+  }
+  out.insert(out.end(), loop.begin(), loop.end());
+  if (out.size() > kMaxAddrs) out.erase(out.begin() + kMaxAddrs - 1, out.end() - 1);  // keep loopback last
+  return out;
+}
+
+std::string peer_name(int pe) { return fmt::format("PE {} (host {})", pe, g.peers[static_cast<size_t>(pe)].host); }
+
+// The connecting side: tries the peer's addresses in order until one answers as that PE.
+Result<int> connect_to(int me, int pe, const Record& r, uint64_t deadline) {
+  std::string tried;
+  for (uint32_t a : r.addrs) {
+    if (!a) continue;
+    sockaddr_in to{};
+    to.sin_family = AF_INET;
+    to.sin_addr.s_addr = a;
+    to.sin_port = r.port;
+    char text[INET_ADDRSTRLEN] = "?";
+    inet_ntop(AF_INET, &to.sin_addr, text, sizeof text);
+    const std::string where = fmt::format("{}:{}", text, ntohs(r.port));
+    // Everything listens before the addresses are published: a refusal means a wrong address, not "too
+    // early", so each address gets a short try.
+    Result<int> fd = tcp::connect_until(to, where, me, std::min(deadline, now_ns() + 2'000'000'000));
+    if (!fd.is_ok()) {
+      tried += fmt::format("{}{}: {}", tried.empty() ? "" : "; ", where, fd.status().message());
+      continue;
+    }
+    tcp::tune(fd.value(), deadline - std::min(deadline, now_ns()));
+    // Exact reads (recv_msg), not a frame reader's greedy ones: the acceptor may send its first messages
+    // right behind its proof, and they belong to the connection's data.
+    // A process that accepts but never answers is not the PE: 10 s, then the next address.
+    const int wait_ms = static_cast<int>(std::min<uint64_t>(deadline - std::min(deadline, now_ns()), 10'000'000'000) / 1'000'000 + 1);
+    const std::string key(r.key, kKeyChars);
+    bootstrap::MsgType type{};
+    std::vector<char> payload;
+    Status st = bootstrap::recv_msg(fd.value(), &type, &payload, wait_ms, where.c_str());
+    if (st.is_ok() && type == bootstrap::MsgType::kChallenge && payload.size() == tcp::kNonceBytes) {
+      tcp::Nonce server{};
+      std::memcpy(server.data(), payload.data(), tcp::kNonceBytes);
+      tcp::Auth auth{static_cast<uint32_t>(me), static_cast<uint32_t>(g.n_pes), tcp::fresh_nonce(), {}};
+      auth.mac = tcp::client_mac(key, server, auth.client, auth.rank);
+      st = tcp::send_frame(fd.value(), bootstrap::MsgType::kAuth, tcp::encode_auth(auth));
+      if (st.is_ok()) st = bootstrap::recv_msg(fd.value(), &type, &payload, wait_ms, where.c_str());
+      tcp::Mac proof{};
+      if (st.is_ok() && type == bootstrap::MsgType::kProof && payload.size() == tcp::kMacBytes) {
+        std::memcpy(proof.data(), payload.data(), tcp::kMacBytes);
+        if (tcp::mac_equal(proof, tcp::server_mac(key, server, auth.client, auth.rank))) return fd.value();
+      }
+    }
+    ::close(fd.value());
+    tried += fmt::format("{}{}: {}", tried.empty() ? "" : "; ", where,
+                         st.is_ok() ? "answered, but not as that PE" : st.message());
+  }
+  return make_status(Code::kSystem, "messages between hosts: no address of {} answered as it ({})", peer_name(pe),
+                     tried.empty() ? "it published none" : tried);
+}
+
+// The accepting side: the next connection that proves it is a lower PE on another host; others are refused
+// (and logged) and the wait goes on.
+// Sets *from to the PE.
+Result<int> accept_one(int listener, int me, const std::string& key, std::vector<char>& pending, uint64_t deadline,
+                       int* from) {
+  for (;;) {
+    const uint64_t now = now_ns();
+    if (now >= deadline)
+      return make_status(Code::kTimeout, "messages between hosts: PE {} waited for connections from PEs on other "
+                         "hosts until the deadline (TESSERA_TIMEOUT)", me);
+    pollfd p{listener, POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(std::min<uint64_t>((deadline - now) / 1'000'000 + 1, 1000))) <= 0) continue;
+    const int fd = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
+    if (fd < 0) continue;
+    const std::string who = tcp::peer_of(fd);
+    tcp::tune(fd, deadline - std::min(deadline, now_ns()));
+    const tcp::Nonce server = tcp::fresh_nonce();
+    // A frame reader is safe here: the connector sends nothing behind its answer until it has our proof.
+    tcp::FrameReader reader(tcp::kHandshakeLimit);
+    tcp::Frame f;
+    std::string refusal;
+    if (tcp::send_frame(fd, bootstrap::MsgType::kChallenge, server.data(), server.size()).is_ok() &&
+        tcp::read_frame(fd, reader, &f, std::min(deadline, now_ns() + 10'000'000'000), who).is_ok()) {
+      std::optional<tcp::Auth> a = f.type == bootstrap::MsgType::kAuth ? tcp::decode_auth(f.payload) : std::nullopt;
+      if (!a || !tcp::mac_equal(a->mac, tcp::client_mac(key, server, a->client, a->rank))) {
+        refusal = "it does not know this PE's key";
+      } else if (a->rank >= static_cast<uint32_t>(me) || !pending[a->rank]) {
+        refusal = fmt::format("PE {} is not a PE on another host that this PE still waits for", a->rank);
+      } else {
+        const tcp::Mac proof = tcp::server_mac(key, server, a->client, a->rank);
+        if (tcp::send_frame(fd, bootstrap::MsgType::kProof, proof.data(), proof.size()).is_ok()) {
+          pending[a->rank] = 0;
+          *from = static_cast<int>(a->rank);
+          return fd;
+        }
+        refusal = "the proof could not be sent";
+      }
+    } else {
+      refusal = "no answer to the challenge";
+    }
+    log::warn("messages between hosts: refused a connection from {}: {}", who, refusal);
+    ::close(fd);
+  }
+}
+
+}  // namespace
+
+bool sockets_on() { return s.on; }
+
+Status open_sockets(const JobView& job) {
+  if (config::one_of(kNetMessages, {"tcp", "ucx"}) != 0) return Status::ok();
+  const int me = job.my_pe;
+  const uint64_t deadline = now_ns() + sync::timeout_ns();
+  s.spin_ns = static_cast<uint64_t>(std::max<int64_t>(0, kNetSpin.get()));
+  Result<int> listener = tcp::listen_on(tcp::Address{"0.0.0.0", 0, ""});
+  if (!listener.is_ok()) return listener.status();
+  Result<uint16_t> port = tcp::local_port(listener.value());
+  if (!port.is_ok()) {
+    ::close(listener.value());
+    return port.status();
+  }
+  Record mine{};
+  const std::vector<uint32_t> addrs = my_addresses();
+  for (size_t i = 0; i < addrs.size(); ++i) mine.addrs[i] = addrs[i];
+  mine.port = htons(port.value());
+  const std::string key = bootstrap::random_hex(kKeyChars);
+  std::memcpy(mine.key, key.data(), kKeyChars);
+  std::vector<Record> all(static_cast<size_t>(job.n_pes));
+  Status st = job.allgather(&mine, all.data(), sizeof mine);
+
+  s.conns.assign(static_cast<size_t>(job.n_pes), Conn{});
+  std::vector<char> pending(static_cast<size_t>(job.n_pes), 0);
+  for (int pe = 0; st.is_ok() && pe < job.n_pes; ++pe) {
+    if (job.hosts[pe] == job.hosts[me]) continue;
+    if (pe > me) {
+      Result<int> fd = connect_to(me, pe, all[static_cast<size_t>(pe)], deadline);
+      if (!fd.is_ok()) st = fd.status();
+      else s.conns[static_cast<size_t>(pe)].fd = fd.value();
+    } else {
+      pending[static_cast<size_t>(pe)] = 1;
+    }
+  }
+  for (int left = static_cast<int>(std::count(pending.begin(), pending.end(), 1)); st.is_ok() && left > 0; --left) {
+    int from = -1;
+    Result<int> got = accept_one(listener.value(), me, key, pending, deadline, &from);
+    if (!got.is_ok()) st = got.status();
+    else s.conns[static_cast<size_t>(from)].fd = got.value();
+  }
+  ::close(listener.value());
+  for (int pe = 0; pe < job.n_pes; ++pe) {
+    const int fd = s.conns[static_cast<size_t>(pe)].fd;
+    if (fd < 0) continue;
+    if (!st.is_ok()) {
+      ::close(fd);
+      s.conns[static_cast<size_t>(pe)].fd = -1;
+      continue;
+    }
+    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+    const int one = 1;
+    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    s.fds.push_back(pollfd{fd, POLLIN, 0});
+    s.fd_pe.push_back(pe);
+  }
+  s.on = st.is_ok();
+  if (s.on)
+    log::debug("messages between hosts: TCP connections to {} PEs (TESSERA_NET_MESSAGES=tcp)", s.fds.size());
+  return st;
+}
+
+void close_sockets() {
+  std::lock_guard lk(s.m);
+  for (Conn& c : s.conns) {
+    if (c.fd >= 0) ::close(c.fd);
+    for (Request* r : c.posted) delete r;
+    for (Request* r : c.sends) delete r;
+  }
+  s.conns.clear();
+  s.fds.clear();
+  s.fd_pe.clear();
+  s.on = false;
+}
+
+void* sock_send(int pe, uint64_t tag, const void* buf, size_t bytes) {
+  auto* r = new Request;
+  r->send = true;
+  r->h = Header{tag, bytes};
+  r->out = static_cast<const char*>(buf);
+  std::lock_guard lk(s.m);
+  Conn& c = s.conns[static_cast<size_t>(pe)];
+  c.sends.push_back(r);
+  if (c.sends.size() == 1) write_some(c, pe);
+  if (!r->done) return r;
+  delete r;
+  return nullptr;
+}
+
+void* sock_recv(int pe, uint64_t tag, void* buf, size_t bytes) {
+  std::lock_guard lk(s.m);
+  Conn& c = s.conns[static_cast<size_t>(pe)];
+  for (auto it = c.unexpected.begin(); it != c.unexpected.end(); ++it) {
+    if (it->tag != tag) continue;
+    if (it->data.size() > bytes)
+      log::fatal("a message of {} bytes from {} for a receive of {} bytes (tag {:#x}): the PEs called different "
+                 "collectives or counts",
+                 it->data.size(), peer_name(pe), bytes, tag);
+    if (it->complete) {
+      std::memcpy(buf, it->data.data(), it->data.size());
+      c.unexpected.erase(it);
+      return nullptr;
+    }
+    // Being read now (only the last can be incomplete): what has arrived moves to the receive's buffer,
+    // and the rest goes straight there.
+    auto* r = new Request;
+    r->tag = tag;
+    r->buf = static_cast<char*>(buf);
+    r->cap = bytes;
+    std::memcpy(buf, it->data.data(), c.got);
+    c.into_unx = nullptr;
+    c.into_req = r;
+    c.unexpected.erase(it);
+    return r;
+  }
+  auto* r = new Request;
+  r->tag = tag;
+  r->buf = static_cast<char*>(buf);
+  r->cap = bytes;
+  c.posted.push_back(r);
+  return r;
+}
+
+void sock_wait(void* request, const char* what, int pe, size_t bytes) {
+  auto* r = static_cast<Request*>(request);
+  const sync::WaitContext& ctx = sync::wait_context();
+  // Spin, then yield, then block (sync/wait.h's policy), with a spin of its own: a message between hosts
+  // lands within microseconds once its peer sends it, while waking from poll() can take a hundred of them
+  // on a VM, and once one side has slept the other waits past a short spin too, and sleeps in turn.
+  const uint64_t start = now_ns(), deadline = start + sync::timeout_ns();
+  const uint64_t spin_end = start + (sync::cpus_shared() ? 0 : s.spin_ns);
+  const uint64_t yield_end = spin_end + sync::yield_ns();
+  std::vector<pollfd> fds;
+  std::unique_lock lk(s.m);
+  for (;;) {
+    const uint64_t now = now_ns();
+    progress_locked();
+    if (r->done) break;
+    if (now >= yield_end) {
+      if (!s.polling) {
+        // This thread blocks in poll() for every waiter of the PE, without the lock (others post
+        // meanwhile); the rest sleep until it has been woken, then progress themselves.
+        s.polling = true;
+        fds = s.fds;  // progress_locked() filled in what to wait for
+        lk.unlock();
+        (void)::poll(fds.data(), fds.size(), 10);
+        lk.lock();
+        s.polling = false;
+        s.polled.notify_all();
+      } else {
+        s.polled.wait_for(lk, std::chrono::milliseconds(10));
+      }
+    } else if (now >= spin_end) {
+      lk.unlock();
+      sync::sched_yield_wrapper();
+      lk.lock();
+    }
+    if (ctx.abort_word)
+      if (const uint32_t a = ctx.abort_word->load(std::memory_order_relaxed)) sync::exit_for_abort(a);
+    if (now >= deadline)
+      sync::deadline_expired(fmt::format("{} of {} bytes {} {} (messages between hosts over TCP)", what, bytes,
+                                         r->send ? "to" : "from", peer_name(pe)),
+                             static_cast<double>(now - start) / 1e9);
+  }
+  delete r;
+}
+
+}  // namespace tessera::transport::ucx
