@@ -80,38 +80,46 @@ void fold2(void* dst, const void* x, const void* y, size_t count, DType t, Op op
   reduce(dst, s, 2, count, t, op, 0);
 }
 
-// Allreduce of buf among `group` (ranks, one per host); this rank is group[gi]. `doubling`: recursive
-// doubling on a power-of-two group (else the ring).
-void net_allreduce(Net& net, const std::vector<int>& group, int gi, char* buf, size_t count, DType t, Op op,
-                   bool doubling) {
+// Allreduce of `in` into `out` (the same or disjoint buffers) among `group` (ranks, one per host); this
+// rank is group[gi]. `doubling`: recursive doubling on a power-of-two group (else the ring). Out of place
+// without a copy: the first step reads `in` and every fold writes `out`.
+void net_allreduce(Net& net, const std::vector<int>& group, int gi, const char* in, char* out, size_t count, DType t,
+                   Op op, bool doubling) {
   const int n = static_cast<int>(group.size());
-  if (n == 1 || count == 0) return;
   const size_t es = dtype_size(t);
+  if (n == 1 || count == 0) {
+    if (in != out && count) std::memcpy(out, in, count * es);
+    return;
+  }
   if (doubling && (n & (n - 1)) == 0) {
     // Recursive doubling: partners fold (lower rank's value op higher's), so both hold the same bits.
     char* tmp = grow(net.h.b, count * es);
+    const char* mine = in;
     for (int d = 1; d < n; d <<= 1) {
       const int p = gi ^ d;
-      net.exchange(group[p], buf, count * es, group[p], tmp, count * es, "allreduce between hosts");
-      if (gi < p) fold2(buf, buf, tmp, count, t, op);
-      else fold2(buf, tmp, buf, count, t, op);
+      net.exchange(group[p], mine, count * es, group[p], tmp, count * es, "allreduce between hosts");
+      if (gi < p) fold2(out, mine, tmp, count, t, op);
+      else fold2(out, tmp, mine, count, t, op);
+      mine = out;
     }
     return;
   }
-  // Ring: reduce-scatter, then allgather of the reduced blocks.
+  // Ring: reduce-scatter, then allgather of the reduced blocks. Each block is folded once per rank in the
+  // reduce-scatter, so the fold is always (what arrived) op (this rank's input), and what a rank sends after
+  // the first step is a block it folded the step before.
   const int right = group[(gi + 1) % n], left = group[(gi + n - 1) % n];
   char* tmp = grow(net.h.b, block_size(count, n, 0) * es);
   for (int s = 0; s < n - 1; ++s) {
     const int sb = (gi - s + n) % n, rb = (gi - s - 1 + 2 * n) % n;
-    char* rp = buf + block_begin(count, n, rb) * es;
-    net.exchange(right, buf + block_begin(count, n, sb) * es, block_size(count, n, sb) * es, left, tmp,
-                 block_size(count, n, rb) * es, "allreduce between hosts (reduce-scatter)");
-    fold2(rp, tmp, rp, block_size(count, n, rb), t, op);
+    const size_t rbeg = block_begin(count, n, rb) * es;
+    net.exchange(right, (s == 0 ? in : out) + block_begin(count, n, sb) * es, block_size(count, n, sb) * es, left,
+                 tmp, block_size(count, n, rb) * es, "allreduce between hosts (reduce-scatter)");
+    fold2(out + rbeg, tmp, in + rbeg, block_size(count, n, rb), t, op);
   }
   for (int s = 0; s < n - 1; ++s) {
     const int sb = (gi + 1 - s + n) % n, rb = (gi - s + n) % n;
-    net.exchange(right, buf + block_begin(count, n, sb) * es, block_size(count, n, sb) * es, left,
-                 buf + block_begin(count, n, rb) * es, block_size(count, n, rb) * es,
+    net.exchange(right, out + block_begin(count, n, sb) * es, block_size(count, n, sb) * es, left,
+                 out + block_begin(count, n, rb) * es, block_size(count, n, rb) * es,
                  "allreduce between hosts (allgather)");
   }
 }
@@ -221,6 +229,10 @@ Status allreduce(Communicator& c, Hier& h, const void* send, void* recv, size_t 
   }
   if (h.plan.how == HierAllreduce::kRing && group_depth() == 0) {
     TS_RETURN_IF_ERROR(ring_allreduce(c, h, send, recv, count, t, inner));
+  } else if (h.plan.how == HierAllreduce::kRails && h.local_size == 1) {
+    // One PE per host: its slice is the whole buffer, straight from send to recv without local copies.
+    net_allreduce(net, h.rail, h.my_host, static_cast<const char*>(send), static_cast<char*>(recv), count, t, inner,
+                  h.plan.doubling);
   } else if (h.plan.how == HierAllreduce::kRails) {
     // Rails: my slice of the local reduce-scatter, allreduced with the same slice of every other host.
     std::vector<size_t> counts(static_cast<size_t>(h.local_size)), displs(counts.size());
@@ -233,20 +245,20 @@ Status allreduce(Communicator& c, Hier& h, const void* send, void* recv, size_t 
     TS_RETURN_IF_ERROR(local(h, Kind::kReduceScatterv,
                              Args{.send = send, .recv = slice, .count = mine, .dtype = t, .op = inner,
                                   .rcounts = counts.data()}));
-    net_allreduce(net, h.rail, h.my_host, slice, mine, t, inner, h.plan.doubling);
+    net_allreduce(net, h.rail, h.my_host, slice, slice, mine, t, inner, h.plan.doubling);
     TS_RETURN_IF_ERROR(local(h, Kind::kAllgatherv,
                              Args{.send = slice, .recv = recv, .count = mine, .dtype = t, .rcounts = counts.data(),
                                   .rdispls = displs.data()}));
   } else {
     // Leaders: reduce to the host's first member, allreduce between hosts, broadcast on the host.
+    const char* mine = static_cast<const char*>(send);  // what this host's leader contributes
     if (h.local_size > 1) {
       TS_RETURN_IF_ERROR(local(h, Kind::kReduce, Args{.send = send, .recv = recv, .count = count, .dtype = t,
                                                       .op = inner, .root = 0}));
-    } else if (send != recv) {
-      std::memcpy(recv, send, count * es);
+      mine = static_cast<const char*>(recv);
     }
     if (h.local_rank == 0)
-      net_allreduce(net, h.leaders, h.my_host, static_cast<char*>(recv), count, t, inner, h.plan.doubling);
+      net_allreduce(net, h.leaders, h.my_host, mine, static_cast<char*>(recv), count, t, inner, h.plan.doubling);
     if (h.local_size > 1)
       TS_RETURN_IF_ERROR(local(h, Kind::kBroadcast, Args{.send = recv, .recv = recv, .count = count, .dtype = t,
                                                          .root = 0}));
