@@ -24,8 +24,9 @@
 //
 // Progress: only the PE's own waits drive the sockets (collectives are two-sided: both ends are in the
 // call). A waiter polls every connection without blocking for TESSERA_NET_SPIN_NS, then yielding the
-// CPU between polls for TESSERA_WAIT_YIELD_NS, then blocks in poll() on them, in slices that let it check the job's abort word and deadline. One mutex guards the
-// engine; of several threads that wait at once, one blocks in poll() and wakes the others when it returns.
+// CPU between polls for TESSERA_WAIT_YIELD_NS, then blocks in poll() on them, in slices that let it check
+// the job's abort word and deadline. One mutex guards the engine, released between polls; of several
+// threads that wait at once, one blocks in poll() and wakes the others when it returns.
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <ifaddrs.h>
@@ -133,7 +134,7 @@ struct Sockets {
 
 // Ends the job for a connection that broke (its peer died, or its host went away).
 [[noreturn]] void broken(int pe, const std::string& why) {
-  peer_failed("message", 0, pe, why);
+  peer_failed("the connection for messages", pe, why);
 }
 
 char* target_of(Conn& c) { return c.into_req ? c.into_req->buf : c.into_unx->data.data(); }
@@ -283,7 +284,8 @@ Result<int> connect_to(int me, int pe, const Record& r, uint64_t deadline) {
     // Exact reads (recv_msg), not a frame reader's greedy ones: the acceptor may send its first messages
     // right behind its proof, and they belong to the connection's data.
     // A process that accepts but never answers is not the PE: 10 s, then the next address.
-    const int wait_ms = static_cast<int>(std::min<uint64_t>(deadline - std::min(deadline, now_ns()), 10'000'000'000) / 1'000'000 + 1);
+    const uint64_t left = std::min<uint64_t>(deadline - std::min(deadline, now_ns()), 10'000'000'000);
+    const int wait_ms = static_cast<int>(left / 1'000'000 + 1);
     const std::string key(r.key, kKeyChars);
     bootstrap::MsgType type{};
     std::vector<char> payload;
@@ -461,6 +463,8 @@ void* sock_recv(int pe, uint64_t tag, void* buf, size_t bytes) {
     }
     // Being read now (only the last can be incomplete): what has arrived moves to the receive's buffer,
     // and the rest goes straight there.
+    if (c.into_unx != &*it)
+      log::fatal("messages between hosts: an unfinished message from {} is not the one being read", peer_name(pe));
     auto* r = new Request;
     r->tag = tag;
     r->buf = static_cast<char*>(buf);
@@ -489,9 +493,9 @@ void sock_wait(void* request, const char* what, int pe, size_t bytes) {
   const uint64_t spin_end = start + (sync::cpus_shared() ? 0 : s.spin_ns);
   const uint64_t yield_end = spin_end + sync::yield_ns();
   std::vector<pollfd> fds;
-  std::unique_lock lk(s.m);
   for (;;) {
     const uint64_t now = now_ns();
+    std::unique_lock lk(s.m);  // released every round: other threads post while this one waits
     progress_locked();
     if (r->done) break;
     if (now >= yield_end) {
@@ -508,11 +512,9 @@ void sock_wait(void* request, const char* what, int pe, size_t bytes) {
       } else {
         s.polled.wait_for(lk, std::chrono::milliseconds(10));
       }
-    } else if (now >= spin_end) {
-      lk.unlock();
-      sync::sched_yield_wrapper();
-      lk.lock();
     }
+    lk.unlock();
+    if (now >= spin_end && now < yield_end) sync::sched_yield_wrapper();
     if (ctx.abort_word)
       if (const uint32_t a = ctx.abort_word->load(std::memory_order_relaxed)) sync::exit_for_abort(a);
     if (now >= deadline)

@@ -93,16 +93,16 @@ void on_peer_error(void* arg, ucp_ep_h, ucs_status_t status) {
 // bootstrap is about to say so and end the job, with the job's one line: wait a moment for that (this PE
 // then leaves as every waiter does when the job ends), and report the failure here only if nobody does.
 [[noreturn]] void operation_failed(const char* what, size_t bytes, int pe, ucs_status_t st) {
-  peer_failed(fmt::format("UCX {}", what).c_str(), bytes, pe, ucs_status_string(st));
+  peer_failed(fmt::format("UCX {} of {} bytes", what, bytes), pe, ucs_status_string(st));
 }
 
-[[noreturn]] void peer_failed(const char* what, size_t bytes, int pe, const std::string& why) {
+[[noreturn]] void peer_failed(const std::string& what, int pe, const std::string& why) {
   const sync::WaitContext& ctx = sync::wait_context();
   for (int i = 0; i < 200 && ctx.abort_word; ++i) {
     if (const uint32_t a = ctx.abort_word->load()) sync::exit_for_abort(a);
     sync::sleep_ns(10'000'000);
   }
-  log::fatal("{} of {} bytes to {} failed: {}", what, bytes,
+  log::fatal("{} to {} failed: {}", what,
              pe >= 0 ? fmt::format("PE {} (host {})", pe, g.peers[static_cast<size_t>(pe)].host)
                      : std::string("every peer"),
              why);

@@ -102,8 +102,8 @@ extern State g;
 // An operation to `pe` (-1: every peer) failed: waits a moment for the job's own end (the launcher or the
 // bootstrap reports a dead peer), else ends the job naming the operation.
 [[noreturn]] void operation_failed(const char* what, size_t bytes, int pe, ucs_status_t st);
-// As operation_failed, with the reason as text.
-[[noreturn]] void peer_failed(const char* what, size_t bytes, int pe, const std::string& why);
+// As operation_failed, for any operation (`what`, e.g. "UCX put of 8 bytes") and reason.
+[[noreturn]] void peer_failed(const std::string& what, int pe, const std::string& why);
 // Counts a thread waiting for a request while it exists (State::request_waiters).
 struct RequestWait {
   RequestWait() { g.request_waiters.fetch_add(1, std::memory_order_seq_cst); }
