@@ -13,8 +13,9 @@
 // rendezvous's handshake (bootstrap/tcp_wire.h, keyed with the acceptor's published key), and proves
 // itself back: a connection that reaches the wrong process (an address both hosts have, such as a
 // container bridge's) is refused and the next address is tried, and nobody outside the job can join.
-// Deadlock-free: a PE accepts only from lower PEs and answers challenges only after that, so PE k's
-// acceptances wait only on PEs below k.
+// Deadlock-free: a PE first connects to the PEs above it (each connection's handshake needs that PE to be
+// accepting), then accepts from those below; the highest PE accepts at once, so by induction downwards
+// every PE gets through.
 //
 // Wire: per message a header {tag u64, bytes u64} and the bytes. Messages from one peer arrive in the
 // order sent; a header is matched against the receives posted for that peer, in posting order, and its
