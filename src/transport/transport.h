@@ -116,7 +116,8 @@ struct Transport {
   void (*progress)() = nullptr;
 
   // Two-sided messages to a peer without a mapping (collectives across hosts: coll/hier.cc). A receive
-  // matches the sender's `tag` exactly; messages of one sender with one tag arrive in the order sent.
+  // matches the sender's `tag` exactly; messages of one sender with one tag arrive in the order sent. A tag
+  // must name its sender: UCX's receive matches it from any peer (Tessera's connections, per peer).
   // Non-blocking: they return a request to pass to wait() (which progresses until it completes and frees
   // it), or null when already complete. The buffer must stay valid until then. `what` names the operation
   // in a deadline or failure message.

@@ -6,6 +6,7 @@
 
 #include <numeric>
 #include <random>
+#include <thread>
 #include <vector>
 
 #include "coll/p2p.h"
@@ -13,6 +14,8 @@
 #include "coll/select/select.h"
 #include "coll_common.h"
 #include "pe_main.h"
+#include "pgas/runtime.h"
+#include "transport/transport.h"
 
 namespace coll_test {
 namespace {
@@ -215,6 +218,55 @@ TEST(Hosts, SplitByParityThenAllreduce) {
   for (int q = c.rank % 2; q < c.size; q += 2) want += q + 1;
   EXPECT_EQ(sum, want);
   comm_destroy(sub);
+}
+
+// The transport's messages to every PE on another host from two threads at once, each with its own tag
+// (the comm streams' case): small and large messages, several in flight per connection, every byte
+// checked. One thread may complete the other's messages while it waits (TESSERA_NET_MESSAGES=tcp: one
+// waiter polls for all).
+TEST(Hosts, TwoThreadsMessageOtherHostsAtOnce) {
+  const tessera::pgas::Runtime& rt = tessera::pgas::rt();
+  const int me = shmem_my_pe(), n = shmem_n_pes();
+  std::vector<int> others;
+  for (int q = 0; q < n; ++q)
+    if (rt.host_of[static_cast<size_t>(q)] != rt.host_of[static_cast<size_t>(me)]) others.push_back(q);
+  if (others.empty()) GTEST_SKIP() << "every PE is on this host";
+  auto value = [](int from, int to, int thread, int round, size_t i) {
+    return static_cast<uint32_t>(from * 7919 + to * 104729 + thread * 31 + round * 1299709) + static_cast<uint32_t>(i);
+  };
+  std::vector<std::string> failures(2);
+  auto body = [&](int t) {
+    // As the collectives' tags do, each names its sender: a UCX receive matches the tag from any peer.
+    auto tag = [t](int from) { return uint64_t{3} << 62 | static_cast<uint64_t>(t) << 32 | static_cast<uint64_t>(from); };
+    for (int round = 0; round < 40; ++round) {
+      const size_t words = round % 3 == 0 ? 65536 : 1 + static_cast<size_t>(round);  // 256 KiB or a few
+      std::vector<std::vector<uint32_t>> out(others.size(), std::vector<uint32_t>(words)),
+          in(others.size(), std::vector<uint32_t>(words));
+      std::vector<void*> recvs, sends;
+      for (size_t k = 0; k < others.size(); ++k) {
+        for (size_t i = 0; i < words; ++i) out[k][i] = value(me, others[k], t, round, i);
+        const tessera::transport::Transport* tp = rt.transports[static_cast<size_t>(others[k])];
+        recvs.push_back(tp->recv(others[k], tag(others[k]), in[k].data(), words * 4));
+        sends.push_back(tp->send(others[k], tag(me), out[k].data(), words * 4));
+      }
+      for (size_t k = 0; k < others.size(); ++k) {
+        const tessera::transport::Transport* tp = rt.transports[static_cast<size_t>(others[k])];
+        if (recvs[k]) tp->wait(recvs[k], "test receive", others[k], words * 4);
+        if (sends[k]) tp->wait(sends[k], "test send", others[k], words * 4);
+        for (size_t i = 0; i < words; ++i)
+          if (in[k][i] != value(others[k], me, t, round, i) && failures[static_cast<size_t>(t)].empty())
+            failures[static_cast<size_t>(t)] = fmt::format("thread {} round {}: word {} from PE {} is {}, expected {}",
+                                                           t, round, i, others[k], in[k][i],
+                                                           value(others[k], me, t, round, i));
+      }
+    }
+  };
+  std::thread second(body, 1);
+  body(0);
+  second.join();
+  EXPECT_EQ(failures[0], "");
+  EXPECT_EQ(failures[1], "");
+  shmem_barrier_all();
 }
 
 // Send/recv with every other rank (peers on this host and on others), several messages per pair in order,
