@@ -458,7 +458,7 @@ void* sock_recv(int pe, uint64_t tag, void* buf, size_t bytes) {
                  "collectives or counts",
                  it->data.size(), peer_name(pe), bytes, tag);
     if (it->complete) {
-      std::memcpy(buf, it->data.data(), it->data.size());
+      if (!it->data.empty()) std::memcpy(buf, it->data.data(), it->data.size());
       c.unexpected.erase(it);
       return nullptr;
     }
@@ -470,7 +470,7 @@ void* sock_recv(int pe, uint64_t tag, void* buf, size_t bytes) {
     r->tag = tag;
     r->buf = static_cast<char*>(buf);
     r->cap = bytes;
-    std::memcpy(buf, it->data.data(), c.got);
+    if (c.got) std::memcpy(buf, it->data.data(), c.got);
     c.into_unx = nullptr;
     c.into_req = r;
     c.unexpected.erase(it);
