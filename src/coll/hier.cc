@@ -37,6 +37,8 @@ struct Hier {
 namespace {
 
 constexpr int kPeBits = 24;
+// Pieces in which the last reduce-scatter step between hosts folds and sends on (net_allreduce).
+constexpr size_t kFoldPieceBytes = 1 << 20;
 
 char* grow(std::vector<char>& v, size_t n) {
   if (v.size() < n) v.resize(n);
@@ -59,6 +61,7 @@ struct Net {
   void wait(int rank, void* req, const char* what, size_t bytes) {
     if (req) t(rank)->wait(req, what, pe(rank), bytes);
   }
+  void progress(int rank) { t(rank)->progress(); }
   // Sends `out` to `to` while receiving `in` from `from`.
   void exchange(int to, const void* out, size_t out_bytes, int from, void* in, size_t in_bytes, const char* what) {
     void* r = recv(from, in, in_bytes);
@@ -106,7 +109,7 @@ void net_allreduce(Net& net, const std::vector<int>& group, int gi, const char* 
   }
   // Ring: reduce-scatter, then allgather of the reduced blocks. Each block is folded once per rank in the
   // reduce-scatter, so the fold is always (what arrived) op (this rank's input), and what a rank sends after
-  // the first step is a block it folded the step before.
+  // the first step is a block it folded the step before. The allgather's first step overlaps the last fold.
   const int right = group[(gi + 1) % n], left = group[(gi + n - 1) % n];
   char* tmp = grow(net.h.b, block_size(count, n, 0) * es);
   for (int s = 0; s < n - 1; ++s) {
@@ -114,9 +117,31 @@ void net_allreduce(Net& net, const std::vector<int>& group, int gi, const char* 
     const size_t rbeg = block_begin(count, n, rb) * es;
     net.exchange(right, (s == 0 ? in : out) + block_begin(count, n, sb) * es, block_size(count, n, sb) * es, left,
                  tmp, block_size(count, n, rb) * es, "allreduce between hosts (reduce-scatter)");
-    fold2(out + rbeg, tmp, in + rbeg, block_size(count, n, rb), t, op);
+    if (s < n - 2) {
+      fold2(out + rbeg, tmp, in + rbeg, block_size(count, n, rb), t, op);
+      continue;
+    }
+    // The last fold is this rank's reduced block, the first one the allgather sends: it goes in pieces,
+    // each sent as soon as it is folded, the connections progressed between pieces, so the transfer runs
+    // during the fold. The receiver takes the same block in the same pieces.
+    const size_t rcount = block_size(count, n, rb), piece = std::max<size_t>(1, kFoldPieceBytes / es);
+    const int ab = gi;  // the block the allgather's first step brings
+    const size_t acount = block_size(count, n, ab);
+    std::vector<std::pair<void*, size_t>> recvs, sends;
+    for (size_t at = 0; at < acount; at += piece) {
+      const size_t bytes = std::min(piece, acount - at) * es;
+      recvs.emplace_back(net.recv(left, out + (block_begin(count, n, ab) + at) * es, bytes), bytes);
+    }
+    for (size_t at = 0; at < rcount; at += piece) {
+      const size_t len = std::min(piece, rcount - at);
+      fold2(out + rbeg + at * es, tmp + at * es, in + rbeg + at * es, len, t, op);
+      sends.emplace_back(net.send(right, out + rbeg + at * es, len * es), len * es);
+      net.progress(right);
+    }
+    for (auto& [r, b] : recvs) net.wait(left, r, "allreduce between hosts (allgather)", b);
+    for (auto& [r, b] : sends) net.wait(right, r, "allreduce between hosts (allgather)", b);
   }
-  for (int s = 0; s < n - 1; ++s) {
+  for (int s = 1; s < n - 1; ++s) {  // step 0 went with the last fold
     const int sb = (gi + 1 - s + n) % n, rb = (gi - s + n) % n;
     net.exchange(right, out + block_begin(count, n, sb) * es, block_size(count, n, sb) * es, left,
                  out + block_begin(count, n, rb) * es, block_size(count, n, rb) * es,

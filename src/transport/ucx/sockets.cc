@@ -484,6 +484,11 @@ void* sock_recv(int pe, uint64_t tag, void* buf, size_t bytes) {
   return r;
 }
 
+void sock_progress() {
+  std::lock_guard lk(s.m);
+  progress_locked();
+}
+
 void sock_wait(void* request, const char* what, int pe, size_t bytes) {
   auto* r = static_cast<Request*>(request);
   const sync::WaitContext& ctx = sync::wait_context();
