@@ -480,7 +480,9 @@ void agree_link(Communicator& c, Hier& h) {
   }
   (void)bcast_bytes(c, h, reinterpret_cast<char*>(&measure), 1, 0);
   if (measure) {
+    transport::set_message_waits_yield(true);
     l = measure_link(c, h);
+    transport::set_message_waits_yield(false);
     if (c.rank == 0) {
       std::lock_guard lk(g_link_mu);
       g_link = l;

@@ -128,6 +128,10 @@ struct Transport {
 
 // The first transport of the table that can reach `peer` from `me`, or nullptr.
 const Transport* choose(const PeerInfo& me, const PeerInfo& peer);
+// While on, this process's waits for messages from other hosts yield the CPU between polls instead of
+// spinning first (for the link measurement: a "remote" peer that shares this CPU, as namespace hosts of one
+// machine do, then answers at once rather than after the spin).
+void set_message_waits_yield(bool on);
 // The table, in order of preference.
 const Transport* const* all(int* count);
 

@@ -40,6 +40,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
@@ -121,6 +122,8 @@ struct Conn {
   Request* into_req = nullptr;
   Unexpected* into_unx = nullptr;
 };
+
+std::atomic<bool> g_waits_yield{false};  // set_message_waits_yield
 
 struct Sockets {
   bool on = false;
@@ -496,7 +499,8 @@ void sock_wait(void* request, const char* what, int pe, size_t bytes) {
   // lands within microseconds once its peer sends it, while waking from poll() can take a hundred of them
   // on a VM, and once one side has slept the other waits past a short spin too, and sleeps in turn.
   const uint64_t start = now_ns(), deadline = start + sync::timeout_ns();
-  const uint64_t spin_end = start + (sync::cpus_shared() ? 0 : s.spin_ns);
+  const bool yield_now = sync::cpus_shared() || g_waits_yield.load(std::memory_order_relaxed);
+  const uint64_t spin_end = start + (yield_now ? 0 : s.spin_ns);
   const uint64_t yield_end = spin_end + sync::yield_ns();
   std::vector<pollfd> fds;
   for (;;) {
@@ -532,3 +536,7 @@ void sock_wait(void* request, const char* what, int pe, size_t bytes) {
 }
 
 }  // namespace tessera::transport::ucx
+
+namespace tessera::transport {
+void set_message_waits_yield(bool on) { ucx::g_waits_yield.store(on, std::memory_order_relaxed); }
+}  // namespace tessera::transport
