@@ -61,7 +61,6 @@ struct Net {
   void wait(int rank, void* req, const char* what, size_t bytes) {
     if (req) t(rank)->wait(req, what, pe(rank), bytes);
   }
-  void progress(int rank) { t(rank)->progress(); }
   // Sends `out` to `to` while receiving `in` from `from`.
   void exchange(int to, const void* out, size_t out_bytes, int from, void* in, size_t in_bytes, const char* what) {
     void* r = recv(from, in, in_bytes);
@@ -122,7 +121,7 @@ void net_allreduce(Net& net, const std::vector<int>& group, int gi, const char* 
       continue;
     }
     // The last fold is this rank's reduced block, the first one the allgather sends: it goes in pieces,
-    // each sent as soon as it is folded, the connections progressed between pieces, so the transfer runs
+    // each sent as soon as it is folded (posting a send moves the connection on), so the transfer runs
     // during the fold. The receiver takes the same block in the same pieces.
     const size_t rcount = block_size(count, n, rb), piece = std::max<size_t>(1, kFoldPieceBytes / es);
     const int ab = gi;  // the block the allgather's first step brings
@@ -135,8 +134,7 @@ void net_allreduce(Net& net, const std::vector<int>& group, int gi, const char* 
     for (size_t at = 0; at < rcount; at += piece) {
       const size_t len = std::min(piece, rcount - at);
       fold2(out + rbeg + at * es, tmp + at * es, in + rbeg + at * es, len, t, op);
-      sends.emplace_back(net.send(right, out + rbeg + at * es, len * es), len * es);
-      net.progress(right);
+      sends.emplace_back(net.send(right, out + rbeg + at * es, len * es), len * es);  // moves the transfer on
     }
     for (auto& [r, b] : recvs) net.wait(left, r, "allreduce between hosts (allgather)", b);
     for (auto& [r, b] : sends) net.wait(right, r, "allreduce between hosts (allgather)", b);
@@ -254,11 +252,7 @@ Status allreduce(Communicator& c, Hier& h, const void* send, void* recv, size_t 
   }
   if (h.plan.how == HierAllreduce::kRing && group_depth() == 0) {
     TS_RETURN_IF_ERROR(ring_allreduce(c, h, send, recv, count, t, inner));
-  } else if (h.plan.how == HierAllreduce::kRails && h.local_size == 1) {
-    // One PE per host: its slice is the whole buffer, straight from send to recv without local copies.
-    net_allreduce(net, h.rail, h.my_host, static_cast<const char*>(send), static_cast<char*>(recv), count, t, inner,
-                  h.plan.doubling);
-  } else if (h.plan.how == HierAllreduce::kRails) {
+  } else if (h.plan.how == HierAllreduce::kRails && h.local_size > 1) {
     // Rails: my slice of the local reduce-scatter, allreduced with the same slice of every other host.
     std::vector<size_t> counts(static_cast<size_t>(h.local_size)), displs(counts.size());
     for (int i = 0; i < h.local_size; ++i) {
@@ -275,7 +269,8 @@ Status allreduce(Communicator& c, Hier& h, const void* send, void* recv, size_t 
                              Args{.send = slice, .recv = recv, .count = mine, .dtype = t, .rcounts = counts.data(),
                                   .rdispls = displs.data()}));
   } else {
-    // Leaders: reduce to the host's first member, allreduce between hosts, broadcast on the host.
+    // Leaders: reduce to the host's first member, allreduce between hosts, broadcast on the host. With one
+    // PE per host rails are the same (the whole buffer, straight from send to recv).
     const char* mine = static_cast<const char*>(send);  // what this host's leader contributes
     if (h.local_size > 1) {
       TS_RETURN_IF_ERROR(local(h, Kind::kReduce, Args{.send = send, .recv = recv, .count = count, .dtype = t,

@@ -445,7 +445,10 @@ void* sock_send(int pe, uint64_t tag, const void* buf, size_t bytes) {
   std::lock_guard lk(s.m);
   Conn& c = s.conns[static_cast<size_t>(pe)];
   c.sends.push_back(r);
-  if (c.sends.size() == 1) write_some(c, pe);
+  // Posting moves its connection on, both ways and without blocking: a caller that posts between pieces
+  // of work (a fold sent on in pieces, coll/hier.cc) keeps the transfer going without a wait.
+  write_some(c, pe);
+  read_some(c, pe);
   if (!r->done) return r;
   delete r;
   return nullptr;
@@ -485,11 +488,6 @@ void* sock_recv(int pe, uint64_t tag, void* buf, size_t bytes) {
   r->cap = bytes;
   c.posted.push_back(r);
   return r;
-}
-
-void sock_progress() {
-  std::lock_guard lk(s.m);
-  progress_locked();
 }
 
 void sock_wait(void* request, const char* what, int pe, size_t bytes) {

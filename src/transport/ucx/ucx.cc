@@ -358,7 +358,6 @@ void unmap(PeerMemory* m) { m->heap = m->data = nullptr; }
 
 void progress() {
   if (g.worker) ucp_worker_progress(g.worker);
-  if (sockets_on()) sock_progress();
 }
 
 void* send(int pe, uint64_t tag, const void* buf, size_t bytes) {

@@ -134,6 +134,5 @@ bool sockets_on();
 void* sock_send(int pe, uint64_t tag, const void* buf, size_t bytes);
 void* sock_recv(int pe, uint64_t tag, void* buf, size_t bytes);
 void sock_wait(void* request, const char* what, int pe, size_t bytes);
-void sock_progress();  // one round over the connections, without blocking
 
 }  // namespace tessera::transport::ucx
