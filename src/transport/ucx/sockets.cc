@@ -263,7 +263,6 @@ std::vector<uint32_t> my_addresses() {
   return out;
 }
 
-std::string peer_name(int pe) { return fmt::format("PE {} (host {})", pe, g.peers[static_cast<size_t>(pe)].host); }
 
 // The connecting side: tries the peer's addresses in order until one answers as that PE.
 Result<int> connect_to(int me, int pe, const Record& r, uint64_t deadline) {

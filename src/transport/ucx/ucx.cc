@@ -92,6 +92,10 @@ void on_peer_error(void* arg, ucp_ep_h, ucs_status_t status) {
 // An operation failed, almost always because its peer died or its host went away. The launcher or the
 // bootstrap is about to say so and end the job, with the job's one line: wait a moment for that (this PE
 // then leaves as every waiter does when the job ends), and report the failure here only if nobody does.
+std::string peer_name(int pe) {
+  return pe >= 0 ? fmt::format("PE {} (host {})", pe, g.peers[static_cast<size_t>(pe)].host) : "every peer";
+}
+
 [[noreturn]] void operation_failed(const char* what, size_t bytes, int pe, ucs_status_t st) {
   peer_failed(fmt::format("UCX {} of {} bytes", what, bytes), pe, ucs_status_string(st));
 }
@@ -102,10 +106,7 @@ void on_peer_error(void* arg, ucp_ep_h, ucs_status_t status) {
     if (const uint32_t a = ctx.abort_word->load()) sync::exit_for_abort(a);
     sync::sleep_ns(10'000'000);
   }
-  log::fatal("{} to {} failed: {}", what,
-             pe >= 0 ? fmt::format("PE {} (host {})", pe, g.peers[static_cast<size_t>(pe)].host)
-                     : std::string("every peer"),
-             why);
+  log::fatal("{} to {} failed: {}", what, peer_name(pe), why);
 }
 
 // Waits for a request of `what` to `pe` under the job's deadline, progressing the worker; frees it.
@@ -121,9 +122,7 @@ void wait_request(void* req, const char* what, int pe, size_t bytes) {
         return st != UCS_INPROGRESS;
       },
       [&] {
-        return fmt::format("UCX {} of {} bytes to {} to complete", what, bytes,
-                           pe >= 0 ? fmt::format("PE {} (host {})", pe, g.peers[static_cast<size_t>(pe)].host)
-                                   : std::string("every peer"));
+        return fmt::format("UCX {} of {} bytes to {} to complete", what, bytes, peer_name(pe));
       });
   ucp_request_free(req);
   if (st != UCS_OK) operation_failed(what, bytes, pe, st);

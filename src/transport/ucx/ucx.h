@@ -99,6 +99,8 @@ constexpr uint64_t kGetReplyTag = uint64_t{1} << 63;
 extern State g;
 
 
+// "PE 3 (host h2)" for messages; "every peer" for -1.
+std::string peer_name(int pe);
 // An operation to `pe` (-1: every peer) failed: waits a moment for the job's own end (the launcher or the
 // bootstrap reports a dead peer), else ends the job naming the operation.
 [[noreturn]] void operation_failed(const char* what, size_t bytes, int pe, ucs_status_t st);
