@@ -37,8 +37,8 @@ struct Hier {
 namespace {
 
 constexpr int kPeBits = 24;
-// Pieces in which the last reduce-scatter step between hosts folds and sends on (net_allreduce).
-constexpr size_t kFoldPieceBytes = 1 << 20;
+// Pieces in which the ring between hosts receives, folds and sends on (net_allreduce).
+constexpr size_t kPieceBytes = 1 << 20;
 
 char* grow(std::vector<char>& v, size_t n) {
   if (v.size() < n) v.resize(n);
@@ -106,45 +106,68 @@ void net_allreduce(Net& net, const std::vector<int>& group, int gi, const char* 
     }
     return;
   }
-  // Ring: reduce-scatter, then allgather of the reduced blocks. Each block is folded once per rank in the
-  // reduce-scatter, so the fold is always (what arrived) op (this rank's input), and what a rank sends after
-  // the first step is a block it folded the step before. The allgather's first step overlaps the last fold.
+  // Ring: reduce-scatter, then allgather of the reduced blocks, pipelined in pieces of kPieceBytes. Each
+  // block is folded once per rank in the reduce-scatter, always (what arrived) op (this rank's input), and
+  // each folded piece goes on to the right at once, as the next step's piece (the last step's, as the
+  // allgather's first); in the allgather each piece that arrives goes on at once too. So folds overlap the
+  // transfer, and the steps overlap each other. Both ends of a connection cut a block into the same
+  // pieces and post them in the same order (messages of one tag match in posting order).
+  // Buffers: step s receives into tmp[s % 2], posted one step ahead. The allgather receives into `out`
+  // directly: a block's final value can reach this rank only after every rank's part of it, including
+  // the partial sent from `out` here, has left, so it never overwrites data still to be sent.
   const int right = group[(gi + 1) % n], left = group[(gi + n - 1) % n];
-  char* tmp = grow(net.h.b, block_size(count, n, 0) * es);
+  const size_t piece = std::max<size_t>(1, kPieceBytes / es), bmax = block_size(count, n, 0);
+  char* const tmp_base = grow(net.h.b, 2 * bmax * es);
+  char* const tmp[2] = {tmp_base, tmp_base + bmax * es};
+  using Pending = std::pair<void*, size_t>;
+  std::vector<Pending> sends;
+  std::vector<std::vector<Pending>> recvs(static_cast<size_t>(2 * n - 2));  // per step: n - 1 RS, then n - 1 AG
+  auto post_recvs = [&](int step, char* dst, size_t cnt) {
+    for (size_t at = 0; at < cnt; at += piece) {
+      const size_t bytes = std::min(piece, cnt - at) * es;
+      recvs[static_cast<size_t>(step)].emplace_back(net.recv(left, dst + at * es, bytes), bytes);
+    }
+  };
+  auto send_piece = [&](const char* src, size_t bytes) { sends.emplace_back(net.send(right, src, bytes), bytes); };
+  const int ag0 = n - 1;  // the allgather's first step, in recvs
+  post_recvs(0, tmp[0], block_size(count, n, (gi + n - 1) % n));
+  {
+    const int sb = gi;
+    const size_t cnt = block_size(count, n, sb);
+    for (size_t at = 0; at < cnt; at += piece)
+      send_piece(in + (block_begin(count, n, sb) + at) * es, std::min(piece, cnt - at) * es);
+  }
   for (int s = 0; s < n - 1; ++s) {
-    const int sb = (gi - s + n) % n, rb = (gi - s - 1 + 2 * n) % n;
-    const size_t rbeg = block_begin(count, n, rb) * es;
-    net.exchange(right, (s == 0 ? in : out) + block_begin(count, n, sb) * es, block_size(count, n, sb) * es, left,
-                 tmp, block_size(count, n, rb) * es, "allreduce between hosts (reduce-scatter)");
-    if (s < n - 2) {
-      fold2(out + rbeg, tmp, in + rbeg, block_size(count, n, rb), t, op);
-      continue;
+    if (s + 1 < n - 1) {
+      post_recvs(s + 1, tmp[(s + 1) % 2], block_size(count, n, (gi - s - 2 + 2 * n) % n));
+    } else {
+      for (int a = 0; a < n - 1; ++a) {
+        const int rb = (gi - a + n) % n;
+        post_recvs(ag0 + a, out + block_begin(count, n, rb) * es, block_size(count, n, rb));
+      }
     }
-    // The last fold is this rank's reduced block, the first one the allgather sends: it goes in pieces,
-    // each sent as soon as it is folded (posting a send moves the connection on), so the transfer runs
-    // during the fold. The receiver takes the same block in the same pieces.
-    const size_t rcount = block_size(count, n, rb), piece = std::max<size_t>(1, kFoldPieceBytes / es);
-    const int ab = gi;  // the block the allgather's first step brings
-    const size_t acount = block_size(count, n, ab);
-    std::vector<std::pair<void*, size_t>> recvs, sends;
-    for (size_t at = 0; at < acount; at += piece) {
-      const size_t bytes = std::min(piece, acount - at) * es;
-      recvs.emplace_back(net.recv(left, out + (block_begin(count, n, ab) + at) * es, bytes), bytes);
+    const int rb = (gi - s - 1 + 2 * n) % n;
+    char* const dst = out + block_begin(count, n, rb) * es;
+    const char* const mine = in + block_begin(count, n, rb) * es;
+    size_t at = 0;
+    for (auto& [r, bytes] : recvs[static_cast<size_t>(s)]) {
+      net.wait(left, r, "allreduce between hosts (reduce-scatter)", bytes);
+      fold2(dst + at, tmp[s % 2] + at, mine + at, bytes / es, t, op);
+      send_piece(dst + at, bytes);  // posting moves the connection on
+      at += bytes;
     }
-    for (size_t at = 0; at < rcount; at += piece) {
-      const size_t len = std::min(piece, rcount - at);
-      fold2(out + rbeg + at * es, tmp + at * es, in + rbeg + at * es, len, t, op);
-      sends.emplace_back(net.send(right, out + rbeg + at * es, len * es), len * es);  // moves the transfer on
-    }
-    for (auto& [r, b] : recvs) net.wait(left, r, "allreduce between hosts (allgather)", b);
-    for (auto& [r, b] : sends) net.wait(right, r, "allreduce between hosts (allgather)", b);
   }
-  for (int s = 1; s < n - 1; ++s) {  // step 0 went with the last fold
-    const int sb = (gi + 1 - s + n) % n, rb = (gi - s + n) % n;
-    net.exchange(right, out + block_begin(count, n, sb) * es, block_size(count, n, sb) * es, left,
-                 out + block_begin(count, n, rb) * es, block_size(count, n, rb) * es,
-                 "allreduce between hosts (allgather)");
+  for (int a = 0; a < n - 1; ++a) {
+    const int rb = (gi - a + n) % n;
+    const char* const src = out + block_begin(count, n, rb) * es;
+    size_t at = 0;
+    for (auto& [r, bytes] : recvs[static_cast<size_t>(ag0 + a)]) {
+      net.wait(left, r, "allreduce between hosts (allgather)", bytes);
+      if (a + 1 < n - 1) send_piece(src + at, bytes);
+      at += bytes;
+    }
   }
+  for (auto& [r, bytes] : sends) net.wait(right, r, "allreduce between hosts", bytes);
 }
 
 // Ring allgather among `group`: member i's block is [offs[i], offs[i] + lens[i]) bytes of buf.

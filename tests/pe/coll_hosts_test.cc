@@ -50,7 +50,7 @@ TEST(Hosts, AllreduceCountsRailsAndLeaders) {
       check_reduction(Kind::kAllreduce, nullptr, count, ip, DType::kFloat32, Op::kSum);
       check_reduction(Kind::kAllreduce, nullptr, count, ip, DType::kInt64, Op::kMax);
       check_reduction(Kind::kAllreduce, nullptr, count, ip, DType::kBFloat16, Op::kAvg);
-    }  // Blocks of several MiB between hosts: the last fold goes on in pieces (hier.cc, kFoldPieceBytes).
+    }  // Blocks of several MiB between hosts: the ring goes in pieces (hier.cc, kPieceBytes).
   for (bool ip : {false, true}) {
     check_reduction(Kind::kAllreduce, nullptr, 1200001, ip, DType::kInt64, Op::kSum);
     check_reduction(Kind::kAllreduce, nullptr, 1200001, ip, DType::kFloat32, Op::kMin);
