@@ -44,3 +44,18 @@ foreach(group rma amo signal wait team heap threads order cpp shmem_lock)
     set_tests_properties(pe.${_prog}.hosts${layout} PROPERTIES LABELS "pe;hosts" TIMEOUT 120)
   endforeach()
 endforeach()
+# Puts of 64 KiB and up travel over Tessera's connections by default; UCX's active-message puts stay in use
+# with the collectives' messages on UCX (TESSERA_NET_MESSAGES=ucx) and without the progress thread (which
+# reads those connections): 3 hosts of one PE, each way.
+foreach(group rma signal order)
+  foreach(how net_ucx:TESSERA_NET_MESSAGES=ucx no_progress_thread:TESSERA_UCX_PROGRESS_THREAD=off)
+    string(REPLACE ":" ";" _h ${how})
+    list(GET _h 0 _name)
+    list(GET _h 1 _env)
+    add_test(NAME pe.pgas_${group}.hosts3x1_${_name}
+             COMMAND ${TESSERA_RUN} -n 3 --timeout 120 --env TESSERA_TIMEOUT=60 --env TEST_PES_PER_HOST=1
+                     --env ${_env} ${CMAKE_CURRENT_SOURCE_DIR}/pe/as_hosts.sh $<TARGET_FILE:pe_pgas_${group}>
+                     --gtest_brief=1)
+    set_tests_properties(pe.pgas_${group}.hosts3x1_${_name} PROPERTIES LABELS "pe;hosts" TIMEOUT 120)
+  endforeach()
+endforeach()

@@ -1,6 +1,8 @@
 // Puts, gets and atomics to peers on other hosts as active messages of our own (ucx.h).
 //
-// Puts are active messages of our own, not UCX's RMA: over TCP UCX emulates RMA with messages the target
+// Puts of kAmMin bytes and up travel over Tessera's own connections when it has them (sockets.cc), with
+// the same header, counts and acknowledgments as below. Otherwise puts are active messages of our own, not
+// UCX's RMA: over TCP UCX emulates RMA with messages the target
 // serves anyway, its large puts carry a third of what the link does, and its flush and fence each cost a
 // round trip. A put below kAmMin bytes is an eager message (UCX copies it out before the send returns); a
 // larger one goes by rendezvous straight into the destination, and its request completes once the data
@@ -109,9 +111,16 @@ void send_ack(int64_t to, uint64_t count) {
   }
 }
 
+// Acknowledgments to send, (to, count): decided under g.target_m, sent after it is released (sending takes
+// the worker's lock, which the handlers hold when they take g.target_m).
+using Acks = std::vector<std::pair<int64_t, uint64_t>>;
+void send_acks(const Acks& acks) {
+  for (const auto& [to, count] : acks) send_ack(to, count);
+}
+
 // A put's data is in place: apply its signal, wake this PE's waiters, count it, and answer the sender's
-// request for an acknowledgment if this was the last put it waits for. Inside the worker's progress.
-void landed(const AmPutHeader& h) {
+// request for an acknowledgment if this was the last put it waits for. Under g.target_m.
+void landed(const AmPutHeader& h, Acks& acks) {
   if (h.sig_op >= 0) {
     std::atomic_ref<uint64_t> word(*reinterpret_cast<uint64_t*>(local_address(h.sig_off)));
     if (h.sig_op == kSignalAdd) word.fetch_add(h.signal, std::memory_order_release);
@@ -123,14 +132,14 @@ void landed(const AmPutHeader& h) {
   const uint64_t n = ++g.landed[from];
   if (g.ack_wanted[from] != 0 && n >= g.ack_wanted[from]) {
     g.ack_wanted[from] = 0;
-    send_ack(h.from, n);
+    acks.emplace_back(h.from, n);
   } else if (h.flags & kAckOnLanding) {
-    send_ack(h.from, n);
+    acks.emplace_back(h.from, n);
   }
 }
 
 // Applies the deferred puts of `from` whose predecessors have now landed, until none is left that may go.
-void drain_deferred(int64_t from) {
+void drain_deferred(int64_t from, Acks& acks) {
   std::deque<Deferred>& q = g.deferred[static_cast<size_t>(from)];
   for (bool more = true; more;) {
     more = false;
@@ -142,7 +151,7 @@ void drain_deferred(int64_t from) {
       const Deferred d = std::move(*it);
       it = q.erase(it);
       if (!d.data.empty()) std::memcpy(local_address(d.h.off), d.data.data(), d.data.size());
-      landed(d.h);
+      landed(d.h, acks);
       more = true;
     }
   }
@@ -154,8 +163,13 @@ void on_put_landed(void* req, ucs_status_t st, size_t, void* user_data) {
     log::write_line(log::Level::kError, fmt::format("UCX: a large put's data from PE {} failed to arrive: {}", h->from,
                                                     ucs_status_string(st)));
   } else {
-    landed(*h);
-    drain_deferred(h->from);
+    Acks acks;
+    {
+      std::lock_guard lk(g.target_m);
+      landed(*h, acks);
+      drain_deferred(h->from, acks);
+    }
+    send_acks(acks);
   }
   delete h;
   ucp_request_free(req);
@@ -182,21 +196,37 @@ ucs_status_t on_am_put(void*, const void* header, size_t header_length, void* da
       log::write_line(log::Level::kError, fmt::format("UCX: receiving a large put of {} bytes failed: {}", length,
                                                       ucs_status_string(UCS_PTR_STATUS(req))));
     } else if (req == nullptr) {
-      landed(h);
-      drain_deferred(h.from);
+      socket_put_landed(h);
       delete landing;
     }
     return UCS_OK;
   }
-  if (h.after > g.landed[static_cast<size_t>(h.from)]) {
-    const char* bytes = static_cast<const char*>(data);
-    g.deferred[static_cast<size_t>(h.from)].push_back(Deferred{h, std::vector<char>(bytes, bytes + length)});
-    return UCS_OK;
+  Acks acks;
+  {
+    std::lock_guard lk(g.target_m);
+    if (h.after > g.landed[static_cast<size_t>(h.from)]) {
+      const char* bytes = static_cast<const char*>(data);
+      g.deferred[static_cast<size_t>(h.from)].push_back(Deferred{h, std::vector<char>(bytes, bytes + length)});
+      return UCS_OK;
+    }
+    if (length) std::memcpy(dest, data, length);
+    landed(h, acks);
+    drain_deferred(h.from, acks);
   }
-  if (length) std::memcpy(dest, data, length);
-  landed(h);
-  drain_deferred(h.from);
+  send_acks(acks);
   return UCS_OK;
+}
+
+// A put read from its connection (sockets.cc), or a rendezvous put whose data came at once, is in place:
+// counted, acknowledged if asked, and the eager puts that follow it applied.
+void socket_put_landed(const AmPutHeader& h) {
+  Acks acks;
+  {
+    std::lock_guard lk(g.target_m);
+    landed(h, acks);
+    drain_deferred(h.from, acks);
+  }
+  send_acks(acks);
 }
 
 // A peer waits for its puts to this PE: answer now if `count` of them have landed, else once they have.
@@ -206,8 +236,13 @@ ucs_status_t on_am_ack_request(void*, const void* header, size_t header_length, 
   if (!read_header(header, header_length, &h) || !remote_peer(h.from))
     return UCS_ERR_INVALID_PARAM;
   const auto from = static_cast<size_t>(h.from);
-  if (g.landed[from] >= h.count) send_ack(h.from, g.landed[from]);
-  else g.ack_wanted[from] = std::max(g.ack_wanted[from], h.count);
+  uint64_t now_landed = 0;
+  {
+    std::lock_guard lk(g.target_m);
+    if (g.landed[from] >= h.count) now_landed = g.landed[from];
+    else g.ack_wanted[from] = std::max(g.ack_wanted[from], h.count);
+  }
+  if (now_landed) send_ack(h.from, now_landed);
   return UCS_OK;
 }
 
@@ -404,6 +439,7 @@ AmPutHeader put_header(int pe, uint64_t off, size_t bytes, uint64_t sig_off, uin
 // acknowledgment completes it at the target.
 void am_put(int pe, uint64_t off, const void* src, size_t bytes, uint64_t sig_off, uint64_t signal, int sig_op) {
   const AmPutHeader h = put_header(pe, off, bytes, sig_off, signal, sig_op);
+  if (bytes >= kAmMin && sock_puts_on()) return sock_put(pe, h, src);
   ucp_request_param_t prm{};
   prm.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
   prm.flags = bytes >= kAmMin ? UCP_AM_SEND_FLAG_RNDV : UCP_AM_SEND_FLAG_EAGER;
@@ -432,8 +468,9 @@ void put(int pe, uint64_t off, const void* src, size_t bytes) { am_put(pe, off, 
 
 // A large non-blocking put: sent without waiting; `src` is read until its acknowledgment, which the next
 // fence or quiet waits for. Smaller ones are blocking puts (their data is copied out at once).
+// Over Tessera's connections a large put is written at once, like a blocking one.
 void put_nbi(int pe, uint64_t off, const void* src, size_t bytes) {
-  if (bytes < kAmMin) return put(pe, off, src, bytes);
+  if (bytes < kAmMin || sock_puts_on()) return put(pe, off, src, bytes);
   auto* n = new NbiPut{put_header(pe, off, bytes, 0, 0, -1), pe};
   ucp_request_param_t prm{};
   prm.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS | UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;

@@ -1,13 +1,14 @@
 // Messages between hosts over TCP connections of our own (TESSERA_NET_MESSAGES=tcp, the default): the
-// collectives' send/recv of the UCX transport record (transport.h) when the job spans hosts. Puts, gets,
-// atomics and signals stay on UCX (messages.cc).
+// collectives' send/recv of the UCX transport record (transport.h) when the job spans hosts, and puts of
+// kAmMin bytes and up. Smaller puts, gets, atomics, signals and acknowledgments stay on UCX (messages.cc).
 //
 // Why not UCX's tagged messages: over TCP (the hosts this project meets first), UCX 1.13's tag protocols
 // moved 0.6-1.0 GB/s in its own ucx_perftest between two namespace hosts whose link iperf3 measured at
 // 2.2 GB/s, and a 1 MiB exchange took 1.2-1.7 ms; one plain socket per pair of PEs, written and read
 // without intermediate copies, exchanged 32 MiB both ways at 1.3 GB/s each way (docs/hosts.md).
 //
-// Connections: one per pair of PEs on different hosts, made at open(). Each PE listens on an ephemeral
+// Connections: two per pair of PEs on different hosts, made at open(): one for the collectives' messages,
+// one for large puts. Each PE listens on an ephemeral
 // port of every IPv4 address it has (loopback last) and publishes them with a fresh random key through
 // the bootstrap's allgather. The lower PE connects; the higher accepts and challenges it with the TCP
 // rendezvous's handshake (bootstrap/tcp_wire.h, keyed with the acceptor's published key), and proves
@@ -15,7 +16,17 @@
 // container bridge's) is refused and the next address is tried, and nobody outside the job can join.
 // Deadlock-free: a PE first connects to the PEs above it (each connection's handshake needs that PE to be
 // accepting), then accepts from those below; the highest PE accepts at once, so by induction downwards
-// every PE gets through.
+// every PE gets through. The connector makes the messages' connection first, then the puts', each
+// handshake done before the next connect, so the acceptor knows which is which by their order.
+//
+// Large puts (sock_put): the header (AmPutHeader) and the bytes, written by the putting thread straight
+// from its buffer (one put at a time per connection), and read by the target's progress thread, which
+// watches these connections beside the UCX worker's event fd, straight into the destination: no copy but
+// the kernel's on either side, where UCX's rendezvous over TCP copies through bounce buffers and took
+// 0.73-0.81x of iperf3's rate (docs/hosts.md). A put goes only once the puts it must follow are
+// acknowledged (messages.cc), so it lands as soon as it is read; the target then counts and acknowledges
+// it like the others. Without a progress thread (TESSERA_UCX_PROGRESS_THREAD=off) nobody would read
+// these connections while the target computes, so puts stay on UCX.
 //
 // Wire: per message a header {tag u64, bytes u64} and the bytes. Messages from one peer arrive in the
 // order sent; a header is matched against the receives posted for that peer, in posting order, and its
@@ -47,6 +58,7 @@
 #include <cstring>
 #include <deque>
 #include <list>
+#include <memory>
 #include <mutex>
 #include <optional>
 
@@ -67,7 +79,7 @@ namespace tcp = bootstrap::tcp;
 const config::Var<std::string> kNetMessages{
     "TESSERA_NET_MESSAGES", "tcp",
     "How collectives' messages travel between hosts: tcp (connections of Tessera's own, one per pair of PEs) "
-    "or ucx (UCX's tagged messages); puts, gets and atomics always use UCX"};
+    "or ucx (UCX's tagged messages); tcp also carries puts of 64 KiB and up (with the progress thread on)"};
 
 const config::Var<int64_t> kNetSpin{
     "TESSERA_NET_SPIN_NS", 1'000'000,
@@ -123,6 +135,17 @@ struct Conn {
   Unexpected* into_unx = nullptr;
 };
 
+// A connection for large puts.
+struct PutConn {
+  int fd = -1;
+  int pe = -1;
+  std::mutex send_m;  // writers: one put at a time
+  // Reading (the progress thread only): the header (hdr_got of its bytes so far), then `got` bytes of data.
+  AmPutHeader in{};
+  size_t hdr_got = 0;
+  size_t got = 0;
+};
+
 std::atomic<bool> g_waits_yield{false};  // set_message_waits_yield
 
 struct Sockets {
@@ -134,6 +157,8 @@ struct Sockets {
   std::vector<Conn> conns;  // per PE; fd < 0 for PEs on this host
   std::vector<pollfd> fds;
   std::vector<int> fd_pe;
+  std::vector<std::unique_ptr<PutConn>> puts;  // per PE; null for PEs on this host
+  bool puts_on = false;                         // set_socket_puts
 } s;
 
 // Ends the job for a connection that broke (its peer died, or its host went away).
@@ -198,6 +223,26 @@ void read_some(Conn& c, int pe) {
   }
 }
 
+// Writes go kWriteChunk bytes at a time: one sendmsg() of many megabytes moved a stream of 64 MiB puts
+// between namespace hosts at 1.6 GB/s, 512 KiB at a time at 2.0-2.1 GB/s (iperf3's one stream: 2.2), and
+// a 64 MiB broadcast took 36-44 ms instead of 50-51 (docs/hosts.md).
+constexpr size_t kWriteChunk = 512 * 1024;
+
+// sendmsg() of at most kWriteChunk bytes of iov[0, n) (n <= 2), without blocking.
+ssize_t send_chunk(int fd, const iovec* iov, size_t n) {
+  iovec lim[2];
+  size_t m = 0, room = kWriteChunk;
+  for (size_t i = 0; i < n && i < 2 && room > 0; ++i, ++m) {
+    lim[m] = iov[i];
+    lim[m].iov_len = std::min(iov[i].iov_len, room);
+    room -= lim[m].iov_len;
+  }
+  msghdr mh{};
+  mh.msg_iov = lim;
+  mh.msg_iovlen = m;
+  return ::sendmsg(fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
+}
+
 // Writes queued sends until the socket is full or the queue empty.
 void write_some(Conn& c, int pe) {
   while (!c.sends.empty()) {
@@ -207,10 +252,7 @@ void write_some(Conn& c, int pe) {
     if (r.sent < sizeof r.h) iov[n++] = {reinterpret_cast<char*>(&r.h) + r.sent, sizeof r.h - r.sent};
     const size_t body_done = r.sent > sizeof r.h ? r.sent - sizeof r.h : 0;
     if (r.h.bytes > body_done) iov[n++] = {const_cast<char*>(r.out) + body_done, r.h.bytes - body_done};
-    msghdr mh{};
-    mh.msg_iov = iov;
-    mh.msg_iovlen = static_cast<size_t>(n);
-    const ssize_t k = ::sendmsg(c.fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
+    const ssize_t k = send_chunk(c.fd, iov, static_cast<size_t>(n));
     if (k < 0) {
       if (errno == EINTR) continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK) return;
@@ -314,8 +356,8 @@ Result<int> connect_to(int me, int pe, const Record& r, uint64_t deadline) {
                      tried.empty() ? "it published none" : tried);
 }
 
-// The accepting side: the next connection that proves it is a lower PE on another host; others are refused
-// (and logged) and the wait goes on.
+// The accepting side: the next connection that proves it is a lower PE on another host with connections
+// still to come (pending counts them); others are refused (and logged) and the wait goes on.
 // Sets *from to the PE.
 Result<int> accept_one(int listener, int me, const std::string& key, std::vector<char>& pending, uint64_t deadline,
                        int* from) {
@@ -340,12 +382,12 @@ Result<int> accept_one(int listener, int me, const std::string& key, std::vector
       std::optional<tcp::Auth> a = f.type == bootstrap::MsgType::kAuth ? tcp::decode_auth(f.payload) : std::nullopt;
       if (!a || !tcp::mac_equal(a->mac, tcp::client_mac(key, server, a->client, a->rank))) {
         refusal = "it does not know this PE's key";
-      } else if (a->rank >= static_cast<uint32_t>(me) || !pending[a->rank]) {
+      } else if (a->rank >= static_cast<uint32_t>(me) || pending[a->rank] == 0) {
         refusal = fmt::format("PE {} is not a PE on another host that this PE still waits for", a->rank);
       } else {
         const tcp::Mac proof = tcp::server_mac(key, server, a->client, a->rank);
         if (tcp::send_frame(fd, bootstrap::MsgType::kProof, proof.data(), proof.size()).is_ok()) {
-          pending[a->rank] = 0;
+          --pending[a->rank];
           *from = static_cast<int>(a->rank);
           return fd;
         }
@@ -385,34 +427,58 @@ Status open_sockets(const JobView& job) {
   Status st = job.allgather(&mine, all.data(), sizeof mine);
 
   s.conns.assign(static_cast<size_t>(job.n_pes), Conn{});
+  s.puts.clear();
+  s.puts.resize(static_cast<size_t>(job.n_pes));
+  // Each PE's messages' connection, then its puts' (the order the connector makes them in).
+  auto take = [](int pe, int fd) {
+    Conn& c = s.conns[static_cast<size_t>(pe)];
+    if (c.fd < 0) {
+      c.fd = fd;
+      return;
+    }
+    s.puts[static_cast<size_t>(pe)] = std::make_unique<PutConn>();
+    s.puts[static_cast<size_t>(pe)]->fd = fd;
+    s.puts[static_cast<size_t>(pe)]->pe = pe;
+  };
   std::vector<char> pending(static_cast<size_t>(job.n_pes), 0);
+  int to_accept = 0;
   for (int pe = 0; st.is_ok() && pe < job.n_pes; ++pe) {
     if (job.hosts[pe] == job.hosts[me]) continue;
     if (pe > me) {
-      Result<int> fd = connect_to(me, pe, all[static_cast<size_t>(pe)], deadline);
-      if (!fd.is_ok()) st = fd.status();
-      else s.conns[static_cast<size_t>(pe)].fd = fd.value();
+      for (int k = 0; k < 2 && st.is_ok(); ++k) {
+        Result<int> fd = connect_to(me, pe, all[static_cast<size_t>(pe)], deadline);
+        if (!fd.is_ok()) st = fd.status();
+        else take(pe, fd.value());
+      }
     } else {
-      pending[static_cast<size_t>(pe)] = 1;
+      pending[static_cast<size_t>(pe)] = 2;
+      to_accept += 2;
     }
   }
-  for (int left = static_cast<int>(std::count(pending.begin(), pending.end(), 1)); st.is_ok() && left > 0; --left) {
+  for (; st.is_ok() && to_accept > 0; --to_accept) {
     int from = -1;
     Result<int> got = accept_one(listener.value(), me, key, pending, deadline, &from);
     if (!got.is_ok()) st = got.status();
-    else s.conns[static_cast<size_t>(from)].fd = got.value();
+    else take(from, got.value());
   }
   ::close(listener.value());
   for (int pe = 0; pe < job.n_pes; ++pe) {
     const int fd = s.conns[static_cast<size_t>(pe)].fd;
-    if (fd < 0) continue;
+    std::unique_ptr<PutConn>& pc = s.puts[static_cast<size_t>(pe)];
     if (!st.is_ok()) {
-      ::close(fd);
+      if (fd >= 0) ::close(fd);
       s.conns[static_cast<size_t>(pe)].fd = -1;
+      if (pc) ::close(pc->fd);
+      pc.reset();
       continue;
     }
-    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
     const int one = 1;
+    if (pc) {
+      ::fcntl(pc->fd, F_SETFL, ::fcntl(pc->fd, F_GETFL) | O_NONBLOCK);
+      ::setsockopt(pc->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    }
+    if (fd < 0) continue;
+    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
     ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     s.fds.push_back(pollfd{fd, POLLIN, 0});
     s.fd_pe.push_back(pe);
@@ -425,6 +491,10 @@ Status open_sockets(const JobView& job) {
 
 void close_sockets() {
   std::lock_guard lk(s.m);
+  for (std::unique_ptr<PutConn>& pc : s.puts)
+    if (pc) ::close(pc->fd);
+  s.puts.clear();
+  s.puts_on = false;
   for (Conn& c : s.conns) {
     if (c.fd >= 0) ::close(c.fd);
     for (Request* r : c.posted) delete r;
@@ -530,6 +600,97 @@ void sock_wait(void* request, const char* what, int pe, size_t bytes) {
                              static_cast<double>(now - start) / 1e9);
   }
   delete r;
+}
+
+void set_socket_puts(bool on) { s.puts_on = on && s.on; }
+bool sock_puts_on() { return s.puts_on; }
+
+void sock_put(int pe, const AmPutHeader& h, const void* src) {
+  PutConn& c = *s.puts[static_cast<size_t>(pe)];
+  const sync::WaitContext& ctx = sync::wait_context();
+  const uint64_t start = now_ns(), deadline = start + sync::timeout_ns();
+  std::lock_guard lk(c.send_m);
+  AmPutHeader head = h;
+  iovec iov[2] = {{&head, sizeof head}, {const_cast<void*>(src), h.bytes}};
+  iovec* at = iov;
+  size_t n = 2;
+  while (n > 0) {
+    while (n > 0 && at->iov_len == 0) ++at, --n;
+    if (n == 0) break;
+    const ssize_t k = send_chunk(c.fd, at, n);
+    if (k >= 0) {
+      for (size_t left = static_cast<size_t>(k); left > 0 && n > 0;) {
+        const size_t step = std::min(left, at->iov_len);
+        at->iov_base = static_cast<char*>(at->iov_base) + step;
+        at->iov_len -= step;
+        left -= step;
+        if (at->iov_len == 0) ++at, --n;
+      }
+      continue;
+    }
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN && errno != EWOULDBLOCK) peer_failed("the connection for puts", pe, std::strerror(errno));
+    // The socket is full: the target's progress thread reads as it can; wait for room in slices.
+    pollfd p{c.fd, POLLOUT, 0};
+    (void)::poll(&p, 1, 10);
+    if (ctx.abort_word)
+      if (const uint32_t a = ctx.abort_word->load(std::memory_order_relaxed)) sync::exit_for_abort(a);
+    if (const uint64_t now = now_ns(); now >= deadline)
+      sync::deadline_expired(fmt::format("a put of {} bytes to {} (room on its connection)", h.bytes, peer_name(pe)),
+                             static_cast<double>(now - start) / 1e9);
+  }
+}
+
+std::vector<int> sock_put_fds() {
+  std::vector<int> out;
+  for (const std::unique_ptr<PutConn>& pc : s.puts)
+    if (pc) out.push_back(pc->fd);
+  return out;
+}
+
+bool sock_put_readable(int fd) {
+  PutConn* c = nullptr;
+  for (const std::unique_ptr<PutConn>& pc : s.puts)
+    if (pc && pc->fd == fd) c = pc.get();
+  if (!c) return false;
+  for (;;) {
+    const bool in_header = c->hdr_got < sizeof c->in;
+    const ssize_t k = in_header ? ::recv(fd, reinterpret_cast<char*>(&c->in) + c->hdr_got,
+                                         sizeof c->in - c->hdr_got, MSG_DONTWAIT)
+                                : ::recv(fd, local_address(c->in.off) + c->got, c->in.bytes - c->got, MSG_DONTWAIT);
+    if (k == 0) {
+      // Peers close these connections after the out-of-band barrier of close(), which this PE reaches
+      // only with closing set; any other end is a failure.
+      if (c->hdr_got == 0 && g.closing.load()) return false;
+      peer_failed("the connection for puts", c->pe,
+                  c->hdr_got ? "it closed the connection in the middle of a put" : "it closed the connection");
+    }
+    if (k < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) return true;
+      peer_failed("the connection for puts", c->pe, std::strerror(errno));
+    }
+    if (in_header) {
+      c->hdr_got += static_cast<size_t>(k);
+      if (c->hdr_got < sizeof c->in) continue;
+      const AmPutHeader& h = c->in;
+      const bool in_heap = h.off < g.heap_bytes && h.bytes <= g.heap_bytes - h.off;
+      const bool in_data = h.off >= g.heap_bytes && h.off - g.heap_bytes <= g.data_bytes &&
+                           h.bytes <= g.data_bytes - (h.off - g.heap_bytes);
+      if (h.from != c->pe || !(in_heap || in_data))
+        log::fatal("a put of {} bytes at symmetric offset {:#x} from PE {} on the connection of {}: outside this PE's "
+                   "heap ({} bytes) and data segment ({} bytes), or not from that PE",
+                   h.bytes, h.off, h.from, peer_name(c->pe), g.heap_bytes, g.data_bytes);
+      c->got = 0;
+    } else {
+      c->got += static_cast<size_t>(k);
+    }
+    if (c->got == c->in.bytes) {
+      socket_put_landed(c->in);
+      c->hdr_got = 0;
+      c->got = 0;
+    }
+  }
 }
 
 }  // namespace tessera::transport::ucx

@@ -19,7 +19,8 @@
 // Progress: operations that target this PE (gets, atomics, and puts over TCP) advance only when its worker
 // is progressed. A PE that computes without calling Tessera must not stall its peers, so each PE runs one
 // progress thread that sleeps in epoll on the worker's event fd (ucp_worker_arm) and wakes only when
-// something arrives: no CPU spent while nothing happens (the machines are often 2-CPU hosts). What it
+// something arrives: no CPU spent while nothing happens (the machines are often 2-CPU hosts); it also
+// reads the large puts that arrive on Tessera's own connections (sockets.cc) from the same epoll. What it
 // writes into this PE's memory wakes the waiters on those words; after a round it rings the PE's doorbell
 // only while a thread of the PE waits for a UCX request (above). Blocking calls of the PE also progress
 // the worker while they wait.
@@ -141,6 +142,10 @@ void progress_loop(std::string nic) {
   epoll_ctl(ep, EPOLL_CTL_ADD, g.efd, &ev);
   ev.data.fd = g.stop_fd;
   epoll_ctl(ep, EPOLL_CTL_ADD, g.stop_fd, &ev);
+  for (int fd : sock_put_fds()) {  // large puts over Tessera's connections (sockets.cc)
+    ev.data.fd = fd;
+    epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev);
+  }
   for (;;) {
     bool any = false;
     while (ucp_worker_progress(g.worker) != 0) any = true;
@@ -148,10 +153,14 @@ void progress_loop(std::string nic) {
     const ucs_status_t st = ucp_worker_arm(g.worker);
     if (st == UCS_ERR_BUSY) continue;  // more arrived meanwhile
     if (st != UCS_OK) log::fatal("UCX: arming the progress thread's worker: {}", ucs_status_string(st));
-    epoll_event got[2];
-    const int n = epoll_wait(ep, got, 2, -1);
+    epoll_event got[8];
+    const int n = epoll_wait(ep, got, 8, -1);
     bool stop = false;
-    for (int i = 0; i < n; ++i) stop = stop || got[i].data.fd == g.stop_fd;
+    for (int i = 0; i < n; ++i) {
+      const int fd = got[i].data.fd;
+      stop = stop || fd == g.stop_fd;
+      if (fd != g.stop_fd && fd != g.efd && !sock_put_readable(fd)) epoll_ctl(ep, EPOLL_CTL_DEL, fd, nullptr);
+    }
     if (stop) break;
   }
   ::close(ep);
@@ -295,7 +304,10 @@ Status open(const JobView& job) {
     if (const RankTable::Host* h = t->host_of(job.my_pe); h && !h->nics.empty()) nic = h->nics[0];
   if (const char* d = std::getenv("UCX_NET_DEVICES"); nic.empty() && d && std::strcmp(d, "all") != 0)
     nic = std::string(d).substr(0, std::string(d).find_first_of(",:"));
-  if (config::one_of(kProgressThread, {"on", "off"}) == 0) g.progress = std::thread(progress_loop, nic);
+  if (config::one_of(kProgressThread, {"on", "off"}) == 0) {
+    set_socket_puts(true);  // the thread reads them
+    g.progress = std::thread(progress_loop, nic);
+  }
   return Status::ok();
 }
 

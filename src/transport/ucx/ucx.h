@@ -85,8 +85,9 @@ struct State {
   // PE's doorbell after an event only then. Writes into symmetric memory ring it themselves, for the words
   // they wrote (landed(), on_am_atomic()).
   std::atomic<int> request_waiters{0};
-  // Target side, touched only inside the worker's progress (handlers and landing callbacks; the worker's
-  // lock serialises them): puts landed from each source, and those that wait for earlier ones.
+  // Target side, under target_m (the worker's handlers and landing callbacks, and the progress thread's
+  // reads of the puts' connections): puts landed from each source, and those that wait for earlier ones.
+  std::mutex target_m;
   std::vector<uint64_t> landed;
   std::vector<uint64_t> ack_wanted;  // per source: the count its pending acknowledgment request waits for
   std::vector<std::deque<Deferred>> deferred;
@@ -136,5 +137,19 @@ bool sockets_on();
 void* sock_send(int pe, uint64_t tag, const void* buf, size_t bytes);
 void* sock_recv(int pe, uint64_t tag, void* buf, size_t bytes);
 void sock_wait(void* request, const char* what, int pe, size_t bytes);
+// Large puts over the second connection per pair (sockets.cc): on once open() starts the progress thread,
+// which reads them (set_socket_puts).
+void set_socket_puts(bool on);
+bool sock_puts_on();
+// Writes the put (header h, then h.bytes from src) on `pe`'s connection; returns once src may be reused.
+void sock_put(int pe, const AmPutHeader& h, const void* src);
+// The progress thread: the connections to watch, and reading one that is readable (false: it ended at the
+// end of the job; stop watching it).
+std::vector<int> sock_put_fds();
+bool sock_put_readable(int fd);
+// messages.cc: a put read from its connection is in place.
+void socket_put_landed(const AmPutHeader& h);
+// This PE's address of symmetric offset `off` (heap, then data segment).
+char* local_address(uint64_t off);
 
 }  // namespace tessera::transport::ucx
