@@ -431,8 +431,11 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// Between the first two hosts: the leaders' ping-pong of 8 bytes (latency), one 4 MiB stream (repeated),
-// then every rail at once (what a host's streams carry together). Members of other hosts do nothing.
+// Between the first two hosts: the leaders' ping-pong of 1 byte (latency), then 16 MiB both ways at once,
+// the traffic of the rings and exchanges the model prices (median of three after a warm-up; larger than the
+// sockets' buffers, which a 4 MiB one-way probe fitted in: it read 1.1-3.6 GB/s on a link iperf3 put at
+// 1.5 each way, and the model then picked a flat ring 1.5x slower than the leaders), then every rail at
+// once (what a host's streams carry together). Members of other hosts do nothing.
 LinkParams measure_link(Communicator& c, Hier& h) {
   LinkParams l;
   std::snprintf(l.source, sizeof l.source, "measured");
@@ -442,43 +445,45 @@ LinkParams measure_link(Communicator& c, Hier& h) {
   const bool first = h.my_host == 0;
   const int lead = h.members[static_cast<size_t>(peer_host)][0];
   constexpr int kPings = 20, kWarm = 3, kStreams = 3;
-  constexpr size_t kBig = size_t{4} << 20;
+  constexpr size_t kBig = size_t{16} << 20;
   char byte = 0;
-  std::vector<char> big(kBig);
-  // `bytes` of big (or one byte) from the first host to `peer`, and one byte back.
-  auto there_and_back = [&](int peer, size_t bytes) {
-    char* out = bytes > 1 ? big.data() : &byte;
+  std::vector<char> out(kBig), in(kBig);
+  // One byte from the first host to `peer` and back.
+  auto ping = [&](int peer) {
     if (first) {
-      net.wait(peer, net.send(peer, out, bytes), "link measurement", bytes);
+      net.wait(peer, net.send(peer, &byte, 1), "link measurement", 1);
       net.wait(peer, net.recv(peer, &byte, 1), "link measurement", 1);
     } else {
-      net.wait(peer, net.recv(peer, out, bytes), "link measurement", bytes);
+      net.wait(peer, net.recv(peer, &byte, 1), "link measurement", 1);
       net.wait(peer, net.send(peer, &byte, 1), "link measurement", 1);
     }
+  };
+  // kBig bytes each way with `peer`: seconds.
+  auto both_ways = [&](int peer) {
+    const auto t0 = std::chrono::steady_clock::now();
+    net.exchange(peer, out.data(), kBig, peer, in.data(), kBig, "link measurement");
+    return seconds_since(t0);
   };
   if (h.local_rank == 0) {
     std::chrono::steady_clock::time_point t0;
     for (int i = 0; i < kWarm + kPings; ++i) {
       if (i == kWarm) t0 = std::chrono::steady_clock::now();
-      there_and_back(lead, 1);
+      ping(lead);
     }
     l.alpha = seconds_since(t0) / kPings / 2;
-    double best = 1e9;
-    for (int i = 0; i < kStreams; ++i) {
-      const auto t1 = std::chrono::steady_clock::now();
-      there_and_back(lead, kBig);
-      best = std::min(best, seconds_since(t1) - l.alpha);
-    }
-    l.stream_bw = static_cast<double>(kBig) / std::max(best, 1e-9);
+    (void)both_ways(lead);  // warm-up: pages, the sockets' windows
+    double took[kStreams];
+    for (double& t : took) t = both_ways(lead);
+    std::sort(took, took + kStreams);
+    l.stream_bw = static_cast<double>(kBig) / std::max(took[kStreams / 2] - l.alpha, 1e-9);
   }
   l.host_bw = l.stream_bw;
   if (h.equal && h.local_size > 1) {
     // Every rail at once, started together on each host: the slowest rail's time for all the bytes.
-    (void)dispatch(*h.local, Kind::kBarrier, Args{});
     const int partner = h.members[static_cast<size_t>(peer_host)][static_cast<size_t>(h.local_rank)];
-    const auto t1 = std::chrono::steady_clock::now();
-    there_and_back(partner, kBig);
-    double mine = seconds_since(t1), slowest = 0;
+    (void)both_ways(partner);  // warm-up
+    (void)dispatch(*h.local, Kind::kBarrier, Args{});
+    double mine = both_ways(partner), slowest = 0;
     (void)dispatch(*h.local, Kind::kAllreduce, Args{.send = &mine, .recv = &slowest, .count = 1,
                                                     .dtype = DType::kFloat64, .op = Op::kMax});
     l.host_bw = static_cast<double>(kBig) * h.local_size / std::max(slowest - l.alpha, 1e-9);
