@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "base/half.h"
+#include "kernel/ops/prims.h"
 #include "pgas/amo.h"
 #include "pgas/heap.h"
 #include "pgas/order.h"
@@ -55,10 +56,6 @@ int pe_of(uint64_t m) { return static_cast<int>(m >> 40); }
 int token_of(uint64_t m) { return static_cast<int>((m >> 8) & 0xffffffffu); }
 int k_of(uint64_t m) { return static_cast<int>(m & 0xff); }
 
-float load(const char* row, int i, DType t) {
-  if (t == DType::kFloat32) return reinterpret_cast<const float*>(row)[i];
-  return bf16_bits_to_f32(reinterpret_cast<const uint16_t*>(row)[i]);
-}
 }  // namespace
 
 struct Dispatcher::Impl {
@@ -325,6 +322,8 @@ void Dispatcher::combine(void* out) {
   // out[t] = sum_k w[t][k] * comb[t][k], dropped and unrouted pairs left out; f32 sums.
   char* o = static_cast<char*>(out);
   const int H = c.hidden;
+  const kernel::ops::Prims& prims =  // SIMD, either storage type as f32 lanes
+      kernel::ops::prims(c.dtype == DType::kFloat32 ? kernel::DType::kF32 : kernel::DType::kBF16);
   kernel::launch(m.launch("moe combine (sum)"), [&](kernel::BlockContext& b) {
     const int lo = static_cast<int>(static_cast<int64_t>(m.n_tokens) * b.block_idx() / b.block_num());
     const int hi = static_cast<int>(static_cast<int64_t>(m.n_tokens) * (b.block_idx() + 1) / b.block_num());
@@ -334,22 +333,9 @@ void Dispatcher::combine(void* out) {
       for (int k = 0; k < K; ++k) {
         const size_t i = static_cast<size_t>(t) * K + k;
         if (m.ids[i] < 0 || m.dropped_mask[i]) continue;
-        const float w = m.weights[i];
-        const char* r = m.comb + i * m.row;
-        if (c.dtype == DType::kFloat32) {
-          const float* f = reinterpret_cast<const float*>(r);
-          for (int h = 0; h < H; ++h) acc[h] += w * f[h];
-        } else {
-          for (int h = 0; h < H; ++h) acc[h] += w * load(r, h, c.dtype);
-        }
+        prims.axpy(m.comb + i * m.row, acc.data(), static_cast<size_t>(H), m.weights[i]);
       }
-      char* dst = o + static_cast<size_t>(t) * m.row;
-      if (c.dtype == DType::kFloat32) {
-        std::memcpy(dst, acc.data(), m.row);
-      } else {
-        uint16_t* d = reinterpret_cast<uint16_t*>(dst);
-        for (int h = 0; h < H; ++h) d[h] = f32_to_bf16_bits(acc[h]);
-      }
+      prims.from_f32(acc.data(), o + static_cast<size_t>(t) * m.row, static_cast<size_t>(H));
     }
   });
 }

@@ -327,11 +327,23 @@ void FromF32(const float* x, void* yv, size_t n) {
 }
 
 template <typename T>
+void Axpy(const void* xv, float* acc, size_t n, float w) {
+  const T* x = static_cast<const T*>(xv);
+  const DF d;
+  const size_t N = hn::Lanes(d);
+  const auto vw = hn::Set(d, w);
+  size_t i = 0;
+  // Multiply, then add (no fused multiply-add): the same bits on every target and as the scalar tail.
+  for (; i + N <= n; i += N) hn::StoreU(hn::Add(hn::LoadU(d, acc + i), hn::Mul(vw, LoadF(d, x + i))), d, acc + i);
+  for (; i < n; ++i) acc[i] += w * ld(x + i);
+}
+
+template <typename T>
 Prims MakeTable() {
   return Prims{&Sum<T>,           &SqDev<T>,   &Extreme<T, true>, &Extreme<T, false>, &Range<T>, &Prod<T>,
                &ColSum<T>,        &ColExtreme<T, true>, &ColExtreme<T, false>, &ColProd<T>,
                &ExpSum<T>,        &ScaleF32<T>, &ExpScale<T>, &AddC<T>, &Norm<T>, &ToF32<T>, &FromF32<T>,
-               hwy::TargetName(HWY_TARGET)};
+               &Axpy<T>,          hwy::TargetName(HWY_TARGET)};
 }
 
 const Prims* GetTable(int dtype) {

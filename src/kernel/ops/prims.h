@@ -58,6 +58,7 @@ struct Prims {
                const float* b, float beta, bool stream);
   void (*to_f32)(const void* x, float* y, size_t n);
   void (*from_f32)(const float* x, void* y, size_t n);
+  void (*axpy)(const void* x, float* acc, size_t n, float w);  // acc += w * x (multiply, then add: no FMA)
   const char* target;  // Highway target name, for tessera-perf
 };
 

@@ -125,6 +125,42 @@ TEST(Prims, HalfOutputsMatchTheScalarConversionInEveryLoopShape) {
   }
 }
 
+// axpy (acc += w * x, the MoE combine's weighted sum): the input widened exactly, multiplied, then added,
+// bit for bit the scalar formula in every loop shape and storage type; nothing past n is touched.
+TEST(Prims, AxpyMatchesTheScalarMultiplyThenAdd) {
+  for (DType t : {DType::kF32, DType::kBF16, DType::kF16}) {
+    const ops::Prims& p = ops::prims(t);
+    for (size_t n : {1u, 7u, 8u, 15u, 16u, 17u, 33u, 100u, 4099u}) {
+      const std::vector<float> v = awkward_values(n + 1);
+      std::vector<float> x_f32(n), acc(n + 1), want(n);
+      std::vector<uint16_t> x_half(n);
+      for (size_t i = 0; i < n; ++i) {
+        x_half[i] = t == DType::kF32 ? 0 : expected_bits(t, v[i]);
+        x_f32[i] = t == DType::kF32    ? v[i]
+                   : t == DType::kBF16 ? bf16_bits_to_f32(x_half[i])
+                                       : f16_bits_to_f32(x_half[i]);
+        acc[i] = 0.5f + static_cast<float>(i % 5);
+      }
+      acc[n] = 123.0f;
+      const float w = 0.3f;
+      for (size_t i = 0; i < n; ++i) {
+        volatile float prod = w * x_f32[i];  // rounded to f32 before the add, as the primitive promises
+        want[i] = acc[i] + prod;
+      }
+      p.axpy(t == DType::kF32 ? static_cast<const void*>(x_f32.data()) : x_half.data(), acc.data(), n, w);
+      size_t wrong = 0;
+      for (size_t i = 0; i < n; ++i) {
+        uint32_t a, b;
+        std::memcpy(&a, &acc[i], 4);
+        std::memcpy(&b, &want[i], 4);
+        if (a != b && !(std::isnan(acc[i]) && std::isnan(want[i]))) ++wrong;
+      }
+      EXPECT_EQ(wrong, 0u) << "axpy " << dtype_name(t) << " n " << n;
+      EXPECT_EQ(acc[n], 123.0f) << "axpy wrote past the end, " << dtype_name(t) << " n " << n;
+    }
+  }
+}
+
 // exp(x - m) as softmax computes it (exp_sum storing the exponentials), against exp in double, within the
 // ulp bounds exp-inl.h documents for each range of x - m; with the underflow flush (a row minimum below
 // m - 86) and without it (exp_sum leaves the flush out when the row's minimum is within 86 of m).
