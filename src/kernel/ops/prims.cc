@@ -333,8 +333,8 @@ void Axpy(const void* xv, float* acc, size_t n, float w) {
   const size_t N = hn::Lanes(d);
   const auto vw = hn::Set(d, w);
   size_t i = 0;
-  // Multiply, then add (no fused multiply-add): the same bits on every target and as the scalar tail.
-  for (; i + N <= n; i += N) hn::StoreU(hn::Add(hn::LoadU(d, acc + i), hn::Mul(vw, LoadF(d, x + i))), d, acc + i);
+  // Fused where the target has FMA (the compiler contracts a separate multiply and add there anyway).
+  for (; i + N <= n; i += N) hn::StoreU(hn::MulAdd(vw, LoadF(d, x + i), hn::LoadU(d, acc + i)), d, acc + i);
   for (; i < n; ++i) acc[i] += w * ld(x + i);
 }
 
