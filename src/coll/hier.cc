@@ -117,7 +117,7 @@ void net_allreduce(Net& net, const std::vector<int>& group, int gi, const char* 
   // the partial sent from `out` here, has left, so it never overwrites data still to be sent.
   const int right = group[(gi + 1) % n], left = group[(gi + n - 1) % n];
   const size_t piece = std::max<size_t>(1, kPieceBytes / es), bmax = block_size(count, n, 0);
-  char* const tmp_base = grow(net.h.b, 2 * bmax * es);
+  char* const tmp_base = grow(net.h.b, (n > 2 ? 2 : 1) * bmax * es);  // a second buffer from the second step
   char* const tmp[2] = {tmp_base, tmp_base + bmax * es};
   using Pending = std::pair<void*, size_t>;
   std::vector<Pending> sends;
