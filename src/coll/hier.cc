@@ -447,7 +447,7 @@ LinkParams measure_link(Communicator& c, Hier& h) {
   constexpr int kPings = 20, kWarm = 3, kStreams = 3;
   constexpr size_t kBig = size_t{16} << 20;
   char byte = 0;
-  std::vector<char> out(kBig), in(kBig);
+  std::vector<char> out, in;  // kBig each, made after the pings (their zeroing would delay one side)
   // One byte from the first host to `peer` and back.
   auto ping = [&](int peer) {
     if (first) {
@@ -465,12 +465,18 @@ LinkParams measure_link(Communicator& c, Hier& h) {
     return seconds_since(t0);
   };
   if (h.local_rank == 0) {
-    std::chrono::steady_clock::time_point t0;
+    // The median round trip: right after start-up a few are slow (the PE's yielding waits hand the CPU to
+    // threads still setting up), and a mean over them read 50-470 us on a link of 5.
+    double rtt[kPings];
     for (int i = 0; i < kWarm + kPings; ++i) {
-      if (i == kWarm) t0 = std::chrono::steady_clock::now();
+      const auto t0 = std::chrono::steady_clock::now();
       ping(lead);
+      if (i >= kWarm) rtt[i - kWarm] = seconds_since(t0);
     }
-    l.alpha = seconds_since(t0) / kPings / 2;
+    std::sort(rtt, rtt + kPings);
+    l.alpha = rtt[kPings / 2] / 2;
+    out.resize(kBig);
+    in.resize(kBig);
     (void)both_ways(lead);  // warm-up: pages, the sockets' windows
     double took[kStreams];
     for (double& t : took) t = both_ways(lead);
@@ -481,7 +487,10 @@ LinkParams measure_link(Communicator& c, Hier& h) {
   if (h.equal && h.local_size > 1) {
     // Every rail at once, started together on each host: the slowest rail's time for all the bytes.
     const int partner = h.members[static_cast<size_t>(peer_host)][static_cast<size_t>(h.local_rank)];
-    (void)both_ways(partner);  // warm-up
+    out.resize(kBig);
+    in.resize(kBig);
+    (void)dispatch(*h.local, Kind::kBarrier, Args{});  // the leaders' measurement done: it runs alone
+    (void)both_ways(partner);                          // warm-up
     (void)dispatch(*h.local, Kind::kBarrier, Args{});
     double mine = both_ways(partner), slowest = 0;
     (void)dispatch(*h.local, Kind::kAllreduce, Args{.send = &mine, .recv = &slowest, .count = 1,
