@@ -8,8 +8,8 @@
 // without intermediate copies, exchanged 32 MiB both ways at 1.3 GB/s each way (docs/hosts.md).
 //
 // Connections: two per pair of PEs on different hosts, made at open(): one for the collectives' messages,
-// one for large puts. Each PE listens on an ephemeral
-// port of every IPv4 address it has (loopback last) and publishes them with a fresh random key through
+// one for large puts. Each PE listens on an ephemeral port of every IPv4 address it has (loopback last)
+// and publishes them with a fresh random key through
 // the bootstrap's allgather. The lower PE connects; the higher accepts and challenges it with the TCP
 // rendezvous's handshake (bootstrap/tcp_wire.h, keyed with the acceptor's published key), and proves
 // itself back: a connection that reaches the wrong process (an address both hosts have, such as a
@@ -78,7 +78,7 @@ namespace tcp = bootstrap::tcp;
 
 const config::Var<std::string> kNetMessages{
     "TESSERA_NET_MESSAGES", "tcp",
-    "How collectives' messages travel between hosts: tcp (connections of Tessera's own, one per pair of PEs) "
+    "How collectives' messages travel between hosts: tcp (connections of Tessera's own, two per pair of PEs) "
     "or ucx (UCX's tagged messages); tcp also carries puts of 64 KiB and up (with the progress thread on)"};
 
 const config::Var<int64_t> kNetSpin{
