@@ -431,7 +431,7 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// Between the first two hosts: the leaders' ping-pong of 1 byte (latency), then 16 MiB both ways at once,
+// Between the first two hosts: the leaders' median ping-pong of 1 byte (latency), then 16 MiB both ways at once,
 // the traffic of the rings and exchanges the model prices (median of three after a warm-up; larger than the
 // sockets' buffers, which a 4 MiB one-way probe fitted in: it read 1.1-3.6 GB/s on a link iperf3 put at
 // 1.5 each way, and the model then picked a flat ring 1.5x slower than the leaders), then every rail at

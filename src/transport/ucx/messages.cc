@@ -1,9 +1,8 @@
 // Puts, gets and atomics to peers on other hosts as active messages of our own (ucx.h).
 //
 // Puts of kAmMin bytes and up travel over Tessera's own connections when it has them (sockets.cc), with
-// the same header, counts and acknowledgments as below. Otherwise puts are active messages of our own, not
-// UCX's RMA: over TCP UCX emulates RMA with messages the target
-// serves anyway, its large puts carry a third of what the link does, and its flush and fence each cost a
+// the same header, counts and acknowledgments as below. Otherwise puts are active messages of our own,
+// not UCX's RMA: over TCP UCX emulates RMA with messages the target serves anyway, its large puts carry a third of what the link does, and its flush and fence each cost a
 // round trip. A put below kAmMin bytes is an eager message (UCX copies it out before the send returns); a
 // larger one goes by rendezvous straight into the destination, and its request completes once the data
 // has left. Counts per peer say what is in flight: the target counts the puts that have landed, and
@@ -163,13 +162,7 @@ void on_put_landed(void* req, ucs_status_t st, size_t, void* user_data) {
     log::write_line(log::Level::kError, fmt::format("UCX: a large put's data from PE {} failed to arrive: {}", h->from,
                                                     ucs_status_string(st)));
   } else {
-    Acks acks;
-    {
-      std::lock_guard lk(g.target_m);
-      landed(*h, acks);
-      drain_deferred(h->from, acks);
-    }
-    send_acks(acks);
+    put_in_place(*h);
   }
   delete h;
   ucp_request_free(req);
@@ -196,7 +189,7 @@ ucs_status_t on_am_put(void*, const void* header, size_t header_length, void* da
       log::write_line(log::Level::kError, fmt::format("UCX: receiving a large put of {} bytes failed: {}", length,
                                                       ucs_status_string(UCS_PTR_STATUS(req))));
     } else if (req == nullptr) {
-      socket_put_landed(h);
+      put_in_place(h);
       delete landing;
     }
     return UCS_OK;
@@ -217,9 +210,9 @@ ucs_status_t on_am_put(void*, const void* header, size_t header_length, void* da
   return UCS_OK;
 }
 
-// A put read from its connection (sockets.cc), or a rendezvous put whose data came at once, is in place:
-// counted, acknowledged if asked, and the eager puts that follow it applied.
-void socket_put_landed(const AmPutHeader& h) {
+// A put whose data is in place (read from its connection, sockets.cc, or a rendezvous put's, now or at
+// once): counted, acknowledged if asked, and the eager puts that follow it applied.
+void put_in_place(const AmPutHeader& h) {
   Acks acks;
   {
     std::lock_guard lk(g.target_m);

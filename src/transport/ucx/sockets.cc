@@ -641,18 +641,16 @@ void sock_put(int pe, const AmPutHeader& h, const void* src) {
   }
 }
 
-std::vector<int> sock_put_fds() {
-  std::vector<int> out;
+std::vector<std::pair<int, int>> sock_put_fds() {
+  std::vector<std::pair<int, int>> out;
   for (const std::unique_ptr<PutConn>& pc : s.puts)
-    if (pc) out.push_back(pc->fd);
+    if (pc) out.emplace_back(pc->fd, pc->pe);
   return out;
 }
 
-bool sock_put_readable(int fd) {
-  PutConn* c = nullptr;
-  for (const std::unique_ptr<PutConn>& pc : s.puts)
-    if (pc && pc->fd == fd) c = pc.get();
-  if (!c) return false;
+bool sock_put_readable(int pe) {
+  PutConn* c = s.puts[static_cast<size_t>(pe)].get();
+  const int fd = c->fd;
   for (;;) {
     const bool in_header = c->hdr_got < sizeof c->in;
     const ssize_t k = in_header ? ::recv(fd, reinterpret_cast<char*>(&c->in) + c->hdr_got,
@@ -686,7 +684,7 @@ bool sock_put_readable(int fd) {
       c->got += static_cast<size_t>(k);
     }
     if (c->got == c->in.bytes) {
-      socket_put_landed(c->in);
+      put_in_place(c->in);
       c->hdr_got = 0;
       c->got = 0;
     }

@@ -137,13 +137,17 @@ void progress_loop(std::string nic) {
   else unbind_thread_to_job_cpus();
   int ep = epoll_create1(EPOLL_CLOEXEC);
   epoll_event ev{};
+  // Events carry what woke: the worker, the stop, or the PE whose put connection has data.
+  constexpr uint64_t kWorker = ~uint64_t{0}, kStop = kWorker - 1;
   ev.events = EPOLLIN;
-  ev.data.fd = g.efd;
+  ev.data.u64 = kWorker;
   epoll_ctl(ep, EPOLL_CTL_ADD, g.efd, &ev);
-  ev.data.fd = g.stop_fd;
+  ev.data.u64 = kStop;
   epoll_ctl(ep, EPOLL_CTL_ADD, g.stop_fd, &ev);
-  for (int fd : sock_put_fds()) {  // large puts over Tessera's connections (sockets.cc)
-    ev.data.fd = fd;
+  std::vector<int> put_fd(static_cast<size_t>(g.n_pes), -1);
+  for (const auto& [fd, pe] : sock_put_fds()) {  // large puts over Tessera's connections (sockets.cc)
+    put_fd[static_cast<size_t>(pe)] = fd;
+    ev.data.u64 = static_cast<uint64_t>(pe);
     epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev);
   }
   for (;;) {
@@ -157,9 +161,12 @@ void progress_loop(std::string nic) {
     const int n = epoll_wait(ep, got, 8, -1);
     bool stop = false;
     for (int i = 0; i < n; ++i) {
-      const int fd = got[i].data.fd;
-      stop = stop || fd == g.stop_fd;
-      if (fd != g.stop_fd && fd != g.efd && !sock_put_readable(fd)) epoll_ctl(ep, EPOLL_CTL_DEL, fd, nullptr);
+      const uint64_t what = got[i].data.u64;
+      stop = stop || what == kStop;
+      if (what < kStop && !sock_put_readable(static_cast<int>(what))) {
+        epoll_event none{};
+        epoll_ctl(ep, EPOLL_CTL_DEL, put_fd[what], &none);
+      }
     }
     if (stop) break;
   }

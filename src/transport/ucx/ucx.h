@@ -11,6 +11,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "base/status.h"
@@ -143,12 +144,13 @@ void set_socket_puts(bool on);
 bool sock_puts_on();
 // Writes the put (header h, then h.bytes from src) on `pe`'s connection; returns once src may be reused.
 void sock_put(int pe, const AmPutHeader& h, const void* src);
-// The progress thread: the connections to watch, and reading one that is readable (false: it ended at the
-// end of the job; stop watching it).
-std::vector<int> sock_put_fds();
-bool sock_put_readable(int fd);
-// messages.cc: a put read from its connection is in place.
-void socket_put_landed(const AmPutHeader& h);
+// The progress thread: the connections to watch, (fd, PE), and reading PE's when it is readable (false: it
+// ended at the end of the job; stop watching it).
+std::vector<std::pair<int, int>> sock_put_fds();
+bool sock_put_readable(int pe);
+// messages.cc: a put whose data is in place (read from its connection, or a rendezvous put's): counted,
+// acknowledged if asked, and the eager puts behind it applied.
+void put_in_place(const AmPutHeader& h);
 // This PE's address of symmetric offset `off` (heap, then data segment).
 char* local_address(uint64_t off);
 
