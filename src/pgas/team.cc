@@ -178,6 +178,15 @@ void team_sync_rounds(Team* t) {
   }
 }
 
+// Up to kFlatSyncMax members on CPUs of their own, the barrier is flat: each member stores its epoch and
+// waits until every other member's epoch shows this sync, one cache-line transfer on the critical path
+// where the counter takes two (the last arrival's add, then its store of gen); with n members each polls
+// n - 1 lines, so large teams keep the counter. With more PEs than CPUs the counter stays: the flat form
+// measured slower there (docs/openshmem.md). Every member makes the same choice: the team's size and
+// whether the job's PEs outnumber the CPUs, which the collective engine's selection takes to be the same on
+// every member too (coll/comm.cc).
+constexpr int kFlatSyncMax = 8;
+
 void team_sync(Team* t) {
   if (t->size == 1) return;
   if (t->spans_hosts) {
@@ -189,16 +198,27 @@ void team_sync(Team* t) {
   if (!t->cpus_learned && sync::oversubscribed()) t->cpus_learned = learn_cpus(t);
   TeamSync* s = t->root_sync();
   const uint64_t epoch = ++t->epoch;
-  t->sync_on(t->my_index)->pe_epoch.store(epoch, std::memory_order_relaxed);
-  uint64_t ticket = s->arrive.fetch_add(1, std::memory_order_acq_rel) + 1 - t->arrive_base;
-  if (ticket == epoch * static_cast<uint64_t>(t->size)) {
+  const bool flat = t->size <= kFlatSyncMax && !sync::oversubscribed();
+  t->sync_on(t->my_index)->pe_epoch.store(epoch, flat ? std::memory_order_release : std::memory_order_relaxed);
+  if (flat) {
+    for (int i = 0; i < t->size; ++i)
+      if (i != t->my_index) sync::notify(t->world_pe(i));
+  }
+  auto arrived = [&](int i) { return t->sync_on(i)->pe_epoch.load(std::memory_order_acquire) >= epoch; };
+  uint64_t ticket = flat ? 0 : s->arrive.fetch_add(1, std::memory_order_acq_rel) + 1 - t->arrive_base;
+  if (!flat && ticket == epoch * static_cast<uint64_t>(t->size)) {
     // Last to arrive: open the barrier and wake members that sleep.
     s->gen.store(t->gen_base + epoch, std::memory_order_release);
     for (int i = 0; i < t->size; ++i)
       if (i != t->my_index) sync::notify(t->world_pe(i));
     return;
   }
-  auto open = [&] { return s->gen.load(std::memory_order_acquire) - t->gen_base >= epoch; };
+  auto open = [&] {
+    if (!flat) return s->gen.load(std::memory_order_acquire) - t->gen_base >= epoch;
+    for (int i = 0; i < t->size; ++i)
+      if (i != t->my_index && !arrived(i)) return false;
+    return true;
+  };
   auto describe = [&] {
     std::string missing;
     int n_missing = 0;
@@ -222,7 +242,7 @@ void team_sync(Team* t) {
   if (!t->same_cpu.empty()) {
     auto mine_arrived = [&] {
       for (int i : t->same_cpu)
-        if (t->sync_on(i)->pe_epoch.load(std::memory_order_relaxed) < epoch) return false;
+        if (!arrived(i)) return false;
       return true;
     };
     sync::wait_yielding([&] { return open() || mine_arrived(); }, describe, sync::Watch::none());
