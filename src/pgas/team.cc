@@ -4,6 +4,7 @@
 #include <mutex>
 #include <vector>
 
+#include "base/config.h"
 #include "pgas/amo.h"
 #include "pgas/barrier.h"
 #include "pgas/order.h"
@@ -185,7 +186,19 @@ void team_sync_rounds(Team* t) {
 // measured slower there (docs/openshmem.md). Every member makes the same choice: the team's size and
 // whether the job's PEs outnumber the CPUs, which the collective engine's selection takes to be the same on
 // every member too (coll/comm.cc).
+namespace {
+// TESSERA_BARRIER=flat or counter forces one form for every team on one host (tests run both at PE counts
+// the default would not choose); the job's PEs all read the same value.
 constexpr int kFlatSyncMax = 8;
+const config::Var<std::string> kBarrierForm{"TESSERA_BARRIER", "auto",
+                                           "Barrier of the teams on one host: auto (flat up to 8 PEs on CPUs of "
+                                           "their own, else an arrival counter), flat or counter"};
+bool flat_sync(const Team* t) {
+  static const size_t form = config::one_of(kBarrierForm, {"auto", "flat", "counter"});
+  if (form != 0) return form == 1;
+  return t->size <= kFlatSyncMax && !sync::oversubscribed();
+}
+}  // namespace
 
 void team_sync(Team* t) {
   if (t->size == 1) return;
@@ -198,7 +211,7 @@ void team_sync(Team* t) {
   if (!t->cpus_learned && sync::oversubscribed()) t->cpus_learned = learn_cpus(t);
   TeamSync* s = t->root_sync();
   const uint64_t epoch = ++t->epoch;
-  const bool flat = t->size <= kFlatSyncMax && !sync::oversubscribed();
+  const bool flat = flat_sync(t);
   t->sync_on(t->my_index)->pe_epoch.store(epoch, flat ? std::memory_order_release : std::memory_order_relaxed);
   if (flat) {
     for (int i = 0; i < t->size; ++i)

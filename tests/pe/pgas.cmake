@@ -17,6 +17,19 @@ foreach(n 2 3)
                    --env TESSERA_TEST_ENGINE_HOLD_NS=5000000 $<TARGET_FILE:pe_pgas_order> --gtest_brief=1)
   set_tests_properties(pe.pgas_order_held.n${n} PROPERTIES LABELS pe TIMEOUT 120)
 endforeach()
+# Both barrier forms of the teams on one host, each at PE counts the default does not give it: the flat
+# one with more PEs than CPUs (bound at 4, unbound at 3), the arrival counter at 2.
+foreach(form flat:3 flat:4 counter:2)
+  string(REPLACE ":" ";" _f ${form})
+  list(GET _f 0 _form)
+  list(GET _f 1 _n)
+  foreach(prog pgas_team shmem_coll)
+    add_test(NAME pe.${prog}.barrier_${_form}_n${_n}
+             COMMAND ${TESSERA_RUN} -n ${_n} --timeout 120 --env TESSERA_TIMEOUT=60 --env TESSERA_BARRIER=${_form}
+                     $<TARGET_FILE:pe_${prog}> --gtest_brief=1)
+    set_tests_properties(pe.${prog}.barrier_${_form}_n${_n} PROPERTIES LABELS pe TIMEOUT 120)
+  endforeach()
+endforeach()
 # Started without any launcher: a job of one PE whose static variables are still symmetric.
 add_test(NAME pe.pgas_rma.no_launcher COMMAND $<TARGET_FILE:pe_pgas_rma> --gtest_brief=1)
 set_tests_properties(pe.pgas_rma.no_launcher PROPERTIES LABELS pe TIMEOUT 120)

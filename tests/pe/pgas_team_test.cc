@@ -145,14 +145,25 @@ TEST(Team, Split2d) {
 }
 
 TEST(Team, CreateDestroyManyTimesReusesSlots) {
-  // Far more teams than slots over the run: slots must be recycled and barriers stay consistent.
+  // Far more teams than slots over the run: slots must be recycled and barriers stay consistent. Every sync
+  // of a recycled slot still holds every member: what each member wrote before it is there after it (a
+  // member's barrier word left over from the slot's previous team would let the sync pass early).
+  static int mark[64];
+  ASSERT_LE(npes(), 64);
   for (int round = 0; round < 200; ++round) {
     shmem_team_t t;
     int size = 1 + round % npes();
     ASSERT_EQ(shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 1, size, nullptr, 0, &t), 0);
     if (t != SHMEM_TEAM_INVALID) {
       EXPECT_EQ(shmem_team_n_pes(t), size);
-      for (int k = 0; k < 3; ++k) shmem_team_sync(t);
+      for (int k = 0; k < 3; ++k) {
+        const int v = round * 3 + k + 1;
+        for (int p = 0; p < size; ++p) shmem_int_p(&mark[me()], v, p);
+        shmem_quiet();
+        shmem_team_sync(t);
+        for (int p = 0; p < size; ++p) ASSERT_EQ(mark[p], v) << "PE " << p << ", round " << round << ", sync " << k;
+        shmem_team_sync(t);
+      }
       shmem_team_destroy(t);
     }
   }
