@@ -11,6 +11,15 @@ inline constexpr size_t kCacheLine = 64;
 
 inline void cpu_relax() { __builtin_ia32_pause(); }
 
+// PREFETCHW: asks for the line in a writable state without waiting for it (a hint: no data changes).
+inline void prefetch_for_write(const void* p) {
+#if defined(__x86_64__) || defined(__i386__)
+  asm volatile("prefetchw %0" : : "m"(*static_cast<const char*>(p)));
+#else
+  __builtin_prefetch(p, 1);
+#endif
+}
+
 // Monotonic clock in nanoseconds.
 uint64_t now_ns();
 

@@ -22,15 +22,6 @@ void coll_wait(const Communicator& c, Done&& done, Describe&& describe) {
   }
 }
 
-// PREFETCHW: asks for the line in a writable state without waiting for it (a hint: no data changes).
-inline void prefetch_for_write(const void* p) {
-#if defined(__x86_64__) || defined(__i386__)
-  asm volatile("prefetchw %0" : : "m"(*static_cast<const char*>(p)));
-#else
-  __builtin_prefetch(p, 1);
-#endif
-}
-
 // As coll_wait, for a wait on member m: when oversubscribed, a member bound to another CPU is waited for
 // by spinning first (Communicator::spin_for), one on my CPU by yielding at once.
 template <typename Done, typename Describe>

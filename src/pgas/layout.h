@@ -5,6 +5,7 @@
 // of the team's first PE, and every member reaches it through the mapping of that PE's segment.
 // The user heap starts at kReservedBytes.
 #pragma once
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -26,7 +27,15 @@ struct TeamSync {
   alignas(kCacheLine) std::atomic<uint64_t> arrive;        // barrier arrivals (monotonic)
   alignas(kCacheLine) std::atomic<uint64_t> gen;           // barriers completed (monotonic)
   alignas(kCacheLine) std::atomic<uint64_t> split_mask[2]; // slot agreement during splits (parity)
-  alignas(kCacheLine) std::atomic<uint64_t> pe_epoch;      // (own segment) last barrier this PE entered
+  // (own segment) the last barrier this PE entered, in the line of its parity: a flat barrier (pgas/team.cc)
+  // takes the line of its next sync ahead of time, which no member reads any more by then.
+  struct alignas(kCacheLine) Epoch {
+    std::atomic<uint64_t> v;
+  };
+  Epoch pe_epoch[2];
+  uint64_t latest_epoch() const {
+    return std::max(pe_epoch[0].v.load(std::memory_order_relaxed), pe_epoch[1].v.load(std::memory_order_relaxed));
+  }
   // (own segment) teams with members on other hosts: arrivals of dissemination round k (pgas/team.cc)
   alignas(kCacheLine) std::atomic<uint64_t> rounds[kMaxSyncRounds];
 };

@@ -45,7 +45,7 @@ void capture_bases(Team* t) {
     t->gen_base = s->gen.load(std::memory_order_acquire);
   }
   t->epoch = 0;
-  mine->pe_epoch.store(0, std::memory_order_relaxed);
+  for (auto& e : mine->pe_epoch) e.v.store(0, std::memory_order_relaxed);
 }
 
 // This PE's address of a word of a team slot, as a symmetric object: it names the same word on every PE.
@@ -162,7 +162,7 @@ bool learn_cpus(Team* t) {
 void team_sync_rounds(Team* t) {
   TeamSync* mine = t->sync_on(t->my_index);
   const uint64_t epoch = ++t->epoch;
-  mine->pe_epoch.store(epoch, std::memory_order_relaxed);
+  mine->pe_epoch[epoch % 2].v.store(epoch, std::memory_order_relaxed);
   int k = 0;
   for (int d = 1; d < t->size; d <<= 1, ++k) {
     const int to = t->world_pe((t->my_index + d) % t->size);
@@ -212,12 +212,13 @@ void team_sync(Team* t) {
   TeamSync* s = t->root_sync();
   const uint64_t epoch = ++t->epoch;
   const bool flat = flat_sync(t);
-  t->sync_on(t->my_index)->pe_epoch.store(epoch, flat ? std::memory_order_release : std::memory_order_relaxed);
+  TeamSync* mine = t->sync_on(t->my_index);
+  mine->pe_epoch[epoch % 2].v.store(epoch, flat ? std::memory_order_release : std::memory_order_relaxed);
   if (flat) {
     for (int i = 0; i < t->size; ++i)
       if (i != t->my_index) sync::notify(t->world_pe(i));
   }
-  auto arrived = [&](int i) { return t->sync_on(i)->pe_epoch.load(std::memory_order_acquire) >= epoch; };
+  auto arrived = [&](int i) { return t->sync_on(i)->pe_epoch[epoch % 2].v.load(std::memory_order_acquire) >= epoch; };
   uint64_t ticket = flat ? 0 : s->arrive.fetch_add(1, std::memory_order_acq_rel) + 1 - t->arrive_base;
   if (!flat && ticket == epoch * static_cast<uint64_t>(t->size)) {
     // Last to arrive: open the barrier and wake members that sleep.
@@ -236,7 +237,7 @@ void team_sync(Team* t) {
     std::string missing;
     int n_missing = 0;
     for (int i = 0; i < t->size; ++i) {
-      uint64_t e = t->sync_on(i)->pe_epoch.load(std::memory_order_relaxed);
+      uint64_t e = t->sync_on(i)->latest_epoch();
       if (e < epoch) {
         if (n_missing++ < 16) missing += fmt::format("{}PE {} (at team sync {})", missing.empty() ? "" : ", ",
                                                      t->world_pe(i), e);
@@ -262,6 +263,9 @@ void team_sync(Team* t) {
   }
   if (t->unbound_here) sync::wait_yielding(open, describe, sync::Watch::none());
   else sync::wait_until(open, describe, sync::Watch::none());
+  // Every member has arrived, so none reads my word of the previous sync's parity any more: ask for its
+  // line now, and the next sync's store does not wait for the peers' copies to be invalidated.
+  if (flat) prefetch_for_write(&mine->pe_epoch[(epoch + 1) % 2]);
 }
 
 void team_barrier(Team* t) {
