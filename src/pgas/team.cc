@@ -214,17 +214,18 @@ void team_sync(Team* t) {
   const bool flat = flat_sync(t);
   TeamSync* mine = t->sync_on(t->my_index);
   mine->pe_epoch[epoch % 2].v.store(epoch, flat ? std::memory_order_release : std::memory_order_relaxed);
-  if (flat) {
+  // Wakes members that sleep: every arrival in the flat form, the last one with the counter.
+  auto notify_members = [&] {
     for (int i = 0; i < t->size; ++i)
       if (i != t->my_index) sync::notify(t->world_pe(i));
-  }
+  };
+  if (flat) notify_members();
   auto arrived = [&](int i) { return t->sync_on(i)->pe_epoch[epoch % 2].v.load(std::memory_order_acquire) >= epoch; };
   uint64_t ticket = flat ? 0 : s->arrive.fetch_add(1, std::memory_order_acq_rel) + 1 - t->arrive_base;
   if (!flat && ticket == epoch * static_cast<uint64_t>(t->size)) {
     // Last to arrive: open the barrier and wake members that sleep.
     s->gen.store(t->gen_base + epoch, std::memory_order_release);
-    for (int i = 0; i < t->size; ++i)
-      if (i != t->my_index) sync::notify(t->world_pe(i));
+    notify_members();
     return;
   }
   auto open = [&] {
