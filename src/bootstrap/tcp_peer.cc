@@ -28,7 +28,7 @@ std::string text_of(const std::vector<char>& payload) {
   return std::string(payload.begin(), payload.begin() + static_cast<std::ptrdiff_t>(std::min(payload.size(), kMaxReason)));
 }
 
-class Spoke final : public Endpoint {
+class Spoke final : public Served {
  public:
   explicit Spoke(const Config& cfg)
       : cfg_(cfg), who_(fmt::format("rank 0 at {}", cfg.address.where())), reader_(kHandshakeLimit) {}
@@ -51,7 +51,7 @@ class Spoke final : public Endpoint {
     TS_RETURN_IF_ERROR(check_allgather_bytes("bootstrap (tcp)", bytes, n));
     {
       std::lock_guard lk(mu_);
-      if (ended_) return make_status(Code::kAborted, "bootstrap (tcp): {}", end_reason_);
+      if (ended_) return ended_error();
       have_reply_ = false;
     }
     {
@@ -65,7 +65,7 @@ class Spoke final : public Endpoint {
                          "bootstrap (tcp): rank {} had no exchange reply from {} within {:.0f} s (TESSERA_TIMEOUT): "
                          "some PE did not reach the same step",
                          cfg_.rank, who_, static_cast<double>(cfg_.timeout_ns) / 1e9);
-    if (!have_reply_) return make_status(Code::kAborted, "bootstrap (tcp): {}", end_reason_);
+    if (!have_reply_) return ended_error();
     if (reply_.size() != bytes * n)
       return make_status(Code::kInternal, "bootstrap (tcp): exchange reply of {} bytes from {}, expected {}",
                          reply_.size(), who_, bytes * n);
@@ -74,13 +74,7 @@ class Spoke final : public Endpoint {
   }
 
   void abort(int code) override {
-    {
-      std::lock_guard lk(mu_);
-      if (ended_) return;  // rank 0 told us: it knows
-      ended_ = true;
-      end_reason_ = fmt::format("PE {} ended the job", cfg_.rank);
-    }
-    cv_.notify_all();
+    if (!end_once(fmt::format("PE {} ended the job", cfg_.rank))) return;  // rank 0 told us: it knows
     std::unique_lock lk(send_mu_, std::defer_lock);
     if (lk.try_lock_for(kAbortSendWait)) (void)send_frame(fd_, MsgType::kAbort, encode_abort({cfg_.rank, code}));
   }
@@ -233,13 +227,7 @@ class Spoke final : public Endpoint {
             lost(fmt::format("{} sent an abort message of {} bytes (expected 8); ending the job", who_, f.payload.size()));
             return false;
           }
-          {
-            std::lock_guard lk(mu_);
-            if (ended_) return false;
-            ended_ = true;
-            end_reason_ = fmt::format("PE {} ended the job", a->pe);
-          }
-          cv_.notify_all();
+          if (!end_once(fmt::format("PE {} ended the job", a->pe))) return false;
           // Whoever caused it printed why; this PE only ends its waits.
           if (AbortHook hook = abort_hook()) hook(a->pe, a->code);
           return false;
@@ -254,26 +242,13 @@ class Spoke final : public Endpoint {
   // The connection to rank 0 is gone (or unusable) without a goodbye acknowledgement: the job cannot go
   // on. Silent when this PE already knows the job ended.
   void lost(const std::string& line) {
-    {
-      std::lock_guard lk(mu_);
-      if (ended_) return;
-      ended_ = true;
-      end_reason_ = "the connection to rank 0 was lost";
-    }
-    cv_.notify_all();
+    if (!end_once("the connection to rank 0 was lost")) return;
     log::write_line(log::Level::kError, line);
     if (AbortHook hook = abort_hook()) hook(0, 1);
   }
 
   void shut_down() {
-    if (thread_.joinable()) {
-      {
-        std::lock_guard lk(mu_);
-        stop_ = true;
-      }
-      wake_.wake();
-      thread_.join();
-    }
+    stop_serving();
     std::lock_guard lk(send_mu_);
     if (fd_ >= 0) ::close(fd_);
     fd_ = -1;
@@ -284,16 +259,8 @@ class Spoke final : public Endpoint {
   std::string who_;
   int fd_ = -1;
   FrameReader reader_;  // the thread's once it runs
-  WakePipe wake_;
-  std::thread thread_;
   std::timed_mutex send_mu_;
-
-  std::mutex mu_;
-  std::condition_variable cv_;
   // Guarded by mu_:
-  bool stop_ = false;
-  bool ended_ = false;
-  std::string end_reason_;
   bool acked_ = false;
   bool have_reply_ = false;
   std::vector<char> reply_;

@@ -72,7 +72,7 @@ void refuse(Conn& c, const std::string& reason) {
   close_conn(c);
 }
 
-class Star final : public Endpoint {
+class Star final : public Served {
  public:
   Star(const Config& cfg, int listen_fd) : cfg_(cfg), listen_fd_(listen_fd), pes_(static_cast<size_t>(cfg.size)) {
     contrib_.resize(pes_.size());
@@ -103,7 +103,7 @@ class Star final : public Endpoint {
     const size_t n = static_cast<size_t>(cfg_.size);
     TS_RETURN_IF_ERROR(check_allgather_bytes("bootstrap (tcp)", bytes, n));
     std::unique_lock lk(mu_);
-    if (ended_) return make_status(Code::kAborted, "bootstrap (tcp): {}", end_reason_);
+    if (ended_) return ended_error();
     const uint64_t round = rounds_done_;
     contrib_[0].assign(static_cast<const char*>(mine), static_cast<const char*>(mine) + bytes);
     have_[0] = 1;
@@ -120,19 +120,13 @@ class Star final : public Endpoint {
                            static_cast<double>(now_ns() - start) / 1e9, list_ranks(missing));
       }
     }
-    if (rounds_done_ == round) return make_status(Code::kAborted, "bootstrap (tcp): {}", end_reason_);
+    if (rounds_done_ == round) return ended_error();
     if (bytes) std::memcpy(all, result_.data(), result_.size());
     return Status::ok();
   }
 
   void abort(int code) override {
-    {
-      std::lock_guard lk(mu_);
-      if (ended_) return;  // the others have been told already
-      ended_ = true;
-      end_reason_ = "PE 0 ended the job";
-    }
-    cv_.notify_all();
+    if (!end_once("PE 0 ended the job")) return;  // the others have been told already
     const std::vector<char> note = encode_abort({0, code});
     for (size_t r = 1; r < pes_.size(); ++r)
       if (pes_[r]) (void)send_to(*pes_[r], MsgType::kAbort, note, kAbortSendWait);
@@ -428,13 +422,7 @@ class Star final : public Endpoint {
   // The job ends because of `pe`: one line (if any, and only for the first cause), kAbort to every PE but
   // `skip`, then this PE's abort hook. The relays go first: the hook makes this process's waits exit.
   void end_job(int pe, int code, const std::string& line, int skip) {
-    {
-      std::lock_guard lk(mu_);
-      if (ended_) return;
-      ended_ = true;
-      end_reason_ = fmt::format("PE {} ended the job", pe);
-    }
-    cv_.notify_all();
+    if (!end_once(fmt::format("PE {} ended the job", pe))) return;
     if (!line.empty()) log::write_line(log::Level::kError, line);
     const std::vector<char> note = encode_abort({pe, code});
     for (size_t r = 1; r < pes_.size(); ++r)
@@ -443,14 +431,7 @@ class Star final : public Endpoint {
   }
 
   void shut_down() {
-    if (thread_.joinable()) {
-      {
-        std::lock_guard lk(mu_);
-        stop_ = true;
-      }
-      wake_.wake();
-      thread_.join();
-    }
+    stop_serving();
     for (auto& c : pes_)
       if (c) close_conn(*c);
     if (listen_fd_ >= 0) ::close(listen_fd_);
@@ -460,16 +441,8 @@ class Star final : public Endpoint {
 
   Config cfg_;
   int listen_fd_;
-  WakePipe wake_;
   std::vector<std::unique_ptr<Conn>> pes_;  // [rank]; [0] stays empty
-  std::thread thread_;
-
-  std::mutex mu_;
-  std::condition_variable cv_;
   // Guarded by mu_:
-  bool stop_ = false;
-  bool ended_ = false;
-  std::string end_reason_;
   int open_ = 0;  // PEs whose connection is open and who have not said goodbye
   std::vector<std::vector<char>> contrib_;  // this round's contributions, [rank]
   std::vector<char> have_;                  // [rank]: contributed this round

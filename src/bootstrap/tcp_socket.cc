@@ -209,4 +209,27 @@ std::thread quiet_thread(std::function<void()> body) {
   return t;
 }
 
+bool Served::end_once(std::string why) {
+  {
+    std::lock_guard lk(mu_);
+    if (ended_) return false;
+    ended_ = true;
+    end_reason_ = std::move(why);
+  }
+  cv_.notify_all();
+  return true;
+}
+
+Status Served::ended_error() const { return make_status(Code::kAborted, "bootstrap (tcp): {}", end_reason_); }
+
+void Served::stop_serving() {
+  if (!thread_.joinable()) return;
+  {
+    std::lock_guard lk(mu_);
+    stop_ = true;
+  }
+  wake_.wake();
+  thread_.join();
+}
+
 }  // namespace tessera::bootstrap::tcp

@@ -4,12 +4,15 @@
 #pragma once
 #include <netinet/in.h>
 
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <mutex>
 #include <string>
 #include <thread>
 
 #include "base/status.h"
+#include "bootstrap/tcp.h"
 #include "bootstrap/tcp_wire.h"
 
 namespace tessera::bootstrap::tcp {
@@ -61,5 +64,27 @@ struct WakePipe {
 // A thread for the rendezvous's own work, started with every signal blocked: signals meant for the
 // program (SIGINT, SIGTERM, SIGCHLD, ...) are delivered to its own threads, never to ours.
 std::thread quiet_thread(std::function<void()> body);
+
+// What both ends of the star keep alike: the thread that serves the connections, the pipe that wakes it,
+// and the end of the job, under the mutex that also guards the rest of each end's state. The first cause
+// of the end wins; later ones are not told again.
+class Served : public Endpoint {
+ protected:
+  // Records that the job ended for `why` and wakes every waiter; false when it had ended already.
+  bool end_once(std::string why);
+  // The error of a call made after the end (mu_ held).
+  Status ended_error() const;
+  // Tells the serving thread to stop, wakes it and joins it (when it runs).
+  void stop_serving();
+
+  WakePipe wake_;
+  std::thread thread_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  // Guarded by mu_:
+  bool stop_ = false;
+  bool ended_ = false;
+  std::string end_reason_;
+};
 
 }  // namespace tessera::bootstrap::tcp

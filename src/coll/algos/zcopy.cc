@@ -74,6 +74,17 @@ bool agree(Exec& ex, const void* send, size_t sbytes, const void* recv, size_t r
 
 bool large(Exec& ex, size_t bytes) { return ex.size() > 1 && ex.size() <= kMaxSources && bytes > ex.slot_bytes(); }
 
+// Copies a.count elements at byte offset `off` of every member m's input to piece m of my output, starting
+// with my own and going round from there (members then read different inputs at once).
+void gather_pieces(Exec& ex, const Args& a, const Bufs& b, size_t off) {
+  const int n = ex.size(), r = ex.rank();
+  const size_t es = esize(a), bytes = a.count * es;
+  for (int j = 0; j < n; ++j) {
+    const int m = patterns::mod(r + j, n);
+    copy(mptr(a.recv, static_cast<size_t>(m) * a.count, es), b.send[m] + off, bytes, stores_for(bytes * n));
+  }
+}
+
 }  // namespace
 
 // Reduce-scatter + allgather in place: step 1 reduces my slice from every member's input (rank order,
@@ -115,14 +126,10 @@ uint64_t reduce_scatter_direct_zc(Exec& ex, const Args& a) {
 
 // Every member copies every member's input into place.
 uint64_t allgather_direct_zc(Exec& ex, const Args& a) {
-  const int n = ex.size(), r = ex.rank();
-  const size_t es = esize(a), bytes = a.count * es;
+  const size_t bytes = a.count * esize(a);
   Bufs b;
   if (!large(ex, bytes) || !agree(ex, a.send, bytes, nullptr, 0, &b)) return allgather_direct(ex, a);
-  for (int j = 0; j < n; ++j) {
-    const int m = patterns::mod(r + j, n);
-    copy(mptr(a.recv, static_cast<size_t>(m) * a.count, es), b.send[m], bytes, stores_for(bytes * n));
-  }
+  gather_pieces(ex, a, b, 0);
   finish_all(ex, 1);
   return 2;
 }
@@ -146,19 +153,14 @@ uint64_t broadcast_direct_zc(Exec& ex, const Args& a) {
 // of the file). In place, a member would overwrite pieces its
 // peers still read: in-place calls keep the staged algorithm (every member agrees: placement is published).
 uint64_t alltoall_direct_zc(Exec& ex, const Args& a) {
-  const int n = ex.size(), r = ex.rank();
-  const size_t es = esize(a), bytes = a.count * es;
+  const size_t bytes = a.count * esize(a), n = static_cast<size_t>(ex.size());
   Bufs b;
   const bool ip = a.send == a.recv;
   // In place, publish "private": every member then keeps the staged algorithm.
   if (!large(ex, bytes) || !ex.comm().oversubscribed ||
-      !agree(ex, ip ? nullptr : a.send, bytes * static_cast<size_t>(n), nullptr, 0, &b))
+      !agree(ex, ip ? nullptr : a.send, bytes * n, nullptr, 0, &b))
     return alltoall_direct(ex, a);
-  for (int j = 0; j < n; ++j) {
-    const int m = patterns::mod(r + j, n);
-    copy(mptr(a.recv, static_cast<size_t>(m) * a.count, es), b.send[m] + static_cast<size_t>(r) * bytes, bytes,
-         stores_for(bytes * n));
-  }
+  gather_pieces(ex, a, b, static_cast<size_t>(ex.rank()) * bytes);
   finish_all(ex, 1);
   return 2;
 }
