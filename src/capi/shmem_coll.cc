@@ -157,24 +157,13 @@ void psync_barrier(const char* routine, const Set& s) {
 }
 
 // Active sets' communicators, made on first use and kept until finalize (release_all_comms), shared by
-// the PE's threads. Each thread remembers the set it used last, so a set called again costs no lock and
-// no lookup. The lock is not held while a communicator is made, which waits for the set's other PEs: a
-// thread making one set must not hold up a thread of the same PE that another set's PEs wait for.
+// the PE's threads. The lock is not held while a communicator is made, which waits for the set's other
+// PEs: a thread making one set must not hold up a thread of the same PE that another set's PEs wait for.
 std::mutex g_sets_mu;
 std::map<std::tuple<int, int, int>, Communicator*> g_sets;  // by (start, stride, size)
 std::atomic<uint64_t> g_sets_epoch{1};                      // advanced at finalize: every thread forgets
-struct LastSet {
-  uint64_t epoch = 0;
-  int start = 0, stride = 0, size = 0;
-  Communicator* comm = nullptr;
-};
-thread_local LastSet t_last_set;
 
 Communicator& set_comm(const char* routine, const Set& s) {
-  LastSet& last = t_last_set;
-  const uint64_t epoch = g_sets_epoch.load(std::memory_order_relaxed);
-  if (last.epoch == epoch && last.start == s.start && last.stride == s.stride && last.size == s.size) [[likely]]
-    return *last.comm;
   const std::tuple<int, int, int> key{s.start, s.stride, s.size};
   Communicator* c = nullptr;
   {
@@ -190,7 +179,6 @@ Communicator& set_comm(const char* routine, const Set& s) {
     std::lock_guard lk(g_sets_mu);
     g_sets[key] = c;
   }
-  last = LastSet{epoch, s.start, s.stride, s.size, c};
   return *c;
 }
 
@@ -353,8 +341,31 @@ int team_scan(const char* r, shmem_team_t team, T* dest, const T* source, size_t
   });
 }
 
+// Each thread remembers the set it used last and the last two pSyncs it passed with it (the specification
+// has consecutive calls alternate between two): the same arguments again skip the checks, which they
+// passed in the same job (the epoch moves at finalize), the lock and the lookup.
+struct LastSet {
+  uint64_t epoch = 0;
+  int start = 0, log_stride = 0, size = 0;
+  long* psync[2] = {nullptr, nullptr};  // both checked (never null once set)
+  Communicator* comm = nullptr;
+};
+thread_local LastSet t_last_set;
+
 Communicator& set_of(const char* r, int start, int log_stride, int size, long* psync) {
-  return set_comm(r, check_set(r, start, log_stride, size, psync));
+  LastSet& last = t_last_set;
+  const uint64_t epoch = g_sets_epoch.load(std::memory_order_relaxed);
+  if (last.epoch == epoch && last.start == start && last.log_stride == log_stride && last.size == size) [[likely]] {
+    if (psync == last.psync[0] || psync == last.psync[1]) [[likely]] return *last.comm;
+    (void)check_set(r, start, log_stride, size, psync);  // a new pSync for the same set
+    last.psync[1] = last.psync[0];
+    last.psync[0] = psync;
+    return *last.comm;
+  }
+  Communicator& c = set_comm(r, check_set(r, start, log_stride, size, psync));
+  last = LastSet{.epoch = epoch, .start = start, .log_stride = log_stride, .size = size, .psync = {psync, psync},
+                 .comm = &c};
+  return c;
 }
 
 template <typename T>

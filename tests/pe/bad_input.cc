@@ -59,6 +59,18 @@ int main(int argc, char** argv) {
     if (me == 0) shmem_long_p(sym, 1, 1 << 20);  // PE out of range: a fatal error
     shmem_barrier_all();                         // the others end here when PE 0 ends the job
   }
+  // An active set called again with a new pSync: the set's checks were passed and remembered, the new
+  // pSync's are still made (null, then outside the symmetric heap).
+  if (c == "psync_null_after_use" || c == "psync_private_after_use") {
+    static long psync[SHMEM_BCAST_SYNC_SIZE];
+    for (long& w : psync) w = SHMEM_SYNC_VALUE;
+    long private_psync[SHMEM_BCAST_SYNC_SIZE];
+    for (long& w : private_psync) w = SHMEM_SYNC_VALUE;
+    shmem_barrier_all();  // every pSync is initialized before any PE uses one (specification)
+    shmem_broadcast64(sym, sym + 8, 4, 0, 0, 0, n, psync);
+    shmem_barrier_all();
+    shmem_broadcast64(sym, sym + 8, 4, 0, 0, 0, n, c == "psync_null_after_use" ? nullptr : private_psync);
+  }
   // OpenSHMEM team collectives whose members disagree: found with the call's first barrier.
   if (c == "team_root_mismatch") shmem_long_broadcast(SHMEM_TEAM_WORLD, sym, sym + 8, 4, me);
   if (c == "team_count_mismatch") shmem_long_sum_reduce(SHMEM_TEAM_WORLD, sym, sym + 16, me == 0 ? 4 : 8);

@@ -44,6 +44,8 @@ expect alloc_size_mismatch 2 nonzero "PE 1: shmem_malloc: this PE's call is an a
 expect alloc_align_mismatch 3 nonzero "PE [12]: shmem_align: this PE's call is an allocation of 64 bytes aligned to 4096 but PE 0's is an allocation of 64 bytes aligned to 64"
 expect free_mismatch       2 nonzero "PE 1: shmem_free: this PE's call is a free of the block at heap offset 0x[0-9a-f]+ but PE 0's is a free of the block at heap offset 0x[0-9a-f]+"
 expect alloc_count_mismatch 2 nonzero "PE 1: shmem_malloc: this is symmetric heap call #[0-9]+ on this PE but #[0-9]+ on PE 0"
+expect psync_null_after_use 2 nonzero "shmem_broadcast64: pSync is a null pointer"
+expect psync_private_after_use 2 nonzero "shmem_broadcast64: address 0x[0-9a-f]+ \(16 bytes\) is outside the symmetric heap"
 expect team_root_mismatch  3 nonzero "PE [0-2]: shmem_long_broadcast: collective mismatch on communicator .* \[root [0-2] vs [0-2]\]\. Every member must make the same collective calls"
 expect team_count_mismatch 2 nonzero "PE [01]: shmem_long_sum_reduce: collective mismatch on communicator .* \[count (4 vs 8|8 vs 4)\]"
 expect team_routine_mismatch 2 nonzero "PE [01]: shmem_long_(sum|max)_reduce: collective mismatch on communicator .* \[op (sum vs max|max vs sum)\]"
