@@ -24,18 +24,8 @@ uint64_t now_ns() {
 }
 
 namespace {
-struct TscClock {
-  bool usable = false;
-  uint64_t tsc0 = 0, ns0 = 0;
-  std::atomic<uint64_t> mult{0};  // ns per tick << 32
-  std::atomic<uint64_t> next{0};  // tick at which the rate is measured again
-};
-
-uint64_t rdtsc() {
-  uint32_t lo, hi;
-  asm volatile("rdtsc" : "=a"(lo), "=d"(hi));
-  return static_cast<uint64_t>(hi) << 32 | lo;
-}
+using detail::rdtsc;
+using detail::TscClock;
 
 // Reads now_ns() and the TSC at the same moment: the TSC is read on both sides of the clock and the pair is
 // kept only when no preemption or interrupt fell between them.
@@ -64,10 +54,11 @@ void remeasure(TscClock& c) {
   c.next.store(t + std::min(span, per_second), std::memory_order_relaxed);
 }
 
-TscClock& tsc_clock() {
-  static TscClock c;
+// Anchors the clock and measures a first rate, once per process; `ready` stays false when the kernel's
+// clock is not the TSC.
+void start_clock(TscClock& c) {
   static std::once_flag once;
-  std::call_once(once, [] {
+  std::call_once(once, [&c] {
     char src[32] = {};
     if (FILE* f = std::fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "r")) {
       if (!std::fgets(src, sizeof src, f)) src[0] = 0;
@@ -77,21 +68,27 @@ TscClock& tsc_clock() {
     if (!sample(&c.ns0, &c.tsc0)) return;
     while (now_ns() < c.ns0 + 20'000) cpu_relax();  // a first rate over 20 us, refined from there
     remeasure(c);
-    c.usable = c.mult.load() != 0;
+    if (c.mult.load() != 0) c.ready.store(true, std::memory_order_release);
   });
-  return c;
 }
 }  // namespace
 
-uint64_t fast_now_ns() {
-  static TscClock& c = tsc_clock();
-  if (!c.usable) return now_ns();
+namespace detail {
+TscClock g_tsc;
+
+uint64_t fast_now_slow() {
+  TscClock& c = g_tsc;
+  if (!c.ready.load(std::memory_order_acquire)) {
+    start_clock(c);
+    if (!c.ready.load(std::memory_order_acquire)) return now_ns();
+  }
   const uint64_t t = rdtsc();
   if (t < c.tsc0) return now_ns();
   if (t >= c.next.load(std::memory_order_relaxed)) remeasure(c);
   return c.ns0 + static_cast<uint64_t>((static_cast<unsigned __int128>(t - c.tsc0) *
                                         c.mult.load(std::memory_order_relaxed)) >> 32);
 }
+}  // namespace detail
 
 bool job_cpu_set(cpu_set_t* out) {
   CPU_ZERO(out);

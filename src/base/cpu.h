@@ -2,6 +2,7 @@
 #pragma once
 #include <sched.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -23,12 +24,41 @@ inline void prefetch_for_write(const void* p) {
 // Monotonic clock in nanoseconds.
 uint64_t now_ns();
 
+namespace detail {
+// fast_now_ns's state (cpu.cc): the anchor (tsc0, ns0) and the rate (ns per tick << 32), measured again
+// from tick `next` on. `ready` is set once, after the anchor and a first rate, when the clock is usable.
+struct TscClock {
+  std::atomic<bool> ready{false};
+  uint64_t tsc0 = 0, ns0 = 0;
+  std::atomic<uint64_t> mult{0};
+  std::atomic<uint64_t> next{0};
+};
+extern TscClock g_tsc;
+uint64_t fast_now_slow();  // the first call, a new measurement, or no usable TSC
+
+inline uint64_t rdtsc() {
+  uint32_t lo, hi;
+  asm volatile("rdtsc" : "=a"(lo), "=d"(hi));
+  return static_cast<uint64_t>(hi) << 32 | lo;
+}
+}  // namespace detail
+
 // The same clock read from the time-stamp counter: a fraction of clock_gettime's cost (docs/coll.md), for
 // timestamps on hot paths (the collective flight recorder). Anchored to now_ns() at first use; the tick
 // rate is re-measured over an ever longer baseline (at twice the last baseline, at least every second),
 // so it stays within about 0.1 us of now_ns(), in every process. When the kernel does not use the TSC as
 // its clock source (not invariant or not synchronised across CPUs), it is now_ns().
-uint64_t fast_now_ns();
+// Inline: the flight recorder and the hang report's records stamp every collective and barrier with it.
+inline uint64_t fast_now_ns() {
+  const detail::TscClock& c = detail::g_tsc;
+  if (c.ready.load(std::memory_order_acquire)) [[likely]] {
+    const uint64_t t = detail::rdtsc();
+    if (t >= c.tsc0 && t < c.next.load(std::memory_order_relaxed)) [[likely]]
+      return c.ns0 + static_cast<uint64_t>((static_cast<unsigned __int128>(t - c.tsc0) *
+                                            c.mult.load(std::memory_order_relaxed)) >> 32);
+  }
+  return detail::fast_now_slow();
+}
 
 // The CPUs this PE's job may use: the list tessera-run passes in TESSERA_JOB_CPUS when it binds each PE
 // to a CPU of its own, else this thread's affinity mask. Returns false (and leaves *out empty) if neither

@@ -23,6 +23,9 @@
 #include "transport/shm/segment.h"
 
 namespace tessera::pgas {
+Runtime detail::g_rt;
+using detail::g_rt;
+
 namespace {
 const config::Var<uint64_t> kSymSize{
     "TESSERA_SYMMETRIC_SIZE", uint64_t{2} << 30,
@@ -43,7 +46,6 @@ const config::Var<uint64_t> kStreamMin{
     "Transfers of at least this many bytes use streaming (non-temporal) stores; 0: a quarter of the last-level "
     "cache, 1 to 16 MiB (base/memcopy.h)"};
 
-Runtime g_rt;
 std::mutex g_init_mu;
 const bootstrap::Backend* g_boot = nullptr;
 JobControl* g_private_control = nullptr;
@@ -199,7 +201,6 @@ void print_info(const Runtime& r) {
 }
 }  // namespace
 
-Runtime& rt() { return g_rt; }
 
 namespace {
 // TESSERA_LOG=2: what the job got, once, from PE 0 (as NCCL_DEBUG=INFO does): version, PEs and host,

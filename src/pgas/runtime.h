@@ -87,8 +87,11 @@ struct Runtime {
   int init_count = 0;
 };
 
-// The process's runtime; valid between init() and finalize().
-Runtime& rt();
+namespace detail {
+extern Runtime g_rt;
+}
+// The process's runtime; valid between init() and finalize(). Inline: every put and get reads it.
+inline Runtime& rt() { return detail::g_rt; }
 inline bool is_initialized() { return rt().initialized.load(std::memory_order_relaxed); }
 
 // Collective over all PEs of the job. A second init counts a reference and does nothing else.
