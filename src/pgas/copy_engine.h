@@ -40,7 +40,7 @@ extern std::atomic<uint64_t> g_pending;
 extern size_t g_min_bytes;
 
 // Starts the thread when the configuration asks for it (called once by init, after the wait context is
-// installed). n_local: PEs of the job on this host.
+// installed). n_local: PEs of the job on this machine (pgas::Runtime::machine_pes), which share its CPUs.
 void start(int n_local);
 // Completes every job and stops the thread (called by finalize).
 void stop();

@@ -73,6 +73,15 @@ std::string host_identity(int pe) {
   return boot.empty() ? std::string(host) : fmt::format("{} ({})", host, boot);
 }
 
+std::string machine_identity() {
+  std::string boot;
+  std::ifstream("/proc/sys/kernel/random/boot_id") >> boot;
+  if (!boot.empty()) return boot;
+  char host[64] = {};
+  gethostname(host, sizeof host - 1);
+  return host;
+}
+
 Status one_pe_allgather(const void* mine, void* all, size_t bytes) {
   if (bytes) std::memcpy(all, mine, bytes);
   return Status::ok();

@@ -31,6 +31,9 @@ extern const transport::Transport* g_routed[kMaxRouted];
 // Host identity of PE `pe` (this process), as exchanged at init: TESSERA_HOST_ID, else the host that lists it
 // in the rank table (base/rank_table.h), else the host name and the boot id.
 std::string host_identity(int pe);
+// Identity of the machine this process runs on: the kernel's boot id (the host name when there is none).
+// PEs with equal identities share the machine's CPUs, whatever their host identities.
+std::string machine_identity();
 // Opens every transport of the table (collective: bootstrap's allgather; null for a job of one PE), then
 // chooses the transport of every PE given their host identities and maps their memory; on error, names the
 // peer, its host and the transports tried.

@@ -79,6 +79,7 @@ Status init_single(Runtime& r) {
   TS_ASSIGN_OR_RETURN(void* p, transport::shm::map_private(r.seg_size, kReservedBytes, kHeapAlignMax));
   r.bases.assign(1, nullptr);
   r.my_base = static_cast<char*>(p);
+  r.machine_pes = 1;
   size_t bytes = JobControl::bytes_for(1);
   if (!g_private_control)  // kept from an earlier init (finalize)
     g_private_control = static_cast<JobControl*>(std::aligned_alloc(kCacheLine, (bytes + 63) & ~size_t{63}));
@@ -102,7 +103,8 @@ Status init_single(Runtime& r) {
 struct SegmentRecord {
   uint64_t seg_size;
   uint64_t data_size;
-  char host[128];  // host identity (peers.h), which decides each peer's transport
+  char host[128];    // host identity (peers.h), which decides each peer's transport
+  char machine[64];  // machine identity (peers.h): which PEs share this PE's CPUs
 };
 
 // The lowest PE of `pe`'s host.
@@ -133,6 +135,7 @@ Status init_job(Runtime& r, const bootstrap::JobInfo& info) {
   rec.data_size = data.size;
   const std::string host = host_identity(r.my_pe);
   std::snprintf(rec.host, sizeof rec.host, "%s", host.c_str());
+  std::snprintf(rec.machine, sizeof rec.machine, "%s", machine_identity().c_str());
   std::vector<SegmentRecord> all(static_cast<size_t>(r.n_pes));
   TS_RETURN_IF_ERROR(g_boot->allgather(&rec, all.data(), sizeof rec));
   std::vector<std::string> hosts(static_cast<size_t>(r.n_pes));
@@ -142,6 +145,9 @@ Status init_job(Runtime& r, const bootstrap::JobInfo& info) {
                          "alike on every PE)", pe, all[pe].seg_size, r.my_pe, rec.seg_size);
     hosts[static_cast<size_t>(pe)].assign(all[pe].host, strnlen(all[pe].host, sizeof rec.host));
   }
+  r.machine_pes = 0;
+  for (int pe = 0; pe < r.n_pes; ++pe)
+    r.machine_pes += strncmp(all[pe].machine, rec.machine, sizeof rec.machine) == 0;
 
   // Control segment: made by the launcher of this host; without one (PMIx, the TCP rendezvous) by the lowest
   // PE of each host, one per host: its words (abort, wait doorbells) are loads and stores of that host's PEs.
@@ -219,9 +225,9 @@ void log_job(const Runtime& r) {
     if (c < 0) ++unbound;
     else cpus += fmt::format("{}PE {} on CPU {}", cpus.empty() ? "" : ", ", pe, c);
   }
-  log::info("binding: {}{}{} ({} usable CPUs; tessera-run --bind-to, TESSERA_BIND)", cpus,
-            cpus.empty() || !unbound ? "" : "; ", unbound ? fmt::format("{} PEs not bound to one CPU", unbound) : "",
-            usable_cpus());
+  log::info("binding: {}{}{} ({} usable CPUs for the {} PEs of the job on this machine; tessera-run --bind-to, "
+            "TESSERA_BIND)", cpus, cpus.empty() || !unbound ? "" : "; ",
+            unbound ? fmt::format("{} PEs not bound to one CPU", unbound) : "", usable_cpus(), r.machine_pes);
   log::info("symmetric heap {} per PE (SHMEM_SYMMETRIC_SIZE), user heap aligned to {}; globals {}",
             config::format_size(r.heap_size), config::format_size(kHeapAlignMax),
             r.data_size ? fmt::format("symmetric ({} shared)", config::format_size(r.data_size)) : "not symmetric");
@@ -277,6 +283,7 @@ Status init(int thread_level) {
   wc.pe_words = r.control->pe_words();
   wc.my_pe = r.my_pe;
   wc.n_pes = r.n_pes;
+  wc.machine_pes = r.machine_pes;
   if (g_routed_count > 0) wc.progress = routed_progress;
   sync::set_wait_context(wc);
   sync::set_where_context({.all = r.control->where(0), .mine = r.control->where(r.my_pe),
@@ -291,7 +298,7 @@ Status init(int thread_level) {
 
   heap_init();
   teams_init();
-  engine::start(r.n_pes);
+  engine::start(r.machine_pes);
   r.initialized.store(true);
   r.ever_initialized.store(true);
   print_info(r);

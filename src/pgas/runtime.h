@@ -74,6 +74,10 @@ struct Runtime {
   std::vector<const transport::Transport*> transports;  // transports[pe]: chosen once at init (peers.h)
   std::vector<int> host_of;             // host of each PE, numbered 0.. in order of each host's lowest PE
   int n_hosts = 1;
+  // PEs of the job that run on this PE's machine (its own kernel: machine_identity()), itself included. They
+  // share its CPUs, also when they count as other hosts (network namespaces or containers of one machine):
+  // "more PEs than CPUs" compares this with the CPUs, not the job's size.
+  int machine_pes = 1;
   char* my_base = nullptr;
   // Symmetric data segment (globals/statics of the executable), or null when not shared.
   char* data_base = nullptr;

@@ -40,7 +40,7 @@ Published<bool> g_asymmetric_fence = false;
 
 void set_wait_context(const WaitContext& ctx) {
   g_wait_context = ctx;
-  g_oversubscribed = ctx.n_pes > usable_cpus();
+  g_oversubscribed = ctx.machine_pes > usable_cpus();
   // Every PE of the job runs this on the same kernel, so all of them make the same choice.
   static const bool asym = [] {
     long q = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);

@@ -93,6 +93,7 @@ struct WaitContext {
   Published<PeWaitWords*> pe_words;              // one per PE of the job
   Published<int> my_pe = 0;
   Published<int> n_pes = 1;
+  Published<int> machine_pes = 1;  // PEs of the job on this machine (pgas::Runtime::machine_pes)
   // Set when some peer is on another host: advances the transports that carry its writes, called on every
   // poll of the spin and yield phases, so that a waiter handles what arrives itself instead of waiting for
   // the transport's progress thread to be woken and scheduled (transport.h); a sleeper calls it after each
@@ -102,7 +103,7 @@ struct WaitContext {
 
 // Installed by the PGAS layer at init; before that, waits use private words.
 void set_wait_context(const WaitContext& ctx);
-// The job has more PEs than this host has CPUs (set by set_wait_context).
+// More PEs of the job run on this machine than it has CPUs for them (set by set_wait_context).
 bool oversubscribed();
 extern WaitContext g_wait_context;
 inline const WaitContext& wait_context() { return g_wait_context; }

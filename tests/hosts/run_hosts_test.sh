@@ -151,6 +151,10 @@ check "pe_pgas_rma on h1:2,h2:2 passes (rc=$rc, ${ms} ms)" "[ $rc -eq 0 ]"
 check "PE 0 reaches PE 1 through shared memory and PEs 2-3 through UCX" \
       "grep -q \"transports (PE 0's view): self for PE 0; shm for PE 1; ucx for PEs 2-3\" '$work/rma.err'"
 check "h1's eth0 sent more than 1 MiB during the run ($((tx1 - tx0)) bytes)" "[ $((tx1 - tx0)) -gt 1048576 ]"
+# The namespace hosts are one machine (one kernel, one boot id): its CPUs serve all four PEs, which is what
+# "more PEs than CPUs" counts (a real host of two PEs would count two).
+check "PE 0 counts the 4 PEs of both namespace hosts as sharing this machine's CPUs" \
+      "grep -q 'usable CPUs for the 4 PEs of the job on this machine' '$work/rma.err'"
 # The workloads too: MoE dispatch/combine, GNN aggregation and the fused products across the hosts' network.
 for p in pe_pgas_amo pe_pgas_signal pe_shmem_coll pe_coll_hosts pe_moe pe_gnn pe_fused; do
   job 60 "$p" --hosts h1:2,h2:2 "${job_env[@]}" "$bin/$p" --gtest_brief=1
