@@ -32,7 +32,13 @@
 // order sent; a header is matched against the receives posted for that peer, in posting order, and its
 // bytes are read straight into the matched buffer. A message nobody waits for yet is read into a buffer
 // of its own and copied out when its receive is posted (the collectives post receives before sends, so
-// that is the exception).
+// that is the exception) - except a large one (kHoldMin bytes and up), which is held: its header is read,
+// its bytes stay in the socket, and the connection is not read further until its receive is posted, which
+// then takes the bytes straight into place. A root that broadcasts large buffers back to back runs a call
+// ahead of its receivers, whose next receive is posted microseconds after the previous one completes: read
+// into a buffer of its own, every 64 MiB broadcast paid for 64 MiB of fresh pages and a copy. A hold ends
+// without a receive (the bytes go to a buffer after all) when a wait of this PE would block, or waits for
+// another message from the same peer, which cannot pass the held one: a hold never makes a wait hang.
 //
 // Progress: only the PE's own waits drive the sockets (collectives are two-sided: both ends are in the
 // call). A waiter polls every connection without blocking for TESSERA_NET_SPIN_NS, then yielding the
@@ -115,12 +121,17 @@ struct Request {
   size_t cap = 0;
 };
 
-// A message read before its receive was posted.
+// A message read before its receive was posted. `data` is allocated when its bytes are read (uninitialised:
+// they are all written), not while the message is held.
 struct Unexpected {
   uint64_t tag;
-  std::vector<char> data;
+  size_t bytes = 0;
+  std::unique_ptr<char[]> data;
   bool complete = false;
 };
+
+// Unmatched messages of at least this many bytes are held in their socket (see the top of the file).
+constexpr size_t kHoldMin = size_t{64} << 10;
 
 struct Conn {
   int fd = -1;
@@ -133,6 +144,7 @@ struct Conn {
   size_t got = 0;
   Request* into_req = nullptr;
   Unexpected* into_unx = nullptr;
+  bool held = false;  // into_unx's bytes wait in the socket for their receive (nothing more is read)
 };
 
 // A connection for large puts.
@@ -166,7 +178,14 @@ struct Sockets {
   peer_failed("the connection for messages", pe, why);
 }
 
-char* target_of(Conn& c) { return c.into_req ? c.into_req->buf : c.into_unx->data.data(); }
+char* target_of(Conn& c) { return c.into_req ? c.into_req->buf : c.into_unx->data.get(); }
+
+// The held message's bytes go to a buffer of their own after all: reading goes on.
+void release_hold(Conn& c) {
+  if (!c.held) return;
+  c.into_unx->data.reset(new char[c.into_unx->bytes]);
+  c.held = false;
+}
 
 // Starts the message whose header was just read.
 void begin_message(Conn& c, int pe) {
@@ -184,8 +203,10 @@ void begin_message(Conn& c, int pe) {
                "different collectives or counts",
                c.in.bytes, pe, g.peers[static_cast<size_t>(pe)].host, c.into_req->cap, c.in.tag);
   if (!c.into_req) {
-    c.unexpected.push_back(Unexpected{c.in.tag, std::vector<char>(c.in.bytes)});
+    c.unexpected.push_back(Unexpected{.tag = c.in.tag, .bytes = c.in.bytes});
     c.into_unx = &c.unexpected.back();
+    if (c.in.bytes >= kHoldMin) c.held = true;
+    else if (c.in.bytes) c.into_unx->data.reset(new char[c.in.bytes]);
   }
 }
 
@@ -200,6 +221,7 @@ void end_message(Conn& c) {
 // Reads what the connection has, without blocking.
 void read_some(Conn& c, int pe) {
   for (;;) {
+    if (c.held) return;
     ssize_t k;
     if (c.hdr_got < sizeof c.in) {
       k = ::recv(c.fd, reinterpret_cast<char*>(&c.in) + c.hdr_got, sizeof c.in - c.hdr_got, MSG_DONTWAIT);
@@ -270,7 +292,7 @@ void write_some(Conn& c, int pe) {
 void set_events() {
   for (size_t i = 0; i < s.fds.size(); ++i) {
     const Conn& c = s.conns[static_cast<size_t>(s.fd_pe[i])];
-    s.fds[i].events = static_cast<short>(POLLIN | (c.sends.empty() ? 0 : POLLOUT));
+    s.fds[i].events = static_cast<short>((c.held ? 0 : POLLIN) | (c.sends.empty() ? 0 : POLLOUT));
     s.fds[i].revents = 0;
   }
 }
@@ -283,6 +305,7 @@ void progress_locked() {
     if (!s.fds[i].revents) continue;
     const int pe = s.fd_pe[i];
     Conn& c = s.conns[static_cast<size_t>(pe)];
+    if (s.fds[i].revents & (POLLERR | POLLHUP)) release_hold(c);  // a broken connection is found by reading
     if (s.fds[i].revents & (POLLIN | POLLERR | POLLHUP)) read_some(c, pe);
     if (s.fds[i].revents & POLLOUT) write_some(c, pe);
   }
@@ -426,7 +449,7 @@ Status open_sockets(const JobView& job) {
   std::vector<Record> all(static_cast<size_t>(job.n_pes));
   Status st = job.allgather(&mine, all.data(), sizeof mine);
 
-  s.conns.assign(static_cast<size_t>(job.n_pes), Conn{});
+  s.conns = std::vector<Conn>(static_cast<size_t>(job.n_pes));
   s.puts.clear();
   s.puts.resize(static_cast<size_t>(job.n_pes));
   // Each PE's messages' connection, then its puts' (the order the connector makes them in).
@@ -528,24 +551,25 @@ void* sock_recv(int pe, uint64_t tag, void* buf, size_t bytes) {
   Conn& c = s.conns[static_cast<size_t>(pe)];
   for (auto it = c.unexpected.begin(); it != c.unexpected.end(); ++it) {
     if (it->tag != tag) continue;
-    if (it->data.size() > bytes)
+    if (it->bytes > bytes)
       log::fatal("a message of {} bytes from {} for a receive of {} bytes (tag {:#x}): the PEs called different "
                  "collectives or counts",
-                 it->data.size(), peer_name(pe), bytes, tag);
+                 it->bytes, peer_name(pe), bytes, tag);
     if (it->complete) {
-      if (!it->data.empty()) std::memcpy(buf, it->data.data(), it->data.size());
+      if (it->bytes) std::memcpy(buf, it->data.get(), it->bytes);
       c.unexpected.erase(it);
       return nullptr;
     }
-    // Being read now (only the last can be incomplete): what has arrived moves to the receive's buffer,
-    // and the rest goes straight there.
+    // Being read now, or held (only the last can be incomplete): what has arrived moves to the receive's
+    // buffer, and the rest goes straight there.
     if (c.into_unx != &*it)
       log::fatal("messages between hosts: an unfinished message from {} is not the one being read", peer_name(pe));
     auto* r = new Request;
     r->tag = tag;
     r->buf = static_cast<char*>(buf);
     r->cap = bytes;
-    if (c.got) std::memcpy(buf, it->data.data(), c.got);
+    if (c.got) std::memcpy(buf, it->data.get(), c.got);
+    c.held = false;
     c.into_unx = nullptr;
     c.into_req = r;
     c.unexpected.erase(it);
@@ -575,6 +599,10 @@ void sock_wait(void* request, const char* what, int pe, size_t bytes) {
     std::unique_lock lk(s.m);  // released every round: other threads post while this one waits
     progress_locked();
     if (r->done) break;
+    // A held message ahead of the one awaited, or a wait about to block: the held bytes are read after all.
+    if (!r->send && s.conns[static_cast<size_t>(pe)].held) release_hold(s.conns[static_cast<size_t>(pe)]);
+    if (now >= yield_end)
+      for (Conn& c : s.conns) release_hold(c);
     if (now >= yield_end) {
       if (!s.polling) {
         // This thread blocks in poll() for every waiter of the PE, without the lock (others post
