@@ -597,12 +597,13 @@ void sock_wait(void* request, const char* what, int pe, size_t bytes) {
   for (;;) {
     const uint64_t now = now_ns();
     std::unique_lock lk(s.m);  // released every round: other threads post while this one waits
-    progress_locked();
-    if (r->done) break;
-    // A held message ahead of the one awaited, or a wait about to block: the held bytes are read after all.
-    if (!r->send && s.conns[static_cast<size_t>(pe)].held) release_hold(s.conns[static_cast<size_t>(pe)]);
+    // A held message ahead of the one awaited, or a wait about to block: the held bytes are read after all
+    // (before this round's poll, which then watches their connection again).
+    if (!r->send && !r->done) release_hold(s.conns[static_cast<size_t>(pe)]);
     if (now >= yield_end)
       for (Conn& c : s.conns) release_hold(c);
+    progress_locked();
+    if (r->done) break;
     if (now >= yield_end) {
       if (!s.polling) {
         // This thread blocks in poll() for every waiter of the PE, without the lock (others post
