@@ -337,13 +337,24 @@ Status allgatherv_bytes(Communicator& c, Hier& h, const void* in, char* out, con
     for (int r : h.members[static_cast<size_t>(hh)]) hlens[static_cast<size_t>(hh)] += lens[static_cast<size_t>(r)];
     all_bytes += hlens[static_cast<size_t>(hh)];
   }
-  char* packed = grow(h.a, all_bytes);
+  // When the output already is that layout (each host's ranks consecutive, in host order, blocks back to
+  // back: an allgather over hosts that hold rank ranges), it is the packing buffer, and nothing is packed
+  // or unpacked: with one PE per host, 64 MiB meant copying 96 MiB beside the transfer.
+  bool packed_out = true;
+  for (int hh = 0; hh < h.n_hosts && packed_out; ++hh) {
+    size_t at = hoffs[static_cast<size_t>(hh)];
+    for (int r : h.members[static_cast<size_t>(hh)]) {
+      packed_out = packed_out && offs[static_cast<size_t>(r)] == at;
+      at += lens[static_cast<size_t>(r)];
+    }
+  }
+  char* packed = packed_out ? out : grow(h.a, all_bytes);
   char* my_block = packed + hoffs[static_cast<size_t>(h.my_host)];
   if (h.local_size > 1) {
     TS_RETURN_IF_ERROR(local(h, Kind::kAllgatherv, Args{.send = in, .recv = my_block, .count = lens[me],
                                                         .dtype = DType::kUint8, .rcounts = lcounts.data(),
                                                         .rdispls = ldispls.data()}));
-  } else if (lens[me]) {
+  } else if (lens[me] && my_block != in) {
     std::memcpy(my_block, in, lens[me]);
   }
   // 2. Between hosts: every member of a rail holds the whole host block, so the leaders alone exchange.
@@ -352,7 +363,7 @@ Status allgatherv_bytes(Communicator& c, Hier& h, const void* in, char* out, con
     TS_RETURN_IF_ERROR(local(h, Kind::kBroadcast, Args{.send = packed, .recv = packed, .count = all_bytes,
                                                        .dtype = DType::kUint8, .root = 0}));
   // 3. Unpack by rank.
-  for (int hh = 0; hh < h.n_hosts; ++hh) {
+  for (int hh = 0; hh < h.n_hosts && !packed_out; ++hh) {
     size_t at = hoffs[static_cast<size_t>(hh)];
     for (int r : h.members[static_cast<size_t>(hh)]) {
       const size_t len = lens[static_cast<size_t>(r)];
