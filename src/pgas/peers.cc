@@ -55,6 +55,15 @@ const config::Var<std::string> kHostId{
     "(UCX). Default: the host name and the boot id"};
 }  // namespace
 
+namespace {
+// The kernel's boot id: one per machine and boot (empty when it cannot be read).
+std::string boot_id() {
+  std::string boot;
+  std::ifstream("/proc/sys/kernel/random/boot_id") >> boot;
+  return boot;
+}
+}  // namespace
+
 std::string host_identity(int pe) {
   if (const RankTable* t = rank_table()) {
     const RankTable::Host* h = t->host_of(pe);
@@ -68,14 +77,12 @@ std::string host_identity(int pe) {
   }
   char host[64] = {};
   gethostname(host, sizeof host - 1);
-  std::string boot;
-  std::ifstream("/proc/sys/kernel/random/boot_id") >> boot;
+  const std::string boot = boot_id();
   return boot.empty() ? std::string(host) : fmt::format("{} ({})", host, boot);
 }
 
 std::string machine_identity() {
-  std::string boot;
-  std::ifstream("/proc/sys/kernel/random/boot_id") >> boot;
+  std::string boot = boot_id();
   if (!boot.empty()) return boot;
   char host[64] = {};
   gethostname(host, sizeof host - 1);
