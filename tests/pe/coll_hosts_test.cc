@@ -225,16 +225,24 @@ TEST(Hosts, SplitByParityThenAllreduce) {
   comm_destroy(sub);
 }
 
+// The job's PEs on hosts other than this PE's.
+std::vector<int> pes_on_other_hosts() {
+  const tessera::pgas::Runtime& rt = tessera::pgas::rt();
+  const int me = shmem_my_pe();
+  std::vector<int> others;
+  for (int q = 0; q < shmem_n_pes(); ++q)
+    if (rt.host_of[static_cast<size_t>(q)] != rt.host_of[static_cast<size_t>(me)]) others.push_back(q);
+  return others;
+}
+
 // The transport's messages to every PE on another host from two threads at once, each with its own tag
 // (the comm streams' case): small and large messages, several in flight per connection, every byte
 // checked. One thread may complete the other's messages while it waits (TESSERA_NET_MESSAGES=tcp: one
 // waiter polls for all).
 TEST(Hosts, TwoThreadsMessageOtherHostsAtOnce) {
   const tessera::pgas::Runtime& rt = tessera::pgas::rt();
-  const int me = shmem_my_pe(), n = shmem_n_pes();
-  std::vector<int> others;
-  for (int q = 0; q < n; ++q)
-    if (rt.host_of[static_cast<size_t>(q)] != rt.host_of[static_cast<size_t>(me)]) others.push_back(q);
+  const int me = shmem_my_pe();
+  const std::vector<int> others = pes_on_other_hosts();
   if (others.empty()) GTEST_SKIP() << "every PE is on this host";
   auto value = [](int from, int to, int thread, int round, size_t i) {
     return static_cast<uint32_t>(from * 7919 + to * 104729 + thread * 31 + round * 1299709) + static_cast<uint32_t>(i);
@@ -281,10 +289,8 @@ TEST(Hosts, TwoThreadsMessageOtherHostsAtOnce) {
 // Every byte checked.
 TEST(Hosts, LargeMessagesReceivedLateOrOutOfOrder) {
   const tessera::pgas::Runtime& rt = tessera::pgas::rt();
-  const int me = shmem_my_pe(), n = shmem_n_pes();
-  std::vector<int> others;
-  for (int q = 0; q < n; ++q)
-    if (rt.host_of[static_cast<size_t>(q)] != rt.host_of[static_cast<size_t>(me)]) others.push_back(q);
+  const int me = shmem_my_pe();
+  const std::vector<int> others = pes_on_other_hosts();
   if (others.empty()) GTEST_SKIP() << "every PE is on this host";
   constexpr size_t kWords = 262144;  // 1 MiB
   auto value = [](int from, int to, int msg, size_t i) {
