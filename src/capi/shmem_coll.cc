@@ -22,6 +22,7 @@
 #include "pgas/runtime.h"
 #include "pgas/team.h"
 #include "sync/wait.h"
+#include "sync/where.h"
 
 using namespace tessera;
 using tessera::coll::Args;
@@ -172,6 +173,8 @@ Communicator& set_comm(const char* routine, const Set& s) {
   }
   if (!c) [[unlikely]] {
     // One thread at a time uses a given set (its pSync), so no other thread of this PE makes this one.
+    // Recorded for the hang report: the set's barrier waits for every member's first call on it.
+    sync::WhereScope where(sync::Call::kSetSetup, 0, 0, 0, s.start, s.stride, s.size);
     Result<Communicator*> r =
         tessera::coll::comm_create_set(s.start, s.stride, s.size, [&] { psync_barrier(routine, s); });
     if (!r.is_ok()) log::fatal("{}: cannot make a communicator for the active set: {}", routine, r.status().message());

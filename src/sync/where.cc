@@ -11,7 +11,7 @@ void set_where_context(const WhereContext& ctx) { g_where = ctx; }
 
 const char* call_name(Call c) {
   static constexpr const char* kNames[] = {"none", "shmem_barrier_all", "shmem_sync_all", "shmem_team_sync",
-                                           "collective", "shmem_wait_until"};
+                                           "collective", "shmem_wait_until", "the first call on an active set"};
   static_assert(std::size(kNames) == static_cast<size_t>(Call::kNumCalls));
   const auto i = static_cast<size_t>(c);
   return i < std::size(kNames) ? kNames[i] : "?";

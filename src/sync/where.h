@@ -35,6 +35,7 @@ enum class Call : uint16_t {
   kTeamSync,     // shmem_team_sync
   kCollective,   // any collective (detail: coll::Kind)
   kWaitUntil,    // shmem_*_wait_until, shmem_*_wait, shmem_signal_wait_until
+  kSetSetup,     // the first call on an active set: its communicator is made (a barrier on the pSync)
   kNumCalls
 };
 const char* call_name(Call c);

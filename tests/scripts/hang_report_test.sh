@@ -78,7 +78,16 @@ check "cycle: summary" \
   "has cycle '  summary: PEs 0,2,3 wait for PE 1; PE 1 is in shmem_wait_until (symmetric offset 0x[0-9a-f]*) for [0-9.]* s, waiting for a write (no PE named)\$'"
 check "cycle: nothing left in /dev/shm" "[ -z \"\$(leftovers)\" ]"
 
-# 3. No wait deadline, but the job's --timeout: the same report, headed by the launcher's own timeout.
+# 3. The first call on an active set: its set-up (a barrier on the pSync) is a recorded call too.
+hang active_set
+check "active_set: exit status non-zero" "[ $(cat "$tmp/active_set.rc") -ne 0 ]"
+for pe in 0 1 2; do
+  check "active_set: PE $pe is in the active set's first call, waiting for PE 3" \
+    "line active_set $pe | grep -q 'is in the first call on an active set (world) for [0-9.]* s; waits for PE 3\$'"
+done
+check "active_set: nothing left in /dev/shm" "[ -z \"\$(leftovers)\" ]"
+
+# 4. No wait deadline, but the job's --timeout: the same report, headed by the launcher's own timeout.
 "$run" -n 4 -x TESSERA_TIMEOUT=60 --timeout 2 "$prog" barrier > "$tmp/jobtimeout" 2>&1
 echo $? > "$tmp/jobtimeout.rc"
 cat "$tmp/jobtimeout"

@@ -85,6 +85,8 @@ std::string call_text(const Entry& e, int n_pes) {
                          members(e, n_pes), e.seq);
     case Call::kWaitUntil:
       return fmt::format("{} (symmetric offset {:#x})", sync::call_name(e.call), e.arg);
+    case Call::kSetSetup:
+      return fmt::format("{} ({})", sync::call_name(e.call), members(e, n_pes));
     default:
       return fmt::format("{} ({}, team sync {})", sync::call_name(e.call), members(e, n_pes), e.seq);
   }
