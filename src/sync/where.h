@@ -2,8 +2,9 @@
 // segment (pgas::JobControl) so that the launcher can read every PE's state when a wait passes its deadline
 // and print one report for the whole job (tools/run/hang_report.h).
 //
-// Recorded: the program's barriers and syncs (pgas::ProgramSync), collectives (coll::dispatch), point-to-
-// point waits (pgas::wait_until, which signal waits use too). Puts, gets and atomics are not recorded: they
+// Recorded: the program's barriers and syncs (pgas::ProgramSync), collectives (coll::dispatch), an active
+// set's first call (its set-up, capi/shmem_coll.cc), point-to-point waits (pgas::wait_until, which signal
+// waits use too). Puts, gets and atomics are not recorded: they
 // do not block, and recording them would cost the smallest operations a visible share of their time.
 // A call made from inside another recorded call (a collective's internal barrier) is not recorded: the
 // outer call is what the program is in.
