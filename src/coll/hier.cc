@@ -5,6 +5,7 @@
 #include <cstring>
 #include <mutex>
 
+#include "base/cpu.h"
 #include "base/log.h"
 #include "coll/dispatch.h"
 #include "coll/reduce/reduce.h"
@@ -607,6 +608,7 @@ Hier* hier_create(Communicator& c, Communicator* local) {
   h->shape.equal = h->equal;
   h->shape.slot_bytes = local->slot_bytes;
   h->shape.oversubscribed = local->oversubscribed;
+  h->shape.contention = std::max(1.0, static_cast<double>(r.machine_pes) / usable_cpus());
   agree_link(c, *h);
   return h;
 }

@@ -208,6 +208,7 @@ void print_prediction(int hosts, int ppn, size_t bytes, size_t slot, const Model
   s.dtype = DType::kFloat32;
   s.slot_bytes = slot;
   s.oversubscribed = ppn > usable_cpus();
+  s.contention = std::max(1.0, static_cast<double>(ppn) / usable_cpus());
   const HierPlan p = plan_allreduce(s, m, l);
   std::printf("allreduce of %s (float32) over %d hosts x %d PEs = %d PEs\n", config::format_size(bytes).c_str(),
               hosts, ppn, hosts * ppn);

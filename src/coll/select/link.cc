@@ -111,14 +111,15 @@ HierPlan plan_allreduce(const HierShape& s, const ModelParams& local, const Link
   p.rails = std::numeric_limits<double>::infinity();
   if (s.equal && s.ppn > 1 && s.bytes / dtype_size(s.dtype) >= static_cast<size_t>(s.ppn)) {
     const double bw = std::min(link.stream_bw, link.host_bw / s.ppn);
-    p.rails = local_seconds(Kind::kReduceScatter, s, s.bytes / static_cast<size_t>(s.ppn), local) +
-              net_allreduce_seconds(s.hosts, s.bytes / static_cast<size_t>(s.ppn), bw, link, local, &dbl_rails) +
-              local_seconds(Kind::kAllgather, s, s.bytes / static_cast<size_t>(s.ppn), local);
+    p.rails = s.contention *
+              (local_seconds(Kind::kReduceScatter, s, s.bytes / static_cast<size_t>(s.ppn), local) +
+               net_allreduce_seconds(s.hosts, s.bytes / static_cast<size_t>(s.ppn), bw, link, local, &dbl_rails) +
+               local_seconds(Kind::kAllgather, s, s.bytes / static_cast<size_t>(s.ppn), local));
   }
-  p.leaders = local_seconds(Kind::kReduce, s, s.bytes, local) +
+  p.leaders = s.contention * local_seconds(Kind::kReduce, s, s.bytes, local) +
               net_allreduce_seconds(s.hosts, s.bytes, link.stream_bw, link, local, &dbl_leaders) +
-              local_seconds(Kind::kBroadcast, s, s.bytes, local);
-  p.ring = 2.0 * (n - 1) * (link.alpha + b / n / link.stream_bw) + (n - 1) * b / n * local.gamma;
+              s.contention * local_seconds(Kind::kBroadcast, s, s.bytes, local);
+  p.ring = s.contention * (2.0 * (n - 1) * (link.alpha + b / n / link.stream_bw) + (n - 1) * b / n * local.gamma);
   static const size_t forced = config::one_of(kHierAllreduce, {"auto", "rails", "leaders", "ring"});
   if (forced == 1 && std::isfinite(p.rails)) p.how = HierAllreduce::kRails;
   else if (forced == 2) p.how = HierAllreduce::kLeaders;

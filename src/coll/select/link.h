@@ -15,6 +15,10 @@
 //   ring     2(n-1) (alpha + S/n/stream_bw) + (n-1) S/n gamma   (one ring over every member)
 //   net(S, bw) = min(ring: 2(H-1)(alpha + S/H/bw) + (H-1) S/H gamma,
 //                    doubling, H a power of two: log2(H) (alpha + S/bw + S gamma))
+// On a machine with more of the job's PEs than CPUs (HierShape::contention = PEs per CPU, hosts that are
+// namespaces or containers of one machine), phases in which every PE works at once take `contention` times
+// longer: all of rails and ring, and the local phases of leaders (its transfer between hosts is the
+// leaders' alone).
 #pragma once
 #include <cstddef>
 #include <string>
@@ -46,6 +50,7 @@ struct HierShape {
   DType dtype = DType::kFloat32;
   size_t slot_bytes = 0;  // the local communicator's staging slot
   bool oversubscribed = false;
+  double contention = 1;  // PEs of the job per CPU of this machine, when above 1 (see the top of the file)
 };
 
 struct HierPlan {

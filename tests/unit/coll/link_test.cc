@@ -36,6 +36,25 @@ TEST(Link, RailsWinWhenAHostsStreamsTogetherCarryMore) {
   EXPECT_LT(p.rails, p.ring);
 }
 
+// The same hosts as namespaces of one machine with half a CPU per PE: every rail works at once on shared
+// CPUs and gains nothing from its concurrency, while the leaders' transfer is theirs alone. Local copies
+// and reductions at the rates measured on the project's 2-CPU VMs (docs/coll.md: 28 GB/s, 16.5 GB/s).
+TEST(Link, RailsLoseWhenTheMachinesCpusAreShared) {
+  ModelParams m;
+  m.beta = 1 / 28e9;
+  m.gamma = 1 / 16.5e9;
+  HierShape s = shape(2, 2, 64 << 20);
+  const HierPlan free_cpus = plan_allreduce(s, m, link(5, 1.16, 1.6));
+  EXPECT_EQ(free_cpus.how, HierAllreduce::kRails) << "a CPU per PE: the rails together carry more than a stream";
+  s.contention = 2;
+  const HierPlan p = plan_allreduce(s, m, link(5, 1.16, 1.6));
+  EXPECT_NEAR(p.rails, 2 * free_cpus.rails, 1e-9);
+  EXPECT_NEAR(p.ring, 2 * free_cpus.ring, 1e-9);
+  EXPECT_GT(p.leaders, free_cpus.leaders);
+  EXPECT_LT(p.leaders, 2 * free_cpus.leaders) << "the transfer between hosts is the leaders' alone";
+  EXPECT_EQ(p.how, HierAllreduce::kLeaders) << "rails " << p.rails << " s, leaders " << p.leaders << " s";
+}
+
 TEST(Link, HostsOfUnequalSizeNeverUseRails) {
   const HierPlan p = plan_allreduce(shape(3, 2, 64 << 20, false), ModelParams{}, link(20, 1, 2));
   EXPECT_TRUE(std::isinf(p.rails));
