@@ -157,7 +157,7 @@ Result<Communicator*> build(std::vector<int> world, int rank, uint64_t uid, Sync
     c->pids.push_back(c->ctrl[m]->peer.pid.load(std::memory_order_relaxed));
     c->cma = c->cma && c->ctrl[m]->peer.cma_ok.load(std::memory_order_relaxed) == 1;
   }
-  c->oversubscribed = r.machine_pes > usable_cpus();
+  c->oversubscribed = sync::oversubscribed();  // this machine's PEs outnumber its CPUs (sync/wait.h)
   // Waiting order and policy per member (comm.h: wait_order, spin_for), from the CPUs the PEs published at
   // start-up (sync::pe_cpu).
   const int my_cpu = sync::pe_cpu(c->world[rank]);

@@ -184,8 +184,8 @@ void team_sync_rounds(Team* t) {
 // where the counter takes two (the last arrival's add, then its store of gen); with n members each polls
 // n - 1 lines, so large teams keep the counter. With more PEs than CPUs the counter stays: the flat form
 // measured slower there (docs/openshmem.md). Every member makes the same choice: the team's size and
-// whether the job's PEs outnumber the CPUs, which the collective engine's selection takes to be the same on
-// every member too (coll/comm.cc).
+// whether this machine's PEs outnumber its CPUs (sync::oversubscribed), which is the same for every member
+// of a team on one host.
 namespace {
 // TESSERA_BARRIER=flat or counter forces one form for every team on one host (tests run both at PE counts
 // the default would not choose); the job's PEs all read the same value.
