@@ -85,8 +85,7 @@ uint64_t fast_now_slow() {
   const uint64_t t = rdtsc();
   if (t < c.tsc0) return now_ns();
   if (t >= c.next.load(std::memory_order_relaxed)) remeasure(c);
-  return c.ns0 + static_cast<uint64_t>((static_cast<unsigned __int128>(t - c.tsc0) *
-                                        c.mult.load(std::memory_order_relaxed)) >> 32);
+  return tsc_ns(c, t);
 }
 }  // namespace detail
 

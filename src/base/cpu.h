@@ -41,6 +41,11 @@ inline uint64_t rdtsc() {
   asm volatile("rdtsc" : "=a"(lo), "=d"(hi));
   return static_cast<uint64_t>(hi) << 32 | lo;
 }
+// Tick t (at or after the anchor) in now_ns() nanoseconds.
+inline uint64_t tsc_ns(const TscClock& c, uint64_t t) {
+  return c.ns0 + static_cast<uint64_t>((static_cast<unsigned __int128>(t - c.tsc0) *
+                                        c.mult.load(std::memory_order_relaxed)) >> 32);
+}
 }  // namespace detail
 
 // The same clock read from the time-stamp counter: a fraction of clock_gettime's cost (docs/coll.md), for
@@ -53,9 +58,7 @@ inline uint64_t fast_now_ns() {
   const detail::TscClock& c = detail::g_tsc;
   if (c.ready.load(std::memory_order_acquire)) [[likely]] {
     const uint64_t t = detail::rdtsc();
-    if (t >= c.tsc0 && t < c.next.load(std::memory_order_relaxed)) [[likely]]
-      return c.ns0 + static_cast<uint64_t>((static_cast<unsigned __int128>(t - c.tsc0) *
-                                            c.mult.load(std::memory_order_relaxed)) >> 32);
+    if (t >= c.tsc0 && t < c.next.load(std::memory_order_relaxed)) [[likely]] return detail::tsc_ns(c, t);
   }
   return detail::fast_now_slow();
 }
