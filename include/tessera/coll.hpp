@@ -87,7 +87,9 @@ class Stream {
   Stream(const Stream&) = delete;
   Stream& operator=(const Stream&) = delete;
 
-  /// Runs fn after everything enqueued before it. `what` names the item in errors and timeouts.
+  /// Runs fn after everything enqueued before it. `what` names the item in errors and timeouts. fn (with
+  /// its captures) is destroyed on the stream's thread before the item counts as done for synchronize()
+  /// and events.
   void enqueue(std::string what, std::function<void()> fn);
   /// Later items start only once `e` has completed (e may belong to another stream).
   void wait(const Event& e);

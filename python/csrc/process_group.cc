@@ -3,10 +3,13 @@
 
 #include <ATen/ATen.h>
 #include <c10/util/Exception.h>
+#include <pybind11/pybind11.h>
 #include <shmem.h>
 
 #include <cstdlib>
 #include <numeric>
+#include <optional>
+#include <set>
 #include <thread>
 
 namespace tessera_torch {
@@ -15,6 +18,10 @@ namespace {
 using c10d::OpType;
 
 bool g_started = false;  // ensure_started called shmem_init
+
+// The live groups, so that shutdown() can let their streams finish before the interpreter ends.
+std::mutex g_groups_mu;
+std::set<ProcessGroupTessera*> g_groups;  // guarded by g_groups_mu
 
 std::string where(int rank, const std::string& what) { return "tessera: rank " + std::to_string(rank) + ", " + what; }
 
@@ -198,6 +205,12 @@ void ensure_started(c10d::Store& store, int rank, int size, std::chrono::millise
 void shutdown() {
   if (!g_started) return;
   g_started = false;
+  // A stream's thread may still be releasing the tensors of a call whose Work completed: the last
+  // reference to a tensor Python has dropped takes the GIL. After the interpreter starts finalizing, a
+  // thread that takes the GIL is ended by Python mid-destructor (std::terminate). So the streams finish
+  // here, at exit time, with the GIL released (the binding releases it).
+  std::lock_guard lk(g_groups_mu);
+  for (ProcessGroupTessera* pg : g_groups) pg->drain();
   shmem_finalize();
 }
 
@@ -226,17 +239,30 @@ ProcessGroupTessera::ProcessGroupTessera(const c10::intrusive_ptr<c10d::Store>& 
   coll_stream_ = std::make_unique<tc::Stream>();
   send_stream_ = std::make_unique<tc::Stream>();
   recv_stream_ = std::make_unique<tc::Stream>();
+  std::lock_guard lk(g_groups_mu);
+  g_groups.insert(this);
+}
+
+void ProcessGroupTessera::drain() {
+  for (auto* s : {coll_stream_.get(), send_stream_.get(), recv_stream_.get()}) {
+    try {
+      s->synchronize();
+    } catch (...) {  // a failed call was reported to its Work; here only the end matters
+    }
+  }
 }
 
 ProcessGroupTessera::~ProcessGroupTessera() {
   // Destruction is not collective in torch (a group goes when Python drops it): wait for this rank's work,
-  // then free this rank's part only.
-  try {
-    coll_stream_->synchronize();
-    send_stream_->synchronize();
-    recv_stream_->synchronize();
-  } catch (...) {
+  // then free this rank's part only. Python drops it holding the GIL, which the streams' threads may need
+  // to release tensors: they get it while this thread waits.
+  std::optional<pybind11::gil_scoped_release> nogil;
+  if (Py_IsInitialized() && PyGILState_Check()) nogil.emplace();
+  {
+    std::lock_guard lk(g_groups_mu);
+    g_groups.erase(this);
   }
+  drain();
   coll_stream_.reset();
   send_stream_.reset();
   recv_stream_.reset();

@@ -112,6 +112,8 @@ class ProcessGroupTessera : public c10d::ProcessGroup {
   size_t inline_bytes() const { return inline_bytes_; }
   void set_inline_bytes(size_t b) { inline_bytes_ = b; }
   tc::Comm& comm() { return comm_; }
+  // Waits until this rank's streams have run (and released) everything enqueued; errors stay with their Work.
+  void drain();
 
  private:
   enum class Lane { kColl, kSend, kRecv };

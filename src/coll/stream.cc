@@ -81,6 +81,9 @@ struct StreamState {
         }
         running.clear();
       }
+      // The item's captures go before it counts as done: whoever waits for it may then drop the last
+      // reference to what they refer to (a Python-owned tensor, say) knowing this thread holds none.
+      item.fn = nullptr;
       const uint64_t d = done.load(std::memory_order_relaxed) + 1;
       if (traced)
         trace::complete(trace::Cat::kStream, "item", traced, trace::now(), trace::intern(item.what),

@@ -59,6 +59,34 @@ TEST(Stream, EventCompletesAfterEarlierWork) {
   EXPECT_TRUE(Event().query());  // never recorded: complete
 }
 
+// When an item counts as done, the stream holds nothing it captured: the waiter may drop the last reference
+// (a Python-owned tensor in the torch backend) without the stream's thread still releasing it.
+TEST(Stream, ItemsCapturesAreGoneWhenItIsDone) {
+  struct SlowToRelease {
+    explicit SlowToRelease(std::atomic<bool>* r) : released(r) {}
+    std::atomic<bool>* released;
+    ~SlowToRelease() {
+      std::this_thread::sleep_for(20ms);  // a destructor that takes a while, as a GIL acquisition may
+      released->store(true);
+    }
+  };
+  Stream s;
+  std::atomic<bool> released{false};
+  auto held = std::make_shared<SlowToRelease>(&released);
+  s.enqueue("hold a capture", [held] {});
+  Event e;
+  e.record(s);
+  held.reset();
+  e.synchronize();
+  EXPECT_TRUE(released.load());
+  released = false;
+  held = std::make_shared<SlowToRelease>(&released);
+  s.enqueue("hold another", [held] {});
+  held.reset();
+  s.synchronize();
+  EXPECT_TRUE(released.load());
+}
+
 // Stream::wait orders work across streams.
 TEST(Stream, WaitOrdersAcrossStreams) {
   Stream a, b;
