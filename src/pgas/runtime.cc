@@ -280,6 +280,7 @@ Status init(int thread_level) {
   wc.abort_word = &r.control->abort;
   wc.exit_code = &r.control->exit_code;
   wc.cpus_shared = &r.control->cpus_shared;
+  wc.wait_hist = r.control->wait_hist(r.my_pe);
   wc.pe_words = r.control->pe_words();
   wc.my_pe = r.my_pe;
   wc.n_pes = r.n_pes;

@@ -25,7 +25,7 @@
 namespace tessera::pgas {
 
 // Job-wide control segment (created by tessera-run, mapped by every PE and the launcher):
-//   header | PeWaitWords[n_pes] | PeState[n_pes] | PeWhere[n_pes]
+//   header | PeWaitWords[n_pes] | PeState[n_pes] (state word, PeWaitHist) | PeWhere[n_pes]
 // The where-areas (sync/where.h) come last and are whole cache lines: a PE's recording never writes a line
 // that holds another PE's wait words.
 struct JobControl {
@@ -39,8 +39,8 @@ struct JobControl {
   alignas(kCacheLine) std::atomic<uint32_t> abort;  // 0, or failed PE + 1
   std::atomic<uint32_t> exit_kind;                  // why: kExitFatal or kExitGlobal
   std::atomic<int32_t> exit_code;                   // status the job ends with
-  // 1 while processes outside the job use its CPUs and tessera-run has unbound the PEs (tools/run/placement.h):
-  // waits then sleep rather than yield (sync/wait.h).
+  // A sync::SharedMode, set by tessera-run (tools/run/placement.h): whether processes outside the job use its
+  // CPUs, and whether the PEs then stay bound; waits then never yield (sync/wait.h).
   std::atomic<uint32_t> cpus_shared;
   // 0, or the first PE whose wait passed its deadline (TESSERA_TIMEOUT) + 1: the launcher then prints the
   // hang report (tools/run/hang_report.h).
@@ -58,6 +58,11 @@ struct JobControl {
   std::atomic<uint32_t>* state(int pe) {
     char* base = reinterpret_cast<char*>(pe_words() + n_pes);
     return reinterpret_cast<std::atomic<uint32_t>*>(base + static_cast<size_t>(pe) * kCacheLine);
+  }
+  // The rest of a PE's state line: how its waits ended while the CPUs were shared (sync/wait.h).
+  sync::PeWaitHist* wait_hist(int pe) {
+    static_assert(sizeof(std::atomic<uint32_t>) + sizeof(sync::PeWaitHist) <= kCacheLine);
+    return reinterpret_cast<sync::PeWaitHist*>(reinterpret_cast<char*>(state(pe)) + sizeof(std::atomic<uint32_t>));
   }
   sync::PeWhere* where(int pe) {
     char* base = reinterpret_cast<char*>(pe_words() + n_pes) + static_cast<size_t>(n_pes) * kCacheLine;

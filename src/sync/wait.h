@@ -14,11 +14,16 @@
 // path, even when the target sleeps in a barrier while it receives a stream of puts.
 // When the job has more PEs than this host has CPUs, the spin phase is cut to TESSERA_WAIT_SPIN_NS / 20:
 // the PE we wait for needs our CPU. While processes outside the job share its CPUs (tessera-run raised
-// JobControl::cpus_shared, tools/run/placement.h), phases 1 and 2 become shared_spin: the waiter spins for a
-// quarter of TESSERA_WAIT_SPIN_NS, yielding at once whenever another PE of the job last ran on its CPU and
-// is not asleep (it needs this CPU), and otherwise goes to sleep without a yield phase: a yield with nobody
-// of the job on the CPU hands it to the outside process for a whole scheduler slice (milliseconds), while a
-// sleeper frees its CPU for a PE that is waiting to run and, woken, is scheduled at once.
+// JobControl::cpus_shared, tools/run/placement.h), phases 1 and 2 are replaced, and never yield: a yield with
+// nobody of the job on the CPU hands it to the outside process for a whole scheduler slice (milliseconds).
+//   - PEs unbound (kSharedUnbound): shared_spin spins for a quarter of TESSERA_WAIT_SPIN_NS, yielding at once
+//     whenever another PE of the job last ran on its CPU and is not asleep (it needs this CPU), then sleeps:
+//     a sleeper frees its CPU for a PE that is waiting to run and, woken, is scheduled at once.
+//   - PEs bound, one per CPU (kSharedBound): bound_spin spins for 10 x TESSERA_WAIT_SPIN_NS, then sleeps. A
+//     PE whose CPU the outside process also wants keeps it while it spins; once it lets go (a yield, or a
+//     sleep), it gets it back only after the outside process's slice.
+// Waits that get past the first polls while the CPUs are shared are counted by length (PeWaitHist): the
+// launcher picks between the two from them.
 //
 // Every wait has a deadline (TESSERA_TIMEOUT seconds). On expiry the waiter's describe() text (what it
 // waited for: address, value seen, value wanted) is printed with the PE number and the job is ended.
@@ -86,10 +91,26 @@ class Published {
   std::atomic<T> v_;
 };
 
+// How this PE's waits that got past the first polls ended while the job's CPUs were shared, by length: what
+// tessera-run's choice between bound and unbound PEs rests on (tools/run/placement.h). Counts only grow
+// (wrapping); the launcher takes differences. In the PE's state line of the control segment
+// (pgas::JobControl), which no other PE reads.
+struct PeWaitHist {
+  std::atomic<uint32_t> short_waits;  // under kShortWaitNs: a hand-off of a few cache lines or kilobytes
+  std::atomic<uint32_t> mid_waits;    // kShortWaitNs .. kLongWaitNs: a peer's transfer of a large message
+  std::atomic<uint32_t> long_waits;   // longer: a peer that computes, or that waited out a scheduler slice
+};
+inline constexpr uint64_t kShortWaitNs = 16'000;
+inline constexpr uint64_t kLongWaitNs = 4'000'000;
+// JobControl::cpus_shared: nobody outside the job uses its CPUs; outside processes do and tessera-run
+// unbound the PEs; outside processes do and the PEs stay bound, one per CPU.
+enum SharedMode : uint32_t { kNotShared = 0, kSharedUnbound = 1, kSharedBound = 2 };
+
 struct WaitContext {
   Published<std::atomic<uint32_t>*> abort_word;  // nonzero: the job is ending (value: failed PE + 1)
   Published<std::atomic<int32_t>*> exit_code;    // status to exit with when the job is ending
-  Published<const std::atomic<uint32_t>*> cpus_shared;  // nonzero: outside processes use the job's CPUs
+  Published<const std::atomic<uint32_t>*> cpus_shared;  // a SharedMode: whether outside processes use the job's CPUs
+  Published<PeWaitHist*> wait_hist;              // this PE's (null without tessera-run)
   Published<PeWaitWords*> pe_words;              // one per PE of the job
   Published<int> my_pe = 0;
   Published<int> n_pes = 1;
@@ -134,11 +155,12 @@ inline void count_wait(std::atomic<uint64_t>& c) { c.store(c.load(std::memory_or
 inline constexpr uint32_t kEagerPolls = 64;
 inline constexpr uint32_t kTightPolls = 16;
 
-// Processes outside the job use its CPUs now (JobControl::cpus_shared; false without tessera-run).
-inline bool cpus_shared() {
+// Processes outside the job use its CPUs now (JobControl::cpus_shared; kNotShared without tessera-run).
+inline uint32_t shared_mode() {
   const std::atomic<uint32_t>* w = g_wait_context.cpus_shared;
-  return w && w->load(std::memory_order_relaxed) != 0;
+  return w ? w->load(std::memory_order_relaxed) : kNotShared;
 }
+inline bool cpus_shared() { return shared_mode() != kNotShared; }
 
 // Tunables (from the environment, parsed once).
 uint64_t spin_ns();
@@ -227,6 +249,28 @@ template <typename Done>
   }
 }
 
+// Phases 1-2 while the CPUs are shared and the PEs stay bound (see the top of this file).
+template <typename Done>
+[[gnu::noinline]] bool bound_spin(Done& done, uint64_t start) {
+  const WaitContext& ctx = wait_context();
+  const uint64_t spin_end = start + 10 * spin_ns();
+  for (uint32_t i = 0;; ++i) {
+    cpu_relax();
+    if (ctx.progress) ctx.progress();
+    if (done()) return true;
+    if ((i & 63) == 63 && fast_now_ns() >= spin_end) return false;
+  }
+}
+
+// Counts a wait that ended while the CPUs were shared, by its length (PeWaitHist).
+inline void count_shared_wait(uint64_t start) {
+  PeWaitHist* h = wait_context().wait_hist;
+  if (!h) return;
+  const uint64_t d = fast_now_ns() - start;
+  std::atomic<uint32_t>& c = d < kShortWaitNs ? h->short_waits : d < kLongWaitNs ? h->mid_waits : h->long_waits;
+  c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+}
+
 // Abort handling used by the wait loop. A waiter passes its describe() text, which is first left in its
 // where-area (sync/where.h) for the launcher's hang report.
 [[noreturn]] void exit_for_abort(uint32_t abort_value);
@@ -243,10 +287,12 @@ template <typename Done, typename Describe>
   const WaitContext& ctx = wait_context();
   const uint64_t start = fast_now_ns();
   trace::WaitSpan traced{start};  // TESSERA_TRACE: one event for this wait, with the last phase reached
-  const bool shared = cpus_shared() && ctx.pe_words;
+  const uint32_t mode = ctx.pe_words ? shared_mode() : kNotShared;
+  const bool shared = mode != kNotShared;
   const uint64_t spin_end = start + spin_ns();
-  if (shared && shared_spin(done, start)) {
+  if (shared && (mode == kSharedBound ? bound_spin(done, start) : shared_spin(done, start))) {
     count_wait(g_wait_stats.spun);
+    count_shared_wait(start);
     return;
   }
   // Phase 1: spin.
@@ -310,6 +356,7 @@ template <typename Done, typename Describe>
     if (slice < 4'000'000) slice *= 2;
   }
   if (me) watch_end(me);
+  if (shared) count_shared_wait(start);
 }
 
 // Blocks until done() is true. describe() builds the text printed when the deadline expires.

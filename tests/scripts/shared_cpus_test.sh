@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Shared CPUs (tools/run/placement.h): with a busy process outside the job, a 1 MiB ping-pong of 100 rounds
-# between 2 PEs ends well under a second, because tessera-run unbinds the PEs it started bound once it sees
-# the outside load (bound, every hand-off waited out a scheduler slice behind the busy process: about 0.4 s
-# in all). The launcher says so; --bind-to core keeps them bound. Binding again once the CPUs are quiet
-# needs a machine on which nothing else runs: tests/unit/run/placement_test.cc checks that decision.
-# The limit is generous: a check that the slices are gone, not a benchmark.
+# between 2 PEs ends well under a second. Once tessera-run sees the outside load, the PEs' waits keep their
+# CPU instead of yielding it (with yields, every hand-off waited out a scheduler slice behind the busy
+# process: about 0.4 s in all), and the launcher unbinds the PEs when most of their waits are a peer's large
+# transfer; with short hand-offs (4 KiB) they stay bound. The launcher says so; --bind-to core keeps them
+# bound with the default waits. Binding again once the CPUs are quiet needs a machine on which nothing else
+# runs: tests/unit/run/placement_test.cc checks those decisions. The limits are generous: a check that the
+# slices are gone, not a benchmark.
 set -u
 build=${1:?build dir}
 run="$build/bin/tessera-run"
@@ -15,8 +17,9 @@ stop_busy() { for p in "${busy[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/
 trap 'stop_busy; rm -rf "$tmp"' EXIT
 start_busy() { bash -c 'while :; do :; done' & busy+=($!); }
 
-# 1. One busy process running for over a second before the job: the PEs start unbound (a process that has
-#    kept a CPU busy is a neighbour, not one starting up); the job warms up for 1 s, then times 100 rounds.
+# 1. One busy process running for over a second before the job (a process that has kept a CPU busy is a
+#    neighbour, not one starting up): the PEs start bound with waits that keep the CPU, and the 1 MiB
+#    hand-offs unbind them; the job warms up for 1 s, then times 100 rounds.
 start_busy
 sleep 1.3
 "$run" -n 2 --timeout 120 --report-bindings "$prog" 1048576 100 1.0 0.2 > "$tmp/out" 2>&1
@@ -25,7 +28,18 @@ stop_busy
 cat "$tmp/out"
 check "busy from the start: 1 MiB x 100 within the limit, exit 0 ($rc)" "[ $rc -eq 0 ]"
 check "launcher names the placement it started with" "grep -q 'placement: PE 0 on CPU' '$tmp/out'"
-check "launcher starts the PEs unbound, and says why" "grep -q '1 busy process beside the job at its start; the PEs start unbound' '$tmp/out'"
+check "launcher starts the PEs bound with waits that keep the CPU, and says why" "grep -q '1 busy process beside the job at its start; the PEs start bound, one per CPU, and their waits keep the CPU' '$tmp/out'"
+check "launcher unbinds them for the 1 MiB hand-offs, and says why" "grep -q 'now run on all of them (of the PEs. last 100 ms of waits, [0-9]* under 16 us, [0-9]* up to 4 ms' '$tmp/out'"
+
+# 1b. The same with 4 KiB hand-offs: the PEs stay bound for the whole run.
+start_busy
+sleep 1.3
+"$run" -n 2 --timeout 120 --report-bindings "$prog" 4096 20000 1.5 1.0 > "$tmp/out" 2>&1
+rc=$?
+stop_busy
+cat "$tmp/out"
+check "busy from the start, 4 KiB: 20000 rounds within the limit, exit 0 ($rc)" "[ $rc -eq 0 ]"
+check "4 KiB hand-offs: the PEs stay bound" "grep -q 'the PEs start bound' '$tmp/out' && ! grep -q 'now run on all of them' '$tmp/out'"
 
 # 2. The busy process starts after the PEs: the launcher sees it in its samples and unbinds the running PEs
 #    (within about 0.6 s; the warm-up lasts 2 s).

@@ -111,7 +111,10 @@ void print_placement(int n) {
   const double load = run::outside_cpus(a, run::sample_cpu_times(layout.cpus, {}));
   std::printf("  now: other processes use %.2f of CPUs %s, so a job started now would run %s\n", load,
               run::cpu_list(layout.cpus).c_str(),
-              load >= run::PlacementPolicy::kShareCpus ? "unbound (as soon as tessera-run has sampled it)" : "bound");
+              load < run::PlacementPolicy::kShareCpus ? "bound"
+              : layout.pe_cpu.size() <= layout.cpus.size()
+                  ? "bound with waits that keep the CPU, unbound once most of its waits are a peer's large transfer"
+                  : "unbound (as soon as tessera-run has sampled it)");
 }
 
 void print_env() {

@@ -12,6 +12,8 @@
 
 #include <fmt/format.h>
 
+#include "sync/wait.h"
+
 namespace tessera::run {
 
 bool parse_bind_mode(const std::string& s, BindMode* out) {
@@ -117,8 +119,14 @@ double outside_cpus(const CpuTimes& a, const CpuTimes& b) {
   return v > 0 ? v : 0;
 }
 
-PlacementMonitor::PlacementMonitor(BindMode mode, Layout layout, std::atomic<uint32_t>* shared_word, bool report)
-    : mode_(mode), layout_(std::move(layout)), shared_word_(shared_word), report_(report) {}
+PlacementMonitor::PlacementMonitor(BindMode mode, Layout layout, std::atomic<uint32_t>* shared_word, bool report,
+                                   std::function<PlacementPolicy::Waits()> waits)
+    : mode_(mode),
+      layout_(std::move(layout)),
+      shared_word_(shared_word),
+      report_(report),
+      waits_(std::move(waits)),
+      policy_(layout_.bound() && layout_.pe_cpu.size() <= layout_.cpus.size()) {}
 
 std::string PlacementMonitor::describe() const {
   const size_t n = layout_.pe_cpu.size();
@@ -133,29 +141,59 @@ std::string PlacementMonitor::describe() const {
   for (size_t r = 0; r < n && r < 8; ++r) where += fmt::format("{}PE {} on CPU {}", r ? ", " : "", r, layout_.pe_cpu[r]);
   if (n > 8) where += ", ...";
   if (mode_ == BindMode::kCore) return fmt::format("{}: bound, whatever else runs (--bind-to core)", where);
-  return fmt::format("{}: bound while processes outside the job leave CPUs {} idle; unbound when they use {:.2f} "
-                     "of a CPU or more (--bind-to auto)", where, cpus, PlacementPolicy::kShareCpus);
+  if (n > layout_.cpus.size())
+    return fmt::format("{}: bound while processes outside the job leave CPUs {} idle; unbound when they use {:.2f} "
+                       "of a CPU or more (--bind-to auto)", where, cpus, PlacementPolicy::kShareCpus);
+  return fmt::format("{}: bound while processes outside the job leave CPUs {} idle; when they use {:.2f} of a CPU "
+                     "or more, bound while the PEs' hand-offs are short and unbound while most of their waits last "
+                     "{}-{} us (--bind-to auto)", where, cpus, PlacementPolicy::kShareCpus,
+                     sync::kShortWaitNs / 1000, sync::kLongWaitNs / 1000);
 }
 
-PlacementPolicy::Action PlacementPolicy::add_sample(const CpuTimes& s, const std::vector<pid_t>& pids) {
+PlacementPolicy::Action PlacementPolicy::add_sample(const CpuTimes& s, const std::vector<pid_t>& pids,
+                                                    const Waits& waits) {
   if (pids != pids_) window_.clear(), pids_ = pids;
   window_.push_back(s);
   if (window_.size() > static_cast<size_t>(kWindowSamples) + 1) window_.pop_front();
+  const Waits prev = prev_waits_;
+  prev_waits_ = waits;
+  last_delta_ = {waits.short_waits - prev.short_waits, waits.mid_waits - prev.mid_waits,
+                 waits.long_waits - prev.long_waits};
   if (window_.size() < 2) return Action::kNone;
-  if (!shared_) {
+  if (state_ == State::kQuiet) {
     if (window_.size() <= static_cast<size_t>(kWindowSamples)) return Action::kNone;
     load_ = outside_cpus(window_.front(), window_.back());
     if (load_ < kShareCpus) return Action::kNone;
-    shared_ = true;
-    quiet_ = 0;
-    return Action::kUnbind;
+    start_shared();
+    streak_ = 0;
+    return stay_bound_ ? Action::kShareBound : Action::kUnbind;
   }
   load_ = outside_cpus(window_[window_.size() - 2], window_.back());
   quiet_ = load_ < kQuietCpus ? quiet_ + 1 : 0;
-  if (quiet_ < kQuietSamples) return Action::kNone;
-  shared_ = false;
-  window_.clear();
-  return Action::kRebind;
+  if (quiet_ >= kQuietSamples) {
+    state_ = State::kQuiet;
+    window_.clear();
+    return Action::kRebind;
+  }
+  return stay_bound_ ? hand_offs(last_delta_) : Action::kNone;
+}
+
+// While shared with one PE per CPU: bound or unbound by the lengths of the last interval's waits.
+PlacementPolicy::Action PlacementPolicy::hand_offs(const Waits& d) {
+  const uint64_t total = d.short_waits + d.mid_waits + d.long_waits;
+  if (total < kMinWaits) {
+    streak_ = 0;
+    return Action::kNone;
+  }
+  const State want = 2 * d.mid_waits > total ? State::kSharedUnbound : State::kSharedBound;
+  if (want == state_) {
+    streak_ = 0;
+    return Action::kNone;
+  }
+  if (++streak_ < kSwitchSamples) return Action::kNone;
+  streak_ = 0;
+  state_ = want;
+  return want == State::kSharedUnbound ? Action::kUnbind : Action::kBindShared;
 }
 
 int busy_neighbours() {
@@ -187,23 +225,42 @@ bool PlacementMonitor::start() {
   const int n = busy_neighbours();
   if (n == 0) return false;
   policy_.start_shared();
-  shared_word_->store(1, std::memory_order_relaxed);
+  const bool bound = policy_.state() == PlacementPolicy::State::kSharedBound;
+  shared_word_->store(bound ? sync::kSharedBound : sync::kSharedUnbound, std::memory_order_relaxed);
   if (report_)
     std::fprintf(stderr, "tessera-run: placement: %d busy process%s beside the job at its start; the PEs start "
-                 "unbound\n", n, n == 1 ? "" : "es");
-  return true;
+                 "%s\n", n, n == 1 ? "" : "es",
+                 bound ? "bound, one per CPU, and their waits keep the CPU" : "unbound");
+  return !bound;
 }
 
 void PlacementMonitor::started(int rank, pid_t pid) {
-  if (watching() && policy_.shared()) widened_[pid] = layout_.pe_cpu[static_cast<size_t>(rank)];
+  if (watching() && policy_.state() == PlacementPolicy::State::kSharedUnbound)
+    widened_[pid] = layout_.pe_cpu[static_cast<size_t>(rank)];
+}
+
+std::string PlacementMonitor::waits_text() const {
+  const PlacementPolicy::Waits& d = policy_.last_waits();
+  return fmt::format("of the PEs' last {} ms of waits, {} under {} us, {} up to {} ms, {} longer",
+                     kSamplePeriodMs, d.short_waits, sync::kShortWaitNs / 1000, d.mid_waits,
+                     sync::kLongWaitNs / 1000000, d.long_waits);
 }
 
 void PlacementMonitor::tick(const std::vector<pid_t>& pids_by_rank, uint64_t now_ns) {
   if (!watching() || now_ns < next_ns_) return;
   next_ns_ = now_ns + static_cast<uint64_t>(kSamplePeriodMs) * 1000000ull;
-  switch (policy_.add_sample(sample_cpu_times(layout_.cpus, pids_by_rank), pids_by_rank)) {
+  const PlacementPolicy::Waits waits = waits_ ? waits_() : PlacementPolicy::Waits{};
+  switch (policy_.add_sample(sample_cpu_times(layout_.cpus, pids_by_rank), pids_by_rank, waits)) {
+    case PlacementPolicy::Action::kShareBound:
+      shared_word_->store(sync::kSharedBound, std::memory_order_relaxed);
+      if (report_)
+        std::fprintf(stderr, "tessera-run: placement: processes outside the job use %.2f of CPUs %s; the PEs stay "
+                     "bound, one per CPU, and their waits keep the CPU\n", policy_.load(),
+                     cpu_list(layout_.cpus).c_str());
+      break;
     case PlacementPolicy::Action::kUnbind: unbind(pids_by_rank); break;
-    case PlacementPolicy::Action::kRebind: rebind(); break;
+    case PlacementPolicy::Action::kBindShared: rebind(sync::kSharedBound); break;
+    case PlacementPolicy::Action::kRebind: rebind(sync::kNotShared); break;
     case PlacementPolicy::Action::kNone: break;
   }
 }
@@ -231,14 +288,14 @@ void PlacementMonitor::unbind(const std::vector<pid_t>& pids_by_rank) {
     }
     ::closedir(d);
   }
-  shared_word_->store(1, std::memory_order_relaxed);
+  shared_word_->store(sync::kSharedUnbound, std::memory_order_relaxed);
   if (report_)
     std::fprintf(stderr, "tessera-run: placement: processes outside the job use %.2f of CPUs %s; %zu threads of "
-                 "the PEs now run on all of them\n", policy_.load(), cpu_list(layout_.cpus).c_str(),
-                 widened_.size());
+                 "the PEs now run on all of them%s\n", policy_.load(), cpu_list(layout_.cpus).c_str(),
+                 widened_.size(), policy_.stay_bound() ? (" (" + waits_text() + ")").c_str() : "");
 }
 
-void PlacementMonitor::rebind() {
+void PlacementMonitor::rebind(uint32_t word) {
   size_t n = 0;
   for (auto [tid, cpu] : widened_) {
     cpu_set_t one;
@@ -247,10 +304,15 @@ void PlacementMonitor::rebind() {
     n += ::sched_setaffinity(tid, sizeof one, &one) == 0;  // a thread that ended since: nothing to do
   }
   widened_.clear();
-  shared_word_->store(0, std::memory_order_relaxed);
-  if (report_)
+  shared_word_->store(word, std::memory_order_relaxed);
+  if (!report_) return;
+  if (word == sync::kNotShared)
     std::fprintf(stderr, "tessera-run: placement: CPUs %s quiet again (%.2f used outside the job); %zu threads of "
                  "the PEs bound to their CPU again\n", cpu_list(layout_.cpus).c_str(), policy_.load(), n);
+  else
+    std::fprintf(stderr, "tessera-run: placement: the PEs' hand-offs are short (%s); %zu threads of the PEs bound "
+                 "to their CPU again, beside processes that use %.2f of CPUs %s\n", waits_text().c_str(), n,
+                 policy_.load(), cpu_list(layout_.cpus).c_str());
 }
 
 }  // namespace tessera::run

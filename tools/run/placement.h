@@ -4,13 +4,21 @@
 //   auto (default)  each PE starts bound to a CPU of its own (PE r on CPU r mod the count when the PEs are a
 //                   whole multiple of the CPUs; other counts run free). While the PEs run, the launcher samples
 //                   every kSamplePeriodMs how much of the job's CPUs processes outside the job use. When they
-//                   use at least kShareCpus of a CPU (over the last kWindowSamples intervals), a bound PE would wait out a scheduler slice behind them
-//                   on its own CPU while another CPU sits idle, so the launcher widens every thread of every
-//                   PE that is bound to one CPU (the PE's own, pinned kernel workers) to all the job's CPUs
-//                   and raises JobControl::cpus_shared (waits then sleep instead of yielding: a yield hands
-//                   the CPU to the outside process for a whole slice).
-//                   After kQuietSamples samples in a row with less than kQuietCpus outside use, it binds those
-//                   threads again and lowers the word.
+//                   use at least kShareCpus of a CPU (over the last kWindowSamples intervals), it raises
+//                   JobControl::cpus_shared: waits then never yield (a yield hands the CPU to the outside
+//                   process for a whole slice; sync/wait.h). Then, with one PE per CPU:
+//                   - the PEs stay bound (kSharedBound) while their hand-offs are short: a PE beside the
+//                     outside process keeps its CPU while it spins, and two PEs on two CPUs hand off in
+//                     cache-line time whenever both run;
+//                   - the launcher unbinds them (kSharedUnbound: every thread of every PE bound to one CPU,
+//                     the PE's own and pinned kernel workers, widened to all the job's CPUs) while most of
+//                     their waits last kShortWaitNs..kLongWaitNs (sync::PeWaitHist) for kSwitchSamples
+//                     samples in a row: one PE works on a large transfer while the other waits, and unbound the
+//                     working PE gets the CPU the outside process leaves; bound, it would share its own.
+//                   With more PEs than CPUs it unbinds them at once (a bound PE would wait out a scheduler
+//                   slice behind the outside process while another CPU sits idle).
+//                   After kQuietSamples samples in a row with less than kQuietCpus outside use, it binds
+//                   every thread again and lowers the word.
 //   core            bound as above, whatever else runs.
 //   none            every PE runs on every CPU of the job.
 // docs/design.md ("Shared CPUs") has the measurements behind the thresholds.
@@ -20,6 +28,7 @@
 #include <atomic>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -56,6 +65,11 @@ double outside_cpus(const CpuTimes& a, const CpuTimes& b);
 // CPU on average since they started (/proc/PID/stat): a busy neighbour, not a process starting up.
 int busy_neighbours();
 
+// A job's waits so far by length, summed over its PEs (sync::PeWaitHist).
+struct WaitCounts {
+  uint64_t short_waits = 0, mid_waits = 0, long_waits = 0;
+};
+
 // The decision alone, fed with samples (unit-tested with made-up ones: tests/unit/run/placement_test.cc).
 class PlacementPolicy {
  public:
@@ -66,37 +80,57 @@ class PlacementPolicy {
   static constexpr double kShareCpus = 0.5;
   static constexpr int kQuietSamples = 10;
   static constexpr double kQuietCpus = 0.1;
-  enum class Action { kNone, kUnbind, kRebind };
+  static constexpr int kSwitchSamples = 2;
+  static constexpr uint64_t kMinWaits = 20;  // per interval, below which the hand-offs say nothing
+  // kShareBound: outside load, the PEs stay bound; kUnbind: widen them; kBindShared: outside load still, but
+  // bind them again (their hand-offs are short); kRebind: quiet again, bind them (if widened).
+  enum class Action { kNone, kShareBound, kUnbind, kBindShared, kRebind };
+  enum class State { kQuiet, kSharedBound, kSharedUnbound };
+  using Waits = WaitCounts;
 
+  // stay_bound: the layout has one PE per CPU, so that the PEs may stay bound beside outside load.
+  explicit PlacementPolicy(bool stay_bound = false) : stay_bound_(stay_bound) {}
   // `pids` are the processes the sample's `procs` covers: when they change (a PE ended), the window starts
   // again, as the ended PE's time left the sum.
-  Action add_sample(const CpuTimes& s, const std::vector<pid_t>& pids);
-  // The job starts unbound (PlacementMonitor::start found busy neighbours).
-  void start_shared() { shared_ = true, quiet_ = 0; }
-  bool shared() const { return shared_; }
+  Action add_sample(const CpuTimes& s, const std::vector<pid_t>& pids, const Waits& waits = {});
+  // PlacementMonitor::start found busy neighbours: the job starts shared, bound or not as above.
+  void start_shared() { state_ = stay_bound_ ? State::kSharedBound : State::kSharedUnbound, quiet_ = 0; }
+  State state() const { return state_; }
+  bool shared() const { return state_ != State::kQuiet; }
+  bool stay_bound() const { return stay_bound_; }
   double load() const { return load_; }  // outside CPUs behind the last decision
+  const Waits& last_waits() const { return last_delta_; }  // of the last interval, behind a switch
 
  private:
+  Action hand_offs(const Waits& w);
+
+  bool stay_bound_;
   std::deque<CpuTimes> window_;
   std::vector<pid_t> pids_;
-  bool shared_ = false;
+  State state_ = State::kQuiet;
   int quiet_ = 0;
   double load_ = 0;
+  Waits prev_waits_, last_delta_;
+  int streak_ = 0;  // samples in a row whose hand-offs favour the other shared state
 };
 
 class PlacementMonitor {
  public:
   static constexpr int kSamplePeriodMs = 100;
 
-  // shared_word: JobControl::cpus_shared. report: print the placement and every change to stderr.
-  PlacementMonitor(BindMode mode, Layout layout, std::atomic<uint32_t>* shared_word, bool report);
+  // shared_word: JobControl::cpus_shared. waits: the job's PeWaitHist counts summed (null: none known).
+  // report: print the placement and every change to stderr.
+  PlacementMonitor(BindMode mode, Layout layout, std::atomic<uint32_t>* shared_word, bool report,
+                   std::function<PlacementPolicy::Waits()> waits = {});
   // Before the PEs start: when busy_neighbours() finds processes that have kept a CPU busy for a while, the
   // PEs start unbound rather than wait out the first samples bound. True then.
   bool start();
   // The PE of `rank` started as `pid`; when it started unbound, binding it later means its main thread.
   void started(int rank, pid_t pid);
   // Whether the PEs start bound to layout.pe_cpu.
-  bool start_bound() const { return mode_ != BindMode::kNone && !policy_.shared(); }
+  bool start_bound() const {
+    return mode_ != BindMode::kNone && policy_.state() != PlacementPolicy::State::kSharedUnbound;
+  }
   // Call about every kSamplePeriodMs with the running PEs' pids by rank (-1 for PEs that ended).
   void tick(const std::vector<pid_t>& pids_by_rank, uint64_t now_ns);
   // When the next tick is due (0: never; the policy does not watch).
@@ -109,14 +143,16 @@ class PlacementMonitor {
  private:
   bool watching() const { return mode_ == BindMode::kAuto && layout_.bound(); }
   void unbind(const std::vector<pid_t>& pids_by_rank);
-  void rebind();
+  void rebind(uint32_t word);
+  std::string waits_text() const;
 
   BindMode mode_;
   Layout layout_;
   std::atomic<uint32_t>* shared_word_;
   bool report_;
-  uint64_t next_ns_ = 0;
+  std::function<PlacementPolicy::Waits()> waits_;
   PlacementPolicy policy_;
+  uint64_t next_ns_ = 0;
   std::map<pid_t, int> widened_;  // thread id -> the CPU it was bound to
 };
 

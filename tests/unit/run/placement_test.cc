@@ -1,4 +1,4 @@
-// tessera-run's placement policy (tools/run/placement.h), fed with made-up CPU-time samples: when it
+// tessera-run's placement policy (tools/run/placement.h), fed with made-up CPU-time and wait samples: when it
 // unbinds, when it binds again, and what it ignores.
 #include "placement.h"
 
@@ -10,18 +10,22 @@ namespace {
 using Action = PlacementPolicy::Action;
 
 // Feeds samples 100 ms apart in which processes outside the job use `outside` CPUs (of 2) and the job 1 CPU.
+// With hand-offs: the PEs' waits of the interval by length (short, mid, long).
 struct Feed {
   PlacementPolicy policy;
   CpuTimes t;
   std::vector<pid_t> pids{100, 101};
+  WaitCounts waits;
   const double ticks = static_cast<double>(::sysconf(_SC_CLK_TCK));
-  Action next(double outside) {
+  Action next(double outside, uint64_t short_waits = 0, uint64_t mid_waits = 0, uint64_t long_waits = 0) {
     t.at_ns += 100'000'000;
     t.procs += static_cast<uint64_t>(1.0 * ticks / 10);
     t.cpus_busy += static_cast<uint64_t>((1.0 + outside) * ticks / 10);
-    return policy.add_sample(t, pids);
+    waits.short_waits += short_waits, waits.mid_waits += mid_waits, waits.long_waits += long_waits;
+    return policy.add_sample(t, pids, waits);
   }
 };
+using State = PlacementPolicy::State;
 
 TEST(Placement, OutsideCpusIsBusyTimeNotTheJobs) {
   const double ticks = static_cast<double>(::sysconf(_SC_CLK_TCK));
@@ -78,6 +82,57 @@ TEST(Placement, APeThatEndsStartsTheWindowAgain) {
   f.t.procs -= 1000;
   for (int i = 0; i < PlacementPolicy::kWindowSamples; ++i) EXPECT_EQ(f.next(1.0), Action::kNone) << i;
   EXPECT_EQ(f.next(1.0), Action::kUnbind);  // a full window after the change
+}
+
+// One PE per CPU: outside load keeps the PEs bound while their hand-offs are short (a busy neighbour takes
+// half of one PE's CPU; unbound, the two PEs would share a CPU and switch at every hand-off).
+TEST(Placement, OnePePerCpuStaysBoundWhileHandOffsAreShort) {
+  Feed f{PlacementPolicy(true)};
+  int shared = 0;
+  for (int i = 0; i < 30; ++i) {
+    const Action a = f.next(0.8, 5000, 30, 10);
+    EXPECT_NE(a, Action::kUnbind) << "sample " << i;
+    shared += a == Action::kShareBound;
+  }
+  EXPECT_EQ(shared, 1);
+  EXPECT_EQ(f.policy.state(), State::kSharedBound);
+}
+
+// Mostly waits of 16 us-4 ms (one PE transfers while the other waits): unbound after kSwitchSamples such
+// intervals in a row, bound again after as many intervals of short hand-offs; one odd interval changes
+// nothing, nor do intervals with too few waits to tell.
+TEST(Placement, HandOffLengthsChooseBetweenBoundAndUnbound) {
+  Feed f{PlacementPolicy(true)};
+  Action a = Action::kNone;
+  for (int i = 0; i <= PlacementPolicy::kWindowSamples && a == Action::kNone; ++i) a = f.next(1.0, 100, 0, 0);
+  ASSERT_EQ(a, Action::kShareBound);
+  static_assert(PlacementPolicy::kSwitchSamples == 2);
+  EXPECT_EQ(f.next(1.0, 10, 500, 5), Action::kNone);  // one interval of long transfers
+  EXPECT_EQ(f.next(1.0, 500, 10, 5), Action::kNone);  // and the streak is broken
+  EXPECT_EQ(f.next(1.0, 10, 500, 5), Action::kNone);
+  EXPECT_EQ(f.next(1.0, 10, 500, 5), Action::kUnbind);
+  EXPECT_EQ(f.policy.state(), State::kSharedUnbound);
+  EXPECT_EQ(f.policy.last_waits().mid_waits, 500u);
+  EXPECT_EQ(f.next(1.0, 10, 500, 5), Action::kNone);  // already unbound
+  EXPECT_EQ(f.next(1.0, 3, 4, 2), Action::kNone);     // too few waits to tell
+  EXPECT_EQ(f.next(1.0, 3, 4, 2), Action::kNone);
+  EXPECT_EQ(f.next(1.0, 400, 100, 300), Action::kNone);  // mid-length waits no longer the majority
+  EXPECT_EQ(f.next(1.0, 400, 100, 300), Action::kBindShared);
+  EXPECT_EQ(f.policy.state(), State::kSharedBound);
+  // Quiet again: bound, not shared.
+  for (int i = 0; i < PlacementPolicy::kQuietSamples - 1; ++i) ASSERT_EQ(f.next(0, 500, 10, 0), Action::kNone) << i;
+  EXPECT_EQ(f.next(0, 500, 10, 0), Action::kRebind);
+  EXPECT_EQ(f.policy.state(), State::kQuiet);
+}
+
+// More PEs than CPUs (no one-per-CPU layout): unbound at once, whatever the hand-offs.
+TEST(Placement, MorePesThanCpusUnbindWhateverTheHandOffs) {
+  Feed f;
+  Action a = Action::kNone;
+  for (int i = 0; i <= PlacementPolicy::kWindowSamples && a == Action::kNone; ++i) a = f.next(1.0, 5000, 0, 0);
+  EXPECT_EQ(a, Action::kUnbind);
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(f.next(1.0, 5000, 0, 0), Action::kNone);
+  EXPECT_EQ(f.policy.state(), State::kSharedUnbound);
 }
 
 TEST(Placement, LayoutBindsWholeMultiplesOnly) {
