@@ -148,17 +148,17 @@ Status Job::setup() {
   if (sigfd_ < 0) return sys_error("signalfd");
   signal(SIGPIPE, SIG_IGN);
   const bool report = opt_.report_bindings || log::level() >= log::Level::kInfo;
-  // The PEs' wait counts (sync::PeWaitHist, 32-bit and wrapping), summed into totals that only grow.
+  // Each PE's wait counts (sync::PeWaitHist, 32-bit and wrapping) as totals that only grow.
   auto waits = [ctl = ctl_, seen = std::vector<std::array<uint32_t, 3>>(static_cast<size_t>(opt_.n_pes)),
-                total = PlacementPolicy::Waits{}]() mutable {
+                total = std::vector<PlacementPolicy::Waits>(static_cast<size_t>(opt_.n_pes))]() mutable {
     for (size_t pe = 0; pe < seen.size(); ++pe) {
       sync::PeWaitHist* h = ctl->wait_hist(static_cast<int>(pe));
       const std::array<uint32_t, 3> now{h->short_waits.load(std::memory_order_relaxed),
                                         h->mid_waits.load(std::memory_order_relaxed),
                                         h->long_waits.load(std::memory_order_relaxed)};
-      total.short_waits += static_cast<uint32_t>(now[0] - seen[pe][0]);
-      total.mid_waits += static_cast<uint32_t>(now[1] - seen[pe][1]);
-      total.long_waits += static_cast<uint32_t>(now[2] - seen[pe][2]);
+      total[pe].short_waits += static_cast<uint32_t>(now[0] - seen[pe][0]);
+      total[pe].mid_waits += static_cast<uint32_t>(now[1] - seen[pe][1]);
+      total[pe].long_waits += static_cast<uint32_t>(now[2] - seen[pe][2]);
       seen[pe] = now;
     }
     return total;

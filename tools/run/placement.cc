@@ -120,7 +120,7 @@ double outside_cpus(const CpuTimes& a, const CpuTimes& b) {
 }
 
 PlacementMonitor::PlacementMonitor(BindMode mode, Layout layout, std::atomic<uint32_t>* shared_word, bool report,
-                                   std::function<PlacementPolicy::Waits()> waits)
+                                   std::function<std::vector<PlacementPolicy::Waits>()> waits)
     : mode_(mode),
       layout_(std::move(layout)),
       shared_word_(shared_word),
@@ -150,15 +150,10 @@ std::string PlacementMonitor::describe() const {
                      sync::kShortWaitNs / 1000, sync::kLongWaitNs / 1000);
 }
 
-PlacementPolicy::Action PlacementPolicy::add_sample(const CpuTimes& s, const std::vector<pid_t>& pids,
-                                                    const Waits& waits) {
+PlacementPolicy::Action PlacementPolicy::add_sample(const CpuTimes& s, const std::vector<pid_t>& pids) {
   if (pids != pids_) window_.clear(), pids_ = pids;
   window_.push_back(s);
   if (window_.size() > static_cast<size_t>(kWindowSamples) + 1) window_.pop_front();
-  const Waits prev = prev_waits_;
-  prev_waits_ = waits;
-  last_delta_ = {waits.short_waits - prev.short_waits, waits.mid_waits - prev.mid_waits,
-                 waits.long_waits - prev.long_waits};
   if (window_.size() < 2) return Action::kNone;
   if (state_ == State::kQuiet) {
     if (window_.size() <= static_cast<size_t>(kWindowSamples)) return Action::kNone;
@@ -175,23 +170,48 @@ PlacementPolicy::Action PlacementPolicy::add_sample(const CpuTimes& s, const std
     window_.clear();
     return Action::kRebind;
   }
-  return stay_bound_ ? hand_offs(last_delta_) : Action::kNone;
+  return Action::kNone;
 }
 
-// While shared with one PE per CPU: bound or unbound by the lengths of the last interval's waits.
-PlacementPolicy::Action PlacementPolicy::hand_offs(const Waits& d) {
-  const uint64_t total = d.short_waits + d.mid_waits + d.long_waits;
-  if (total < kMinWaits) {
-    streak_ = 0;
+// While shared with one PE per CPU: bound or unbound by the lengths of the last interval's waits. The
+// hand-offs of one PE working while the other waits (a ping-pong of large messages) give every PE mostly
+// mid-length waits; in a collective, bound, the PE beside the outside process is the slow one and its own
+// waits are short or too few to count, while its peer waits for it.
+PlacementPolicy::Action PlacementPolicy::add_waits(const std::vector<Waits>& per_pe) {
+  if (prev_waits_.size() != per_pe.size()) prev_waits_.assign(per_pe.size(), Waits{});
+  last_delta_ = {};
+  bool all_transfer = !per_pe.empty();  // every PE mostly waits for a peer's large transfer
+  for (size_t pe = 0; pe < per_pe.size(); ++pe) {
+    const Waits& w = per_pe[pe];
+    Waits& p = prev_waits_[pe];
+    const Waits d{w.short_waits - p.short_waits, w.mid_waits - p.mid_waits, w.long_waits - p.long_waits};
+    p = w;
+    last_delta_.short_waits += d.short_waits, last_delta_.mid_waits += d.mid_waits;
+    last_delta_.long_waits += d.long_waits;
+    const uint64_t n = d.short_waits + d.mid_waits + d.long_waits;
+    all_transfer = all_transfer && n >= kMinPeWaits && 2 * d.mid_waits > n;
+  }
+  if (!stay_bound_ || state_ == State::kQuiet) {
+    streak_ = unbound_for_ = 0;
     return Action::kNone;
   }
-  const State want = 2 * d.mid_waits > total ? State::kSharedUnbound : State::kSharedBound;
+  const uint64_t total = last_delta_.short_waits + last_delta_.mid_waits + last_delta_.long_waits;
+  State want = state_;
+  if (state_ == State::kSharedUnbound && ++unbound_for_ >= kProbeSamples) {
+    // Unbound, a collective's waits can look like transfers too (both PEs share CPUs with the outside
+    // process): try bound again now and then; hand-offs that still call for unbound come back within
+    // kSwitchSamples intervals.
+    streak_ = unbound_for_ = 0;
+    state_ = State::kSharedBound;
+    return Action::kBindShared;
+  }
+  if (total >= kMinWaits) want = all_transfer ? State::kSharedUnbound : State::kSharedBound;
   if (want == state_) {
     streak_ = 0;
     return Action::kNone;
   }
   if (++streak_ < kSwitchSamples) return Action::kNone;
-  streak_ = 0;
+  streak_ = unbound_for_ = 0;
   state_ = want;
   return want == State::kSharedUnbound ? Action::kUnbind : Action::kBindShared;
 }
@@ -242,15 +262,24 @@ void PlacementMonitor::started(int rank, pid_t pid) {
 std::string PlacementMonitor::waits_text() const {
   const PlacementPolicy::Waits& d = policy_.last_waits();
   return fmt::format("of the PEs' last {} ms of waits, {} under {} us, {} up to {} ms, {} longer",
-                     kSamplePeriodMs, d.short_waits, sync::kShortWaitNs / 1000, d.mid_waits,
+                     kHandOffPeriodMs, d.short_waits, sync::kShortWaitNs / 1000, d.mid_waits,
                      sync::kLongWaitNs / 1000000, d.long_waits);
 }
 
 void PlacementMonitor::tick(const std::vector<pid_t>& pids_by_rank, uint64_t now_ns) {
   if (!watching() || now_ns < next_ns_) return;
-  next_ns_ = now_ns + static_cast<uint64_t>(kSamplePeriodMs) * 1000000ull;
-  const PlacementPolicy::Waits waits = waits_ ? waits_() : PlacementPolicy::Waits{};
-  switch (policy_.add_sample(sample_cpu_times(layout_.cpus, pids_by_rank), pids_by_rank, waits)) {
+  if (now_ns >= next_load_ns_) {
+    next_load_ns_ = now_ns + static_cast<uint64_t>(kSamplePeriodMs) * 1000000ull;
+    act(policy_.add_sample(sample_cpu_times(layout_.cpus, pids_by_rank), pids_by_rank), pids_by_rank);
+  }
+  if (waits_) act(policy_.add_waits(waits_()), pids_by_rank);
+  // Hand-offs are followed closely only while they decide something.
+  const bool hand_offs = waits_ && policy_.stay_bound() && policy_.shared();
+  next_ns_ = hand_offs ? now_ns + static_cast<uint64_t>(kHandOffPeriodMs) * 1000000ull : next_load_ns_;
+}
+
+void PlacementMonitor::act(PlacementPolicy::Action a, const std::vector<pid_t>& pids_by_rank) {
+  switch (a) {
     case PlacementPolicy::Action::kShareBound:
       shared_word_->store(sync::kSharedBound, std::memory_order_relaxed);
       if (report_)

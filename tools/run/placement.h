@@ -12,8 +12,10 @@
 //                     cache-line time whenever both run;
 //                   - the launcher unbinds them (kSharedUnbound: every thread of every PE bound to one CPU,
 //                     the PE's own and pinned kernel workers, widened to all the job's CPUs) while most of
-//                     their waits last kShortWaitNs..kLongWaitNs (sync::PeWaitHist) for kSwitchSamples
-//                     samples in a row: one PE works on a large transfer while the other waits, and unbound the
+//                     every PE's waits last kShortWaitNs..kLongWaitNs (sync::PeWaitHist) for kSwitchSamples
+//                     intervals of kHandOffPeriodMs in a row (counts read from the control segment, no /proc:
+//                     cheap enough to follow a job's phases): one PE works on a large transfer while the
+//                     other waits, and unbound the
 //                     working PE gets the CPU the outside process leaves; bound, it would share its own.
 //                   With more PEs than CPUs it unbinds them at once (a bound PE would wait out a scheduler
 //                   slice behind the outside process while another CPU sits idle).
@@ -80,8 +82,10 @@ class PlacementPolicy {
   static constexpr double kShareCpus = 0.5;
   static constexpr int kQuietSamples = 10;
   static constexpr double kQuietCpus = 0.1;
-  static constexpr int kSwitchSamples = 2;
-  static constexpr uint64_t kMinWaits = 20;  // per interval, below which the hand-offs say nothing
+  static constexpr int kSwitchSamples = 3;
+  static constexpr uint64_t kMinWaits = 10;   // per interval, below which the hand-offs say nothing
+  static constexpr uint64_t kMinPeWaits = 3;  // per PE and interval, to count as waiting for transfers
+  static constexpr int kProbeSamples = 50;    // intervals unbound before trying bound again
   // kShareBound: outside load, the PEs stay bound; kUnbind: widen them; kBindShared: outside load still, but
   // bind them again (their hand-offs are short); kRebind: quiet again, bind them (if widened).
   enum class Action { kNone, kShareBound, kUnbind, kBindShared, kRebind };
@@ -91,8 +95,11 @@ class PlacementPolicy {
   // stay_bound: the layout has one PE per CPU, so that the PEs may stay bound beside outside load.
   explicit PlacementPolicy(bool stay_bound = false) : stay_bound_(stay_bound) {}
   // `pids` are the processes the sample's `procs` covers: when they change (a PE ended), the window starts
-  // again, as the ended PE's time left the sum.
-  Action add_sample(const CpuTimes& s, const std::vector<pid_t>& pids, const Waits& waits = {});
+  // again, as the ended PE's time left the sum. Never kBindShared.
+  Action add_sample(const CpuTimes& s, const std::vector<pid_t>& pids);
+  // Each PE's wait counts so far, every hand-off interval: kUnbind, kBindShared or kNone (only while shared
+  // with one PE per CPU).
+  Action add_waits(const std::vector<Waits>& per_pe);
   // PlacementMonitor::start found busy neighbours: the job starts shared, bound or not as above.
   void start_shared() { state_ = stay_bound_ ? State::kSharedBound : State::kSharedUnbound, quiet_ = 0; }
   State state() const { return state_; }
@@ -102,26 +109,27 @@ class PlacementPolicy {
   const Waits& last_waits() const { return last_delta_; }  // of the last interval, behind a switch
 
  private:
-  Action hand_offs(const Waits& w);
-
   bool stay_bound_;
   std::deque<CpuTimes> window_;
   std::vector<pid_t> pids_;
   State state_ = State::kQuiet;
   int quiet_ = 0;
   double load_ = 0;
-  Waits prev_waits_, last_delta_;
-  int streak_ = 0;  // samples in a row whose hand-offs favour the other shared state
+  std::vector<Waits> prev_waits_;
+  Waits last_delta_;  // summed over the PEs
+  int streak_ = 0;       // intervals in a row whose hand-offs favour the other shared state
+  int unbound_for_ = 0;  // intervals since the PEs were unbound for their hand-offs
 };
 
 class PlacementMonitor {
  public:
   static constexpr int kSamplePeriodMs = 100;
+  static constexpr int kHandOffPeriodMs = 20;
 
-  // shared_word: JobControl::cpus_shared. waits: the job's PeWaitHist counts summed (null: none known).
+  // shared_word: JobControl::cpus_shared. waits: each PE's PeWaitHist counts so far (null: none known).
   // report: print the placement and every change to stderr.
   PlacementMonitor(BindMode mode, Layout layout, std::atomic<uint32_t>* shared_word, bool report,
-                   std::function<PlacementPolicy::Waits()> waits = {});
+                   std::function<std::vector<PlacementPolicy::Waits>()> waits = {});
   // Before the PEs start: when busy_neighbours() finds processes that have kept a CPU busy for a while, the
   // PEs start unbound rather than wait out the first samples bound. True then.
   bool start();
@@ -131,7 +139,7 @@ class PlacementMonitor {
   bool start_bound() const {
     return mode_ != BindMode::kNone && policy_.state() != PlacementPolicy::State::kSharedUnbound;
   }
-  // Call about every kSamplePeriodMs with the running PEs' pids by rank (-1 for PEs that ended).
+  // Call when next_tick_ns() is due with the running PEs' pids by rank (-1 for PEs that ended).
   void tick(const std::vector<pid_t>& pids_by_rank, uint64_t now_ns);
   // When the next tick is due (0: never; the policy does not watch).
   uint64_t next_tick_ns() const { return watching() ? next_ns_ : 0; }
@@ -145,14 +153,16 @@ class PlacementMonitor {
   void unbind(const std::vector<pid_t>& pids_by_rank);
   void rebind(uint32_t word);
   std::string waits_text() const;
+  void act(PlacementPolicy::Action a, const std::vector<pid_t>& pids_by_rank);
 
   BindMode mode_;
   Layout layout_;
   std::atomic<uint32_t>* shared_word_;
   bool report_;
-  std::function<PlacementPolicy::Waits()> waits_;
+  std::function<std::vector<PlacementPolicy::Waits>()> waits_;
   PlacementPolicy policy_;
-  uint64_t next_ns_ = 0;
+  uint64_t next_ns_ = 0;       // the next tick
+  uint64_t next_load_ns_ = 0;  // the next CPU-time sample
   std::map<pid_t, int> widened_;  // thread id -> the CPU it was bound to
 };
 

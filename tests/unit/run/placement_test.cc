@@ -10,19 +10,30 @@ namespace {
 using Action = PlacementPolicy::Action;
 
 // Feeds samples 100 ms apart in which processes outside the job use `outside` CPUs (of 2) and the job 1 CPU.
-// With hand-offs: the PEs' waits of the interval by length (short, mid, long).
+// With hand-offs: each PE's waits of the interval by length (short, mid, long); next() gives both PEs the
+// same, next2() each its own.
 struct Feed {
   PlacementPolicy policy;
   CpuTimes t;
   std::vector<pid_t> pids{100, 101};
-  WaitCounts waits;
+  std::vector<WaitCounts> waits{2};
   const double ticks = static_cast<double>(::sysconf(_SC_CLK_TCK));
   Action next(double outside, uint64_t short_waits = 0, uint64_t mid_waits = 0, uint64_t long_waits = 0) {
+    return next2(outside, {short_waits, mid_waits, long_waits}, {short_waits, mid_waits, long_waits});
+  }
+  Action next2(double outside, WaitCounts pe0, WaitCounts pe1) {
     t.at_ns += 100'000'000;
     t.procs += static_cast<uint64_t>(1.0 * ticks / 10);
     t.cpus_busy += static_cast<uint64_t>((1.0 + outside) * ticks / 10);
-    waits.short_waits += short_waits, waits.mid_waits += mid_waits, waits.long_waits += long_waits;
-    return policy.add_sample(t, pids, waits);
+    size_t pe = 0;
+    for (const WaitCounts& d : {pe0, pe1}) {
+      waits[pe].short_waits += d.short_waits, waits[pe].mid_waits += d.mid_waits;
+      waits[pe++].long_waits += d.long_waits;
+    }
+    const Action load = policy.add_sample(t, pids);
+    const Action hand_offs = policy.add_waits(waits);
+    EXPECT_TRUE(load == Action::kNone || hand_offs == Action::kNone) << "two changes in one interval";
+    return load != Action::kNone ? load : hand_offs;
   }
 };
 using State = PlacementPolicy::State;
@@ -98,31 +109,57 @@ TEST(Placement, OnePePerCpuStaysBoundWhileHandOffsAreShort) {
   EXPECT_EQ(f.policy.state(), State::kSharedBound);
 }
 
-// Mostly waits of 16 us-4 ms (one PE transfers while the other waits): unbound after kSwitchSamples such
-// intervals in a row, bound again after as many intervals of short hand-offs; one odd interval changes
+// Every PE's waits mostly 16 us-4 ms (one PE transfers while the other waits): unbound after kSwitchSamples
+// such intervals in a row, bound again after as many intervals of short hand-offs; one odd interval changes
 // nothing, nor do intervals with too few waits to tell.
 TEST(Placement, HandOffLengthsChooseBetweenBoundAndUnbound) {
   Feed f{PlacementPolicy(true)};
   Action a = Action::kNone;
   for (int i = 0; i <= PlacementPolicy::kWindowSamples && a == Action::kNone; ++i) a = f.next(1.0, 100, 0, 0);
   ASSERT_EQ(a, Action::kShareBound);
-  static_assert(PlacementPolicy::kSwitchSamples == 2);
-  EXPECT_EQ(f.next(1.0, 10, 500, 5), Action::kNone);  // one interval of long transfers
+  constexpr int kSwitch = PlacementPolicy::kSwitchSamples;
+  for (int i = 0; i < kSwitch - 1; ++i) EXPECT_EQ(f.next(1.0, 10, 500, 5), Action::kNone);  // long transfers
   EXPECT_EQ(f.next(1.0, 500, 10, 5), Action::kNone);  // and the streak is broken
-  EXPECT_EQ(f.next(1.0, 10, 500, 5), Action::kNone);
+  for (int i = 0; i < kSwitch - 1; ++i) EXPECT_EQ(f.next(1.0, 10, 500, 5), Action::kNone);
   EXPECT_EQ(f.next(1.0, 10, 500, 5), Action::kUnbind);
   EXPECT_EQ(f.policy.state(), State::kSharedUnbound);
-  EXPECT_EQ(f.policy.last_waits().mid_waits, 500u);
+  EXPECT_EQ(f.policy.last_waits().mid_waits, 1000u);  // both PEs
   EXPECT_EQ(f.next(1.0, 10, 500, 5), Action::kNone);  // already unbound
-  EXPECT_EQ(f.next(1.0, 3, 4, 2), Action::kNone);     // too few waits to tell
-  EXPECT_EQ(f.next(1.0, 3, 4, 2), Action::kNone);
-  EXPECT_EQ(f.next(1.0, 400, 100, 300), Action::kNone);  // mid-length waits no longer the majority
+  for (int i = 0; i < 2 * kSwitch; ++i) EXPECT_EQ(f.next(1.0, 2, 2, 0), Action::kNone);  // too few to tell
+  // Mid-length waits no longer the majority.
+  for (int i = 0; i < kSwitch - 1; ++i) EXPECT_EQ(f.next(1.0, 400, 100, 300), Action::kNone);
   EXPECT_EQ(f.next(1.0, 400, 100, 300), Action::kBindShared);
   EXPECT_EQ(f.policy.state(), State::kSharedBound);
   // Quiet again: bound, not shared.
   for (int i = 0; i < PlacementPolicy::kQuietSamples - 1; ++i) ASSERT_EQ(f.next(0, 500, 10, 0), Action::kNone) << i;
   EXPECT_EQ(f.next(0, 500, 10, 0), Action::kRebind);
   EXPECT_EQ(f.policy.state(), State::kQuiet);
+}
+
+// A collective, bound beside the busy process: its peer waits for the PE that shares its CPU (mid-length
+// waits), while that PE's own waits are short or too few. Stays bound.
+TEST(Placement, OnePeWaitingForTheOtherIsNotATransfer) {
+  Feed f{PlacementPolicy(true)};
+  for (int i = 0; i <= PlacementPolicy::kWindowSamples; ++i) f.next(1.0, 100, 0, 0);
+  ASSERT_EQ(f.policy.state(), State::kSharedBound);
+  for (int i = 0; i < 20; ++i) EXPECT_EQ(f.next2(1.0, {20, 2, 0}, {5, 300, 10}), Action::kNone) << i;
+  for (int i = 0; i < 20; ++i) EXPECT_EQ(f.next2(1.0, {0, 2, 0}, {5, 300, 10}), Action::kNone) << i;
+  EXPECT_EQ(f.policy.state(), State::kSharedBound);
+}
+
+// Unbound, the PEs are tried bound again every kProbeSamples intervals; transfers unbind them again.
+TEST(Placement, UnboundJobsAreProbedBoundAgain) {
+  Feed f{PlacementPolicy(true)};
+  for (int i = 0; i <= PlacementPolicy::kWindowSamples; ++i) f.next(1.0, 10, 500, 0);
+  int unbinds = 0, probes = 0;
+  for (int i = 0; i < 3 * PlacementPolicy::kProbeSamples; ++i) {
+    const Action a = f.next(1.0, 10, 500, 0);
+    unbinds += a == Action::kUnbind;
+    probes += a == Action::kBindShared;
+  }
+  EXPECT_GE(probes, 2);
+  EXPECT_LE(probes, 3);
+  EXPECT_GE(unbinds, probes);
 }
 
 // More PEs than CPUs (no one-per-CPU layout): unbound at once, whatever the hand-offs.
