@@ -16,28 +16,27 @@ busy=()
 stop_busy() { for p in "${busy[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; busy=(); }
 trap 'stop_busy; rm -rf "$tmp"' EXIT
 start_busy() { bash -c 'while :; do :; done' & busy+=($!); }
+# beside_busy ARGS...: tessera-run -n 2 ARGS beside one busy process that has run for over a second (a
+# neighbour, not a process starting up); the output in $tmp/out (and shown), the status in rc.
+beside_busy() {
+  start_busy
+  sleep 1.3
+  "$run" -n 2 --timeout 120 "$@" > "$tmp/out" 2>&1
+  rc=$?
+  stop_busy
+  cat "$tmp/out"
+}
 
-# 1. One busy process running for over a second before the job (a process that has kept a CPU busy is a
-#    neighbour, not one starting up): the PEs start bound with waits that keep the CPU, and the 1 MiB
+# 1. A busy process before the job: the PEs start bound with waits that keep the CPU, and the 1 MiB
 #    hand-offs unbind them; the job warms up for 1 s, then times 100 rounds.
-start_busy
-sleep 1.3
-"$run" -n 2 --timeout 120 --report-bindings "$prog" 1048576 100 1.0 0.2 > "$tmp/out" 2>&1
-rc=$?
-stop_busy
-cat "$tmp/out"
+beside_busy --report-bindings "$prog" 1048576 100 1.0 0.2
 check "busy from the start: 1 MiB x 100 within the limit, exit 0 ($rc)" "[ $rc -eq 0 ]"
 check "launcher names the placement it started with" "grep -q 'placement: PE 0 on CPU' '$tmp/out'"
 check "launcher starts the PEs bound with waits that keep the CPU, and says why" "grep -q '1 busy process beside the job at its start; the PEs start bound, one per CPU, and their waits keep the CPU' '$tmp/out'"
 check "launcher unbinds them for the 1 MiB hand-offs, and says why" "grep -q 'now run on all of them (of the PEs. last [0-9]* ms of waits, [0-9]* under 16 us, [0-9]* up to 4 ms' '$tmp/out'"
 
 # 1b. The same with 4 KiB hand-offs: the PEs stay bound for the whole run.
-start_busy
-sleep 1.3
-"$run" -n 2 --timeout 120 --report-bindings "$prog" 4096 20000 1.5 1.0 > "$tmp/out" 2>&1
-rc=$?
-stop_busy
-cat "$tmp/out"
+beside_busy --report-bindings "$prog" 4096 20000 1.5 1.0
 check "busy from the start, 4 KiB: 20000 rounds within the limit, exit 0 ($rc)" "[ $rc -eq 0 ]"
 check "4 KiB hand-offs: the PEs stay bound" "grep -q 'the PEs start bound' '$tmp/out' && ! grep -q 'now run on all of them' '$tmp/out'"
 
@@ -52,15 +51,11 @@ rc=$?
 stop_busy
 cat "$tmp/out"
 check "busy from the middle: 1 MiB x 100 within the limit, exit 0 ($rc)" "[ $rc -eq 0 ]"
-check "launcher unbinds the running PEs, and says why" "grep -q 'processes outside the job use .* now run on all of them' '$tmp/out'"
+check "launcher first keeps the running PEs bound, and says why" "grep -q 'processes outside the job use .*; the PEs stay bound' '$tmp/out'"
+check "launcher unbinds them for the 1 MiB hand-offs, and says why" "grep -q 'processes outside the job use .* now run on all of them' '$tmp/out'"
 
 # 3. --bind-to core keeps the binding whatever runs (timing not checked: bound, it is slow by design).
-start_busy
-sleep 1.3
-"$run" -n 2 --timeout 120 --bind-to core --report-bindings "$prog" 4096 20 1.0 60 > "$tmp/out" 2>&1
-rc=$?
-stop_busy
-cat "$tmp/out"
+beside_busy --bind-to core --report-bindings "$prog" 4096 20 1.0 60
 check "--bind-to core: exit 0 ($rc)" "[ $rc -eq 0 ]"
 check "--bind-to core: says so" "grep -q 'bound, whatever else runs (--bind-to core)' '$tmp/out'"
 check "--bind-to core: never unbinds" "! grep -q -e 'now run on all of them' -e 'start unbound' '$tmp/out'"
