@@ -583,7 +583,8 @@ TEST(SendRecv, GroupRingExchangeWrapsAndKeepsOrder) {
   const int n = comm.size(), r = comm.rank();
   const int right = (r + 1) % n, left = (r + n - 1) % n;
   // 100000 ints: more than a send/recv ring holds (256 KiB), so the single-copy path where the host allows it.
-  for (size_t count : {size_t{0}, size_t{3}, size_t{5000}, size_t{20000}, size_t{100000}}) {
+  // 12 ints fill a header's inline bytes, 13 do not.
+  for (size_t count : {size_t{0}, size_t{3}, size_t{12}, size_t{13}, size_t{5000}, size_t{20000}, size_t{100000}}) {
     SCOPED_TRACE("count " + std::to_string(count));
     std::vector<int> a(count), b(count), ra(count, -1), rb(count, -1);
     for (size_t i = 0; i < count; ++i) {
@@ -601,6 +602,19 @@ TEST(SendRecv, GroupRingExchangeWrapsAndKeepsOrder) {
       ASSERT_EQ(ra[i], static_cast<int>(left * 100000 + i));
       ASSERT_EQ(rb[i], -static_cast<int>(left * 100000 + i));
     }
+  }
+  // Small messages carried in their headers, enough of them to wrap the ring several times, mixed with
+  // messages just too large for a header.
+  for (int i = 0; i < 20000; ++i) {
+    const size_t count = i % 7 == 0 ? 13 : 1 + i % 12;
+    int out[13], in[13];
+    for (size_t k = 0; k < count; ++k) out[k] = r * 1000000 + i * 13 + static_cast<int>(k);
+    {
+      tessera::coll::Group g;
+      comm.send(out, count, tessera::coll::DataType::kInt32, right);
+      comm.recv(in, count, tessera::coll::DataType::kInt32, left);
+    }
+    for (size_t k = 0; k < count; ++k) ASSERT_EQ(in[k], left * 1000000 + i * 13 + static_cast<int>(k)) << i;
   }
   // To myself, inside a group, small and larger than the ring.
   for (size_t count : {size_t{3000}, size_t{40000}}) {
