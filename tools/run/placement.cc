@@ -4,6 +4,7 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -176,7 +177,8 @@ PlacementPolicy::Action PlacementPolicy::add_sample(const CpuTimes& s, const std
 // While shared with one PE per CPU: bound or unbound by the lengths of the last interval's waits. The
 // hand-offs of one PE working while the other waits (a ping-pong of large messages) give every PE mostly
 // mid-length waits; in a collective, bound, the PE beside the outside process is the slow one and its own
-// waits are short or too few to count, while its peer waits for it.
+// waits are short or too few to count, while its peer waits for it. Intervals with too few waits to tell
+// change nothing.
 PlacementPolicy::Action PlacementPolicy::add_waits(const std::vector<Waits>& per_pe) {
   if (prev_waits_.size() != per_pe.size()) prev_waits_.assign(per_pe.size(), Waits{});
   last_delta_ = {};
@@ -203,9 +205,16 @@ PlacementPolicy::Action PlacementPolicy::add_waits(const std::vector<Waits>& per
     // kSwitchSamples intervals.
     streak_ = unbound_for_ = 0;
     state_ = State::kSharedBound;
+    probe_ = true;
     return Action::kBindShared;
   }
-  if (total >= kMinWaits) want = all_transfer ? State::kSharedUnbound : State::kSharedBound;
+  // Bound, a job leaves when every PE waits for transfers; unbound, where every wait costs a wake-up or a
+  // switch and a collective's waits look like transfers too, it comes back when most waits are short (or
+  // on the probe above).
+  if (state_ == State::kSharedBound && all_transfer && room_) want = State::kSharedUnbound;
+  if (state_ == State::kSharedUnbound &&
+      (!room_ || (total >= kMinWaits && 2 * last_delta_.short_waits > total)))
+    want = State::kSharedBound;
   if (want == state_) {
     streak_ = 0;
     return Action::kNone;
@@ -213,10 +222,11 @@ PlacementPolicy::Action PlacementPolicy::add_waits(const std::vector<Waits>& per
   if (++streak_ < kSwitchSamples) return Action::kNone;
   streak_ = unbound_for_ = 0;
   state_ = want;
+  probe_ = false;
   return want == State::kSharedUnbound ? Action::kUnbind : Action::kBindShared;
 }
 
-int busy_neighbours() {
+int busy_neighbours(const std::vector<pid_t>& job) {
   static const double hz = static_cast<double>(::sysconf(_SC_CLK_TCK));
   double uptime = 0;
   {
@@ -229,7 +239,7 @@ int busy_neighbours() {
   if (!d) return 0;
   while (dirent* e = ::readdir(d)) {
     const pid_t pid = static_cast<pid_t>(std::atoi(e->d_name));
-    if (pid <= 0 || pid == self) continue;
+    if (pid <= 0 || pid == self || std::find(job.begin(), job.end(), pid) != job.end()) continue;
     ProcStat st;
     if (!read_proc_stat(pid, &st) || st.state != 'R') continue;
     const double cpu = static_cast<double>(st.cpu_ticks) / hz, start = static_cast<double>(st.start_ticks) / hz;
@@ -242,7 +252,7 @@ int busy_neighbours() {
 
 bool PlacementMonitor::start() {
   if (!watching()) return false;
-  const int n = busy_neighbours();
+  const int n = busy_neighbours({});
   if (n == 0) return false;
   policy_.start_shared();
   const bool bound = policy_.state() == PlacementPolicy::State::kSharedBound;
@@ -272,9 +282,13 @@ void PlacementMonitor::tick(const std::vector<pid_t>& pids_by_rank, uint64_t now
     next_load_ns_ = now_ns + static_cast<uint64_t>(kSamplePeriodMs) * 1000000ull;
     act(policy_.add_sample(sample_cpu_times(layout_.cpus, pids_by_rank), pids_by_rank), pids_by_rank);
   }
-  if (waits_) act(policy_.add_waits(waits_()), pids_by_rank);
   // Hand-offs are followed closely only while they decide something.
   const bool hand_offs = waits_ && policy_.stay_bound() && policy_.shared();
+  if (hand_offs && now_ns >= next_room_ns_) {  // a scan of /proc: once a second
+    next_room_ns_ = now_ns + 1000000000ull;
+    policy_.set_room(busy_neighbours(pids_by_rank) + 1 <= static_cast<int>(layout_.cpus.size()));
+  }
+  if (waits_) act(policy_.add_waits(waits_()), pids_by_rank);
   next_ns_ = hand_offs ? now_ns + static_cast<uint64_t>(kHandOffPeriodMs) * 1000000ull : next_load_ns_;
 }
 
@@ -339,9 +353,11 @@ void PlacementMonitor::rebind(uint32_t word) {
     std::fprintf(stderr, "tessera-run: placement: CPUs %s quiet again (%.2f used outside the job); %zu threads of "
                  "the PEs bound to their CPU again\n", cpu_list(layout_.cpus).c_str(), policy_.load(), n);
   else
-    std::fprintf(stderr, "tessera-run: placement: the PEs' hand-offs are short (%s); %zu threads of the PEs bound "
-                 "to their CPU again, beside processes that use %.2f of CPUs %s\n", waits_text().c_str(), n,
-                 policy_.load(), cpu_list(layout_.cpus).c_str());
+    std::fprintf(stderr, "tessera-run: placement: %s; %zu threads of the PEs bound to their CPU again, beside "
+                 "processes that use %.2f of CPUs %s\n",
+                 policy_.probing() ? "trying the PEs bound again after 2 s unbound"
+                                   : ("the PEs' hand-offs are short (" + waits_text() + ")").c_str(),
+                 n, policy_.load(), cpu_list(layout_.cpus).c_str());
 }
 
 }  // namespace tessera::run

@@ -11,19 +11,24 @@
 //                     outside process keeps its CPU while it spins, and two PEs on two CPUs hand off in
 //                     cache-line time whenever both run;
 //                   - the launcher unbinds them (kSharedUnbound: every thread of every PE bound to one CPU,
-//                     the PE's own and pinned kernel workers, widened to all the job's CPUs) while most of
+//                     the PE's own and pinned kernel workers, widened to all the job's CPUs) once most of
 //                     every PE's waits last kShortWaitNs..kLongWaitNs (sync::PeWaitHist) for kSwitchSamples
 //                     intervals of kHandOffPeriodMs in a row (counts read from the control segment, no /proc:
 //                     cheap enough to follow a job's phases): one PE works on a large transfer while the
-//                     other waits, and unbound the
-//                     working PE gets the CPU the outside process leaves; bound, it would share its own.
+//                     other waits, and unbound the working PE gets the CPU the outside process leaves;
+//                     bound, it would share its own;
+//                     Only while the busy processes outside leave a CPU for the job (busy_neighbours(),
+//                     once a second): without one, unbound PEs only add switches.
+//                   - unbound, it binds them again once most waits are short for as many intervals, and
+//                     tries them bound every kProbeSamples intervals (unbound, a collective's waits look
+//                     like transfers too).
 //                   With more PEs than CPUs it unbinds them at once (a bound PE would wait out a scheduler
 //                   slice behind the outside process while another CPU sits idle).
 //                   After kQuietSamples samples in a row with less than kQuietCpus outside use, it binds
 //                   every thread again and lowers the word.
 //   core            bound as above, whatever else runs.
 //   none            every PE runs on every CPU of the job.
-// docs/design.md ("Shared CPUs") has the measurements behind the thresholds.
+// docs/design.md ("Shared CPUs") and docs/shared_cpus.md have the measurements behind the thresholds.
 #pragma once
 #include <sys/types.h>
 
@@ -63,9 +68,10 @@ struct CpuTimes {
 CpuTimes sample_cpu_times(const std::vector<int>& cpus, const std::vector<pid_t>& pids);
 // How many CPUs' worth of time processes other than `pids` used on `cpus` between two samples.
 double outside_cpus(const CpuTimes& a, const CpuTimes& b);
-// Processes other than this one that are runnable now, older than a second, and have used at least half a
-// CPU on average since they started (/proc/PID/stat): a busy neighbour, not a process starting up.
-int busy_neighbours();
+// Processes other than this one and the job's (`job`) that are runnable now, older than a second, and have
+// used at least half a CPU on average since they started (/proc/PID/stat): a busy neighbour, not a process
+// starting up.
+int busy_neighbours(const std::vector<pid_t>& job);
 
 // A job's waits so far by length, summed over its PEs (sync::PeWaitHist).
 struct WaitCounts {
@@ -85,7 +91,7 @@ class PlacementPolicy {
   static constexpr int kSwitchSamples = 3;
   static constexpr uint64_t kMinWaits = 10;   // per interval, below which the hand-offs say nothing
   static constexpr uint64_t kMinPeWaits = 3;  // per PE and interval, to count as waiting for transfers
-  static constexpr int kProbeSamples = 50;    // intervals unbound before trying bound again
+  static constexpr int kProbeSamples = 100;   // intervals unbound before trying bound again (2 s)
   // kShareBound: outside load, the PEs stay bound; kUnbind: widen them; kBindShared: outside load still, but
   // bind them again (their hand-offs are short); kRebind: quiet again, bind them (if widened).
   enum class Action { kNone, kShareBound, kUnbind, kBindShared, kRebind };
@@ -107,6 +113,11 @@ class PlacementPolicy {
   bool stay_bound() const { return stay_bound_; }
   double load() const { return load_; }  // outside CPUs behind the last decision
   const Waits& last_waits() const { return last_delta_; }  // of the last interval, behind a switch
+  bool probing() const { return probe_; }  // the last kBindShared was a probe, not the hand-offs' call
+  // Whether the busy processes outside the job leave a CPU for it (busy_neighbours() + 1 <= CPUs). Without
+  // one, unbound PEs only add switches: a 1 MiB ping-pong beside two busy processes on 2 CPUs made 10-14
+  // hand-offs in 20 ms unbound against 115-175 bound. Unbinding for transfers needs it.
+  void set_room(bool room) { room_ = room; }
 
  private:
   bool stay_bound_;
@@ -119,6 +130,8 @@ class PlacementPolicy {
   Waits last_delta_;  // summed over the PEs
   int streak_ = 0;       // intervals in a row whose hand-offs favour the other shared state
   int unbound_for_ = 0;  // intervals since the PEs were unbound for their hand-offs
+  bool probe_ = false;
+  bool room_ = true;
 };
 
 class PlacementMonitor {
@@ -163,6 +176,7 @@ class PlacementMonitor {
   PlacementPolicy policy_;
   uint64_t next_ns_ = 0;       // the next tick
   uint64_t next_load_ns_ = 0;  // the next CPU-time sample
+  uint64_t next_room_ns_ = 0;  // the next count of busy neighbours (PlacementPolicy::set_room)
   std::map<pid_t, int> widened_;  // thread id -> the CPU it was bound to
 };
 

@@ -126,9 +126,11 @@ TEST(Placement, HandOffLengthsChooseBetweenBoundAndUnbound) {
   EXPECT_EQ(f.policy.last_waits().mid_waits, 1000u);  // both PEs
   EXPECT_EQ(f.next(1.0, 10, 500, 5), Action::kNone);  // already unbound
   for (int i = 0; i < 2 * kSwitch; ++i) EXPECT_EQ(f.next(1.0, 2, 2, 0), Action::kNone);  // too few to tell
-  // Mid-length waits no longer the majority.
-  for (int i = 0; i < kSwitch - 1; ++i) EXPECT_EQ(f.next(1.0, 400, 100, 300), Action::kNone);
-  EXPECT_EQ(f.next(1.0, 400, 100, 300), Action::kBindShared);
+  // Unbound, waits that are not mostly transfers are not enough: most must be short.
+  for (int i = 0; i < 2 * kSwitch; ++i) EXPECT_EQ(f.next(1.0, 400, 100, 300), Action::kNone);
+  for (int i = 0; i < kSwitch - 1; ++i) EXPECT_EQ(f.next(1.0, 600, 100, 100), Action::kNone);
+  EXPECT_EQ(f.next(1.0, 600, 100, 100), Action::kBindShared);
+  EXPECT_FALSE(f.policy.probing());
   EXPECT_EQ(f.policy.state(), State::kSharedBound);
   // Quiet again: bound, not shared.
   for (int i = 0; i < PlacementPolicy::kQuietSamples - 1; ++i) ASSERT_EQ(f.next(0, 500, 10, 0), Action::kNone) << i;
@@ -160,6 +162,24 @@ TEST(Placement, UnboundJobsAreProbedBoundAgain) {
   EXPECT_GE(probes, 2);
   EXPECT_LE(probes, 3);
   EXPECT_GE(unbinds, probes);
+  EXPECT_TRUE(f.policy.probing() || f.policy.state() == State::kSharedUnbound);
+}
+
+// Without a CPU left by the busy processes, transfers do not unbind the PEs; unbound ones are bound again.
+TEST(Placement, NoCpuLeftKeepsThePesBound) {
+  Feed f{PlacementPolicy(true)};
+  for (int i = 0; i <= PlacementPolicy::kWindowSamples; ++i) f.next(1.0, 100, 0, 0);
+  ASSERT_EQ(f.policy.state(), State::kSharedBound);
+  f.policy.set_room(false);
+  for (int i = 0; i < 20; ++i) EXPECT_EQ(f.next(1.8, 10, 500, 5), Action::kNone) << i;
+  f.policy.set_room(true);
+  Action a = Action::kNone;
+  for (int i = 0; i < PlacementPolicy::kSwitchSamples && a == Action::kNone; ++i) a = f.next(1.0, 10, 500, 5);
+  EXPECT_EQ(a, Action::kUnbind);
+  f.policy.set_room(false);
+  a = Action::kNone;
+  for (int i = 0; i < PlacementPolicy::kSwitchSamples && a == Action::kNone; ++i) a = f.next(1.8, 10, 500, 5);
+  EXPECT_EQ(a, Action::kBindShared);
 }
 
 // More PEs than CPUs (no one-per-CPU layout): unbound at once, whatever the hand-offs.
