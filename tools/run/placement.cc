@@ -146,8 +146,9 @@ std::string PlacementMonitor::describe() const {
     return fmt::format("{}: bound while processes outside the job leave CPUs {} idle; unbound when they use {:.2f} "
                        "of a CPU or more (--bind-to auto)", where, cpus, PlacementPolicy::kShareCpus);
   return fmt::format("{}: bound while processes outside the job leave CPUs {} idle; when they use {:.2f} of a CPU "
-                     "or more, bound while the PEs' hand-offs are short and unbound while most of their waits last "
-                     "{}-{} us (--bind-to auto)", where, cpus, PlacementPolicy::kShareCpus,
+                     "or more, bound while the PEs' hand-offs are short and unbound while most of every PE's waits "
+                     "last {}-{} us and the busy processes leave a CPU (--bind-to auto)", where, cpus,
+                     PlacementPolicy::kShareCpus,
                      sync::kShortWaitNs / 1000, sync::kLongWaitNs / 1000);
 }
 
