@@ -19,7 +19,7 @@
 //   - PEs unbound (kSharedUnbound): shared_spin spins for a quarter of TESSERA_WAIT_SPIN_NS, yielding at once
 //     whenever another PE of the job last ran on its CPU and is not asleep (it needs this CPU), then sleeps:
 //     a sleeper frees its CPU for a PE that is waiting to run and, woken, is scheduled at once.
-//   - PEs bound, one per CPU (kSharedBound): bound_spin spins for 10 x TESSERA_WAIT_SPIN_NS, then sleeps. A
+//   - PEs bound, one per CPU (kSharedBound): phase 1 spins for 10 x TESSERA_WAIT_SPIN_NS, then it sleeps. A
 //     PE whose CPU the outside process also wants keeps it while it spins; once it lets go (a yield, or a
 //     sleep), it gets it back only after the outside process's slice.
 // Waits that get past the first polls while the CPUs are shared are counted by length (PeWaitHist): the
@@ -249,19 +249,6 @@ template <typename Done>
   }
 }
 
-// Phases 1-2 while the CPUs are shared and the PEs stay bound (see the top of this file).
-template <typename Done>
-[[gnu::noinline]] bool bound_spin(Done& done, uint64_t start) {
-  const WaitContext& ctx = wait_context();
-  const uint64_t spin_end = start + 10 * spin_ns();
-  for (uint32_t i = 0;; ++i) {
-    cpu_relax();
-    if (ctx.progress) ctx.progress();
-    if (done()) return true;
-    if ((i & 63) == 63 && fast_now_ns() >= spin_end) return false;
-  }
-}
-
 // Counts a wait that ended while the CPUs were shared, by its length (PeWaitHist).
 inline void count_shared_wait(uint64_t start) {
   PeWaitHist* h = wait_context().wait_hist;
@@ -289,18 +276,20 @@ template <typename Done, typename Describe>
   trace::WaitSpan traced{start};  // TESSERA_TRACE: one event for this wait, with the last phase reached
   const uint32_t mode = ctx.pe_words ? shared_mode() : kNotShared;
   const bool shared = mode != kNotShared;
-  const uint64_t spin_end = start + spin_ns();
-  if (shared && (mode == kSharedBound ? bound_spin(done, start) : shared_spin(done, start))) {
+  // Shared and bound, phase 1 spins ten times longer and phase 2 is skipped (see the top of this file).
+  const uint64_t spin_end = start + (mode == kSharedBound ? 10 : 1) * spin_ns();
+  if (mode == kSharedUnbound && shared_spin(done, start)) {
     count_wait(g_wait_stats.spun);
     count_shared_wait(start);
     return;
   }
   // Phase 1: spin.
-  for (uint32_t i = 0; !shared; ++i) {
+  for (uint32_t i = 0; mode != kSharedUnbound; ++i) {
     cpu_relax();
     if (ctx.progress) ctx.progress();
     if (done()) {
       count_wait(g_wait_stats.spun);
+      if (shared) count_shared_wait(start);
       return;
     }
     if ((i & 63) == 63 && fast_now_ns() >= spin_end) break;

@@ -112,7 +112,7 @@ void print_placement(int n) {
   std::printf("  now: other processes use %.2f of CPUs %s, so a job started now would run %s\n", load,
               run::cpu_list(layout.cpus).c_str(),
               load < run::PlacementPolicy::kShareCpus ? "bound"
-              : layout.pe_cpu.size() <= layout.cpus.size()
+              : monitor.stays_bound()
                   ? "bound with waits that keep the CPU, unbound once most of its waits are a peer's large transfer"
                   : "unbound (as soon as tessera-run has sampled it)");
 }

@@ -1,6 +1,5 @@
 #include "job.h"
 
-#include <array>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -13,7 +12,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <array>
 #include <cerrno>
 #include <cstring>
 #include <memory>
@@ -148,20 +146,16 @@ Status Job::setup() {
   if (sigfd_ < 0) return sys_error("signalfd");
   signal(SIGPIPE, SIG_IGN);
   const bool report = opt_.report_bindings || log::level() >= log::Level::kInfo;
-  // Each PE's wait counts (sync::PeWaitHist, 32-bit and wrapping) as totals that only grow.
-  auto waits = [ctl = ctl_, seen = std::vector<std::array<uint32_t, 3>>(static_cast<size_t>(opt_.n_pes)),
-                total = std::vector<PlacementPolicy::Waits>(static_cast<size_t>(opt_.n_pes))]() mutable {
-    for (size_t pe = 0; pe < seen.size(); ++pe) {
-      sync::PeWaitHist* h = ctl->wait_hist(static_cast<int>(pe));
-      const std::array<uint32_t, 3> now{h->short_waits.load(std::memory_order_relaxed),
-                                        h->mid_waits.load(std::memory_order_relaxed),
-                                        h->long_waits.load(std::memory_order_relaxed)};
-      total[pe].short_waits += static_cast<uint32_t>(now[0] - seen[pe][0]);
-      total[pe].mid_waits += static_cast<uint32_t>(now[1] - seen[pe][1]);
-      total[pe].long_waits += static_cast<uint32_t>(now[2] - seen[pe][2]);
-      seen[pe] = now;
+  // Each PE's wait counts as they stand (sync::PeWaitHist; the policy takes their differences).
+  auto waits = [ctl = ctl_, n = opt_.n_pes] {
+    std::vector<PlacementPolicy::Waits> w(static_cast<size_t>(n));
+    for (int pe = 0; pe < n; ++pe) {
+      const sync::PeWaitHist* h = ctl->wait_hist(pe);
+      w[static_cast<size_t>(pe)] = {h->short_waits.load(std::memory_order_relaxed),
+                                    h->mid_waits.load(std::memory_order_relaxed),
+                                    h->long_waits.load(std::memory_order_relaxed)};
     }
-    return total;
+    return w;
   };
   placement_ = std::make_unique<PlacementMonitor>(mode, plan_layout(opt_.n_pes), &ctl_->cpus_shared, report,
                                                   std::move(waits));

@@ -187,7 +187,10 @@ PlacementPolicy::Action PlacementPolicy::add_waits(const std::vector<Waits>& per
   for (size_t pe = 0; pe < per_pe.size(); ++pe) {
     const Waits& w = per_pe[pe];
     Waits& p = prev_waits_[pe];
-    const Waits d{w.short_waits - p.short_waits, w.mid_waits - p.mid_waits, w.long_waits - p.long_waits};
+    // The counts are the PEs' 32-bit counters, which wrap.
+    const auto diff = [](uint64_t now, uint64_t before) { return uint64_t{static_cast<uint32_t>(now - before)}; };
+    const Waits d{diff(w.short_waits, p.short_waits), diff(w.mid_waits, p.mid_waits),
+                  diff(w.long_waits, p.long_waits)};
     p = w;
     last_delta_.short_waits += d.short_waits, last_delta_.mid_waits += d.mid_waits;
     last_delta_.long_waits += d.long_waits;

@@ -103,8 +103,8 @@ class PlacementPolicy {
   // `pids` are the processes the sample's `procs` covers: when they change (a PE ended), the window starts
   // again, as the ended PE's time left the sum. Never kBindShared.
   Action add_sample(const CpuTimes& s, const std::vector<pid_t>& pids);
-  // Each PE's wait counts so far, every hand-off interval: kUnbind, kBindShared or kNone (only while shared
-  // with one PE per CPU).
+  // Each PE's wait counts (sync::PeWaitHist: 32-bit counters, which may wrap), every hand-off interval:
+  // kUnbind, kBindShared or kNone (only while shared with one PE per CPU).
   Action add_waits(const std::vector<Waits>& per_pe);
   // PlacementMonitor::start found busy neighbours: the job starts shared, bound or not as above.
   void start_shared() { state_ = stay_bound_ ? State::kSharedBound : State::kSharedUnbound, quiet_ = 0; }
@@ -139,7 +139,7 @@ class PlacementMonitor {
   static constexpr int kSamplePeriodMs = 100;
   static constexpr int kHandOffPeriodMs = 20;
 
-  // shared_word: JobControl::cpus_shared. waits: each PE's PeWaitHist counts so far (null: none known).
+  // shared_word: JobControl::cpus_shared. waits: each PE's PeWaitHist counts (null: none known).
   // report: print the placement and every change to stderr.
   PlacementMonitor(BindMode mode, Layout layout, std::atomic<uint32_t>* shared_word, bool report,
                    std::function<std::vector<PlacementPolicy::Waits>()> waits = {});
@@ -159,6 +159,8 @@ class PlacementMonitor {
   // One line: the placement the job got and why.
   std::string describe() const;
   BindMode mode() const { return mode_; }
+  // One PE per CPU: beside outside load the PEs may stay bound (PlacementPolicy).
+  bool stays_bound() const { return policy_.stay_bound(); }
   const Layout& layout() const { return layout_; }
 
  private:
