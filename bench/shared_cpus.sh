@@ -96,13 +96,14 @@ launch_blocks="1 2 4 8"
 # A run that outlives $limit seconds is recorded as failed and the script goes on: under load a library that
 # hands its CPU back too rarely can stall for long, and that is a finding for the table, not a reason to hang.
 
-# Iterations per size: those of coll_mpi.c and bench/coll_compare.sh, more of them below 64 KiB so that the
-# small rows outlast a few scheduler slices (see rma_range); a barrier of more PEs than CPUs, which costs
-# milliseconds a call once every CPU is busy, 5000. QUICK caps them at 2000. Both libraries always get the same
-# count.
+# Iterations per size: enough that every row lasts 100 ms or more, dozens of scheduler slices (see rma_range):
+# 1 MiB collectives, 80-500 us a call here, got 30 (those of coll_compare.sh, a few milliseconds a row) until
+# 2026-11-27, and beside a busy process such a row read anything from the idle time to four times it, as the
+# slices fell. A barrier of more PEs than CPUs, which costs milliseconds a call once every CPU is busy, 5000.
+# QUICK caps them at 2000. Both libraries always get the same count.
 iters_for() {
   local b=$1 n
-  if [ "$b" -ge $((16 << 20)) ]; then n=8; elif [ "$b" -ge $((1 << 20)) ]; then n=30
+  if [ "$b" -ge $((16 << 20)) ]; then n=8; elif [ "$b" -ge $((1 << 20)) ]; then n=1000
   elif [ "$b" -ge 65536 ]; then n=200; elif [ "$b" -ge 4096 ]; then n=20000; else n=50000; fi
   [ "$QUICK" = 1 ] && [ "$n" -gt 2000 ] && n=2000
   echo "$n"

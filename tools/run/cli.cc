@@ -105,9 +105,11 @@ Launch parse_command_line(const std::vector<std::string>& args, HostfileReader r
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app.add_option("--bind-to", opt.bind_to,
                  "auto: each PE starts on a CPU of its own when the PEs fit on the CPUs (PE r on CPU r mod the "
-                 "count when they are a whole multiple of them), and all PEs run on every CPU of the job while "
-                 "other processes use those CPUs (default); core: stay bound whatever else runs; none: run on "
-                 "every CPU (sets TESSERA_BIND). Across hosts the PEs are not bound (core is refused)")
+                 "count when they are a whole multiple of them); while other processes use those CPUs, one PE "
+                 "per CPU stays bound unless its hand-offs are long and a CPU is left for the job, and more PEs "
+                 "than CPUs run on every CPU of the job (default; docs/design.md, shared CPUs); core: stay bound "
+                 "whatever else runs; none: run on every CPU (sets TESSERA_BIND). Across hosts the PEs are not "
+                 "bound (core is refused)")
       ->check(CLI::IsMember({"auto", "core", "none"}));
   app.add_flag("--report-bindings", opt.report_bindings,
                "print where the PEs run and why, and every change of it, to stderr (also at TESSERA_LOG=2); "
