@@ -90,7 +90,7 @@ cc -O2 -fopenmp -o "$out/omp_launch" "$here/omp_launch.c"
 if [ "$QUICK" = 1 ]; then
   rma_ranges="4K:1M:0"; rma_f=16; coll_sizes=1048576; batches=1; limit=120
 else
-  rma_ranges="4K:64K:100000 256K:16M:0"; rma_f=4; coll_sizes="8 1048576 67108864"; batches=5; limit=600
+  rma_ranges="4K:64K:100000 256K:256K:20000 1M:1M:3000 4M:16M:300"; rma_f=4; coll_sizes="8 1048576 67108864"; batches=5; limit=600
 fi
 launch_blocks="1 2 4 8"
 # A run that outlives $limit seconds is recorded as failed and the script goes on: under load a library that
@@ -174,9 +174,11 @@ s, m, f = v(sys.argv[1]), v(sys.argv[2]), int(sys.argv[3])
 while s <= m: print(s); s *= f' "$1" "$2" "$rma_f"
 }
 
-# The ping-pong runs in size ranges "MIN:MAX:ROUNDS" (ROUNDS 0: rma_bench's own count). Small sizes get
-# many rounds so that a row lasts longer than a few scheduler slices: a row of a few milliseconds under
+# The ping-pong runs in size ranges "MIN:MAX:ROUNDS" (ROUNDS 0: rma_bench's own count). Every size gets
+# rounds enough for a row of 100 ms or more, dozens of scheduler slices: a row of a few milliseconds under
 # outside load measures whether the slices happened to fall inside it, not how a library copes with them.
+# (Until 2026-11-27 the sizes from 256K took rma_bench's own count, 40-200 ms a row idle: beside two busy
+# processes OSHMEM's 4 MiB row read 0.7 ms then and 1.0-3.3 ms at 500 rounds.)
 rma_range() {  # MIN:MAX:ROUNDS -> "-b MIN -e MAX -f F [-p ROUNDS]"
   local min max n
   IFS=: read -r min max n <<< "$1"
