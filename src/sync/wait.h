@@ -21,7 +21,15 @@
 //     a sleeper frees its CPU for a PE that is waiting to run and, woken, is scheduled at once.
 //   - PEs bound, one per CPU (kSharedBound): phase 1 spins for 10 x TESSERA_WAIT_SPIN_NS, then it sleeps. A
 //     PE whose CPU the outside process also wants keeps it while it spins; once it lets go (a yield, or a
-//     sleep), it gets it back only after the outside process's slice.
+//     sleep), it gets it back only after the outside process's slice. A sleep still pays when every CPU has
+//     a busy process: the sleeper's CPU goes to that process, and the scheduler gives it back to the PE
+//     early, when it wakes, for the time it left.
+//   - Bound while the outside processes leave the job a CPU (kSharedBoundSpare): phase 1 spins for
+//     1000 x TESSERA_WAIT_SPIN_NS (20 ms), longer than the outside processes' slices. A PE that slept there
+//     would leave a CPU idle, the scheduler would move the busy process onto it, and the PE, woken, would
+//     find it there: beside one busy process on 2 CPUs, 20 ms spins took 3-12% off send/recv (8 B, 1 MiB),
+//     ping-pongs of 64-256 KiB and 1 MiB allreduce; beside two they cost up to twice the time
+//     (docs/shared_cpus.md).
 // Waits that get past the first polls while the CPUs are shared are counted by length (PeWaitHist): the
 // launcher picks between the two from them.
 //
@@ -103,8 +111,13 @@ struct PeWaitHist {
 inline constexpr uint64_t kShortWaitNs = 16'000;
 inline constexpr uint64_t kLongWaitNs = 4'000'000;
 // JobControl::cpus_shared: nobody outside the job uses its CPUs; outside processes do and tessera-run
-// unbound the PEs; outside processes do and the PEs stay bound, one per CPU.
-enum SharedMode : uint32_t { kNotShared = 0, kSharedUnbound = 1, kSharedBound = 2 };
+// unbound the PEs; outside processes do and the PEs stay bound, one per CPU (with a CPU left for the job by
+// the busy processes, or not).
+enum SharedMode : uint32_t { kNotShared = 0, kSharedUnbound = 1, kSharedBound = 2, kSharedBoundSpare = 3 };
+// Phase 1's length in TESSERA_WAIT_SPIN_NS for each SharedMode (see the top of this file).
+inline constexpr uint64_t spin_factor(uint32_t mode) {
+  return mode == kSharedBoundSpare ? 1000 : mode == kSharedBound ? 10 : 1;
+}
 
 struct WaitContext {
   Published<std::atomic<uint32_t>*> abort_word;  // nonzero: the job is ending (value: failed PE + 1)
@@ -276,8 +289,8 @@ template <typename Done, typename Describe>
   trace::WaitSpan traced{start};  // TESSERA_TRACE: one event for this wait, with the last phase reached
   const uint32_t mode = ctx.pe_words ? shared_mode() : kNotShared;
   const bool shared = mode != kNotShared;
-  // Shared and bound, phase 1 spins ten times longer and phase 2 is skipped (see the top of this file).
-  const uint64_t spin_end = start + (mode == kSharedBound ? 10 : 1) * spin_ns();
+  // Shared and bound, phase 1 spins longer and phase 2 is skipped (see the top of this file).
+  const uint64_t spin_end = start + spin_factor(mode) * spin_ns();
   if (mode == kSharedUnbound && shared_spin(done, start)) {
     count_wait(g_wait_stats.spun);
     count_shared_wait(start);

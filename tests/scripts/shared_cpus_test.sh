@@ -16,10 +16,11 @@ busy=()
 stop_busy() { for p in "${busy[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; busy=(); }
 trap 'stop_busy; rm -rf "$tmp"' EXIT
 start_busy() { bash -c 'while :; do :; done' & busy+=($!); }
-# beside_busy ARGS...: tessera-run -n 2 ARGS beside one busy process that has run for over a second (a
-# neighbour, not a process starting up); the output in $tmp/out (and shown), the status in rc.
+# [BUSY=N] beside_busy ARGS...: tessera-run -n 2 ARGS beside N (1) busy processes that have run for over a
+# second (neighbours, not processes starting up); the output in $tmp/out (and shown), the status in rc.
 beside_busy() {
-  start_busy
+  local i
+  for ((i = 0; i < ${BUSY:-1}; ++i)); do start_busy; done
   sleep 1.3
   "$run" -n 2 --timeout 120 "$@" > "$tmp/out" 2>&1
   rc=$?
@@ -39,6 +40,19 @@ check "launcher unbinds them for the 1 MiB hand-offs, and says why" "grep -q 'no
 beside_busy --report-bindings "$prog" 4096 20000 1.5 1.0
 check "busy from the start, 4 KiB: 20000 rounds within the limit, exit 0 ($rc)" "[ $rc -eq 0 ]"
 check "4 KiB hand-offs: the PEs stay bound" "grep -q 'the PEs start bound' '$tmp/out' && ! grep -q 'now run on all of them' '$tmp/out'"
+check "a CPU is left for the job: waits spin through the busy process's slices, and the launcher says so" \
+  "grep -q 'their waits keep the CPU (for up to 20 ms while the busy processes leave the job a CPU)' '$tmp/out'"
+
+# 1c. As many busy processes as CPUs (on 2 CPUs): no CPU is left for the job, the PEs stay bound, and their
+#     waits sleep after the shorter spin.
+if [ "$(nproc)" -eq 2 ]; then
+  BUSY=2 beside_busy --report-bindings "$prog" 4096 2000 1.5 1.0
+  check "2 busy processes on 2 CPUs, 4 KiB: exit 0 ($rc)" "[ $rc -eq 0 ]"
+  check "no CPU left: the PEs start bound, without the long spins" \
+    "grep -q '2 busy processes beside the job at its start; the PEs start bound, one per CPU, and their waits keep the CPU$' '$tmp/out'"
+else
+  echo "skip: 1c needs a machine of 2 CPUs (this one has $(nproc))"
+fi
 
 # 2. The busy process starts after the PEs: the launcher sees it in its samples and unbinds the running PEs
 #    (within about 0.6 s; the warm-up lasts 2 s).

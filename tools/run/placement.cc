@@ -259,18 +259,27 @@ bool PlacementMonitor::start() {
   const int n = busy_neighbours({});
   if (n == 0) return false;
   policy_.start_shared();
+  policy_.set_room(n + 1 <= static_cast<int>(layout_.cpus.size()));
   const bool bound = policy_.state() == PlacementPolicy::State::kSharedBound;
-  shared_word_->store(bound ? sync::kSharedBound : sync::kSharedUnbound, std::memory_order_relaxed);
+  shared_word_->store(bound ? bound_word() : sync::kSharedUnbound, std::memory_order_relaxed);
   if (report_)
     std::fprintf(stderr, "tessera-run: placement: %d busy process%s beside the job at its start; the PEs start "
                  "%s\n", n, n == 1 ? "" : "es",
-                 bound ? "bound, one per CPU, and their waits keep the CPU" : "unbound");
+                 bound ? ("bound, one per CPU, and their waits keep the CPU" + spare_text()).c_str() : "unbound");
   return !bound;
 }
 
 void PlacementMonitor::started(int rank, pid_t pid) {
   if (watching() && policy_.state() == PlacementPolicy::State::kSharedUnbound)
     widened_[pid] = layout_.pe_cpu[static_cast<size_t>(rank)];
+}
+
+uint32_t PlacementMonitor::bound_word() const { return policy_.room() ? sync::kSharedBoundSpare : sync::kSharedBound; }
+
+std::string PlacementMonitor::spare_text() const {
+  if (!policy_.room()) return "";
+  return fmt::format(" (for up to {} ms while the busy processes leave the job a CPU)",
+                     sync::spin_factor(sync::kSharedBoundSpare) * sync::spin_ns() / 1000000);
 }
 
 std::string PlacementMonitor::waits_text() const {
@@ -291,6 +300,10 @@ void PlacementMonitor::tick(const std::vector<pid_t>& pids_by_rank, uint64_t now
   if (hand_offs && now_ns >= next_room_ns_) {  // a scan of /proc: once a second
     next_room_ns_ = now_ns + 1000000000ull;
     policy_.set_room(busy_neighbours(pids_by_rank) + 1 <= static_cast<int>(layout_.cpus.size()));
+    if (policy_.state() == PlacementPolicy::State::kSharedBound &&
+        shared_word_->exchange(bound_word(), std::memory_order_relaxed) != bound_word() && report_)
+      std::fprintf(stderr, "tessera-run: placement: the PEs stay bound; their waits keep the CPU%s\n",
+                   policy_.room() ? spare_text().c_str() : " for a while, then sleep (no CPU is left for the job)");
   }
   if (waits_) act(policy_.add_waits(waits_()), pids_by_rank);
   next_ns_ = hand_offs ? now_ns + static_cast<uint64_t>(kHandOffPeriodMs) * 1000000ull : next_load_ns_;
@@ -299,14 +312,14 @@ void PlacementMonitor::tick(const std::vector<pid_t>& pids_by_rank, uint64_t now
 void PlacementMonitor::act(PlacementPolicy::Action a, const std::vector<pid_t>& pids_by_rank) {
   switch (a) {
     case PlacementPolicy::Action::kShareBound:
-      shared_word_->store(sync::kSharedBound, std::memory_order_relaxed);
+      shared_word_->store(bound_word(), std::memory_order_relaxed);
       if (report_)
         std::fprintf(stderr, "tessera-run: placement: processes outside the job use %.2f of CPUs %s; the PEs stay "
-                     "bound, one per CPU, and their waits keep the CPU\n", policy_.load(),
-                     cpu_list(layout_.cpus).c_str());
+                     "bound, one per CPU, and their waits keep the CPU%s\n", policy_.load(),
+                     cpu_list(layout_.cpus).c_str(), spare_text().c_str());
       break;
     case PlacementPolicy::Action::kUnbind: unbind(pids_by_rank); break;
-    case PlacementPolicy::Action::kBindShared: rebind(sync::kSharedBound); break;
+    case PlacementPolicy::Action::kBindShared: rebind(bound_word()); break;
     case PlacementPolicy::Action::kRebind: rebind(sync::kNotShared); break;
     case PlacementPolicy::Action::kNone: break;
   }

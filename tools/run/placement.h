@@ -9,7 +9,8 @@
 //                   process for a whole slice; sync/wait.h). Then, with one PE per CPU:
 //                   - the PEs stay bound (kSharedBound) while their hand-offs are short: a PE beside the
 //                     outside process keeps its CPU while it spins, and two PEs on two CPUs hand off in
-//                     cache-line time whenever both run;
+//                     cache-line time whenever both run; while the busy processes leave the job a CPU
+//                     (kSharedBoundSpare), waits spin through the outside processes' slices;
 //                   - the launcher unbinds them (kSharedUnbound: every thread of every PE bound to one CPU,
 //                     the PE's own and pinned kernel workers, widened to all the job's CPUs) once most of
 //                     every PE's waits last kShortWaitNs..kLongWaitNs (sync::PeWaitHist) for kSwitchSamples
@@ -118,6 +119,7 @@ class PlacementPolicy {
   // one, unbound PEs only add switches: a 1 MiB ping-pong beside two busy processes on 2 CPUs made 10-14
   // hand-offs in 20 ms unbound against 115-175 bound. Unbinding for transfers needs it.
   void set_room(bool room) { room_ = room; }
+  bool room() const { return room_; }
 
  private:
   bool stay_bound_;
@@ -168,6 +170,10 @@ class PlacementMonitor {
   void unbind(const std::vector<pid_t>& pids_by_rank);
   void rebind(uint32_t word);
   std::string waits_text() const;
+  // The word for bound PEs: kSharedBoundSpare while the busy processes leave the job a CPU (waits spin
+  // through their slices), else kSharedBound; and the text that says which.
+  uint32_t bound_word() const;
+  std::string spare_text() const;
   void act(PlacementPolicy::Action a, const std::vector<pid_t>& pids_by_rank);
 
   BindMode mode_;
