@@ -338,7 +338,7 @@ class Pool {
         // busy outside processes). Once that has happened (launch()), a worker leaves the launching thread
         // kSharedClaimNs to run the blocks itself and claims only what is left then: short blocks never
         // leave the launching thread, long ones start at most that much later. Empty launches of 4 blocks on
-        // 2 CPUs beside 2 busy processes: 4-9 of 50 batches over 1 us instead of 14-29; always holding back
+        // 2 CPUs beside 2 busy processes: 3-9 of 50 batches over 1 us instead of 14-29; always holding back
         // cost idle launches of 8 blocks 0.35 -> 0.45 us (docs/shared_cpus.md).
         if (fast_now_ns() < hold_claims_until_.load(std::memory_order_relaxed))
           for (const uint64_t t0 = launch_ns_.load(std::memory_order_relaxed); fast_now_ns() - t0 < kSharedClaimNs;) {

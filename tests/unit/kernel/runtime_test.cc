@@ -158,8 +158,12 @@ TEST(Launch, ASlowClaimedBlockKeepsShortBlocksOnTheLaunchingThread) {
     for (int k = 0; k < n; ++k) ASSERT_EQ(runs[static_cast<size_t>(k)].load(), 1) << "launch " << i << ", block " << k;
     on_caller += away.load() == 0;
   }
-  // Generous: the launching thread may be preempted for longer than the hold (2 us) now and then.
+  // Generous: the launching thread may be preempted for longer than the hold (2 us) now and then. Under
+  // ThreadSanitizer every atomic operation is instrumented, and running the blocks of a launch takes the
+  // caller longer than the hold itself: there the test checks what it runs, not where.
+#ifndef __SANITIZE_THREAD__
   EXPECT_GE(on_caller, kLaunches * 3 / 4) << "launches whose every block ran on the launching thread";
+#endif
 }
 
 TEST(Launch, DefaultBlockNumIsUsableCpus) {
