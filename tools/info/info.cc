@@ -109,12 +109,16 @@ void print_placement(int n) {
   const run::CpuTimes a = run::sample_cpu_times(layout.cpus, {});
   ::usleep(200000);
   const double load = run::outside_cpus(a, run::sample_cpu_times(layout.cpus, {}));
+  // Whether the busy processes leave the job a CPU (tessera-run's test, once a second while shared).
+  const bool spare = run::busy_neighbours({}) + 1 <= static_cast<int>(layout.cpus.size());
   std::printf("  now: other processes use %.2f of CPUs %s, so a job started now would run %s\n", load,
               run::cpu_list(layout.cpus).c_str(),
               load < run::PlacementPolicy::kShareCpus ? "bound"
-              : monitor.stays_bound()
-                  ? "bound with waits that keep the CPU, unbound once most of its waits are a peer's large transfer"
-                  : "unbound (as soon as tessera-run has sampled it)");
+              : !monitor.stays_bound() ? "unbound (as soon as tessera-run has sampled it)"
+              : spare ? "bound with waits that keep the CPU through the busy processes' slices (they leave the job a "
+                        "CPU), unbound once most of its waits are a peer's large transfer"
+                      : "bound with waits that keep the CPU for a while, then sleep (the busy processes leave the job "
+                        "no CPU)");
 }
 
 void print_env() {
