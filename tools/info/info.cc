@@ -109,8 +109,7 @@ void print_placement(int n) {
   const run::CpuTimes a = run::sample_cpu_times(layout.cpus, {});
   ::usleep(200000);
   const double load = run::outside_cpus(a, run::sample_cpu_times(layout.cpus, {}));
-  // Whether the busy processes leave the job a CPU (tessera-run's test, once a second while shared).
-  const bool spare = run::busy_neighbours({}) + 1 <= static_cast<int>(layout.cpus.size());
+  const bool spare = monitor.leaves_a_cpu(run::busy_neighbours({}));
   std::printf("  now: other processes use %.2f of CPUs %s, so a job started now would run %s\n", load,
               run::cpu_list(layout.cpus).c_str(),
               load < run::PlacementPolicy::kShareCpus ? "bound"

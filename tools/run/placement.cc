@@ -259,7 +259,7 @@ bool PlacementMonitor::start() {
   const int n = busy_neighbours({});
   if (n == 0) return false;
   policy_.start_shared();
-  policy_.set_room(n + 1 <= static_cast<int>(layout_.cpus.size()));
+  policy_.set_room(leaves_a_cpu(n));
   const bool bound = policy_.state() == PlacementPolicy::State::kSharedBound;
   shared_word_->store(bound ? bound_word() : sync::kSharedUnbound, std::memory_order_relaxed);
   if (report_)
@@ -299,7 +299,7 @@ void PlacementMonitor::tick(const std::vector<pid_t>& pids_by_rank, uint64_t now
   const bool hand_offs = waits_ && policy_.stay_bound() && policy_.shared();
   if (hand_offs && now_ns >= next_room_ns_) {  // a scan of /proc: once a second
     next_room_ns_ = now_ns + 1000000000ull;
-    policy_.set_room(busy_neighbours(pids_by_rank) + 1 <= static_cast<int>(layout_.cpus.size()));
+    policy_.set_room(leaves_a_cpu(busy_neighbours(pids_by_rank)));
     if (policy_.state() == PlacementPolicy::State::kSharedBound &&
         shared_word_->exchange(bound_word(), std::memory_order_relaxed) != bound_word() && report_)
       std::fprintf(stderr, "tessera-run: placement: the PEs stay bound; their waits keep the CPU%s\n",

@@ -163,6 +163,8 @@ class PlacementMonitor {
   BindMode mode() const { return mode_; }
   // One PE per CPU: beside outside load the PEs may stay bound (PlacementPolicy).
   bool stays_bound() const { return policy_.stay_bound(); }
+  // Whether `busy` busy processes outside the job (busy_neighbours()) leave it a CPU of its own.
+  bool leaves_a_cpu(int busy) const { return busy + 1 <= static_cast<int>(layout_.cpus.size()); }
   const Layout& layout() const { return layout_; }
 
  private:
