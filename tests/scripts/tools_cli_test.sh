@@ -81,6 +81,15 @@ check info_ranks_zero nonzero "--ranks 0: expected a whole number from 1 to 4096
 check run_usage_exit  0       "Value 0 not in range"                 -- sh -c "'$run' -n 0 '$work/who'; [ \$? -eq 2 ]"
 check perf_only_unknown nonzero "--only: unknown name 'foo' \(known: sum_all" -- "$run" -n 1 "$build/bin/tessera-perf" ops --only foo
 check perf_unchecked  0       "^# Out of bounds values : N/A"        -- "$run" -n 2 "$build/bin/tessera-perf" allreduce -b 8 -e 8 -c 0
+# One OpenBLAS thread per PE when PEs share a host, unless the user chose a count in any variable OpenBLAS reads.
+blas='echo "PE $TESSERA_JOB_RANK blas=${OPENBLAS_NUM_THREADS-unset}"'
+nothreads="env -u OPENBLAS_NUM_THREADS -u GOTO_NUM_THREADS -u OMP_NUM_THREADS"
+check blas_one_per_pe 0       "^PE [01] blas=1 PE [01] blas=1 $"      -- sh -c "$nothreads '$run' -n 2 sh -c '$blas' | tr '\n' ' '"
+check blas_users_omp  0       "^PE [01] blas=unset PE [01] blas=unset $" \
+      -- sh -c "$nothreads OMP_NUM_THREADS=2 '$run' -n 2 sh -c '$blas' | tr '\n' ' '"
+check blas_users_own  0       "^PE [01] blas=3 PE [01] blas=3 $" \
+      -- sh -c "$nothreads '$run' -n 2 -x OPENBLAS_NUM_THREADS=3 sh -c '$blas' | tr '\n' ' '"
+check blas_one_pe     0       "^PE 0 blas=unset $"                    -- sh -c "$nothreads '$run' -n 1 sh -c '$blas' | tr '\n' ' '"
 # TESSERA_LOG=2: the job's and each communicator's lines, once, from PE 0.
 check log_info        0       "PE 0: Tessera $version \(OpenSHMEM 1\.5\): 2 PEs on 1 host .*bootstrap launcher" \
       -- "$run" -n 2 --env TESSERA_LOG=2 "$build/bin/data_parallel_step"

@@ -211,6 +211,7 @@ Status Agent::spawn(LocalPe& pe) {
     for (const char* name : kNotInherited) ::unsetenv(name);
     for (const auto& kv : job_->env) ::putenv(const_cast<char*>(kv.c_str()));
     no_ucx_error_handlers();
+    one_blas_thread_per_pe(static_cast<int>(pes_.size()));
     ::setenv("TESSERA_BOOTSTRAP", bootstrap_.c_str(), 1);
     ::setenv("TESSERA_RANK", std::to_string(pe.rank).c_str(), 1);
     std::vector<char*> argv;

@@ -198,6 +198,7 @@ Status Job::spawn(int rank, const std::string& sock) {
     }
     for (const auto& kv : opt_.env) ::putenv(const_cast<char*>(kv.c_str()));
     no_ucx_error_handlers();
+    one_blas_thread_per_pe(opt_.n_pes);
     ::setenv("TESSERA_BIND", bind_mode_name(placement_->mode()), 1);
     ::setenv("TESSERA_JOB_SOCKET", sock.c_str(), 1);
     ::setenv("TESSERA_JOB_SECRET", secret_.c_str(), 1);

@@ -23,6 +23,13 @@ namespace tessera::run {
 
 void no_ucx_error_handlers() { ::setenv("UCX_HANDLE_ERRORS", "none", 0); }
 
+void one_blas_thread_per_pe(int pes_on_host) {
+  if (pes_on_host < 2) return;
+  for (const char* name : {"OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS"})
+    if (std::getenv(name)) return;
+  ::setenv("OPENBLAS_NUM_THREADS", "1", 1);
+}
+
 std::string signal_name(int sig) {
   const char* abbrev = sigabbrev_np(sig);
   return abbrev ? std::string("SIG") + abbrev : std::to_string(sig);

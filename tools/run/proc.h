@@ -28,6 +28,14 @@ inline constexpr double kGraceSeconds = 2.0;
 // wants UCX's backtraces sets UCX_HANDLE_ERRORS=bt.
 void no_ucx_error_handlers();
 
+// Called in a PE's process before exec when `pes_on_host` PEs share its host: one OpenBLAS thread per PE
+// (OPENBLAS_NUM_THREADS=1) unless the user set OPENBLAS_NUM_THREADS, GOTO_NUM_THREADS or OMP_NUM_THREADS (the
+// variables OpenBLAS reads), as torchrun sets OMP_NUM_THREADS=1. Tessera links OpenBLAS for its fused matrix
+// products, and the pthread build Debian ships starts a pool of one thread per CPU, less one, when it is
+// loaded, in every PE: with a PE per CPU those threads can only take a CPU from another PE, and one process
+// per CPU carrying idle BLAS threads is what a careful user turns off by hand.
+void one_blas_thread_per_pe(int pes_on_host);
+
 // "SIGKILL" (or the number when the signal has no name).
 std::string signal_name(int sig);
 // A waitpid status as an exit status: the code, 128 + the signal, or 1.
