@@ -82,12 +82,19 @@ Result<uint16_t> local_port(int fd) {
   return static_cast<uint16_t>(ntohs(sa.sin_port));
 }
 
-Result<int> connect_until(const sockaddr_in& to, const std::string& where, int rank, uint64_t deadline_ns) {
+Result<int> connect_until(const sockaddr_in& to, const std::string& where, int rank, uint64_t deadline_ns,
+                          const std::function<Status(int fd)>& prepare) {
   const uint64_t start = now_ns();
   int last_errno = 0;
   for (uint64_t backoff_ms = 10;; backoff_ms = std::min<uint64_t>(backoff_ms * 2, 500)) {
     int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0) return sys_error("bootstrap (tcp): socket");
+    if (prepare) {
+      if (Status st = prepare(fd); !st.is_ok()) {
+        ::close(fd);
+        return st;
+      }
+    }
     int rc = ::connect(fd, reinterpret_cast<const sockaddr*>(&to), sizeof to);
     if (rc != 0 && errno == EINPROGRESS) {
       // A SYN to a host that drops it would wait for the kernel's own timeout (minutes): ours is shorter.

@@ -28,8 +28,11 @@ Result<int> listen_on(const Address& a);
 Result<uint16_t> local_port(int fd);
 
 // Connects to rank 0, retrying with backoff (10 ms doubling to 500 ms) while nothing listens yet, until
-// the deadline; on expiry the error names the address, this rank and the last error seen.
-Result<int> connect_until(const sockaddr_in& to, const std::string& where, int rank, uint64_t deadline_ns);
+// the deadline; on expiry the error names the address, this rank and the last error seen. `prepare`, if
+// given, runs on each new socket before its connect() (options the handshake must already have), and its
+// error ends the attempt.
+Result<int> connect_until(const sockaddr_in& to, const std::string& where, int rank, uint64_t deadline_ns,
+                          const std::function<Status(int fd)>& prepare = nullptr);
 
 // Options every bootstrap connection gets: no Nagle delay (barriers are small messages); keepalive probes,
 // so that a host that vanishes without closing its connections (power, network) is noticed while the

@@ -90,6 +90,16 @@ check blas_users_omp  0       "^PE [01] blas=unset PE [01] blas=unset $" \
 check blas_users_own  0       "^PE [01] blas=3 PE [01] blas=3 $" \
       -- sh -c "$nothreads '$run' -n 2 -x OPENBLAS_NUM_THREADS=3 sh -c '$blas' | tr '\n' ' '"
 check blas_one_pe     0       "^PE 0 blas=unset $"                    -- sh -c "$nothreads '$run' -n 1 sh -c '$blas' | tr '\n' ' '"
+# The congestion control of the connections between hosts, read back from the kernel on both ends (PE 0
+# connects, PE 1 accepts; as_hosts.sh gives each PE a host of its own): cubic by default, the named one, and
+# a name the kernel lacks is refused naming it and what the kernel offers.
+as_hosts="$(dirname "$0")/../pe/as_hosts.sh"
+check cc_default      0       "PE 0: .*congestion control cubic \(TESSERA_NET_CONGESTION\).* PE 1: .*congestion control cubic on the connection with PE 0|PE 1: .*congestion control cubic on the connection with PE 0.* PE 0: .*congestion control cubic \(TESSERA_NET_CONGESTION\)" \
+      -- sh -c "'$run' -n 2 --env TESSERA_LOG=3 sh '$as_hosts' '$build/bin/data_parallel_step' 2>&1 | grep congestion | tr '\n' ' '"
+check cc_named        0       "PE 0: .*congestion control reno \(TESSERA_NET_CONGESTION\)" \
+      -- "$run" -n 2 --env TESSERA_LOG=2 --env TESSERA_NET_CONGESTION=reno sh "$as_hosts" "$build/bin/data_parallel_step"
+check cc_unknown      nonzero "TESSERA_NET_CONGESTION=\"no-such-cc\": the kernel refuses it .*available: .*cubic" \
+      -- "$run" -n 2 --env TESSERA_NET_CONGESTION=no-such-cc sh "$as_hosts" "$build/bin/data_parallel_step"
 # TESSERA_LOG=2: the job's and each communicator's lines, once, from PE 0.
 check log_info        0       "PE 0: Tessera $version \(OpenSHMEM 1\.5\): 2 PEs on 1 host .*bootstrap launcher" \
       -- "$run" -n 2 --env TESSERA_LOG=2 "$build/bin/data_parallel_step"

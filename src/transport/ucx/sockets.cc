@@ -59,6 +59,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
@@ -91,6 +92,11 @@ const config::Var<int64_t> kNetSpin{
     "TESSERA_NET_SPIN_NS", 1'000'000,
     "Nanoseconds a wait for a message from another host polls its connections before it yields the CPU "
     "(when every PE of the host has a CPU; else it yields at once)"};
+
+const config::Var<std::string> kNetCongestion{
+    "TESSERA_NET_CONGESTION", "cubic",
+    "TCP congestion control of Tessera's connections between hosts (messages, large puts): cubic, another the "
+    "kernel offers (net.ipv4.tcp_available_congestion_control), or system (the kernel's default)"};
 
 constexpr int kMaxAddrs = 4;
 constexpr size_t kKeyChars = 64;
@@ -203,7 +209,7 @@ void begin_message(Conn& c, int pe) {
                "different collectives or counts",
                c.in.bytes, pe, g.peers[static_cast<size_t>(pe)].host, c.into_req->cap, c.in.tag);
   if (!c.into_req) {
-    c.unexpected.push_back(Unexpected{.tag = c.in.tag, .bytes = c.in.bytes});
+    c.unexpected.push_back(Unexpected{.tag = c.in.tag, .bytes = c.in.bytes, .data = nullptr});
     c.into_unx = &c.unexpected.back();
     if (c.in.bytes >= kHoldMin) c.held = true;
     else if (c.in.bytes) c.into_unx->data.reset(new char[c.in.bytes]);
@@ -329,6 +335,54 @@ std::vector<uint32_t> my_addresses() {
 }
 
 
+// A line of a file under /proc/sys (empty if it cannot be read).
+std::string sysctl_line(const char* path) {
+  std::string v;
+  if (FILE* f = std::fopen(path, "r")) {
+    char buf[256] = {};
+    if (std::fgets(buf, sizeof buf, f)) v = buf;
+    std::fclose(f);
+  }
+  while (!v.empty() && (v.back() == '\n' || v.back() == ' ')) v.pop_back();
+  return v;
+}
+
+// Gives a connection the congestion control TESSERA_NET_CONGESTION names. Cubic by default, whatever the
+// host's default, because the host's may pace: BBR (some distributions' and clouds' default) spreads each
+// burst over time at the rate it has estimated, and collective traffic is bursts separated by computation, so
+// the estimate is low when a burst starts. Between two namespace hosts whose kernel defaulted to BBR, the
+// 64 KiB allreduce took 43 us (median) with a tail of 1 ms in 3-5% of calls, 16 MiB 11.3-12.0 ms and 64 MiB
+// 52 ms; with cubic 19 us with no tail, 5.0-5.4 ms and 29 ms (docs/hosts.md). Each end sets its own
+// sending side. A name the kernel refuses is an error when the user gave it; cubic missing is not (the
+// kernel's default stays, said once at TESSERA_LOG=2).
+Status set_congestion(int fd) {
+  const std::string& want = kNetCongestion.get();
+  if (want == "system") return Status::ok();
+  if (::setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, want.data(), static_cast<socklen_t>(want.size())) == 0)
+    return Status::ok();
+  const int err = errno;
+  const std::string available = sysctl_line("/proc/sys/net/ipv4/tcp_available_congestion_control");
+  const std::string allowed = sysctl_line("/proc/sys/net/ipv4/tcp_allowed_congestion_control");
+  if (kNetCongestion.is_set())
+    return make_status(Code::kInvalidArgument, "TESSERA_NET_CONGESTION={:?}: the kernel refuses it ({}); available: "
+                       "{} (without CAP_NET_ADMIN: {}), or system for the kernel's default",
+                       want, std::strerror(err), available.empty() ? "?" : available, allowed.empty() ? "?" : allowed);
+  static std::once_flag once;
+  std::call_once(once, [&] {
+    log::info("messages between hosts: the kernel refuses congestion control {} ({}); its default stays "
+              "(available: {})", want, std::strerror(err), available.empty() ? "?" : available);
+  });
+  return Status::ok();
+}
+
+// The congestion control a connection has (read back from the kernel).
+std::string congestion_of(int fd) {
+  char name[32] = {};
+  socklen_t len = sizeof name - 1;
+  if (::getsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, name, &len) != 0) return "?";
+  return std::string(name, ::strnlen(name, len));
+}
+
 // The connecting side: tries the peer's addresses in order until one answers as that PE.
 Result<int> connect_to(int me, int pe, const Record& r, uint64_t deadline) {
   std::string tried;
@@ -343,8 +397,9 @@ Result<int> connect_to(int me, int pe, const Record& r, uint64_t deadline) {
     const std::string where = fmt::format("{}:{}", text, ntohs(r.port));
     // Everything listens before the addresses are published: a refusal means a wrong address, not "too
     // early", so each address gets a short try.
-    Result<int> fd = tcp::connect_until(to, where, me, std::min(deadline, now_ns() + 2'000'000'000));
+    Result<int> fd = tcp::connect_until(to, where, me, std::min(deadline, now_ns() + 2'000'000'000), set_congestion);
     if (!fd.is_ok()) {
+      if (fd.status().code() == Code::kInvalidArgument) return fd.status();
       tried += fmt::format("{}{}: {}", tried.empty() ? "" : "; ", where, fd.status().message());
       continue;
     }
@@ -435,6 +490,11 @@ Status open_sockets(const JobView& job) {
   s.spin_ns = static_cast<uint64_t>(std::max<int64_t>(0, kNetSpin.get()));
   Result<int> listener = tcp::listen_on(tcp::Address{"0.0.0.0", 0, ""});
   if (!listener.is_ok()) return listener.status();
+  // Accepted connections inherit the listener's congestion control, from their first byte.
+  if (Status cc = set_congestion(listener.value()); !cc.is_ok()) {
+    ::close(listener.value());
+    return cc;
+  }
   Result<uint16_t> port = tcp::local_port(listener.value());
   if (!port.is_ok()) {
     ::close(listener.value());
@@ -507,8 +567,13 @@ Status open_sockets(const JobView& job) {
     s.fd_pe.push_back(pe);
   }
   s.on = st.is_ok();
-  if (s.on)
-    log::debug("messages between hosts: TCP connections to {} PEs (TESSERA_NET_MESSAGES=tcp)", s.fds.size());
+  if (s.on && !s.fds.empty()) {
+    // What the kernel gave them, read back (PE 0 connects; a higher PE's first connection was accepted).
+    const std::string cc = congestion_of(s.fds.front().fd);
+    if (me == 0) log::info("messages between hosts: TCP connections to {} PEs, congestion control {} "
+                           "(TESSERA_NET_CONGESTION)", s.fds.size(), cc);
+    else log::debug("messages between hosts: congestion control {} on the connection with PE {}", cc, s.fd_pe.front());
+  }
   return st;
 }
 
