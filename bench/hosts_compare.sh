@@ -12,6 +12,9 @@
 #   allreduce 64 MiB with 2 PEs per host: the two-level pattern the model picks against one flat ring
 # Every launcher runs inside host h1 (the root namespace has no address on the hosts' network); Open MPI's
 # daemons reach h2 through tests/hosts/rsh. Writes results.jsonl and prints the ratio table.
+# TCP congestion control: Tessera's connections use cubic (TESSERA_NET_CONGESTION); the peers have no such
+# setting, so they and iperf3 run twice, under the hosts' default (the machine's, which the namespaces
+# inherit) and with the hosts' default set to cubic, and the report takes each one's better per row.
 # Needs root and scripts/install-deps.sh bench (Open MPI, iperf3, python3-torch).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -38,16 +41,27 @@ oshcc -O2 -o "$out/rma_oshmem" "$here/rma/rma_bench.c" "$here/rma/rma_bench_main
 h2=$(cat "$NETNS_HOSTS_DIR/h2.addr")
 h1=$(cat "$NETNS_HOSTS_DIR/h1.addr")
 emit() { echo "$1" >> "$res"; echo "$1"; }
+# The hosts' default congestion control: the inherited one (default) or cubic, on both hosts.
+cc_default=$(host_exec h1 sysctl -n net.ipv4.tcp_congestion_control)
+hosts_cc() {
+  local name=$cc_default; [ "$1" = cubic ] && name=cubic
+  for h in h1 h2; do host_exec $h sysctl -qw net.ipv4.tcp_congestion_control=$name; done
+}
+emit "{\"lib\":\"congestion\",\"default\":\"$cc_default\"}"
 
 echo "== the link" >&2
-host_exec h2 iperf3 -s -1 -D >/dev/null 2>&1; sleep 0.5
-one=$(host_exec h1 iperf3 -c "$h2" -t 4 -J | $py -c 'import json,sys; print(json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"]/8e9)')
-host_exec h2 iperf3 -s -1 -D >/dev/null 2>&1; sleep 0.5
-bidir=$(host_exec h1 iperf3 -c "$h2" -t 4 --bidir -J | $py -c 'import json,sys; e=json.load(sys.stdin)["end"];
+for cc in default cubic; do
+  hosts_cc $cc
+  host_exec h2 iperf3 -s -1 -D >/dev/null 2>&1; sleep 0.5
+  one=$(host_exec h1 iperf3 -c "$h2" -t 4 -J | $py -c 'import json,sys; print(json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"]/8e9)')
+  host_exec h2 iperf3 -s -1 -D >/dev/null 2>&1; sleep 0.5
+  bidir=$(host_exec h1 iperf3 -c "$h2" -t 4 --bidir -J | $py -c 'import json,sys; e=json.load(sys.stdin)["end"];
 print(min(e["sum_received"]["bits_per_second"], e["sum_received_bidir_reverse"]["bits_per_second"])/8e9)')
-host_exec h2 "$out/tcp_pingpong" server 17001 8 20000 & sleep 0.3
-hop=$(host_exec h1 "$out/tcp_pingpong" client "$h2" 17001 8 20000); wait
-emit "{\"lib\":\"link\",\"iperf3_GBps\":$one,\"iperf3_bidir_GBps\":$bidir,\"tcp_hop_us\":$hop}"
+  host_exec h2 "$out/tcp_pingpong" server 17001 8 20000 & sleep 0.3
+  hop=$(host_exec h1 "$out/tcp_pingpong" client "$h2" 17001 8 20000); wait
+  emit "{\"lib\":\"link\",\"cc\":\"$cc\",\"iperf3_GBps\":$one,\"iperf3_bidir_GBps\":$bidir,\"tcp_hop_us\":$hop}"
+done
+hosts_cc default
 
 mpirun_() {  # np ppn prog...
   local np=$1 ppn=$2; shift 2
@@ -62,16 +76,20 @@ for range in "-b 8 -e 8" "-b 1048576 -e 67108864 -f 64"; do
   mpirun_ 2 1 "$build/bin/tessera-perf" rma $range --json 2>/dev/null |
     $py -c 'import json,sys; [print(json.dumps({"lib":"tessera","rma":r})) for r in json.load(sys.stdin)["rma"]]' |
     while read -r l; do emit "$l"; done
-  # shellcheck disable=SC2086
-  if ! host_exec h1 timeout 120 oshrun --host h1,h2 -np 2 --mca plm_rsh_agent "$root/tests/hosts/rsh" \
-       --mca oob_tcp_if_include eth0 --mca spml ucx -x UCX_TLS=self,tcp -x UCX_NET_DEVICES=eth0 \
-       -x SHMEM_SYMMETRIC_SIZE=512M -x SMA_SYMMETRIC_SIZE=512M env -u NETNS_HOSTS_DIR "$out/rma_oshmem" $range --json \
-       > "$out/oshmem.json" 2> "$out/oshmem.err"; then
-    emit "{\"lib\":\"oshmem\",\"rma_failed\":\"$range: $(tail -1 "$out/oshmem.err" | tr -d '"' | cut -c1-120) (exit or timeout)\"}"
-  else
-    $py -c 'import json,sys; [print(json.dumps({"lib":"oshmem","rma":r})) for r in json.load(open(sys.argv[1]))["rma"]]' \
-      "$out/oshmem.json" | while read -r l; do emit "$l"; done
-  fi
+  for cc in default cubic; do
+    hosts_cc $cc
+    # shellcheck disable=SC2086
+    if ! host_exec h1 timeout 120 oshrun --host h1,h2 -np 2 --mca plm_rsh_agent "$root/tests/hosts/rsh" \
+         --mca oob_tcp_if_include eth0 --mca spml ucx -x UCX_TLS=self,tcp -x UCX_NET_DEVICES=eth0 \
+         -x SHMEM_SYMMETRIC_SIZE=512M -x SMA_SYMMETRIC_SIZE=512M env -u NETNS_HOSTS_DIR "$out/rma_oshmem" $range --json \
+         > "$out/oshmem.json" 2> "$out/oshmem.err"; then
+      emit "{\"lib\":\"oshmem\",\"cc\":\"$cc\",\"rma_failed\":\"$range: $(tail -1 "$out/oshmem.err" | tr -d '"' | cut -c1-120) (exit or timeout)\"}"
+    else
+      $py -c 'import json,sys; [print(json.dumps({"lib":"oshmem","cc":sys.argv[2],"rma":r})) for r in json.load(open(sys.argv[1]))["rma"]]' \
+        "$out/oshmem.json" "$cc" | while read -r l; do emit "$l"; done
+    fi
+  done
+  hosts_cc default
 done
 
 echo "== progress while the target computes (the UCX progress thread on, then off)" >&2
@@ -90,6 +108,7 @@ gloo() {  # np ppn coll sizes...
     host_exec "h$((r / ppn + 1))" env -u NETNS_HOSTS_DIR $py "$here/hosts_gloo.py" $r "$np" "$h1" $port "$coll" "$@" > /dev/null 2>&1 &
   done
   host_exec h1 env -u NETNS_HOSTS_DIR timeout 900 $py "$here/hosts_gloo.py" 0 "$np" "$h1" $port "$coll" "$@" 2>/dev/null |
+    $py -c 'import json,sys; [print(json.dumps(dict(json.loads(l), cc=sys.argv[1]))) for l in sys.stdin if l.strip()]' "${GLOO_CC:-default}" |
     while read -r l; do emit "$l"; done
   wait
 }
@@ -108,17 +127,25 @@ for ppn in 1 2; do
         2>/dev/null | $py -c 'import json,sys; d=json.load(sys.stdin); r=d["results"][0];
 print(json.dumps({"lib":"tessera","coll":sys.argv[1],"np":d["ranks"],"ppn":int(sys.argv[2]),"bytes":r["size"],"time_us":r[sys.argv[3]]}))' \
           "$coll" "$ppn" "$key" | while read -r l; do emit "$l"; done
-      COLL_MPI_ITERS=$it mpirun_ $np $ppn "$out/coll_mpi" "$coll" "$b" 2>/dev/null |
-        $py -c 'import json,sys; [print(json.dumps(dict(json.loads(l), ppn=int(sys.argv[1])))) for l in sys.stdin if l.strip()]' "$ppn" |
-        while read -r l; do emit "$l"; done
+      for cc in default cubic; do
+        hosts_cc $cc
+        COLL_MPI_ITERS=$it mpirun_ $np $ppn "$out/coll_mpi" "$coll" "$b" 2>/dev/null |
+          $py -c 'import json,sys; [print(json.dumps(dict(json.loads(l), ppn=int(sys.argv[1]), cc=sys.argv[2]))) for l in sys.stdin if l.strip()]' "$ppn" "$cc" |
+          while read -r l; do emit "$l"; done
+      done
+      hosts_cc default
     done
     sizes=""
     for b in $SIZES; do
       { [ "$coll" = allgather ] || [ "$coll" = alltoall ]; } && [ "$b" -lt $((4 * np)) ] && b=$((4 * np))
       sizes="$sizes $b"
     done
-    # shellcheck disable=SC2086
-    gloo $np $ppn "$coll" $sizes
+    for cc in default cubic; do
+      hosts_cc $cc
+      # shellcheck disable=SC2086
+      GLOO_CC=$cc gloo $np $ppn "$coll" $sizes
+    done
+    hosts_cc default
   done
 done
 
