@@ -1,10 +1,12 @@
 #include "placement.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -70,8 +72,10 @@ struct ProcStat {
   uint64_t start_ticks = 0;  // field 22, starttime: clock ticks after boot
 };
 bool read_proc_stat(pid_t pid, ProcStat* out) {
-  std::ifstream ps(fmt::format("/proc/{}/stat", pid));
-  std::string s((std::istreambuf_iterator<char>(ps)), std::istreambuf_iterator<char>());
+  const int fd = ::open(fmt::format("/proc/{}/stat", pid).c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const std::string s = read_proc_fd(fd);
+  ::close(fd);
   const size_t close = s.rfind(')');
   if (close == std::string::npos || close + 2 >= s.size()) return false;
   std::istringstream in(s.substr(close + 2));
@@ -84,6 +88,17 @@ bool read_proc_stat(pid_t pid, ProcStat* out) {
   return true;
 }
 }  // namespace
+
+std::string read_proc_fd(int fd) {
+  std::string s;
+  char buf[4096];
+  for (;;) {
+    const ssize_t k = ::read(fd, buf, sizeof buf);
+    if (k > 0) s.append(buf, static_cast<size_t>(k));
+    else if (k == 0) return s;
+    else if (errno != EINTR) return {};
+  }
+}
 
 CpuTimes sample_cpu_times(const std::vector<int>& cpus, const std::vector<pid_t>& pids) {
   CpuTimes t;

@@ -67,6 +67,12 @@ struct CpuTimes {
   uint64_t at_ns = 0;
 };
 CpuTimes sample_cpu_times(const std::vector<int>& cpus, const std::vector<pid_t>& pids);
+
+// What is left to read of an open file under /proc: "" on any error, never an exception. The processes the
+// monitor reads may end at any moment: a read of /proc/PID/stat opened just before its process was reaped
+// fails with ESRCH (which a std::istreambuf_iterator over a std::ifstream turns into an exception, and the
+// launcher into std::terminate).
+std::string read_proc_fd(int fd);
 // How many CPUs' worth of time processes other than `pids` used on `cpus` between two samples.
 double outside_cpus(const CpuTimes& a, const CpuTimes& b);
 // Processes other than this one and the job's (`job`) that are runnable now, older than a second, and have

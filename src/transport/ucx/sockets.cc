@@ -59,9 +59,9 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
-#include <cstdio>
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <cstring>
 #include <deque>
 #include <list>
@@ -347,14 +347,14 @@ std::string sysctl_line(const char* path) {
   return v;
 }
 
-// Gives a connection the congestion control TESSERA_NET_CONGESTION names. Cubic by default, whatever the
-// host's default, because the host's may pace: BBR (some distributions' and clouds' default) spreads each
-// burst over time at the rate it has estimated, and collective traffic is bursts separated by computation, so
-// the estimate is low when a burst starts. Between two namespace hosts whose kernel defaulted to BBR, the
-// 64 KiB allreduce took 43 us (median) with a tail of 1 ms in 3-5% of calls, 16 MiB 11.3-12.0 ms and 64 MiB
-// 52 ms; with cubic 19 us with no tail, 5.0-5.4 ms and 29 ms (docs/hosts.md). Each end sets its own
-// sending side. A name the kernel refuses is an error when the user gave it; cubic missing is not (the
-// kernel's default stays, said once at TESSERA_LOG=2).
+// Gives a socket, before it connects or listens, the congestion control TESSERA_NET_CONGESTION names. Cubic
+// by default, whatever the host's default, because the host's may pace: BBR (some distributions' and clouds'
+// default) spreads each burst over time at the rate it has estimated, and collective traffic is bursts
+// separated by computation, so the estimate is low when a burst starts (docs/hosts.md: the 16 MiB allreduce
+// between namespace hosts took 2.2x as long, the 64 KiB one had a 1 ms tail). Set after connect() it would
+// come too late: the kernel leaves BBR's pacing on. Each end sets its own sending side. A name the kernel
+// refuses is an error when the user gave it; cubic missing is not (the kernel's default stays, said once at
+// TESSERA_LOG=2).
 Status set_congestion(int fd) {
   const std::string& want = kNetCongestion.get();
   if (want == "system") return Status::ok();

@@ -2,8 +2,13 @@
 // unbinds, when it binds again, and what it ignores.
 #include "placement.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <string>
 
 namespace tessera::run {
 namespace {
@@ -37,6 +42,32 @@ struct Feed {
   }
 };
 using State = PlacementPolicy::State;
+
+// The monitor reads the /proc files of processes that may end at any moment: a process reaped between the
+// open and the read makes the read fail (ESRCH), which must read as "gone", not throw (it once ended the
+// launcher through std::terminate in a CI run).
+TEST(Placement, AProcessReapedBetweenOpenAndReadReadsAsGone) {
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::pause();
+    ::_exit(0);
+  }
+  const std::string path = "/proc/" + std::to_string(child) + "/stat";
+  const int live = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  const int gone = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(live, 0);
+  ASSERT_GE(gone, 0);
+  EXPECT_NE(read_proc_fd(live).find(std::to_string(child) + " ("), std::string::npos);
+  ASSERT_EQ(::kill(child, SIGKILL), 0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_EQ(read_proc_fd(gone), "");
+  // And the sample that counts the job's CPU time skips it.
+  EXPECT_EQ(sample_cpu_times({0}, {child}).procs, 0u);
+  ::close(live);
+  ::close(gone);
+}
 
 TEST(Placement, OutsideCpusIsBusyTimeNotTheJobs) {
   const double ticks = static_cast<double>(::sysconf(_SC_CLK_TCK));
