@@ -18,18 +18,15 @@ link = {"iperf3_GBps": max(r["iperf3_GBps"] for r in links),
         "iperf3_bidir_GBps": max(r["iperf3_bidir_GBps"] for r in links), "tcp_hop_us": min(r["tcp_hop_us"] for r in links)}
 print(f"the link's best of both (used below): iperf3 {link['iperf3_GBps']:.2f} GB/s, --bidir {link['iperf3_bidir_GBps']:.2f} "
       f"GB/s each way, hop {link['tcp_hop_us']:.1f} us")
-won = {}  # (peer, cc) -> rows that setting won
 
 rma = {}
 for r in rows:
     if "rma" in r:
         key = (r["lib"], r["rma"]["size"])
-        if key in rma:  # the better of the two settings, metric by metric (latencies lower, bandwidth higher)
-            old = rma[key]
-            rma[key] = {m: (max if m.endswith("GBps") else min)(old[m], r["rma"][m]) if isinstance(old.get(m), (int, float))
-                        and m != "size" else old[m] for m in old}
-        else:
-            rma[key] = r["rma"]
+        old = rma.setdefault(key, r["rma"])
+        for m, v in r["rma"].items():  # the better of the two settings: latencies lower, bandwidths higher
+            if m != "size":
+                old[m] = max(old[m], v) if m.endswith("GBps") else min(old[m], v)
     if "rma_failed" in r:
         print(f"OSHMEM RMA: {r['rma_failed']}")
 print("\nRMA, 1 PE per host (time in us, bandwidth in GB/s)")
@@ -57,6 +54,7 @@ for (lib, c, ppn, b), t in sorted(coll.items(), key=lambda kv: (kv[0][1], kv[0][
     f = lambda p: f"{t / p:.2f}" if p else "-"
     print(f"{c:>10} {ppn:>7} {b:>10} {t:>11.1f} {f(mpi):>9} {f(gl):>7} {b / t / 1e3:>12.3f}")
 
+won = {}  # (peer, cc) -> rows that setting won
 for key, cc in best_cc.items():
     won[(key[0], cc)] = won.get((key[0], cc), 0) + 1
 if won:
