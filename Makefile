@@ -15,6 +15,9 @@ WITH_TSAN ?= 0
 FUZZ_SECONDS ?= 600
 FUZZ_JOBS ?= 2
 FUZZ_MERGE ?= 0
+# The Python the torch backend is built and tested with: empty for PyTorch 2.13.0 (CPU) in $(BUILD)/venv, or an
+# interpreter that has torch 2.4 or newer (scripts/torch-env.sh)
+TORCH_PYTHON ?=
 
 .PHONY: all deps build demo test test-asan test-tsan fuzz mutants bench docs clean
 
@@ -24,7 +27,8 @@ deps:
 	@bash scripts/install-deps.sh build
 
 build: deps
-	@cmake --preset release >/dev/null
+	@py=$$(TORCH_PYTHON='$(TORCH_PYTHON)' bash scripts/torch-env.sh $(BUILD)) && \
+	  cmake --preset release -DTESSERA_TORCH_PYTHON="$$py" >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
 
 demo: build

@@ -32,10 +32,12 @@ if "$perf" --help | grep -q '^  ops '; then
   "$perf" ops -m 64 -i 3
 fi
 
-if [ -d "$build/python/tessera_torch" ]; then
+# The interpreter the backend was built for (make's build/venv, or the user's TORCH_PYTHON).
+torch_py=$(sed -n 's/^TESSERA_TORCH_PYTHON:FILEPATH=//p' "$build/CMakeCache.txt" 2>/dev/null || true)
+if [ -d "$build/python/tessera_torch" ] && [ -n "$torch_py" ]; then
   echo
   echo "== PyTorch DDP training on $n ranks with the tessera backend (examples/torch/ddp_train.py) =="
-  "$run" -n "$n" /usr/bin/python3 examples/torch/ddp_train.py 30 2>&1 | grep -v -i "warn"
+  "$run" -n "$n" "$torch_py" examples/torch/ddp_train.py 30 2>&1 | grep -v -i "warn"
 fi
 
 echo

@@ -7,14 +7,15 @@ profile=${1:-build}
 
 build_pkgs=(g++ cmake make pkg-config libhwloc-dev libucx-dev libpmix-dev libssl-dev libhwy-dev libopenblas-dev
             libcli11-dev libfmt-dev procps nlohmann-json3-dev libgtest-dev libgmock-dev googletest libbenchmark-dev
-            openmpi-bin doxygen python3 iproute2 python3-dev python3-torch libtorch-dev pybind11-dev
-            clang libclang-rt-14-dev)
+            openmpi-bin doxygen python3 iproute2 python3-dev clang libclang-rt-dev)
 # libssl-dev: the TCP bootstrap's handshake (HMAC-SHA256); mpirun: the PMIx start-up tests; doxygen: the C++ API
 # reference; python3: the TCP bootstrap test's outside client (tests/scripts/tcp_handshake.py); iproute2: the
-# namespace hosts of tests/hosts; python3-dev, python3-torch, libtorch-dev, pybind11-dev: the torch.distributed
-# backend (python/) and its tests; clang, libclang-rt-14-dev: the parsers' libFuzzer harnesses (tests/fuzz, make fuzz,
-# part of make test), which need clang's -fsanitize=fuzzer and its runtime
-bench_pkgs=(libopenmpi-dev ucx-utils python3-matplotlib python3-torchvision iperf3)
+# namespace hosts of tests/hosts; python3-dev: headers for the torch.distributed backend (python/), whose PyTorch 2
+# comes from pip into build/venv (scripts/torch-env.sh), not from Debian (1.13 on Debian 12, 2.6 on 13); clang,
+# libclang-rt-dev: the parsers' libFuzzer harnesses (tests/fuzz, make fuzz, part of make test), which need clang's
+# -fsanitize=fuzzer and its runtime. The names are those of Debian 12 and 13 alike (libclang-rt-dev follows the
+# release's clang: 14 on 12, 19 on 13).
+bench_pkgs=(libopenmpi-dev ucx-utils python3-matplotlib iperf3)
 
 want=("${build_pkgs[@]}")
 [ "$profile" = bench ] && want+=("${bench_pkgs[@]}")

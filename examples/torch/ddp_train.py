@@ -1,6 +1,6 @@
 """Data-parallel training with PyTorch on Tessera: the one-word switch.
 
-    build/bin/tessera-run -n 4 /usr/bin/python3 examples/torch/ddp_train.py [steps] [backend]
+    build/bin/tessera-run -n 4 build/venv/bin/python examples/torch/ddp_train.py [steps] [backend]
 
 A small regression model trained with DistributedDataParallel on data generated here; each rank trains on
 its shard. The backend is "tessera" unless named ("gloo" for comparison). Prints the loss and the median

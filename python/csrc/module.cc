@@ -12,8 +12,8 @@ using namespace tessera_torch;
 
 PYBIND11_MODULE(_C, m) {
   m.doc() = "Tessera's torch.distributed backend (use it through tessera_torch)";
-  py::module::import("torch.distributed");  // registers c10d::ProcessGroup, the base class below
-  py::class_<ProcessGroupTessera, c10d::ProcessGroup, c10::intrusive_ptr<ProcessGroupTessera>>(m, "ProcessGroupTessera")
+  py::module::import("torch.distributed");  // registers c10d::Backend, the base class below
+  py::class_<ProcessGroupTessera, c10d::Backend, c10::intrusive_ptr<ProcessGroupTessera>>(m, "ProcessGroupTessera")
       .def(py::init([](const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
                        std::chrono::duration<double> timeout, const std::string& group_id,
                        const std::vector<int64_t>& global_ranks) {

@@ -52,6 +52,9 @@ tc::RedOp red_op_of(const c10d::ReduceOp& op, const at::Tensor& t, const char* c
     case c10d::ReduceOp::PRODUCT: return is_bool ? tc::RedOp::kBand : tc::RedOp::kProd;
     case c10d::ReduceOp::MIN: return is_bool ? tc::RedOp::kBand : tc::RedOp::kMin;
     case c10d::ReduceOp::MAX: return is_bool ? tc::RedOp::kBor : tc::RedOp::kMax;
+    case c10d::ReduceOp::PREMUL_SUM:  // the inputs are scaled first (scaled()), then summed
+      TORCH_CHECK(!is_int, "tessera: ", call, ": PREMUL_SUM needs a floating-point tensor, got ", t.scalar_type());
+      return tc::RedOp::kSum;
     case c10d::ReduceOp::AVG:
       TORCH_CHECK(!is_int, "tessera: ", call, ": AVG needs a floating-point tensor, got ", t.scalar_type());
       return tc::RedOp::kAvg;
@@ -65,7 +68,22 @@ tc::RedOp red_op_of(const c10d::ReduceOp& op, const at::Tensor& t, const char* c
     default: break;
   }
   TORCH_CHECK(false, "tessera: ", call, ": reduce operator ", static_cast<int>(op.op_),
-              " is not supported (SUM, AVG, PRODUCT, MIN, MAX, BAND, BOR, BXOR are)");
+              " is not supported (SUM, AVG, PRODUCT, MIN, MAX, BAND, BOR, BXOR, PREMUL_SUM are)");
+}
+
+// PREMUL_SUM's factor (a number or a one-element tensor), or none for every other operator.
+std::optional<at::Tensor> premul_factor(const c10d::ReduceOp& op) {
+  if (op.op_ != c10d::ReduceOp::PREMUL_SUM) return std::nullopt;
+  const auto* s = dynamic_cast<const c10d::PreMulSumSupplement*>(op.supplement_.get());
+  TORCH_CHECK(s, "tessera: PREMUL_SUM without its factor (make it with torch.distributed._make_nccl_premul_sum)");
+  if (s->tensor_factor.defined()) return s->tensor_factor.to(at::kCPU);
+  return at::scalar_tensor(s->double_factor, at::kDouble);
+}
+
+// The input a reduction reads: the tensor itself, or for PREMUL_SUM a scaled copy (the caller's tensor is not
+// an output of the call, so it must not change).
+at::Tensor scaled(const at::Tensor& in, const std::optional<at::Tensor>& factor) {
+  return factor ? (in * *factor).to(in.scalar_type()) : in;
 }
 
 // A contiguous tensor to work on: the tensor itself, or a copy whose result is copied back afterwards.
@@ -219,7 +237,7 @@ void shutdown() {
 ProcessGroupTessera::ProcessGroupTessera(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
                                          std::chrono::milliseconds timeout, const std::string& group_id,
                                          const std::vector<int64_t>& global_ranks)
-    : c10d::ProcessGroup(rank, size), timeout_(timeout) {
+    : c10d::Backend(rank, size), timeout_(timeout) {
   try {
     if (global_ranks.empty()) {
       ensure_started(*store, rank, size, timeout);
@@ -268,6 +286,10 @@ ProcessGroupTessera::~ProcessGroupTessera() {
   recv_stream_.reset();
   p2p_.release();
   comm_.release();
+}
+
+void ProcessGroupTessera::abort() {
+  aborted_.store(true, std::memory_order_release);
 }
 
 at::Tensor ProcessGroupTessera::scratch(int slot, int64_t numel, at::ScalarType type) {
@@ -321,7 +343,11 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTessera::run(OpType type, std::string
                                                         size_t bytes, Lane lane,
                                                         std::function<void(WorkTessera&)> fn) {
   auto work = c10::make_intrusive<WorkTessera>(getRank(), type, std::move(what), std::move(outputs), timeout_);
-  auto body = [fn = std::move(fn), rank = getRank()](WorkTessera& w) {
+  auto body = [this, fn = std::move(fn), rank = getRank()](WorkTessera& w) {
+    if (aborted_.load(std::memory_order_acquire)) {
+      w.complete(std::make_exception_ptr(std::runtime_error(where(rank, w.what()) + ": the group was aborted")));
+      return;
+    }
     try {
       fn(w);
     } catch (const c10::Error&) {
@@ -369,8 +395,10 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTessera::allreduce(std::vector<at::Te
   const at::Tensor t = single(tensors, "allreduce");
   const auto dt = data_type_of(t, "allreduce");
   const auto op = red_op_of(opts.reduceOp, t, "allreduce");
+  const auto factor = premul_factor(opts.reduceOp);
   return run(OpType::ALLREDUCE, TS_WHAT("allreduce"), {t}, bytes_of(t), Lane::kColl, [=, this](WorkTessera&) {
     at::Tensor w = dense(t);
+    if (factor) w.mul_(*factor);
     comm_.allreduce(w.data_ptr(), w.data_ptr(), w.numel(), dt, op);
     copy_back(t, w);
   });
@@ -386,12 +414,14 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTessera::allreduce_coalesced(std::vec
   }
   const auto dt = data_type_of(tensors[0], "allreduce_coalesced");
   const auto op = red_op_of(opts.reduceOp, tensors[0], "allreduce_coalesced");
+  const auto factor = premul_factor(opts.reduceOp);
   size_t bytes = 0;
   for (const auto& t : tensors) bytes += bytes_of(t);
   std::vector<at::Tensor> ts = tensors;
   return run(OpType::ALLREDUCE_COALESCED, TS_WHAT("allreduce_coalesced"), ts, bytes, Lane::kColl,
              [=, this](WorkTessera&) {
                at::Tensor flat = packed(ts, 0);
+               if (factor) flat.mul_(*factor);
                comm_.allreduce(flat.data_ptr(), flat.data_ptr(), flat.numel(), dt, op);
                unpack(flat, ts);
              });
@@ -402,9 +432,11 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTessera::reduce(std::vector<at::Tenso
   const at::Tensor t = single(tensors, "reduce");
   const auto dt = data_type_of(t, "reduce");
   const auto op = red_op_of(opts.reduceOp, t, "reduce");
+  const auto factor = premul_factor(opts.reduceOp);
   const int root = static_cast<int>(opts.rootRank);
   return run(OpType::REDUCE, TS_WHAT("reduce"), {t}, bytes_of(t), Lane::kColl, [=, this](WorkTessera&) {
     at::Tensor w = dense(t);
+    if (factor) w.mul_(*factor);
     comm_.reduce(w.data_ptr(), w.data_ptr(), w.numel(), dt, op, root);
     copy_back(t, w);
   });
@@ -477,6 +509,45 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTessera::allgather_coalesced(std::vec
              });
 }
 
+// outputs[i] (n x inputs[i]) gathers inputs[i] of every rank: the inputs go out packed as one block, and
+// rank r's block is cut back into each output's r-th slice.
+c10::intrusive_ptr<c10d::Work> ProcessGroupTessera::allgather_into_tensor_coalesced(std::vector<at::Tensor>& outputs,
+                                                                                    std::vector<at::Tensor>& inputs,
+                                                                                    const c10d::AllgatherOptions&) {
+  const char* call = "allgather_into_tensor_coalesced";
+  TORCH_CHECK(!inputs.empty() && inputs.size() == outputs.size(), "tessera: ", call, ": ", inputs.size(),
+              " inputs and ", outputs.size(), " outputs; needs one output per input, at least one");
+  const int n = getSize();
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    check_cpu(inputs[i], call);
+    check_cpu(outputs[i], call);
+    TORCH_CHECK(inputs[i].scalar_type() == inputs[0].scalar_type() && outputs[i].scalar_type() == inputs[0].scalar_type(),
+                "tessera: ", call, ": tensors of types ", inputs[0].scalar_type(), " and ", inputs[i].scalar_type(), " or ",
+                outputs[i].scalar_type(), "; one type per call");
+    TORCH_CHECK(outputs[i].numel() == inputs[i].numel() * n, "tessera: ", call, ": output ", i, " has ",
+                outputs[i].numel(), " elements; it needs ", inputs[i].numel() * n, " (", n, " x input ", i, ")");
+  }
+  const auto dt = data_type_of(inputs[0], call);
+  std::vector<at::Tensor> ins = inputs, outs = outputs;
+  const int64_t block = total_numel(ins);
+  return run(OpType::COALESCED, TS_WHAT(call), outs,
+             static_cast<size_t>(block * n) * ins[0].element_size(),
+             Lane::kColl, [=, this](WorkTessera&) {
+               at::Tensor src = packed(ins, 0);
+               at::Tensor all = scratch(1, block * n, ins[0].scalar_type());
+               comm_.allgather(src.data_ptr(), all.data_ptr(), static_cast<size_t>(block), dt);
+               int64_t off = 0;
+               for (size_t i = 0; i < outs.size(); ++i) {
+                 const int64_t m = ins[i].numel();
+                 // all[r][off : off + m] -> outs[i][r * m : (r + 1) * m], for every r at once
+                 at::Tensor o = dense(outs[i]);
+                 o.view({n, m}).copy_(all.view({n, block}).narrow(1, off, m));
+                 copy_back(outs[i], o);
+                 off += m;
+               }
+             });
+}
+
 c10::intrusive_ptr<c10d::Work> ProcessGroupTessera::gather(std::vector<std::vector<at::Tensor>>& outputs,
                                                            std::vector<at::Tensor>& inputs,
                                                            const c10d::GatherOptions& opts) {
@@ -533,10 +604,11 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTessera::reduce_scatter(std::vector<a
   check_same(inputs[0], out, "reduce_scatter", "input");
   const auto dt = data_type_of(out, "reduce_scatter");
   const auto op = red_op_of(opts.reduceOp, out, "reduce_scatter");
+  const auto factor = premul_factor(opts.reduceOp);
   std::vector<at::Tensor> ins = inputs[0];
   return run(OpType::REDUCE_SCATTER, TS_WHAT("reduce_scatter"), {out}, bytes_of(out) * getSize(), Lane::kColl,
              [=, this](WorkTessera&) {
-               at::Tensor flat = packed(ins, 0);
+               at::Tensor flat = scaled(packed(ins, 0), factor);
                at::Tensor dst = dense(out);
                comm_.reduce_scatter(flat.data_ptr(), dst.data_ptr(), out.numel(), dt, op);
                copy_back(out, dst);
@@ -553,12 +625,52 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTessera::_reduce_scatter_base(at::Ten
               " x the output)");
   const auto dt = data_type_of(output, "_reduce_scatter_base");
   const auto op = red_op_of(opts.reduceOp, output, "_reduce_scatter_base");
+  const auto factor = premul_factor(opts.reduceOp);
   at::Tensor in = input, out = output;
   return run(OpType::_REDUCE_SCATTER_BASE, TS_WHAT("_reduce_scatter_base"), {out}, bytes_of(in), Lane::kColl,
              [=, this](WorkTessera&) {
-               at::Tensor src = dense(in), dst = dense(out);
+               at::Tensor src = scaled(dense(in), factor), dst = dense(out);
                comm_.reduce_scatter(src.data_ptr(), dst.data_ptr(), out.numel(), dt, op);
                copy_back(out, dst);
+             });
+}
+
+// outputs[i] is this rank's slice of the reduction of inputs[i] (n x outputs[i]): the inputs are packed so
+// that rank r's block holds the r-th slice of every input in turn, then reduce-scattered as one call.
+c10::intrusive_ptr<c10d::Work> ProcessGroupTessera::reduce_scatter_tensor_coalesced(std::vector<at::Tensor>& outputs,
+                                                                                    std::vector<at::Tensor>& inputs,
+                                                                                    const c10d::ReduceScatterOptions& opts) {
+  const char* call = "reduce_scatter_tensor_coalesced";
+  TORCH_CHECK(!inputs.empty() && inputs.size() == outputs.size(), "tessera: ", call, ": ", inputs.size(),
+              " inputs and ", outputs.size(), " outputs; needs one output per input, at least one");
+  const int n = getSize();
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    check_cpu(inputs[i], call);
+    check_cpu(outputs[i], call);
+    TORCH_CHECK(inputs[i].scalar_type() == inputs[0].scalar_type() && outputs[i].scalar_type() == inputs[0].scalar_type(),
+                "tessera: ", call, ": tensors of types ", inputs[0].scalar_type(), " and ", inputs[i].scalar_type(), " or ",
+                outputs[i].scalar_type(), "; one type per call");
+    TORCH_CHECK(inputs[i].numel() == outputs[i].numel() * n, "tessera: ", call, ": input ", i, " has ",
+                inputs[i].numel(), " elements; it needs ", outputs[i].numel() * n, " (", n, " x output ", i, ")");
+  }
+  const auto dt = data_type_of(outputs[0], call);
+  const auto op = red_op_of(opts.reduceOp, outputs[0], call);
+  const auto factor = premul_factor(opts.reduceOp);
+  std::vector<at::Tensor> ins = inputs, outs = outputs;
+  const int64_t block = total_numel(outs);
+  return run(OpType::REDUCE_SCATTER_TENSOR_COALESCED, TS_WHAT(call), outs,
+             static_cast<size_t>(block * n) * outs[0].element_size(),
+             Lane::kColl, [=, this](WorkTessera&) {
+               at::Tensor all = scratch(0, block * n, outs[0].scalar_type());
+               int64_t off = 0;
+               for (size_t i = 0; i < ins.size(); ++i) {
+                 const int64_t m = outs[i].numel();
+                 all.view({n, block}).narrow(1, off, m).copy_(scaled(ins[i].reshape({n, m}), factor));
+                 off += m;
+               }
+               at::Tensor mine = scratch(1, block, outs[0].scalar_type());
+               comm_.reduce_scatter(all.data_ptr(), mine.data_ptr(), static_cast<size_t>(block), dt, op);
+               unpack(mine, outs);
              });
 }
 

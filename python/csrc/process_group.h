@@ -1,5 +1,5 @@
-// ProcessGroupTessera: torch.distributed's backend "tessera", a c10d::ProcessGroup over Tessera's
-// collective library (tessera/coll.hpp).
+// ProcessGroupTessera: torch.distributed's backend "tessera", a c10d::Backend (torch 2) over Tessera's
+// collective library (tessera/coll.hpp), registered for CPU tensors.
 //
 // Contracts (besides c10d's):
 // - The group's ranks are Tessera PEs: the default group's rank r is PE r (the first group made in a
@@ -18,7 +18,7 @@
 //   carrying Tessera's message; wait() raises it. wait() honours the group's timeout (or its argument) and
 //   then raises an error naming the rank, the call and the time waited.
 #pragma once
-#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+#include <torch/csrc/distributed/c10d/Backend.hpp>
 #include <torch/csrc/distributed/c10d/Store.hpp>
 #include <torch/csrc/distributed/c10d/Work.hpp>
 
@@ -62,7 +62,7 @@ class WorkTessera : public c10d::Work {
   int source_ = -1;
 };
 
-class ProcessGroupTessera : public c10d::ProcessGroup {
+class ProcessGroupTessera : public c10d::Backend {
  public:
   // global_ranks: the default group's PE of each rank (empty for the default group itself).
   ProcessGroupTessera(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
@@ -87,6 +87,9 @@ class ProcessGroupTessera : public c10d::ProcessGroup {
   c10::intrusive_ptr<c10d::Work> allgather_coalesced(std::vector<std::vector<at::Tensor>>& outputs,
                                                      std::vector<at::Tensor>& inputs,
                                                      const c10d::AllgatherOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> allgather_into_tensor_coalesced(std::vector<at::Tensor>& outputs,
+                                                                 std::vector<at::Tensor>& inputs,
+                                                                 const c10d::AllgatherOptions& opts) override;
   c10::intrusive_ptr<c10d::Work> gather(std::vector<std::vector<at::Tensor>>& outputs,
                                         std::vector<at::Tensor>& inputs, const c10d::GatherOptions& opts) override;
   c10::intrusive_ptr<c10d::Work> scatter(std::vector<at::Tensor>& outputs,
@@ -97,6 +100,9 @@ class ProcessGroupTessera : public c10d::ProcessGroup {
                                                 const c10d::ReduceScatterOptions& opts) override;
   c10::intrusive_ptr<c10d::Work> _reduce_scatter_base(at::Tensor& output, at::Tensor& input,
                                                       const c10d::ReduceScatterOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> reduce_scatter_tensor_coalesced(std::vector<at::Tensor>& outputs,
+                                                                 std::vector<at::Tensor>& inputs,
+                                                                 const c10d::ReduceScatterOptions& opts) override;
   c10::intrusive_ptr<c10d::Work> alltoall_base(at::Tensor& output, at::Tensor& input,
                                                std::vector<int64_t>& output_split_sizes,
                                                std::vector<int64_t>& input_split_sizes,
@@ -107,6 +113,12 @@ class ProcessGroupTessera : public c10d::ProcessGroup {
   c10::intrusive_ptr<c10d::Work> send(std::vector<at::Tensor>& tensors, int dst, int tag) override;
   c10::intrusive_ptr<c10d::Work> recv(std::vector<at::Tensor>& tensors, int src, int tag) override;
   c10::intrusive_ptr<c10d::Work> recvAnysource(std::vector<at::Tensor>& tensors, int tag) override;
+
+  // The group's deadline for wait() (dist.distributed_c10d._set_pg_timeout); Tessera's own waits keep theirs.
+  void setTimeout(std::chrono::milliseconds timeout) override { timeout_ = timeout; }
+  // Ends this rank's use of the group: work not yet run completes with an error, and later calls fail.
+  void abort() override;
+  void shutdown() override { drain(); }
 
   // Calls of at most this many bytes made while the stream is idle run on the calling thread.
   size_t inline_bytes() const { return inline_bytes_; }
@@ -137,6 +149,7 @@ class ProcessGroupTessera : public c10d::ProcessGroup {
   std::atomic<int64_t> coll_pending_{0};  // collectives enqueued and not yet finished
   size_t inline_bytes_ = size_t{64} << 10;
   int barriers_ = 0;
+  std::atomic<bool> aborted_{false};
   at::Tensor scratch_[2];
 };
 

@@ -26,7 +26,7 @@ def _create(opts, pg_options):
                                   list(opts.global_ranks_in_group))
 
 
-dist.Backend.register_backend("tessera", _create, extended_api=True)
+dist.Backend.register_backend("tessera", _create, extended_api=True, devices=["cpu"])
 # Tessera ends (collectively) when the interpreter does, after the program's last call.
 atexit.register(_C.shutdown)
 

@@ -71,5 +71,22 @@ prefix="$work/moved"
 "$prefix/bin/tessera-cc" "$work/app/hello.c" -o "$work/hello_moved" && run "tessera-cc (moved prefix)" "$work/hello_moved" || fail=1
 "$prefix/bin/tessera-cc" --showme -c x.c | grep -q -- "-I$prefix/include" || { echo "FAIL: --showme"; fail=1; }
 
-[ $fail = 0 ] && echo "installed package works (find_package, pkg-config, tessera-cc, moved prefix)"
+# 4. The torch backend, when the build has it: installed beside the library, found by the installed tessera-run
+#    (which puts it on PYTHONPATH) with the interpreter it was built for.
+torch_py=$(sed -n 's/^TESSERA_TORCH_PYTHON:FILEPATH=//p' "$build/CMakeCache.txt")
+if [ -d "$build/python/tessera_torch" ] && [ -n "$torch_py" ]; then
+  ls "$prefix"/lib*/tessera/python/tessera_torch/_C*.so >/dev/null 2>&1 || { echo "FAIL: tessera_torch was not installed"; fail=1; }
+  cat > "$work/app/t.py" <<'PY'
+import torch, torch.distributed as dist, tessera_torch
+dist.init_process_group("tessera")
+t = torch.full((4,), float(dist.get_rank() + 1))
+dist.all_reduce(t)
+assert tessera_torch.__file__.startswith(__import__("sys").argv[1]), tessera_torch.__file__
+assert torch.equal(t, torch.full((4,), 3.0)), t
+PY
+  out=$(env -u PYTHONPATH "$prefix/bin/tessera-run" -n 2 --timeout 120 "$torch_py" "$work/app/t.py" "$prefix" 2>&1) ||
+    { echo "$out"; echo "FAIL: the installed tessera_torch under the installed tessera-run"; fail=1; }
+fi
+
+[ $fail = 0 ] && echo "installed package works (find_package, pkg-config, tessera-cc, moved prefix, tessera_torch)"
 exit $fail

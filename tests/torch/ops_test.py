@@ -7,11 +7,15 @@ result must be. Exits non-zero, naming the case, on the first wrong result.
 import datetime
 import sys
 import time
+import warnings
 
 import torch
 import torch.distributed as dist
 
 import tessera_torch
+
+# The old names (_all_gather_base, all_gather_coalesced, ...) are what many programs still call; torch 2 warns.
+warnings.filterwarnings("ignore", category=FutureWarning)
 
 FLOATS = [torch.float32, torch.float64, torch.float16, torch.bfloat16]
 INTS = [torch.int8, torch.uint8, torch.int16, torch.int32, torch.int64]
@@ -162,6 +166,46 @@ def main():
         dist.all_reduce_coalesced(ts)
         c.eq(ts[0], fold([value(k, dt, 3) for k in range(n)], dist.ReduceOp.SUM), f"all_reduce_coalesced {dt} [0]")
         c.eq(ts[1], fold([value(k, dt, 6, 1) for k in range(n)], dist.ReduceOp.SUM), f"all_reduce_coalesced {dt} [1]")
+
+        # torch 2's coalesced tensor forms (FSDP2's calls): several all-gathers / reduce-scatters in one call
+        ins = [value(r, dt, 3), value(r, dt, 4, salt=2).view(2, 2)]
+        outs = [torch.empty(n * 3, dtype=dt), torch.empty(2 * n, 2, dtype=dt)]
+        dist.distributed_c10d._get_default_group().allgather_into_tensor_coalesced(outs, ins).wait()
+        c.eq(outs[0], torch.cat([value(k, dt, 3) for k in range(n)]), f"allgather_into_tensor_coalesced {dt} [0]")
+        c.eq(outs[1], torch.cat([value(k, dt, 4, salt=2).view(2, 2) for k in range(n)]),
+             f"allgather_into_tensor_coalesced {dt} [1]")
+        with dist._coalescing_manager(async_ops=True) as cm:
+            outs = [torch.empty(n * 5, dtype=dt), torch.empty(n * 2, dtype=dt)]
+            dist.all_gather_into_tensor(outs[0], value(r, dt, 5))
+            dist.all_gather_into_tensor(outs[1], value(r, dt, 2, salt=1))
+        cm.wait()
+        c.eq(outs[0], torch.cat([value(k, dt, 5) for k in range(n)]), f"coalescing manager all_gather {dt} [0]")
+        c.eq(outs[1], torch.cat([value(k, dt, 2, salt=1) for k in range(n)]), f"coalescing manager all_gather {dt} [1]")
+        for op in [dist.ReduceOp.SUM, dist.ReduceOp.MAX]:
+            ins = [torch.cat([value(r * n + j, dt, 3) for j in range(n)]),
+                   torch.cat([value(r * n + j, dt, 2, salt=4) for j in range(n)]).view(n, 2)]
+            outs = [torch.empty(3, dtype=dt), torch.empty(1, 2, dtype=dt)]
+            opts = dist.ReduceScatterOptions()
+            opts.reduceOp = op
+            dist.distributed_c10d._get_default_group().reduce_scatter_tensor_coalesced(outs, ins, opts).wait()
+            c.eq(outs[0], fold([value(k * n + r, dt, 3) for k in range(n)], op),
+                 f"reduce_scatter_tensor_coalesced {dt} {op} [0]")
+            c.eq(outs[1], fold([value(k * n + r, dt, 2, salt=4) for k in range(n)], op).view(1, 2),
+                 f"reduce_scatter_tensor_coalesced {dt} {op} [1]")
+
+    # PREMUL_SUM (what FSDP asks for to fold its gradient division into the reduction): scaled, then summed
+    for dt in FLOATS:
+        premul = dist._make_nccl_premul_sum(0.5)
+        t = value(r, dt)
+        dist.all_reduce(t, op=premul)
+        c.eq(t, fold([value(k, dt).double() * 0.5 for k in range(n)], dist.ReduceOp.SUM).to(dt), f"PREMUL_SUM {dt}")
+        src = torch.cat([value(r * n + j, dt, 3) for j in range(n)])
+        kept = src.clone()
+        out = torch.empty(3, dtype=dt)
+        dist.reduce_scatter_tensor(out, src, op=dist._make_nccl_premul_sum(0.25))
+        c.eq(out, fold([value(k * n + r, dt, 3).double() * 0.25 for k in range(n)], dist.ReduceOp.SUM).to(dt),
+             f"reduce_scatter_tensor PREMUL_SUM {dt}")
+        c.eq(src, kept, f"reduce_scatter_tensor PREMUL_SUM {dt}: the input is not changed")
 
     # Lists whose tensors are views of one buffer, end to end: the backend uses them in place.
     flat = torch.zeros(n * 6)

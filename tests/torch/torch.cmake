@@ -1,13 +1,15 @@
 # The torch.distributed backend (python/), when it was built: every operation at 1-4 ranks under
-# tessera-run and at 2 under torch's own launcher, errors, and DDP training against one process.
+# tessera-run and at 2 under torch's own launcher, errors, DDP training against one process, and torch 2's
+# training stacks against gloo.
 if(TESSERA_TORCH_BUILT)
-  set(_py /usr/bin/python3)
+  set(_py ${TESSERA_TORCH_PYTHON})
   set(_dir ${CMAKE_CURRENT_SOURCE_DIR}/torch)
   foreach(n 1 2 3 4)
     add_test(NAME torch.ops.n${n} COMMAND ${TESSERA_RUN} -n ${n} --timeout 300 ${_py} ${_dir}/ops_test.py)
   endforeach()
+  # torch's own launcher as a user types it (--standalone: a rendezvous on a free port of this host)
   add_test(NAME torch.ops.torchrun.n2
-           COMMAND ${_py} ${_dir}/torchrun.py --nproc_per_node 2 ${_dir}/ops_test.py)
+           COMMAND ${_py} -m torch.distributed.run --standalone --nproc_per_node 2 ${_dir}/ops_test.py)
   set_tests_properties(torch.ops.torchrun.n2 PROPERTIES ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python")
   foreach(n 2 3)
     add_test(NAME torch.errors.n${n} COMMAND ${TESSERA_RUN} -n ${n} --timeout 120 ${_py} ${_dir}/errors_test.py)
@@ -17,6 +19,13 @@ if(TESSERA_TORCH_BUILT)
   endforeach()
   add_test(NAME torch.ddp.deterministic.n3
            COMMAND ${TESSERA_RUN} -n 3 --timeout 300 --env TESSERA_DETERMINISTIC=1 ${_py} ${_dir}/ddp_test.py)
+  # What torch 2 users run (DDP with hooks, FSDP2, DeviceMesh/DTensor, functional collectives, torch.compile),
+  # each against gloo or one process; bitwise equal across ranks under TESSERA_DETERMINISTIC=1.
+  foreach(n 2 4)
+    add_test(NAME torch.torch2.n${n} COMMAND ${TESSERA_RUN} -n ${n} --timeout 300 ${_py} ${_dir}/torch2_test.py)
+  endforeach()
+  add_test(NAME torch.torch2.deterministic.n3
+           COMMAND ${TESSERA_RUN} -n 3 --timeout 300 --env TESSERA_DETERMINISTIC=1 ${_py} ${_dir}/torch2_test.py)
   get_property(_torch_tests DIRECTORY PROPERTY TESTS)
   list(FILTER _torch_tests INCLUDE REGEX "^torch\\.")
   set_tests_properties(${_torch_tests} PROPERTIES LABELS "torch;nosan" TIMEOUT 300)

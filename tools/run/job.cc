@@ -109,14 +109,17 @@ std::string free_loopback_port() {
   return port;
 }
 
-// The build tree's Python packages (tessera_torch), beside this binary's directory.
+// Where tessera_torch lies relative to this binary: build/python in the build tree, <prefix>/lib/tessera/python
+// once installed (cmake/TesseraInstall.cmake). Empty when the backend was not built.
 std::string python_dir() {
   char buf[4096];
   const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
   if (n <= 0) return "";
   std::string exe(buf, static_cast<size_t>(n));
-  std::string dir = exe.substr(0, exe.rfind('/')) + "/../python";
-  return ::access((dir + "/tessera_torch").c_str(), F_OK) == 0 ? dir : "";
+  const std::string bin = exe.substr(0, exe.rfind('/'));
+  for (const std::string dir : {bin + "/../python", bin + "/../lib/tessera/python"})
+    if (::access((dir + "/tessera_torch").c_str(), F_OK) == 0) return dir;
+  return "";
 }
 }  // namespace
 
