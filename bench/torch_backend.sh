@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Tessera's torch.distributed backend ("tessera", import tessera_torch) side by side with PyTorch 1.13's gloo,
-# at 2 and 4 ranks on this host, in one run: every collective at 8 B, 1 MiB and 64 MiB (and barrier), a
-# DistributedDataParallel training step of a 25 M-parameter MLP, and that step with tessera_torch's
-# symmetric_allreduce_hook (tessera only). bench/torch_backend.py says what each row measures and how.
+# Tessera's torch.distributed backend ("tessera", import tessera_torch) side by side with PyTorch 2's gloo,
+# at 2 and 4 ranks on this host, in one run: every collective at 8 B, 1 MiB, 16 MiB and 64 MiB (and barrier),
+# DistributedDataParallel and FSDP2 training steps of a 25 M-parameter MLP with their parts measured alone,
+# and the DDP step with tessera_torch's symmetric_allreduce_hook (tessera only). bench/torch_backend.py says what each row measures and how.
 #   [QUICK=1] bash bench/torch_backend.sh [build-dir] [out-dir]
 # Peers: both backends run the same script under tessera-run (one process per rank; it exports RANK,
 # WORLD_SIZE, MASTER_ADDR=127.0.0.1, MASTER_PORT and PYTHONPATH=<build>/python; gloo ignores Tessera and
@@ -14,7 +14,7 @@
 # rank count (tessera, then gloo twice),
 # so drift of the shared machine hits both alike; compare ratios, not absolute numbers from different runs.
 # Writes <out-dir>/results.jsonl and prints the ratio table with the project's targets next to the ratios.
-# Needs python3-torch (Debian's PyTorch 1.13 for /usr/bin/python3) and a build with tessera_torch.
+# Needs a build with tessera_torch; runs the interpreter it was built for (make's build/venv, PyTorch 2.13.0).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 build="$(cd "${1:-$here/../build}" && pwd)"
@@ -22,8 +22,8 @@ out="${2:-$build/bench-torch}"
 mkdir -p "$out"
 res="$out/results.jsonl"
 : > "$res"
-py=/usr/bin/python3
 [ -f "$build/python/tessera_torch/__init__.py" ] || { echo "no tessera_torch in $build/python (not built?)" >&2; exit 1; }
+py=$(sed -n 's/^TESSERA_TORCH_PYTHON:FILEPATH=//p' "$build/CMakeCache.txt")
 # The extension this run measures (the build may be rebuilt by someone else meanwhile: said at the end).
 so_id() { stat -c '%y' "$build"/python/tessera_torch/_C*.so | cut -c1-19; }
 so_before=$(so_id)
