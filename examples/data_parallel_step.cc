@@ -56,8 +56,8 @@ int main() {
         break;
       }
       if (me == 0)
-        std::printf("step %d: %zu gradients in %zu buckets averaged over %d PEs; parameters identical (checksum %.6g)\n",
-                    step, layer.size(), buckets.bucket_count(), npes, sum);
+        std::printf("step %d: %zu gradients in %zu buckets averaged over %d PE%s; parameters identical (checksum %.6g)\n",
+                    step, layer.size(), buckets.bucket_count(), npes, npes == 1 ? "" : "s", sum);
     }
   }
   shmem_finalize();

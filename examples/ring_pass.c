@@ -30,7 +30,7 @@ int main(int argc, char** argv) {
   }
   if (errors) fprintf(stderr, "ring_pass: PE %d found %ld wrong elements\n", me, errors);
   if (me == 0 && !errors)
-    printf("ring_pass: %d PEs, %ld rounds of %zu longs: all data verified\n", npes, rounds, n);
+    printf("ring_pass: %d PE%s, %ld rounds of %zu longs: all data verified\n", npes, npes == 1 ? "" : "s", rounds, n);
   shmem_free(arrived);
   shmem_free(inbox);
   free(outbox);

@@ -17,6 +17,7 @@
 // - Stream / Event: ordered asynchronous work on a progress thread (the comm streams of NCCL and HCCL);
 //   Bucketer: gradient bucketing on a stream, as data-parallel training does it. See the classes below.
 #pragma once
+#include <tessera/needs_cxx20.hpp>  // first: an older standard stops here, with one message
 #include <tessera/error.hpp>
 #include <chrono>
 #include <cstddef>

@@ -19,6 +19,7 @@
 //   C may not alias A or B. Arithmetic in f32.
 // - Bad arguments throw tessera::Error naming the value and the limit.
 #pragma once
+#include <tessera/needs_cxx20.hpp>  // first: an older standard stops here, with one message
 #include <tessera/error.hpp>
 #include <memory>
 

@@ -23,6 +23,7 @@
 // - Bad input (a node id out of range, a dim of 0, an unreadable or malformed edge-list file) throws
 //   tessera::Error naming the value, the limit or the line.
 #pragma once
+#include <tessera/needs_cxx20.hpp>  // first: an older standard stops here, with one message
 #include <tessera/error.hpp>
 #include <cstddef>
 #include <cstdint>

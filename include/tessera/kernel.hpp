@@ -29,6 +29,7 @@
 //   blocks (see docs/kernel.md for accuracy). Results are identical run to run for a fixed block_num.
 //   Bad arguments throw tessera::kernel::Error naming the value and the limit.
 #pragma once
+#include <tessera/needs_cxx20.hpp>  // first: an older standard stops here, with one message
 #include <tessera/error.hpp>
 #include <tessera/version.h>
 #include <climits>

@@ -31,6 +31,7 @@
 // - Bad arguments (an expert id out of range, more tokens than max_tokens, a zero hidden size, top_k beyond 8)
 //   throw tessera::Error naming the value and the limit.
 #pragma once
+#include <tessera/needs_cxx20.hpp>  // first: an older standard stops here, with one message
 #include <tessera/error.hpp>
 #include <cstddef>
 #include <cstdint>

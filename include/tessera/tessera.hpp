@@ -12,6 +12,7 @@
 // naming the C++ call, the value and the limit; other bad arguments end the job with such a message. All
 // functions are thread-safe.
 #pragma once
+#include <tessera/needs_cxx20.hpp>  // first: an older standard stops here, with one message
 #include <shmem.h>
 #include <tessera/coll.hpp>
 #include <tessera/error.hpp>

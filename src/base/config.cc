@@ -1,5 +1,6 @@
 #include "base/config.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdint>
@@ -147,22 +148,70 @@ size_t one_of(const Var<std::string>& v, std::initializer_list<std::string_view>
   fatal_config(invalid_arg("{}={}: expected {}", v.name(), s, expected));
 }
 
-Status check_unknown() {
-  std::set<std::string> known;
+namespace {
+// The edits a typo makes between two names: insertions, deletions, substitutions and swaps of neighbours
+// (optimal string alignment distance).
+size_t typo_distance(std::string_view a, std::string_view b) {
+  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+  for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (size_t i = 1; i <= a.size(); ++i)
+    for (size_t j = 1; j <= b.size(); ++j) {
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] != b[j - 1])});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  return d[a.size()][b.size()];
+}
+
+// For an unknown name's message: "; did you mean NAME?" with the declared name or alias nearest to it, when
+// few enough edits separate them to be a typo (a longer name allows more), else nothing.
+std::string did_you_mean(std::string_view name) {
+  const size_t limit = 1 + name.size() / 8;
+  std::string best;
+  size_t best_d = limit + 1;
+  for (const VarInfo* v : all()) {
+    std::vector<std::string_view> names{v->name};
+    names.insert(names.end(), v->aliases.begin(), v->aliases.end());
+    for (std::string_view n : names)
+      if (const size_t d = typo_distance(name, n); d < best_d) best_d = d, best = n;
+  }
+  return best.empty() ? "" : fmt::format("; did you mean {}?", best);
+}
+
+// The environment's names that begin with `prefix` and that no Var declared, in the environment's order.
+std::vector<std::string> undeclared(std::string_view prefix) {
+  std::set<std::string, std::less<>> known;
   for (const VarInfo* v : all()) {
     known.insert(v->name);
-    for (auto& a : v->aliases) known.insert(a);
+    known.insert(v->aliases.begin(), v->aliases.end());
   }
+  std::vector<std::string> names;
   for (char** e = environ; e && *e; ++e) {
     std::string_view kv(*e);
-    if (kv.rfind("TESSERA_", 0) != 0) continue;
-    std::string name(kv.substr(0, kv.find('=')));
+    if (kv.rfind(prefix, 0) != 0) continue;
+    std::string_view name = kv.substr(0, kv.find('='));
+    if (!known.count(name)) names.emplace_back(name);
+  }
+  return names;
+}
+}  // namespace
+
+Status check_unknown() {
+  for (const std::string& name : undeclared("TESSERA_")) {
     if (name.rfind("TESSERA_JOB_", 0) == 0) continue;  // set by tessera-run for the bootstrap
-    if (!known.count(name))
-      return invalid_arg("environment: unknown variable {} (run `tessera-info --env` for the {} known ones)",
-                         name, known.size());
+    return invalid_arg("environment: unknown variable {}{} (`tessera-info --env` lists the {} known ones)", name,
+                       did_you_mean(name), all().size());
   }
   return Status::ok();
+}
+
+std::vector<std::string> unknown_shmem_variables() {
+  std::vector<std::string> lines;
+  for (const std::string& name : undeclared("SHMEM_"))
+    lines.push_back(fmt::format("environment: unknown variable {} is ignored{} (`tessera-info --env` lists the "
+                                "{} known ones)", name, did_you_mean(name), all().size()));
+  return lines;
 }
 
 }  // namespace tessera::config

@@ -5,7 +5,8 @@
 //   double t = kTimeout.get();   // parsed once; a malformed value is a fatal error naming value and limit
 //
 // Names may have aliases (SHMEM_SYMMETRIC_SIZE and TESSERA_SYMMETRIC_SIZE). At init, check_unknown() ends
-// the job if the environment holds a TESSERA_* name that nothing declared (usually a typo).
+// the job if the environment holds a TESSERA_* name that nothing declared (usually a typo), and PE 0 warns
+// of each such SHMEM_* name (unknown_shmem_variables()); both name the nearest declared name.
 // Thread-safe: values are parsed under a once-flag.
 #pragma once
 #include <atomic>
@@ -47,8 +48,16 @@ Result<uint64_t> parse_size(std::string_view var, std::string_view text);  // 64
 Result<double> parse_double(std::string_view var, std::string_view text);
 std::string format_size(uint64_t bytes);
 
-// Ends the job if a TESSERA_* variable is set that no Var declared.
+// An error naming the first TESSERA_* variable set that no Var declared (TESSERA_JOB_*, tessera-run's own, aside)
+// and the nearest declared name when it looks like a typo of one; the job ends on it. Counts in the message
+// are of all(), the rows of `tessera-info --env`.
 Status check_unknown();
+
+// A warning line for each SHMEM_* variable set that no Var declared, with the nearest declared name when it
+// looks like a typo of one. The OpenSHMEM specification defines few (SHMEM_VERSION, SHMEM_INFO,
+// SHMEM_SYMMETRIC_SIZE, SHMEM_DEBUG), so another is a typo or another library's: a warning, not an error,
+// since one environment may serve jobs of other OpenSHMEM libraries.
+std::vector<std::string> unknown_shmem_variables();
 
 template <typename T> struct TypeOf;
 template <> struct TypeOf<bool> { static constexpr Type value = Type::kBool; };

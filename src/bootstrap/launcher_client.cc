@@ -58,7 +58,8 @@ const config::Var<std::string> kBind{
 const config::Var<std::string> kRsh{
     "TESSERA_RSH", "ssh",
     "tessera-run --hosts/--hostfile: the remote shell that starts each host's agent, run as `$TESSERA_RSH HOST "
-    "/path/to/tessera-run --agent` (words split at spaces, e.g. \"ssh -o BatchMode=yes\")"};
+    "/path/to/tessera-run --agent` (words split at spaces, e.g. \"ssh -o BatchMode=yes\"; a relative path is "
+    "taken from the launcher's working directory)"};
 
 void apply_binding() {
   if (config::one_of(kBind, {"auto", "core", "none"}) == 2) unbind_thread_to_job_cpus();

@@ -47,8 +47,11 @@ size_t ctrl_bytes(int n) { return round_up(sizeof(Ctrl) + 2 * static_cast<size_t
 // TESSERA_LOG=2: what a communicator will do, once, from its rank 0 (as NCCL_DEBUG=INFO prints its rings):
 // the cost model's source, the single-copy path, and the algorithm chosen per collective and size class.
 void log_choices(const Communicator& c) {
-  log::info("communicator of {} ranks (world PEs {}..{}): cost model {}; single-copy path {}; {}", c.size,
-            c.world.front(), c.world.back(), describe(c.model), c.cma ? "on" : "off",
+  const std::string members = c.size == 1 ? fmt::format("1 rank (world PE {})", c.world.front())
+                                           : fmt::format("{} ranks (world PEs {}..{})", c.size, c.world.front(),
+                                                         c.world.back());
+  log::info("communicator of {}: cost model {}; single-copy path {}; {}", members, describe(c.model),
+            c.cma ? "on" : "off",
             c.oversubscribed ? (c.all_bound ? "more PEs than CPUs, each bound to one" : "more PEs than CPUs, unbound")
                              : "a CPU per PE");
   for (Kind k : {Kind::kAllreduce, Kind::kReduceScatter, Kind::kAllgather, Kind::kBroadcast, Kind::kAlltoall}) {
@@ -82,7 +85,8 @@ Result<Communicator*> build(std::vector<int> world, int rank, uint64_t uid, Sync
     c->size = static_cast<int>(world.size());
     c->world = std::move(world);
     c->uid = uid;
-    c->name = fmt::format("communicator {:04x} ({} ranks, PEs {}{})", uid & 0xffff, c->size, c->world[0],
+    c->name = fmt::format("communicator {:04x} ({} rank{}, PE{} {}{})", uid & 0xffff, c->size, c->size > 1 ? "s" : "",
+                          c->size > 1 ? "s" : "", c->world[0],
                           c->size > 1 ? fmt::format("..{}", c->world[static_cast<size_t>(c->size - 1)]) : "");
     c->hier = hier_create(*c, local);
     return c.release();
@@ -98,8 +102,8 @@ Result<Communicator*> build(std::vector<int> world, int rank, uint64_t uid, Sync
   c->p2p_bytes = round_up(std::max<size_t>(kP2pSize.get(), 2 * kPage), 2 * kPage);
   const size_t cb = ctrl_bytes(n);
   c->seg_bytes = cb + kSlots * c->slot_bytes + static_cast<size_t>(n) * c->p2p_bytes;
-  c->name = fmt::format("communicator {:04x} ({} ranks, PEs {}{})", uid & 0xffff, n, c->world[0],
-                        n > 1 ? fmt::format("..{}", c->world[n - 1]) : "");
+  c->name = fmt::format("communicator {:04x} ({} rank{}, PE{} {}{})", uid & 0xffff, n, n > 1 ? "s" : "",
+                        n > 1 ? "s" : "", c->world[0], n > 1 ? fmt::format("..{}", c->world[n - 1]) : "");
   c->seg.assign(static_cast<size_t>(n), nullptr);
   const pgas::Runtime& r = pgas::rt();
   std::string my_name;

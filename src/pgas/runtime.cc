@@ -196,7 +196,8 @@ void print_info(const Runtime& r) {
   if (kShmemVersion.is_set())
     fmt::print(stdout, "Tessera {}: OpenSHMEM {}.{}\n", TESSERA_VERSION_STRING, 1, 5);
   if (kShmemInfo.is_set()) {
-    fmt::print(stdout, "Tessera {} (OpenSHMEM 1.5), {} PEs; environment:\n", TESSERA_VERSION_STRING, r.n_pes);
+    fmt::print(stdout, "Tessera {} (OpenSHMEM 1.5), {} PE{}; environment:\n", TESSERA_VERSION_STRING, r.n_pes,
+               r.n_pes == 1 ? "" : "s");
     for (const config::VarInfo* v : config::all()) {
       std::string names = v->name;
       for (const auto& a : v->aliases) names += ", " + a;
@@ -214,8 +215,8 @@ namespace {
 void log_job(const Runtime& r) {
   char host[64] = {};
   gethostname(host, sizeof host - 1);
-  log::info("Tessera {} (OpenSHMEM 1.5): {} PEs on {} ({}{}), bootstrap {}", TESSERA_VERSION_STRING, r.n_pes,
-            r.n_hosts == 1 ? std::string("1 host") : fmt::format("{} hosts", r.n_hosts), host,
+  log::info("Tessera {} (OpenSHMEM 1.5): {} PE{} on {} ({}{}), bootstrap {}", TESSERA_VERSION_STRING, r.n_pes,
+            r.n_pes == 1 ? "" : "s", r.n_hosts == 1 ? std::string("1 host") : fmt::format("{} hosts", r.n_hosts), host,
             r.n_hosts == 1 ? "" : " for PE 0", g_boot ? g_boot->name : "none");
   log::info("transports (PE 0's view): {}", describe_peers(r));
   std::string cpus;
@@ -225,9 +226,10 @@ void log_job(const Runtime& r) {
     if (c < 0) ++unbound;
     else cpus += fmt::format("{}PE {} on CPU {}", cpus.empty() ? "" : ", ", pe, c);
   }
-  log::info("binding: {}{}{} ({} usable CPUs for the {} PEs of the job on this machine; tessera-run --bind-to, "
+  log::info("binding: {}{}{} ({} usable CPUs for the {} PE{} of the job on this machine; tessera-run --bind-to, "
             "TESSERA_BIND)", cpus, cpus.empty() || !unbound ? "" : "; ",
-            unbound ? fmt::format("{} PEs not bound to one CPU", unbound) : "", usable_cpus(), r.machine_pes);
+            unbound ? fmt::format("{} PE{} not bound to one CPU", unbound, unbound == 1 ? "" : "s") : "",
+            usable_cpus(), r.machine_pes, r.machine_pes == 1 ? "" : "s");
   log::info("symmetric heap {} per PE (SHMEM_SYMMETRIC_SIZE), user heap aligned to {}; globals {}",
             config::format_size(r.heap_size), config::format_size(kHeapAlignMax),
             r.data_size ? fmt::format("symmetric ({} shared)", config::format_size(r.data_size)) : "not symmetric");
@@ -252,6 +254,8 @@ Status init(int thread_level) {
   r.job_id = info.job_id;
   r.thread_level = thread_level;
   log::set_pe(r.my_pe);
+  if (r.my_pe == 0)  // one PE: the same line from every PE would repeat one typo N times
+    for (const std::string& line : config::unknown_shmem_variables()) log::warn("{}", line);
   trace::init(r.my_pe);  // before the PE starts threads of its own (copy engine)
 
   uint64_t want = kSymSize.get();

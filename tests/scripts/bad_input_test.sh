@@ -93,7 +93,7 @@ out=$("$run" -n 2 --env NOEQUALS "$prog" x 2>&1); rc=$?
 if [ $rc -ne 0 ] && echo "$out" | grep -q "expected K=V, got 'NOEQUALS'"; then passes=$((passes+1)); echo "ok   launcher_bad_env"
 else fails=$((fails+1)); echo "FAIL launcher_bad_env: $out"; fi
 out=$("$run" -n 0 "$prog" x 2>&1); rc=$?
-if [ $rc -ne 0 ] && echo "$out" | grep -q "0 not in range"; then passes=$((passes+1)); echo "ok   launcher_zero_pes"
+if [ $rc -ne 0 ] && echo "$out" | grep -q -- "-n: '0' is not a number of PEs (1 to 4096)"; then passes=$((passes+1)); echo "ok   launcher_zero_pes"
 else fails=$((fails+1)); echo "FAIL launcher_zero_pes: $out"; fi
 out=$("$run" -n 1 /nonexistent/program 2>&1); rc=$?
 if [ $rc -eq 127 ] && echo "$out" | grep -q "cannot start /nonexistent/program: No such file"; then passes=$((passes+1)); echo "ok   launcher_missing_program"

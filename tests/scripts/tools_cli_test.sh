@@ -73,12 +73,60 @@ check run_version     0       "^tessera-run \(Tessera\) $version$"  -- "$run" --
 check info_version    0       "^tessera-info \(Tessera\) $version$" -- "$build/bin/tessera-info" --version
 check perf_version    0       "^tessera-perf \(Tessera\) $version$" -- "$build/bin/tessera-perf" --version
 check info_help       0       "usage: tessera-info"                  -- "$build/bin/tessera-info" --help
+# The compiler wrappers answer --help and --version themselves (one usage line; Tessera's version), then give
+# the underlying compiler's version: its first line, as the compiler prints it.
+re_quote() { printf '%s' "$1" | sed 's/[][().*+?^$|\\]/\\&/g'; }
+for w in tessera-cc tessera-c++; do
+  compiler=$("$build/bin/$w" --showme -c x.c | cut -d' ' -f1)
+  own=$(re_quote "$("$compiler" --version | head -1)")
+  check "${w}_version" 0 "^$(re_quote "$w") \(Tessera\) $version $own $" \
+        -- sh -c "'$build/bin/$w' --version | head -2 | tr '\n' ' '"
+  check "${w}_help"    0 "^1 usage: $(re_quote "$w") \[--showme\] \[compiler arguments\.\.\.\] .* $(re_quote "$w") \(Tessera\) $version $own " \
+        -- sh -c "'$build/bin/$w' --help > '$work/$w.help' && echo \"\$(grep -ci 'usage' '$work/$w.help') \$(head -4 '$work/$w.help' | tr '\n' ' ')\""
+done
 check info_summary    0       "^Tessera $version .*usable CPUs"       -- sh -c "'$build/bin/tessera-info' | tr '\n' ' '"
 check info_placement  0       "placement of 3 PEs \(tessera-run --bind-to, TESSERA_BIND=auto\): 3 PEs run on every CPU|placement of 3 PEs .*PE 2 on CPU" \
       -- "$build/bin/tessera-info" --ranks 3
 check info_bind_bad   0       "TESSERA_BIND=\"socket\" is not auto, core or none" -- env TESSERA_BIND=socket "$build/bin/tessera-info"
 check info_ranks_zero nonzero "--ranks 0: expected a whole number from 1 to 4096" -- "$build/bin/tessera-info" --coll allreduce --ranks 0
-check run_usage_exit  0       "Value 0 not in range"                 -- sh -c "'$run' -n 0 '$work/who'; [ \$? -eq 2 ]"
+check run_usage_exit  0       "-n: '0' is not a number of PEs \(1 to 4096\)" -- sh -c "'$run' -n 0 '$work/who'; [ \$? -eq 2 ]"
+check run_n_word      0       "^tessera-run: -n: 'abc' is not a number of PEs \(1 to 4096\)$" \
+      -- sh -c "'$run' -n abc '$work/who'; [ \$? -eq 2 ]"
+check run_N_word      nonzero "^tessera-run: -N: 'x' is not a number of PEs per host \(1 to 4096\)$" -- "$run" -N x "$work/who"
+# --help gives one usage (its first line; the second form continues it), not CLI11's "Usage: [OPTIONS]" too.
+check run_help_usage  0       "^1 usage: tessera-run -n N \[options\] program \[args...\]$" \
+      -- sh -c "'$run' --help > '$work/help' && echo \"\$(grep -ci '^ *usage' '$work/help') \$(grep -i '^usage' '$work/help')\""
+# A program named without a '/' is found on PATH, else in the working directory, as mpirun and oshrun find it;
+# the reason a name is found nowhere says where it was looked for.
+check run_from_cwd    0       "^PE 0 of 2 var=\(unset\) args=x PE 1 of 2 var=\(unset\) args=x $" \
+      -- sh -c "cd '$work' && cp who shm1 && PATH=/usr/bin:/bin '$run' -n 2 shm1 x | sort | tr '\n' ' '"
+check run_from_path   0       "^PE 0 of 1 var=\(unset\) args=$" -- sh -c "cd / && PATH='$work':/usr/bin:/bin '$run' -n 1 who"
+check run_not_found   nonzero "cannot start no-such-program: not found on PATH, nor in the working directory" \
+      -- sh -c "cd '$work' && '$run' -n 1 no-such-program"
+check run_cwd_not_exec nonzero "cannot start notexec: ./notexec: Permission denied" \
+      -- sh -c "cd '$work' && : > notexec && PATH=/usr/bin:/bin '$run' -n 1 notexec"
+# Unknown variables: a TESSERA_* typo ends the job, an SHMEM_* one is a warning, once, from PE 0; both name the
+# variable meant, and count the variables as `tessera-info --env` lists them (a row each).
+rows=$("$build/bin/tessera-info" --env | tail -n +2 | wc -l)
+check env_tessera_typo 0 "^tessera: shmem_init: environment: unknown variable TESSERA_TIMEOUTT; did you mean TESSERA_TIMEOUT\? \(\`tessera-info --env\` lists the $rows known ones\)$" \
+      -- sh -c "TESSERA_TIMEOUTT=5 '$run' -n 1 '$work/who' 2>&1 | grep TIMEOUTT"
+check env_shmem_typo   0 "^1 tessera: PE 0: warning: environment: unknown variable SHMEM_SYMETRIC_SIZE is ignored; did you mean SHMEM_SYMMETRIC_SIZE\? \(\`tessera-info --env\` lists the $rows known ones\)$" \
+      -- sh -c "SHMEM_SYMETRIC_SIZE=1G '$run' -n 2 '$work/who' 2>&1 | grep SYMETRIC > '$work/warn'; echo \"\$(wc -l < '$work/warn') \$(cat '$work/warn')\""
+# A relative TESSERA_RSH names a file of the launcher's working directory: the launcher runs it by its absolute
+# path, and a failure names that path. (This rsh runs the agent on this host, as the launcher asked it to.)
+mkdir -p "$work/sub"
+printf '#!/bin/sh\necho "rsh as $0" >> "%s/rsh.log"\nshift\nexec sh -c "$*"\n' "$work" > "$work/sub/rsh"
+chmod +x "$work/sub/rsh"
+check rsh_relative    0       "^PE 0 of 2 var=\(unset\) args= PE 1 of 2 var=\(unset\) args= rsh as $work/sub/rsh $" \
+      -- sh -c "cd '$work' && TESSERA_RSH=./sub/../sub/rsh '$run' --hosts localhost:2 '$work/who' | sort | tr '\n' ' ' && cat rsh.log | tr '\n' ' '"
+check rsh_missing     nonzero "cannot start the remote shell $work/nosuch/rsh \(TESSERA_RSH\) for host localhost: No such file" \
+      -- sh -c "cd '$work' && TESSERA_RSH='nosuch/rsh -o x' '$run' --hosts localhost '$work/who'"
+# One PE is "1 PE".
+check one_pe_log      0       "PE 0: Tessera $version \(OpenSHMEM 1\.5\): 1 PE on 1 host .* PE 0: binding: .*for the 1 PE of the job.* PE 0: communicator of 1 rank \(world PE 0\): .* averaged over 1 PE; " \
+      -- sh -c "'$run' -n 1 --env TESSERA_LOG=2 '$build/bin/data_parallel_step' 2>&1 | tr '\n' ' '"
+check one_pe_info     0       "^placement of 1 PE \(tessera-run"     -- "$build/bin/tessera-info" --ranks 1
+check one_pe_shmem_info 0     "^Tessera $version \(OpenSHMEM 1\.5\), 1 PE; environment:" \
+      -- env SHMEM_INFO=1 "$run" -n 1 "$work/who"
 check perf_only_unknown nonzero "--only: unknown name 'foo' \(known: sum_all" -- "$run" -n 1 "$build/bin/tessera-perf" ops --only foo
 check perf_unchecked  0       "^# Out of bounds values : N/A"        -- "$run" -n 2 "$build/bin/tessera-perf" allreduce -b 8 -e 8 -c 0
 # One OpenBLAS thread per PE when PEs share a host, unless the user chose a count in any variable OpenBLAS reads.

@@ -103,8 +103,8 @@ void print_placement(int n) {
   std::atomic<uint32_t> word{0};
   run::Layout layout = run::plan_layout(n);
   run::PlacementMonitor monitor(mode, layout, &word, false);
-  std::printf("placement of %d PEs (tessera-run --bind-to, TESSERA_BIND=%s): %s\n", n, run::bind_mode_name(mode),
-              monitor.describe().c_str());
+  std::printf("placement of %d PE%s (tessera-run --bind-to, TESSERA_BIND=%s): %s\n", n, n == 1 ? "" : "s",
+              run::bind_mode_name(mode), monitor.describe().c_str());
   if (mode != run::BindMode::kAuto || !layout.bound()) return;
   const run::CpuTimes a = run::sample_cpu_times(layout.cpus, {});
   ::usleep(200000);

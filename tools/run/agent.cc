@@ -71,6 +71,7 @@ class Agent {
 
   std::optional<JobSpec> job_;
   std::string bootstrap_;
+  uint32_t store_port_ = 0;  // torch's MASTER_PORT on the first host
   std::vector<LocalPe> pes_;
   tcp::FrameReader reader_{bootstrap::kMaxPayload};
   int sigfd_ = -1;
@@ -164,19 +165,33 @@ void Agent::on_job(const std::vector<char>& payload) {
   // listen on, closed again for rank 0 to take. A port the launcher drew at random could be in use on that
   // host, which only this host can see; the probe leaves a short window in which another process could take
   // the port, which rank 0 then reports as "address in use", ending the job with that message.
+  // Two ports, both held while probing so that they differ: Tessera's rendezvous and torch's store.
   tcp::Address a;
   a.host = job_->bootstrap_host;
-  Result<int> fd = tcp::listen_on(a);
-  if (!fd.is_ok()) return fail(fd.status().message());
-  Result<uint16_t> port = tcp::local_port(fd.value());
-  ::close(fd.value());
-  if (!port.is_ok()) return fail(port.status().message());
-  send(AgentMsg::kPort, Writer().u32(port.value()).bytes());
+  uint32_t ports[2] = {0, 0};
+  int fds[2] = {-1, -1};
+  std::string error;
+  for (int i = 0; i < 2 && error.empty(); ++i) {
+    Result<int> fd = tcp::listen_on(a);
+    if (!fd.is_ok()) {
+      error = fd.status().message();
+      break;
+    }
+    fds[i] = fd.value();
+    Result<uint16_t> port = tcp::local_port(fds[i]);
+    if (port.is_ok()) ports[i] = port.value();
+    else error = port.status().message();
+  }
+  for (int fd : fds)
+    if (fd >= 0) ::close(fd);
+  if (!error.empty()) return fail(error);
+  send(AgentMsg::kPort, Writer().u32(ports[0]).u32(ports[1]).bytes());
 }
 
 void Agent::on_start(const std::vector<char>& payload) {
   Reader r(payload);
   bootstrap_ = r.str();
+  store_port_ = r.u32();
   if (!r.ok_and_done() || !job_ || started_) return fail("an unexpected start message");
   started_ = true;
   for (auto& pe : pes_) {
@@ -214,12 +229,15 @@ Status Agent::spawn(LocalPe& pe) {
     one_blas_thread_per_pe(static_cast<int>(pes_.size()));
     ::setenv("TESSERA_BOOTSTRAP", bootstrap_.c_str(), 1);
     ::setenv("TESSERA_RANK", std::to_string(pe.rank).c_str(), 1);
+    // What torch.distributed's env:// start-up reads, as on one host (job.cc), unless the user set it.
+    torch_environment(pe.rank, static_cast<int>(job_->size), pe.rank - static_cast<int>(job_->first_rank),
+                      static_cast<int>(job_->n_ranks), job_->bootstrap_host, std::to_string(store_port_));
     std::vector<char*> argv;
     for (const auto& a : job_->argv) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
-    ::execvp(argv[0], argv.data());
+    const std::string why = exec_program(argv.data());
     write_all(STDERR_FILENO, fmt::format("tessera-run: cannot start {} on host {}: {}\n", job_->argv[0], job_->host,
-                                         std::strerror(errno)));
+                                         why));
     _exit(127);
   }
   (void)::setpgid(pid, pid);  // also here, so that no signal can reach the group before the child made it

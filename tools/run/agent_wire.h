@@ -8,8 +8,11 @@
 //
 //   agent -> launcher  kHello   {protocol u32, version string}              at start
 //   launcher -> agent  kJob     JobSpec                                     right after starting the agent
-//   agent -> launcher  kPort    {port u32}                                  first host's agent only
-//   launcher -> agent  kStart   {bootstrap string: tcp://FIRSTHOST:PORT}   once kPort came: start the PEs
+//   agent -> launcher  kPort    {port u32, store port u32}                  first host's agent only
+//   launcher -> agent  kStart   {bootstrap string: tcp://FIRSTHOST:PORT, store port u32}
+//                                                                           once kPort came: start the PEs
+// The store port is the MASTER_PORT the PEs get (torch's env:// rendezvous, which rank 0 serves on the first
+// host): a second port the first host's agent found free there.
 //   agent -> launcher  kOutput  {rank u32, stream u32 (1 out, 2 err), bytes: whole lines}
 //   agent -> launcher  kExit    {rank u32, wait status i32, by_agent u32}   by_agent: the agent had signalled it
 //   agent -> launcher  kError   {text}                                      the agent cannot go on; it ends its PEs
@@ -30,7 +33,7 @@
 
 namespace tessera::run {
 
-inline constexpr uint32_t kAgentProtocol = 1;
+inline constexpr uint32_t kAgentProtocol = 2;
 
 enum class AgentMsg : uint32_t {
   kHello = 101,

@@ -3,7 +3,10 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <charconv>
 #include <cstdlib>
+#include <memory>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -46,6 +49,24 @@ std::vector<std::string> launcher_words(const std::vector<std::string>& args) {
   return words;
 }
 
+// --help's usage: ours, in place of CLI11's generic "Usage: [OPTIONS]" line.
+class Help : public CLI::Formatter {
+ public:
+  std::string make_usage(const CLI::App*, std::string) const override {
+    return "usage: tessera-run -n N [options] program [args...]\n"
+           "       tessera-run --hosts h1:2,h2:2 [-n N] [options] program [args...]\n";
+  }
+};
+
+// -n and -N: a whole number of PEs from 1 to kMaxSlots (nothing when `text` is anything else).
+std::optional<int> pe_count(const std::string& text) {
+  int v = 0;
+  const char* end = text.data() + text.size();
+  const auto [p, ec] = std::from_chars(text.data(), end, v);
+  if (ec != std::errc() || p != end || v < 1 || v > kMaxSlots) return std::nullopt;
+  return v;
+}
+
 Launch usage_error(std::string line) {
   Launch l;
   l.exit_code = 2;
@@ -65,24 +86,25 @@ Launch parse_command_line(const std::vector<std::string>& args, HostfileReader r
   }
   Launch l;
   Options& opt = l.opt;
-  CLI::App app{"Start N processing elements (PEs) of a program on this host, or on several hosts.\n"
-               "usage: tessera-run -n N [options] program [args...]\n"
-               "       tessera-run --hosts h1:2,h2:2 [-n N] [options] program [args...]\n"
-               "oshrun/mpirun spellings are accepted: -np N, -N N, -x VAR[=VALUE], --map-by, --oversubscribe, "
-               "--allow-run-as-root, --host/-H, --machinefile\n"
-               "Across hosts, each host's agent (tessera-run --agent, by this launcher's own path, which must exist "
-               "on every host) is started with $TESSERA_RSH HOST (default: ssh); the PEs start in this working "
-               "directory, find each other through the first host (tcp://FIRSTHOST:PORT, so its name must resolve "
-               "on every host), and reach peers on other hosts through UCX. A PE that dies or a host that is lost "
-               "ends the job everywhere."};
-  std::string hosts_arg, hostfile;
+  CLI::App app{"Start N processing elements (PEs) of a program on this host, or on several hosts.", "tessera-run"};
+  app.formatter(std::make_shared<Help>());
+  app.footer("A program without a '/' in its name is looked up on PATH, then in this working directory.\n"
+             "oshrun/mpirun spellings are accepted: -np N, -N N, -x VAR[=VALUE], --map-by, --oversubscribe, "
+             "--allow-run-as-root, --host/-H, --machinefile\n"
+             "Across hosts, each host's agent (tessera-run --agent, by this launcher's own path, which must exist "
+             "on every host) is started with $TESSERA_RSH HOST (default: ssh); the PEs start in this working "
+             "directory, find each other through the first host (tcp://FIRSTHOST:PORT, so its name must resolve "
+             "on every host), and reach peers on other hosts through UCX. A PE that dies or a host that is lost "
+             "ends the job everywhere.");
+  std::string hosts_arg, hostfile, np_text, npn_text;
   int per_host = 0;
   std::vector<std::string> exports;
   std::string map_by;
   bool ignored_flag = false;
-  auto* np = app.add_option("-n,--np", opt.n_pes, "number of PEs (also -np)")->check(CLI::Range(1, kMaxSlots));
-  auto* npn = app.add_option("-N", per_host, "PEs per host; with one host, the number of PEs")
-                  ->check(CLI::Range(1, kMaxSlots));
+  // Read as words and checked after the parse, so that a mistake reads in a PE count's terms.
+  auto* np = app.add_option("-n,--np", np_text, fmt::format("number of PEs, 1 to {} (also -np)", kMaxSlots))
+                 ->type_name("N");
+  auto* npn = app.add_option("-N", npn_text, "PEs per host; with one host, the number of PEs")->type_name("N");
   auto* hosts_opt = app.add_option("--hosts,--host,-H", hosts_arg,
                                    "run on these hosts: host[:slots],... (slots default 1); PEs fill the hosts in "
                                    "order, each up to its slots; -n defaults to all the slots");
@@ -133,6 +155,17 @@ Launch parse_command_line(const std::vector<std::string>& args, HostfileReader r
     l.out = out.str();
     l.err = err.str();
     return l;
+  }
+  if (np->count() != 0) {
+    const auto n = pe_count(np_text);
+    if (!n) return usage_error(fmt::format("-n: '{}' is not a number of PEs (1 to {})", np_text, kMaxSlots));
+    opt.n_pes = *n;
+  }
+  if (npn->count() != 0) {
+    const auto n = pe_count(npn_text);
+    if (!n)
+      return usage_error(fmt::format("-N: '{}' is not a number of PEs per host (1 to {})", npn_text, kMaxSlots));
+    per_host = *n;
   }
   // NaN passes CLI11's NonNegativeNumber, and a huge number overflows the job's deadline in nanoseconds.
   if (!(opt.timeout_s >= 0 && opt.timeout_s <= kMaxTimeoutSeconds))

@@ -72,7 +72,7 @@ std::string pe_list(const std::vector<int>& pes) {
 
 std::string members(const Entry& e, int n_pes) {
   if (e.start == 0 && e.stride == 1 && e.size == n_pes) return "world";
-  if (e.stride == 0) return fmt::format("{} PEs", e.size);
+  if (e.stride == 0) return fmt::format("{} PE{}", e.size, e.size == 1 ? "" : "s");
   std::vector<int> pes;
   for (int i = 0; i < e.size && i < 8; ++i) pes.push_back(e.start + i * e.stride);
   return pe_list(pes) + (e.size > 8 ? ",..." : "");

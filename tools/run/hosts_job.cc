@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <climits>
 #include <cstring>
+#include <filesystem>
 #include <sstream>
 
 #include "agent_wire.h"
@@ -70,6 +71,9 @@ std::vector<std::string> rsh_words() {
   std::istringstream in(v && *v ? v : "ssh");
   for (std::string w; in >> w;) words.push_back(w);
   if (words.empty()) words.push_back("ssh");
+  // A relative path (tests/hosts/rsh) becomes absolute, so that a failure names the very file looked for.
+  if (std::error_code ec; words[0][0] != '/' && words[0].find('/') != std::string::npos)
+    if (auto p = std::filesystem::absolute(words[0], ec); !ec) words[0] = p.lexically_normal().string();
   return words;
 }
 
@@ -338,12 +342,13 @@ void HostsJob::on_frame(RemoteHost& h, const tcp::Frame& f) {
       return;
     }
     case AgentMsg::kPort: {
-      const uint32_t port = r.u32();
-      if (!r.ok_and_done() || h.index != 0 || !bootstrap_.empty() || port == 0 || port > 65535)
+      const uint32_t port = r.u32(), store_port = r.u32();
+      if (!r.ok_and_done() || h.index != 0 || !bootstrap_.empty() || port == 0 || port > 65535 || store_port == 0 ||
+          store_port > 65535)
         return on_gone(h, "its agent sent an unexpected port message");
       bootstrap_ = fmt::format("tcp://{}:{}", h.pes.name, port);
       if (ending_) return;
-      for (auto& other : hosts_) send(other, AgentMsg::kStart, Writer().str(bootstrap_).bytes());
+      for (auto& other : hosts_) send(other, AgentMsg::kStart, Writer().str(bootstrap_).u32(store_port).bytes());
       return;
     }
     case AgentMsg::kOutput: return on_output(h, f.payload);

@@ -61,7 +61,7 @@ class Job {
   Options opt_;
   std::vector<Pe> pes_;
   std::string job_id_, secret_, ctl_name_;
-  std::string master_port_, python_dir_;  // for torch.distributed programs (spawn)
+  std::string master_port_;  // torch.distributed's store (spawn: torch_environment)
   std::unique_ptr<PlacementMonitor> placement_;  // the policy, the layout it chose, and its watch
   pgas::JobControl* ctl_ = nullptr;
   size_t ctl_bytes_ = 0;
@@ -109,18 +109,6 @@ std::string free_loopback_port() {
   return port;
 }
 
-// Where tessera_torch lies relative to this binary: build/python in the build tree, <prefix>/lib/tessera/python
-// once installed (cmake/TesseraInstall.cmake). Empty when the backend was not built.
-std::string python_dir() {
-  char buf[4096];
-  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) return "";
-  std::string exe(buf, static_cast<size_t>(n));
-  const std::string bin = exe.substr(0, exe.rfind('/'));
-  for (const std::string dir : {bin + "/../python", bin + "/../lib/tessera/python"})
-    if (::access((dir + "/tessera_torch").c_str(), F_OK) == 0) return dir;
-  return "";
-}
 }  // namespace
 
 Status Job::setup() {
@@ -130,7 +118,6 @@ Status Job::setup() {
   secret_ = bootstrap::random_hex(bootstrap::kSecretChars);
   ctl_name_ = transport::shm::segment_name(job_id_, transport::shm::kControlSegment);
   master_port_ = free_loopback_port();
-  python_dir_ = python_dir();
   ctl_bytes_ = pgas::JobControl::bytes_for(opt_.n_pes);
   if (const int n = remove_segments_of_dead_jobs(); n > 0)
     log::info("tessera-run: removed what {} job(s) whose launcher was killed left in /dev/shm", n);
@@ -209,22 +196,13 @@ Status Job::spawn(int rank, const std::string& sock) {
     ::setenv("TESSERA_JOB_SIZE", std::to_string(opt_.n_pes).c_str(), 1);
     ::setenv("TESSERA_JOB_ID", job_id_.c_str(), 1);
     ::setenv("TESSERA_JOB_CONTROL", ctl_name_.c_str(), 1);
-    // What torch.distributed's env:// start-up reads (as torchrun sets it), unless the user set it: a
-    // PyTorch program runs under tessera-run unchanged.
-    const std::string n = std::to_string(opt_.n_pes), r = std::to_string(rank);
-    for (const auto& [k, v] : {std::pair{"RANK", r}, {"WORLD_SIZE", n}, {"LOCAL_RANK", r}, {"LOCAL_WORLD_SIZE", n},
-                               {"MASTER_ADDR", std::string("127.0.0.1")}, {"MASTER_PORT", master_port_}})
-      if (!v.empty()) ::setenv(k, v.c_str(), 0);
-    if (!python_dir_.empty()) {
-      const char* old = std::getenv("PYTHONPATH");
-      ::setenv("PYTHONPATH", (old && *old ? python_dir_ + ":" + old : python_dir_).c_str(), 1);
-    }
+    torch_environment(rank, opt_.n_pes, rank, opt_.n_pes, "127.0.0.1", master_port_);
     place_on_cpu(rank);
     std::vector<char*> argv;
     for (const auto& a : opt_.argv) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
-    ::execvp(argv[0], argv.data());
-    std::string msg = fmt::format("tessera-run: cannot start {}: {}\n", opt_.argv[0], std::strerror(errno));
+    const std::string why = exec_program(argv.data());
+    std::string msg = fmt::format("tessera-run: cannot start {}: {}\n", opt_.argv[0], why);
     write_all(STDERR_FILENO, msg);
     _exit(127);
   }

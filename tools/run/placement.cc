@@ -148,7 +148,8 @@ std::string PlacementMonitor::describe() const {
   const size_t n = layout_.pe_cpu.size();
   const std::string cpus = cpu_list(layout_.cpus);
   if (mode_ == BindMode::kNone)
-    return fmt::format("{} PEs run on every CPU of the job ({}): --bind-to none", n, cpus);
+    return fmt::format("{} PE{} run{} on every CPU of the job ({}): --bind-to none", n, n == 1 ? "" : "s",
+                       n == 1 ? "s" : "", cpus);
   if (!layout_.bound())
     return fmt::format("{} PEs run on every CPU of the job ({}): {} PEs on {} CPUs are not a whole multiple of "
                        "them, and bound, some CPUs would carry more PEs than others", n, cpus, n,

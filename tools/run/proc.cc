@@ -30,6 +30,17 @@ void one_blas_thread_per_pe(int pes_on_host) {
   ::setenv("OPENBLAS_NUM_THREADS", "1", 1);
 }
 
+std::string exec_program(char* const argv[]) {
+  ::execvp(argv[0], argv);
+  const int on_path = errno;
+  if (std::strchr(argv[0], '/') != nullptr || on_path != ENOENT) return std::strerror(on_path);
+  // A path now: execvp runs it as it would have from PATH (a file without #! as a shell script).
+  const std::string here = std::string("./") + argv[0];
+  ::execvp(here.c_str(), argv);
+  if (errno != ENOENT) return fmt::format("{}: {}", here, std::strerror(errno));
+  return "not found on PATH, nor in the working directory";
+}
+
 std::string signal_name(int sig) {
   const char* abbrev = sigabbrev_np(sig);
   return abbrev ? std::string("SIG") + abbrev : std::to_string(sig);
@@ -115,6 +126,30 @@ std::string LineBuffer::take(bool all) {
   buf_.erase(0, end);
   if (!out.empty() && out.back() != '\n') out.push_back('\n');  // a partial last line, or a piece of a long one
   return out;
+}
+
+void torch_environment(int rank, int size, int local_rank, int local_size, const std::string& master_addr,
+                       const std::string& master_port) {
+  for (const auto& [k, v] : {std::pair{"RANK", std::to_string(rank)}, {"WORLD_SIZE", std::to_string(size)},
+                             {"LOCAL_RANK", std::to_string(local_rank)}, {"LOCAL_WORLD_SIZE", std::to_string(local_size)},
+                             {"MASTER_ADDR", master_addr}, {"MASTER_PORT", master_port}})
+    if (!v.empty()) ::setenv(k, v.c_str(), 0);
+  const std::string dir = python_dir();
+  if (!dir.empty()) {
+    const char* old = std::getenv("PYTHONPATH");
+    ::setenv("PYTHONPATH", (old && *old ? dir + ":" + old : dir).c_str(), 1);
+  }
+}
+
+std::string python_dir() {
+  char buf[4096];
+  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) return "";
+  const std::string exe(buf, static_cast<size_t>(n));
+  const std::string bin = exe.substr(0, exe.rfind('/'));
+  for (const std::string& dir : {bin + "/../python", bin + "/../lib/tessera/python"})
+    if (::access((dir + "/tessera_torch").c_str(), F_OK) == 0) return dir;
+  return "";
 }
 
 }  // namespace tessera::run

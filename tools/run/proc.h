@@ -1,6 +1,6 @@
 // Process helpers shared by the launcher's paths (job.cc on one host; hosts_job.cc and agent.cc across
-// hosts): how a PE ended, in words and as the launcher's exit status; writing whole buffers; removing a
-// job's shared-memory objects; and cutting a PE's output into lines.
+// hosts): starting a PE's program; how a PE ended, in words and as the launcher's exit status; writing whole
+// buffers; removing a job's shared-memory objects; and cutting a PE's output into lines.
 #pragma once
 #include <string>
 
@@ -35,6 +35,22 @@ void no_ucx_error_handlers();
 // loaded, in every PE: with a PE per CPU those threads can only take a CPU from another PE, and one process
 // per CPU carrying idle BLAS threads is what a careful user turns off by hand.
 void one_blas_thread_per_pe(int pes_on_host);
+
+// Called in a PE's process before exec, on one host and across hosts alike: what torch.distributed's env://
+// start-up reads (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT; as torchrun sets
+// them), each unless the user set it, so that a PyTorch program runs under tessera-run unchanged; and
+// tessera_torch's directory (python_dir()) in front of PYTHONPATH. An empty master_port is left unset.
+void torch_environment(int rank, int size, int local_rank, int local_size, const std::string& master_addr,
+                       const std::string& master_port);
+// Where tessera_torch lies relative to this binary: build/python in the build tree, <prefix>/lib/tessera/python
+// once installed (cmake/TesseraInstall.cmake). Empty when the backend was not built.
+std::string python_dir();
+
+// Called in a PE's process in place of execvp(argv[0], argv): a name without a '/' is looked up on PATH and,
+// when PATH has no such program, in the working directory, as mpirun and oshrun find `a.out` there; a name
+// with a '/' is a path. The program's argv[0] stays as given. Returns only on failure, with the reason in
+// words for "cannot start NAME: <reason>".
+std::string exec_program(char* const argv[]);
 
 // "SIGKILL" (or the number when the signal has no name).
 std::string signal_name(int sig);

@@ -1,6 +1,9 @@
 #include "base/config.h"
 
 #include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <algorithm>
 
 namespace tessera::config {
 namespace {
@@ -74,6 +77,77 @@ TEST(Registry, DeclaredVariablesAreListed) {
   for (const VarInfo* i : all()) found = found || i->name == "TESSERA_TEST_ONLY_VAR";
   EXPECT_TRUE(found);
   EXPECT_EQ(v.get(), 5);
+}
+
+// A variable set for the length of one test.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) { ::setenv(name, value, 1); }
+  ~ScopedEnv() { ::unsetenv(name_); }
+
+ private:
+  const char* name_;
+};
+
+bool declared(std::string_view name) {
+  for (const VarInfo* v : all())
+    if (v->name == name || std::find(v->aliases.begin(), v->aliases.end(), name) != v->aliases.end()) return true;
+  return false;
+}
+
+// The lines unknown_shmem_variables() gives about `name`.
+std::vector<std::string> shmem_lines_about(std::string_view name) {
+  std::vector<std::string> about;
+  for (const std::string& line : unknown_shmem_variables())
+    if (line.find(std::string(name) + " ") != std::string::npos) about.push_back(line);
+  return about;
+}
+
+// An SHMEM_* typo is ignored with a warning that names the variable meant and counts the variables as
+// `tessera-info --env` lists them (one row each, aliases beside their name).
+TEST(Unknown, ShmemTypoWarnsWithTheNearestName) {
+  ASSERT_TRUE(declared("SHMEM_SYMMETRIC_SIZE"));  // the library's, loaded with this test
+  for (const char* typo : {"SHMEM_SYMETRIC_SIZE", "SHMEM_SYMMETRIC_SZIE", "SHMEM_SYMMETRIC_SIZ"}) {
+    ScopedEnv set(typo, "1G");
+    const auto lines = shmem_lines_about(typo);
+    ASSERT_EQ(lines.size(), 1u) << typo;
+    EXPECT_EQ(lines[0], fmt::format("environment: unknown variable {} is ignored; did you mean SHMEM_SYMMETRIC_SIZE? "
+                                    "(`tessera-info --env` lists the {} known ones)", typo, all().size()));
+  }
+}
+
+TEST(Unknown, ShmemNameNearNothingWarnsWithoutAGuess) {
+  ScopedEnv set("SHMEM_OFI_PROVIDER", "tcp");  // another library's
+  const auto lines = shmem_lines_about("SHMEM_OFI_PROVIDER");
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0].find("did you mean"), std::string::npos) << lines[0];
+}
+
+TEST(Unknown, DeclaredShmemNamesAndOtherPrefixesAreNotWarnedOf) {
+  ScopedEnv spec("SHMEM_SYMMETRIC_SIZE", "1G"), alias("SMA_INFO", "1"), other("SHMEMX_FOO", "1");
+  EXPECT_TRUE(shmem_lines_about("SHMEM_SYMMETRIC_SIZE").empty());
+  EXPECT_TRUE(shmem_lines_about("SMA_INFO").empty());
+  EXPECT_TRUE(shmem_lines_about("SHMEMX_FOO").empty());
+  EXPECT_TRUE(check_unknown().is_ok());
+}
+
+// A TESSERA_* typo ends the job; its message names the variable meant, with the same count.
+TEST(Unknown, TesseraTypoIsAnErrorWithTheNearestName) {
+  ASSERT_TRUE(declared("TESSERA_TIMEOUT"));
+  {
+    ScopedEnv set("TESSERA_TIMEOUTT", "5");
+    const Status st = check_unknown();
+    EXPECT_EQ(st.message(), fmt::format("environment: unknown variable TESSERA_TIMEOUTT; did you mean TESSERA_TIMEOUT? "
+                                        "(`tessera-info --env` lists the {} known ones)", all().size()));
+  }
+  {
+    ScopedEnv set("TESSERA_NOTHING_LIKE_IT", "1");
+    const Status st = check_unknown();
+    EXPECT_FALSE(st.is_ok());
+    EXPECT_EQ(st.message().find("did you mean"), std::string::npos) << st.message();
+  }
+  ScopedEnv launcher("TESSERA_JOB_ANYTHING", "1");  // tessera-run's own
+  EXPECT_TRUE(check_unknown().is_ok());
 }
 
 }  // namespace

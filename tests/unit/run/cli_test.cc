@@ -37,6 +37,39 @@ TEST(Cli, UsageErrorsExitTwoWithOneLine) {
   EXPECT_EQ(parse({"--version"}).exit_code, 0);
 }
 
+// A PE count that is not one says so in a PE count's terms, naming the word and the limits, for each spelling.
+TEST(Cli, PeCountErrorsNameTheWord) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"-n", "abc", "prog"}, "tessera-run: -n: 'abc' is not a number of PEs (1 to 4096)\n"},
+      {{"-np", "2.5", "prog"}, "tessera-run: -n: '2.5' is not a number of PEs (1 to 4096)\n"},
+      {{"--np=4097", "prog"}, "tessera-run: -n: '4097' is not a number of PEs (1 to 4096)\n"},
+      {{"-n", "-1", "prog"}, "tessera-run: -n: '-1' is not a number of PEs (1 to 4096)\n"},
+      {{"-N", "x", "prog"}, "tessera-run: -N: 'x' is not a number of PEs per host (1 to 4096)\n"},
+      {{"--hosts", "h1:2", "-n", "two", "prog"}, "tessera-run: -n: 'two' is not a number of PEs (1 to 4096)\n"},
+  };
+  for (const auto& [args, err] : cases) {
+    Launch l = parse(args);
+    EXPECT_EQ(l.kind, Launch::Kind::kExit) << args[1];
+    EXPECT_EQ(l.exit_code, 2) << args[1];
+    EXPECT_EQ(l.err, err);
+  }
+  EXPECT_EQ(parse({"-n", "4096", "prog"}).opt.n_pes, 4096);
+  EXPECT_EQ(parse({"-N", "1", "prog"}).opt.n_pes, 1);
+}
+
+// --help: one usage (the second form continues it), ours; not CLI11's generic "Usage: [OPTIONS]" as well.
+TEST(Cli, HelpHasOneUsage) {
+  Launch l = parse({"--help"});
+  ASSERT_EQ(l.exit_code, 0);
+  size_t usages = 0;
+  for (size_t at = 0; (at = l.out.find("sage:", at)) != std::string::npos; ++at) ++usages;
+  EXPECT_EQ(usages, 1u) << l.out;
+  EXPECT_NE(l.out.find("\nusage: tessera-run -n N [options] program [args...]\n"
+                       "       tessera-run --hosts h1:2,h2:2 [-n N] [options] program [args...]\n"),
+            std::string::npos)
+      << l.out;
+}
+
 // A timeout that is not a number, or whose nanoseconds overflow the job's 64-bit deadline (which then lay
 // in the past: the job "timed out" at once), is a usage error. Found by tests/fuzz/run_cli's property.
 TEST(Cli, TimeoutIsBounded) {
