@@ -9,6 +9,7 @@ with futures. Tensors made with tessera_torch.empty() live in symmetric memory a
 paths; symmetric_allreduce_hook keeps DDP's gradient buckets there. See docs/torch.md.
 """
 import atexit
+import os
 
 import torch
 import torch.distributed as dist
@@ -19,6 +20,22 @@ __all__ = ["empty", "zeros", "is_symmetric", "pool_bytes", "pool_free_bytes", "s
            "SymmetricHookState", "ProcessGroupTessera"]
 
 ProcessGroupTessera = _C.ProcessGroupTessera
+
+# torch's env:// start-up reads RANK, WORLD_SIZE (and LOCAL_RANK, LOCAL_WORLD_SIZE for device placement).
+# tessera-run and torchrun set them; under mpirun or srun they are taken from the launcher's own variables
+# here, unless set. MASTER_ADDR and MASTER_PORT (where rank 0 serves torch's store) stay the user's to give,
+# as with any torch job under those launchers (mpirun -x MASTER_ADDR=host -x MASTER_PORT=port).
+_LAUNCHER_VARIABLES = {
+    "RANK": ("OMPI_COMM_WORLD_RANK", "SLURM_PROCID"),
+    "WORLD_SIZE": ("OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS"),
+    "LOCAL_RANK": ("OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID"),
+    "LOCAL_WORLD_SIZE": ("OMPI_COMM_WORLD_LOCAL_SIZE", "SLURM_NTASKS_PER_NODE"),
+}
+if "RANK" not in os.environ:
+    for _name, _sources in _LAUNCHER_VARIABLES.items():
+        _value = next((os.environ[v] for v in _sources if v in os.environ), None)
+        if _value is not None and _name not in os.environ:
+            os.environ[_name] = _value
 
 
 def _create(opts, pg_options):

@@ -255,12 +255,21 @@ def main():
             dist.recv(inn, prv)
             q.wait()
             c.eq(inn, value(prv, torch.float32, count), f"isend, recv, then wait {count}")
-        # receive from any source at rank 0
+        # receive from any source at rank 0: among the ranks of one host; across hosts it is refused, naming
+        # the reason, and the sources are then named one by one
         if r == 0:
             seen = set()
-            for _ in range(n - 1):
+            for i in range(n - 1):
                 t = torch.empty(4, dtype=torch.int64)
-                src = dist.recv(t)
+                try:
+                    src = dist.recv(t)
+                except RuntimeError as e:
+                    assert i == 0 and "several hosts" in str(e), str(e)
+                    for k in range(1, n):
+                        dist.recv(t, k)
+                        c.eq(t, torch.full((4,), k, dtype=torch.int64), "recv from each source (several hosts)")
+                        seen.add(k)
+                    break
                 c.eq(t, torch.full((4,), src, dtype=torch.int64), "recv from any source")
                 seen.add(src)
             assert seen == set(range(1, n)), seen

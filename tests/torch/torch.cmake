@@ -1,5 +1,5 @@
 # The torch.distributed backend (python/), when it was built: every operation at 1-4 ranks under
-# tessera-run and at 2 under torch's own launcher, errors, DDP training against one process, and torch 2's
+# tessera-run and at 2 under torch's own launcher and under mpirun, errors, DDP training against one process, and torch 2's
 # training stacks against gloo.
 if(TESSERA_TORCH_BUILT)
   set(_py ${TESSERA_TORCH_PYTHON})
@@ -11,6 +11,8 @@ if(TESSERA_TORCH_BUILT)
   add_test(NAME torch.ops.torchrun.n2
            COMMAND ${_py} -m torch.distributed.run --standalone --nproc_per_node 2 ${_dir}/ops_test.py)
   set_tests_properties(torch.ops.torchrun.n2 PROPERTIES ENVIRONMENT "PYTHONPATH=${CMAKE_BINARY_DIR}/python")
+  add_test(NAME torch.ops.mpirun.n2 COMMAND bash ${_dir}/mpirun_torch.sh ${CMAKE_BINARY_DIR} ${_py} ${_dir}/ops_test.py)
+  set_tests_properties(torch.ops.mpirun.n2 PROPERTIES SKIP_RETURN_CODE 77)
   foreach(n 2 3)
     add_test(NAME torch.errors.n${n} COMMAND ${TESSERA_RUN} -n ${n} --timeout 120 ${_py} ${_dir}/errors_test.py)
   endforeach()
