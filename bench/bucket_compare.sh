@@ -1,20 +1,21 @@
 #!/usr/bin/env bash
 # One data-parallel step's gradient allreduce over ResNet-50's parameter shapes (161 tensors, 25.6 M floats):
 # Tessera (tessera-perf bucket: per tensor, Bucketer over views of one flat buffer, Bucketer packing separate
-# tensors) next to PyTorch 1.13 gloo (per tensor, and DistributedDataParallel's bucketed sync), at 2 and 4
+# tensors) next to PyTorch gloo (per tensor, and DistributedDataParallel's bucketed sync), at 2 and 4
 # ranks, back to back; prints the times and the ratios.
 #   bash bench/bucket_compare.sh [build-dir] [steps]
-# Needs python3-torch (scripts/install-deps.sh bench).
+# gloo runs on build/venv's PyTorch 2 (scripts/torch-env.sh).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 build="$(cd "${1:-$here/../build}" && pwd)"
+torch_py=$(bash "$here/../scripts/torch-env.sh" "$build")  # the PyTorch 2 the backend is built with (build/venv)
 steps=${2:-5}
 bash "$here/../scripts/install-deps.sh" bench
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 for np in 2 4; do
   "$build/bin/tessera-run" -n "$np" "$build/bin/tessera-perf" bucket -n "$steps" --json >> "$tmp/tessera.jsonl"
-  /usr/bin/python3 "$here/bucket_gloo.py" "$np" "$steps" >> "$tmp/gloo.jsonl"
+  "$torch_py" "$here/bucket_gloo.py" "$np" "$steps" >> "$tmp/gloo.jsonl"
 done
 /usr/bin/python3 - "$tmp/tessera.jsonl" "$tmp/gloo.jsonl" <<'PY'
 import json, sys

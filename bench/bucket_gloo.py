@@ -1,5 +1,5 @@
-#!/usr/bin/python3
-"""PyTorch 1.13 side of bench/bucket_compare.sh: one data-parallel step's gradient allreduce over ResNet-50's
+#!/usr/bin/env python3
+"""PyTorch side of bench/bucket_compare.sh: one data-parallel step's gradient allreduce over ResNet-50's
 parameter shapes (the list tools/perf/perf_bucket.cc builds), with the gloo backend:
   - one dist.all_reduce per gradient, in backward order;
   - DistributedDataParallel with bucket_cap_mb buckets: the time of a backward pass with gradient sync

@@ -5,12 +5,14 @@
 #   [ROUNDS=5] bash bench/coll_compare.sh [build-dir] [out-dir]
 # The rows the project's targets are set on are measured ROUNDS times, alternating libraries; the report
 # keeps each library's best time of a row.
-# Needs: openmpi-bin libopenmpi-dev python3-torch python3-matplotlib (scripts/install-deps.sh bench).
+# Needs: openmpi-bin libopenmpi-dev python3-matplotlib (scripts/install-deps.sh bench); gloo runs on build/venv's
+# PyTorch 2 (scripts/torch-env.sh).
 # Each (collective, size) is measured by the three libraries back to back, so drift of the shared machine
 # affects them alike; compare ratios, not absolute numbers from different runs.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 build="$(cd "${1:-$here/../build}" && pwd)"
+torch_py=$(bash "$here/../scripts/torch-env.sh" "$build")  # the PyTorch 2 the backend is built with (build/venv)
 out="${2:-$build/bench-coll}"
 mkdir -p "$out"
 res="$out/results.jsonl"
@@ -48,7 +50,7 @@ print(json.dumps({"lib":sys.argv[3],"coll":sys.argv[1],"np":d["ranks"],"bytes":i
 mpi() { mpirun_ "$1" "$out/coll_mpi" "$2" "$3" >> "$res" 2>/dev/null; }
 # The barrier rows' floor: plain processes passing flags, no library (bench/barrier_floor.c).
 floor() { "$out/barrier_floor" "$1" >> "$res" || echo "barrier_floor np=$1 failed" >&2; }
-gloo() { $py "$here/coll_gloo.py" "$1" "$2" "$3" >> "$res" 2>/dev/null || echo "gloo $2 np=$1 failed" >&2; }
+gloo() { $torch_py "$here/coll_gloo.py" "$1" "$2" "$3" >> "$res" 2>/dev/null || echo "gloo $2 np=$1 failed" >&2; }
 
 ROUNDS=${ROUNDS:-5}
 sweep="8 64 512 4096 32768 262144 524288 2097152 16777216 67108864"

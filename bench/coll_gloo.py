@@ -1,5 +1,5 @@
-#!/usr/bin/python3
-"""gloo side of bench/coll_compare.sh: PyTorch 1.13 gloo allreduce/allgather/broadcast timings, same size
+#!/usr/bin/env python3
+"""gloo side of bench/coll_compare.sh: PyTorch gloo allreduce/allgather/broadcast timings, same size
 conventions as tessera-perf. Prints one JSON line per measurement.
 usage: coll_gloo.py <np> <coll> <bytes>..."""
 import json, os, sys, time

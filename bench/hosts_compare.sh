@@ -15,11 +15,12 @@
 # TCP congestion control: Tessera's connections use cubic (TESSERA_NET_CONGESTION); the peers have no such
 # setting, so they and iperf3 run twice, under the hosts' default (the machine's, which the namespaces
 # inherit) and with the hosts' default set to cubic, and the report takes each one's better per row.
-# Needs root and scripts/install-deps.sh bench (Open MPI, iperf3, python3-torch).
+# Needs root and scripts/install-deps.sh bench (Open MPI, iperf3); gloo runs on build/venv's PyTorch 2.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 build=$(cd "${1:-$root/build}" && pwd)
+torch_py=$(bash "$here/../scripts/torch-env.sh" "$build")  # the PyTorch 2 the backend is built with (build/venv)
 out=${2:-$build/bench-hosts}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
@@ -108,9 +109,9 @@ gloo() {  # np ppn coll sizes...
   local np=$1 ppn=$2 coll=$3; shift 3
   local r port=$((29500 + RANDOM % 1000))
   for ((r = 1; r < np; r++)); do
-    host_exec "h$((r / ppn + 1))" env -u NETNS_HOSTS_DIR $py "$here/hosts_gloo.py" $r "$np" "$h1" $port "$coll" "$@" > /dev/null 2>&1 &
+    host_exec "h$((r / ppn + 1))" env -u NETNS_HOSTS_DIR "$torch_py" "$here/hosts_gloo.py" $r "$np" "$h1" $port "$coll" "$@" > /dev/null 2>&1 &
   done
-  host_exec h1 env -u NETNS_HOSTS_DIR timeout 900 $py "$here/hosts_gloo.py" 0 "$np" "$h1" $port "$coll" "$@" 2>/dev/null |
+  host_exec h1 env -u NETNS_HOSTS_DIR timeout 900 "$torch_py" "$here/hosts_gloo.py" 0 "$np" "$h1" $port "$coll" "$@" 2>/dev/null |
     $py -c 'import json,sys; [print(json.dumps(dict(json.loads(l), cc=sys.argv[1]))) for l in sys.stdin if l.strip()]' "${GLOO_CC:-default}" |
     while read -r l; do emit "$l"; done
   wait

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Tessera kernel operators vs PyTorch 1.13 CPU operators, measured side by side in one run.
+"""Tessera kernel operators vs PyTorch's CPU operators, measured side by side in one run.
 
 For each operator and dtype: `tessera-perf ops --quick --only <op>` (which times the operator interleaved with
 this machine's read or copy bandwidth bound), then the same operator and shape with torch on 2 threads
@@ -10,7 +10,7 @@ the speedup, and each side's fraction of the bound.
   bench/ops_vs_torch.py [--perf build/bin/tessera-perf] [--mib 256] [--iters 5] [--blocks 2] [--dtypes f32,bf16]
                         [--rounds 3]
 
-Needs Debian's python3-torch (/usr/bin/python3); torch starts with 1 thread here, so we set 2 explicitly.
+Runs on the PyTorch 2 of build/venv (scripts/torch-env.sh); torch starts with 1 thread here, so we set 2 explicitly.
 """
 import argparse
 import json
@@ -63,8 +63,10 @@ def torch_case(op, dtype, shape):
         w = torch.full((shape[-1],), 1.1, dtype=dtype)
         b = torch.full((shape[-1],), 0.1, dtype=dtype)
         return lambda: torch.nn.functional.layer_norm(x, (shape[-1],), w, b, eps)
-    if op == "rms_norm":  # torch 1.13 has no fused RMSNorm: the usual composite
+    if op == "rms_norm":  # torch's own (2.4+), else the usual composite
         w = torch.full((shape[-1],), 1.1, dtype=dtype)
+        if hasattr(torch.nn.functional, "rms_norm"):
+            return lambda: torch.nn.functional.rms_norm(x, (shape[-1],), w, eps)
         return lambda: x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * w
     if op == "batch_norm_train":
         c = shape[1]

@@ -15,5 +15,5 @@ echo; echo "### PyTorch: the tessera backend vs gloo"; bash "$here/torch_backend
 echo; echo "### MoE dispatch + combine: Tessera vs MPI_Alltoallv and gloo"; bash "$here/moe/moe_compare.sh" "$build" || status=1
 echo; echo "### GNN aggregation: Tessera vs halo exchange (MPI_Alltoallv, gloo)"; bash "$here/gnn/gnn_compare.sh" "$build" || status=1
 echo; echo "### Fused MatMul+AllReduce: Tessera vs GEMM then allreduce (Tessera, MPI, torch+gloo)"; bash "$here/fused/fused_compare.sh" "$build" || status=1
-echo; echo "### Operators: Tessera vs PyTorch";           /usr/bin/python3 "$here/ops_vs_torch.py" --perf "$build/bin/tessera-perf" || status=1
+echo; echo "### Operators: Tessera vs PyTorch";           "$(bash "$here/../scripts/torch-env.sh" "$build")" "$here/ops_vs_torch.py" --perf "$build/bin/tessera-perf" || status=1
 exit $status

@@ -16,6 +16,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS
 export SHMEM_SYMMETRIC_SIZE=${SHMEM_SYMMETRIC_SIZE:-4G}
 mpicc -O2 $(pkg-config --cflags openblas) -o "$out/fused_mpi" "$here/fused_mpi.c" $(pkg-config --libs openblas)
 run="$build/bin/tessera-run"
+torch_py=$(bash "$here/../../scripts/torch-env.sh" "$build")  # the PyTorch 2 the backend is built with (build/venv)
 shapes=("512 4096" "2048 4096" "512 8192" "4096 4096")  # tokens hidden
 for np in 2 4; do
   for s in "${shapes[@]}"; do
@@ -24,7 +25,7 @@ for np in 2 4; do
     record default "$run" -n "$np" "$build/bin/bench_fused_tessera" "$m" "$h" 5
     record bound mpirun --oversubscribe -np "$np" "$out/fused_mpi" "$m" "$h" 5
     record unbound mpirun --oversubscribe --bind-to none -np "$np" "$out/fused_mpi" "$m" "$h" 5
-    record default "$run" -n "$np" /usr/bin/python3 "$here/fused_gloo.py" "$m" "$h" 5
+    record default "$run" -n "$np" "$torch_py" "$here/fused_gloo.py" "$m" "$h" 5
   done
 done
 /usr/bin/python3 "$here/fused_report.py" "$res" "$out/fused.png"

@@ -16,10 +16,11 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS
 export SHMEM_SYMMETRIC_SIZE=${SHMEM_SYMMETRIC_SIZE:-4G}
 mpicc -O2 -o "$out/gnn_mpi" "$here/gnn_mpi.c" -lm
 run="$build/bin/tessera-run"
+torch_py=$(bash "$here/../../scripts/torch-env.sh" "$build")  # the PyTorch 2 the backend is built with (build/venv)
 # The generators agree (scale 12, 50000 edges, seed 5).
 sums=$( { GNN_EDGE_CHECKSUM=50000 "$run" -n 1 "$build/bin/bench_gnn_tessera" 12 50000 4 1 5 2>&1 >/dev/null
           GNN_EDGE_CHECKSUM=50000 mpirun -np 1 "$out/gnn_mpi" 12 50000 4 1 5 2>&1 >/dev/null
-          GNN_EDGE_CHECKSUM=50000 "$run" -n 1 /usr/bin/python3 "$here/gnn_gloo.py" 12 50000 4 1 5 2>&1 >/dev/null; } |
+          GNN_EDGE_CHECKSUM=50000 "$run" -n 1 "$torch_py" "$here/gnn_gloo.py" 12 50000 4 1 5 2>&1 >/dev/null; } |
         grep '^edge_checksum' | sort -u | wc -l)
 [ "$sums" = 1 ] || { echo "!! the three R-MAT generators disagree" >&2; exit 1; }
 shapes=("18 1048576 64" "20 4194304 32" "22 16777216 16")  # scale edges dim
@@ -30,7 +31,7 @@ for np in 2 4; do
     record default "$run" -n "$np" "$build/bin/bench_gnn_tessera" "$scale" "$edges" "$dim" 10
     record bound mpirun --oversubscribe -np "$np" "$out/gnn_mpi" "$scale" "$edges" "$dim" 10
     record unbound mpirun --oversubscribe --bind-to none -np "$np" "$out/gnn_mpi" "$scale" "$edges" "$dim" 10
-    record default "$run" -n "$np" /usr/bin/python3 "$here/gnn_gloo.py" "$scale" "$edges" "$dim" 4
+    record default "$run" -n "$np" "$torch_py" "$here/gnn_gloo.py" "$scale" "$edges" "$dim" 4
   done
 done
 /usr/bin/python3 "$here/gnn_report.py" "$res" "$out/gnn.png"

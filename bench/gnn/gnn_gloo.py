@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """gloo side of the GNN benchmark: one GraphSAGE-mean neighbour aggregation over a partitioned graph (what
 tessera::gnn computes) done the way PyTorch users do it today: a halo exchange with all_to_all_single on
-PyTorch 1.13's gloo, then gather + index_add_ + divide by degree (PyG's scatter-mean pattern). Same problem,
+PyTorch's gloo, then gather + index_add_ + divide by degree (PyG's scatter-mean pattern). Same problem,
 setup, timing and check as bench/gnn/gnn_mpi.c.
 usage (one process per rank; the launcher exports RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT):
   tessera-run -n N /usr/bin/python3 bench/gnn/gnn_gloo.py scale edges dim iters [seed]   (seed default 1)

@@ -18,6 +18,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS
 export SHMEM_SYMMETRIC_SIZE=${SHMEM_SYMMETRIC_SIZE:-4G}
 mpicc -O2 -o "$out/moe_mpi" "$here/moe_mpi.c"
 run="$build/bin/tessera-run"
+torch_py=$(bash "$here/../../scripts/torch-env.sh" "$build")  # the PyTorch 2 the backend is built with (build/venv)
 tput=("512 2048 2 8" "4096 2048 2 16" "1024 7168 8 64" "1024 4096 2 8")  # T H K E
 tput_dtype=(bf16 bf16 bf16 f32)
 ll=("1 7168 8 64" "16 7168 8 64" "128 7168 8 64")
@@ -29,7 +30,7 @@ for np in 2 4; do
     record default "$run" -n "$np" "$build/bin/bench_moe_tessera" "$T" "$H" "$K" "$E" "$dt" throughput 20
     record bound mpirun --oversubscribe -np "$np" "$out/moe_mpi" "$T" "$H" "$K" "$E" "$dt" 20
     record unbound mpirun --oversubscribe --bind-to none -np "$np" "$out/moe_mpi" "$T" "$H" "$K" "$E" "$dt" 20
-    record default "$run" -n "$np" /usr/bin/python3 "$here/moe_gloo.py" "$T" "$H" "$K" "$E" "$dt" 5
+    record default "$run" -n "$np" "$torch_py" "$here/moe_gloo.py" "$T" "$H" "$K" "$E" "$dt" 5
   done
   for cfg in "${ll[@]}"; do
     read -r T H K E <<< "$cfg"

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """gloo side of the MoE benchmark: the routing of tessera::moe::Dispatcher (include/tessera/moe.hpp) done the
 way PyTorch users do it today (the Megatron/fairseq pattern): a count exchange, then all_to_all_single with
-split sizes, on PyTorch 1.13's gloo. Same semantics, routing, check and timing as bench/moe/moe_mpi.c.
+split sizes, on PyTorch's gloo. Same semantics, routing, check and timing as bench/moe/moe_mpi.c.
 usage (one process per rank; the launcher exports RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT):
   tessera-run -n N /usr/bin/python3 bench/moe/moe_gloo.py T H K E f32|bf16 iters
 One JSON line (rank 0):
@@ -15,7 +15,7 @@ One iteration, with torch ops as a user writes them:
   dispatch: destination rank per (t, k) (a lookup table of owners); a stable argsort by destination (by (t, k)
     within one); counts = bincount; all_to_all_single of the counts (int64, one per rank); .tolist() of both
     count vectors (the split sizes must be Python ints: a host sync); all_to_all_single of the rows
-    (index_select'ed into destination order; bf16 viewed as float16: gloo 1.13 has no bf16) with input/output
+    (index_select'ed into destination order; bf16 rows viewed as float16, the same bytes) with input/output
     split sizes, and of an int32 [rows, 2] header (expert id, origin t*K+k) with the same splits; the receiver
     groups its rows per local expert (stable argsort of the local expert ids, index_select: rows
     expert-contiguous, as moe.hpp's expert_tokens).
@@ -42,8 +42,8 @@ def main():
     if T < 0 or H < 1 or not 1 <= K <= 8 or E < K or iters < 1:
         sys.exit("moe_gloo.py: need T >= 0, H >= 1, 1 <= K <= 8, K <= E, iters >= 1")
     dtype = torch.bfloat16 if dname == "bf16" else torch.float32
-    # gloo (1.13) has neither bfloat16 nor int16 in its all_to_all ("Invalid scalar type"): bf16 rows travel as
-    # their bits, viewed (no copy) as float16, which all_to_all only moves (the workaround users have).
+    # gloo's all_to_all moves bytes: bf16 rows travel as their bits, viewed (no copy) as float16 (the work-around
+    # users of gloo before bfloat16 support had; the same bytes either way).
     wire = torch.float16 if dtype == torch.bfloat16 else torch.float32
     warm = iters // 4 + 1
     os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")
