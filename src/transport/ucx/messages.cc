@@ -36,6 +36,7 @@
 #include "base/log.h"
 #include "sync/wait.h"
 #include "transport/ucx/ucx.h"
+#include "transport/ucx/wire.h"
 
 namespace tessera::transport::ucx {
 
@@ -72,6 +73,15 @@ struct AmAckHeader {
 // This PE's address of symmetric offset `off`.
 char* local_address(uint64_t off) {
   return off < g.heap_bytes ? g.my_heap + off : g.my_data + (off - g.heap_bytes);
+}
+
+Segments segments() { return Segments{g.heap_bytes, g.data_bytes}; }
+
+// Ends the job when a peer's header failed its check (wire.h): `why` is empty when it passed.
+void refuse_unless_empty(int64_t from, const std::string& why) {
+  if (why.empty()) return;
+  log::fatal("UCX: PE {} (host {}) sent {}; no Tessera PE sends that (a corrupt message or a sender that is not "
+             "one of the job's PEs): nothing was written or read", from, g.peers[static_cast<size_t>(from)].host, why);
 }
 
 // An active message's header, copied out (it may be unaligned); false if its length is not the type's.
@@ -176,6 +186,7 @@ ucs_status_t on_am_put(void*, const void* header, size_t header_length, void* da
   AmPutHeader h;
   if (!read_header(header, header_length, &h) || !remote_peer(h.from))
     return UCS_ERR_INVALID_PARAM;
+  refuse_unless_empty(h.from, put_error(h.off, h.bytes, length, h.sig_op, h.sig_off, segments()));
   char* dest = local_address(h.off);
   if (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) {
     auto* landing = new AmPutHeader(h);
@@ -296,6 +307,7 @@ ucs_status_t on_am_get(void*, const void* header, size_t header_length, void*, s
   AmGetHeader h;
   if (!read_header(header, header_length, &h) || !remote_peer(h.requester))
     return UCS_ERR_INVALID_PARAM;
+  refuse_unless_empty(h.requester, get_error(h.off, h.bytes, segments()));
   ucp_request_param_t prm{};
   prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK;
   prm.cb.send = on_reply_sent;
@@ -349,9 +361,9 @@ void on_value_sent(void* req, ucs_status_t, void* value) {
 ucs_status_t on_am_atomic(void*, const void* header, size_t header_length, void*, size_t,
                           const ucp_am_recv_param_t*) {
   AmAtomicHeader h;
-  if (!read_header(header, header_length, &h) || !remote_peer(h.from) ||
-      (h.size != 4 && h.size != 8))
+  if (!read_header(header, header_length, &h) || !remote_peer(h.from))
     return UCS_ERR_INVALID_PARAM;
+  refuse_unless_empty(h.from, atomic_error(h.off, h.size, h.op, static_cast<int32_t>(AtomicOp::kFetchXor), segments()));
   char* where = local_address(h.off);
   const auto op = static_cast<AtomicOp>(h.op);
   auto* old = new uint64_t(h.size == 4 ? apply_atomic(reinterpret_cast<uint32_t*>(where), op, h.value, h.cond)

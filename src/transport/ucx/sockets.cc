@@ -77,6 +77,7 @@
 #include "bootstrap/tcp_wire.h"
 #include "sync/wait.h"
 #include "transport/ucx/ucx.h"
+#include "transport/ucx/wire.h"
 
 namespace tessera::transport::ucx {
 namespace {
@@ -766,13 +767,12 @@ bool sock_put_readable(int pe) {
       c->hdr_got += static_cast<size_t>(k);
       if (c->hdr_got < sizeof c->in) continue;
       const AmPutHeader& h = c->in;
-      const bool in_heap = h.off < g.heap_bytes && h.bytes <= g.heap_bytes - h.off;
-      const bool in_data = h.off >= g.heap_bytes && h.off - g.heap_bytes <= g.data_bytes &&
-                           h.bytes <= g.data_bytes - (h.off - g.heap_bytes);
-      if (h.from != c->pe || !(in_heap || in_data))
-        log::fatal("a put of {} bytes at symmetric offset {:#x} from PE {} on the connection of {}: outside this PE's "
-                   "heap ({} bytes) and data segment ({} bytes), or not from that PE",
-                   h.bytes, h.off, h.from, peer_name(c->pe), g.heap_bytes, g.data_bytes);
+      const std::string why = h.from != c->pe ? fmt::format("a put in the name of PE {}", h.from)
+                                              : put_error(h.off, h.bytes, h.bytes, h.sig_op, h.sig_off,
+                                                          Segments{g.heap_bytes, g.data_bytes});
+      if (!why.empty())
+        log::fatal("the connection for puts of {} carried {}; no Tessera PE sends that: nothing was written",
+                   peer_name(c->pe), why);
       c->got = 0;
     } else {
       c->got += static_cast<size_t>(k);

@@ -1,0 +1,54 @@
+// The checks on headers from peers on other hosts (transport/ucx/wire.h), against arithmetic that cannot
+// wrap (128 bits). Properties: a put, get or atomic passes exactly when every byte it touches (data and signal
+// word) lies inside one of this PE's two segments, its length matches, its operator is known and its words are
+// aligned; whatever the fields, the checks never overflow (UBSan) and name what failed.
+#include <cstdint>
+#include <cstring>
+
+#include "fuzz.h"
+#include "transport/ucx/wire.h"
+
+namespace ucx = tessera::transport::ucx;
+using u128 = unsigned __int128;
+
+namespace {
+uint64_t u64(tessera::fuzz::Input& in) {
+  uint64_t v = 0;
+  const std::string_view b = in.bytes(8);
+  std::memcpy(&v, b.data(), b.size());
+  return v;
+}
+// Small sizes most of the time, so that the edges of small segments are reached, and any 64-bit value too.
+uint64_t size_like(tessera::fuzz::Input& in) {
+  const uint8_t how = in.byte();
+  return how < 200 ? how : u64(in);
+}
+bool inside(uint64_t off, uint64_t bytes, uint64_t heap, uint64_t data) {
+  const u128 end = static_cast<u128>(off) + bytes;
+  return (off < heap && end <= heap) || (off >= heap && end <= static_cast<u128>(heap) + data);
+}
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  tessera::fuzz::Input in(data, size);
+  const ucx::Segments s{size_like(in), size_like(in)};
+  const uint64_t off = size_like(in), bytes = size_like(in);
+  const uint64_t length = in.byte() < 128 ? bytes : size_like(in);
+  const auto sig_op = static_cast<int32_t>(static_cast<int8_t>(in.byte()) % 4);
+  const uint64_t sig_off = size_like(in);
+  const std::string put = ucx::put_error(off, bytes, length, sig_op, sig_off, s);
+  const bool put_ok = length == bytes && inside(off, bytes, s.heap_bytes, s.data_bytes) && sig_op >= -1 &&
+                      sig_op <= 1 && (sig_op < 0 || (sig_off % 8 == 0 && inside(sig_off, 8, s.heap_bytes, s.data_bytes)));
+  FUZZ_CHECK(put.empty() == put_ok);
+  FUZZ_CHECK(put_ok || put.find("put") != std::string::npos);
+
+  FUZZ_CHECK(ucx::get_error(off, bytes, s).empty() == inside(off, bytes, s.heap_bytes, s.data_bytes));
+
+  const auto word = static_cast<int32_t>(in.byte() % 10);
+  const auto op = static_cast<int32_t>(static_cast<int8_t>(in.byte()) % 10);
+  const std::string at = ucx::atomic_error(off, word, op, 7, s);
+  const bool at_ok = (word == 4 || word == 8) && op >= 0 && op <= 7 && off % static_cast<uint64_t>(word) == 0 &&
+                     inside(off, static_cast<uint64_t>(word), s.heap_bytes, s.data_bytes);
+  FUZZ_CHECK(at.empty() == at_ok);
+  return 0;
+}
