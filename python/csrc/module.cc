@@ -5,6 +5,7 @@
 #include <torch/python.h>
 
 #include "process_group.h"
+#include "symm_mem.h"
 #include "symmetric.h"
 
 namespace py = pybind11;
@@ -34,4 +35,6 @@ PYBIND11_MODULE(_C, m) {
   m.def("is_symmetric", &is_symmetric);
   m.def("pool_bytes", &pool_bytes);
   m.def("pool_free_bytes", &pool_free_bytes);
+  m.def("register_symm_mem", &register_symm_mem,
+        "Makes Tessera torch.distributed._symmetric_memory's allocator for CPU tensors (backend \"TESSERA\")");
 }

@@ -56,6 +56,10 @@ void pool_reserve(size_t bytes) {
 }
 
 size_t pool_bytes() { return g_pool.bytes; }
+char* pool_base() {
+  std::lock_guard lk(g_pool.mu);
+  return g_pool.base;
+}
 size_t pool_free_bytes() {
   std::lock_guard lk(g_pool.mu);
   return g_pool.free_bytes;

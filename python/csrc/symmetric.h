@@ -13,6 +13,9 @@ namespace tessera_torch {
 // 16 MiB; 0 if even that fails).
 void pool_reserve(size_t bytes);
 size_t pool_bytes();
+// The pool's first byte: the same symmetric address on every PE (null before pool_reserve). Offsets from it
+// name a block to peers.
+char* pool_base();
 size_t pool_free_bytes();
 // A tensor of the given shape and type in the pool; throws a c10::Error naming the size and the free space
 // when it does not fit. Its storage returns to the pool when the tensor is freed.

@@ -44,6 +44,8 @@ def _create(opts, pg_options):
 
 
 dist.Backend.register_backend("tessera", _create, extended_api=True, devices=["cpu"])
+# torch.distributed._symmetric_memory on CPU tensors: the allocator (backend "TESSERA") and symm_mem kernels.
+_C.register_symm_mem()
 # Tessera ends (collectively) when the interpreter does, after the program's last call.
 atexit.register(_C.shutdown)
 

@@ -28,6 +28,11 @@ if(TESSERA_TORCH_BUILT)
   endforeach()
   add_test(NAME torch.torch2.deterministic.n3
            COMMAND ${TESSERA_RUN} -n 3 --timeout 300 --env TESSERA_DETERMINISTIC=1 ${_py} ${_dir}/torch2_test.py)
+  # torch.distributed._symmetric_memory on CPU (python/csrc/symm_mem.h): rendezvous, peer stores, signals,
+  # one- and two-shot allreduce against gloo, and its errors.
+  foreach(n 2 4)
+    add_test(NAME torch.symm_mem.n${n} COMMAND ${TESSERA_RUN} -n ${n} --timeout 300 ${_py} ${_dir}/symm_mem_test.py)
+  endforeach()
   get_property(_torch_tests DIRECTORY PROPERTY TESTS)
   list(FILTER _torch_tests INCLUDE REGEX "^torch\\.")
   set_tests_properties(${_torch_tests} PROPERTIES LABELS "torch;nosan" TIMEOUT 300)

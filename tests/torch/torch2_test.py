@@ -241,7 +241,27 @@ def part_mesh2d():
     report("2-D DeviceMesh (data x tensor parallel) with DTensor", diff, " (against one process)")
 
 
-PARTS = {"functional": part_functional, "ddp": part_ddp, "compile": part_compile, "fsdp": part_fsdp,
+# ---- subgroups as torch 2 makes them ----
+
+def part_subgroups():
+    """dist.new_subgroups (consecutive ranks in groups of 2) and a DeviceMesh's row and column groups: each a
+    communicator of its members alone; an allreduce in each equals gloo's over the same members."""
+    mine, groups = dist.new_subgroups(group_size=2)
+    members = [k for k in range(N) if k // 2 == R // 2]
+    gloo_mine = None
+    for g in [[k for k in range(N) if k // 2 == b] for b in range((N + 1) // 2)]:
+        made = dist.new_group(g, backend="gloo")  # every rank takes part in making every group
+        if R in g:
+            gloo_mine = made
+    x = torch.arange(8, dtype=torch.float64) * (R + 1) + R
+    got, want = x.clone(), x.clone()
+    dist.all_reduce(got, group=mine)
+    dist.all_reduce(want, group=gloo_mine)
+    close(f"new_subgroups allreduce over ranks {members}", got, want, 0.0)
+    report("new_subgroups", 0.0)
+
+
+PARTS = {"subgroups": part_subgroups, "functional": part_functional, "ddp": part_ddp, "compile": part_compile, "fsdp": part_fsdp,
          "mesh2d": part_mesh2d}
 
 
@@ -252,7 +272,8 @@ def main():
     if N < 2:
         sys.exit("torch2_test: needs 2 or more ranks")
     GLOO = dist.new_group(backend="gloo")
-    chosen = sys.argv[1:] or [p for p in PARTS if p != "mesh2d" or N % 2 == 0 and N >= 4]
+    chosen = sys.argv[1:] or [p for p in PARTS if p not in ("mesh2d", "subgroups") or N % 2 == 0 and N >= 4 or
+                              p == "subgroups" and N % 2 == 0]
     for name in chosen:
         PARTS[name]()
     dist.barrier()
