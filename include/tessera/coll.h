@@ -1,8 +1,13 @@
 /* Tessera collective communication library: C API in the style of NCCL/HCCL.
  *
- * A communicator is an ordered group of PEs of this host (all PEs, a team, or a split of another
- * communicator). User buffers are ordinary memory; data moves through per-communicator shared staging
- * buffers (TESSERA_BUFFSIZE bytes per PE) read directly by the peers.
+ * A communicator is an ordered group of PEs (all PEs, a team, or a split of another communicator), on one
+ * host or spanning several. User buffers are ordinary memory. Within a host, data moves through
+ * per-communicator shared staging buffers (TESSERA_BUFFSIZE bytes per PE) read directly by the peers; a
+ * communicator that spans hosts runs each collective in two levels, shared memory inside each host and
+ * messages between hosts, and its API and semantics are the same.
+ * Start-up: shmem_init (or tessera::Runtime) first, under tessera-run, a PMIx launcher, or your own
+ * launcher with TESSERA_BOOTSTRAP (tessera_bootstrap_uid in shmem.h, the ncclGetUniqueId analogue); then
+ * tesseraCommInitAll. Destroy every communicator before shmem_finalize.
  *
  * Semantics
  * - Collective calls are blocking: when a call returns, the receive buffer holds the result and the send

@@ -10,6 +10,9 @@
 #   host_exec h2 some-program args         # runs inside h2
 #   TESSERA_RSH=tests/hosts/rsh ...        # ssh-like access for a launcher (rsh HOST CMD...)
 #
+# For people rather than tests, scripts/test-hosts.sh (up N, status, down) keeps such hosts up between
+# commands on top of this file.
+#
 # hosts_down is idempotent, so running it from a signal trap and again from the EXIT trap is fine. Bash
 # resumes the script after an INT/TERM trap returns (the hosts are then gone, so the next host command
 # fails); a script that should stop there at once installs instead
@@ -245,7 +248,7 @@ host_exec() {
 host_pids() {
   local dir=${NETNS_HOSTS_DIR:-}
   [ -n "$dir" ] && [ -f "$dir/$1.ns" ] || { _hosts_err "host_pids: no host $1"; return 1; }
-  _hosts_members "$(cat "$dir/$1.ns")"
+  _hosts_members "$(tr '\n' ' ' < "$dir/$1.ns")"   # its net and mount ids, one line
 }
 
 hosts_down() { _hosts_down "$@" || return 1; }   # errexit off in the body: cleanup goes on past a failure

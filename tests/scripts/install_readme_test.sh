@@ -30,9 +30,12 @@ awk -v dir="$work/src" '
 snippets=$(ls "$work/src" | sort -V)
 [ -n "$snippets" ] || { echo "FAIL: no C or C++ snippet found in $readme"; exit 1; }
 
+own_launcher="$(dirname "$readme")/examples/quickstart/own_launcher.sh"
 run() {  # run <label> <exe> <source>
   local cmd=("$2")
   grep -qE 'shmem_init|tessera::Runtime' "$3" && cmd=("$prefix/bin/tessera-run" -n 3 --timeout 60 "$2")
+  # The start-up under one's own launcher (tessera_bootstrap_uid) runs under that launcher, not tessera-run.
+  grep -q TESSERA_BOOTSTRAP "$3" && cmd=(timeout 60 "$own_launcher" 3 "$2")
   if "${cmd[@]}" > "$work/run.log" 2>&1; then ok "$1"; else bad "$1 (exit $?)" "$work/run.log"; fi
 }
 

@@ -156,5 +156,14 @@ check log_binding     0       "PE 0: binding: PE 0 on CPU [0-9]+, PE 1 on CPU [0
       -- "$run" -n 2 --bind-to core --env TESSERA_LOG=2 "$build/bin/data_parallel_step"
 check log_choices     0       "PE 0:   allreduce: 8 B [a-z]+, 4 KiB [a-z]+, 1 MiB [a-z]+, 64 MiB [a-z]+" \
       -- "$run" -n 2 --env TESSERA_LOG=2 "$build/bin/data_parallel_step"
+# tessera-info labels a link by where it came from, and keeps the --env table's columns aligned on every
+# row (a name with aliases, wider than its column, gets a line of its own).
+check info_link_label 0       "^link: latency 20.0 us, one stream 12.00 GB/s, .* \(--link\)$" \
+      -- "$build/bin/tessera-info" --predict --hosts 4 --ppn 2 --bytes 1M --link us=20,gbps=12
+check info_link_env   0       "\(TESSERA_LINK\)$" \
+      -- env TESSERA_LINK=us=20,gbps=12 "$build/bin/tessera-info" --predict --hosts 4 --ppn 2 --bytes 1M
+# No row's name runs into the value column (a row a variable; aliases that do not fit open the meaning).
+check info_env_columns 0      "^misaligned: 0 aliased: [1-9]" -- sh -c "'$build/bin/tessera-info' --env | awk '
+      NR > 1 && substr(\$0, 29, 1) != \" \" { bad++ } /[(]also / { also++ } END { print \"misaligned: \" bad + 0, \"aliased: \" also + 0 }'"
 echo "$passes passed, $fails failed"
 [ $fails -eq 0 ]

@@ -124,8 +124,19 @@ void print_env() {
   std::printf("%-28s %-14s %s\n", "variable", "value", "meaning");
   for (const config::VarInfo* v : config::all()) {
     std::string name = v->name;
-    for (const auto& a : v->aliases) name += " (" + a + ")";
-    std::printf("%-28s %-14s %s\n", name.c_str(), v->current().c_str(), v->help.c_str());
+    std::string also;
+    for (const auto& a : v->aliases) {
+      name += " (" + a + ")";
+      also += also.empty() ? "(also " : ", ";
+      also += a;
+    }
+    // One line per variable, its columns aligned: aliases that do not fit in the name column open the meaning.
+    std::string help = v->help;
+    if (name.size() > 28) {
+      name = v->name;
+      help = also + ") " + help;
+    }
+    std::printf("%-28s %-14s %s\n", name.c_str(), v->current().c_str(), help.c_str());
   }
 }
 
@@ -312,7 +323,8 @@ int main(int argc, char** argv) {
     if (hosts < 1) usage("--predict needs --hosts N");
     if (!coll.empty() && coll != "allreduce") usage("--predict prices allreduce only (--coll allreduce)");
     if (!link.empty()) setenv("TESSERA_LINK", link.c_str(), 1);
-    const LinkParams l = configured_link();
+    LinkParams l = configured_link();
+    if (!link.empty()) std::snprintf(l.source, sizeof l.source, "--link");  // its source, not the variable it went through
     const size_t slot = buffsize ? buffsize / 4 : (size_t{8} << 20) / 4;  // TESSERA_BUFFSIZE default / kSlots
     print_prediction(hosts, ppn, bytes, slot, m, l);
     return 0;
