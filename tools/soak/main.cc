@@ -175,9 +175,9 @@ int run(int argc, char** argv) {
   shmem_int64_broadcast(SHMEM_TEAM_WORLD, s.a.scratch + 1, s.a.scratch, 1, 0);
   s.seed = static_cast<uint64_t>(s.a.scratch[1]);
   if (s.me == 0) {
-    std::printf("tessera-soak: seed %" PRIu64 " on %d PEs (replay: tessera-run -n %d tessera-soak --seed %" PRIu64
+    std::printf("tessera-soak: seed %" PRIu64 " on %d PE%s (replay: tessera-run -n %d tessera-soak --seed %" PRIu64
                 " --ops N)\n",
-                s.seed, s.n, s.n, s.seed);
+                s.seed, s.n, s.n == 1 ? "" : "s", s.n, s.seed);
     std::fflush(stdout);
   }
   shmem_barrier_all();
@@ -210,9 +210,9 @@ int run(int argc, char** argv) {
       per += std::string(c ? ", " : "") + cat_name(c) + " " + std::to_string(tot[kNumCats + c]);
     }
     std::printf("tessera-soak: %s\n", per.c_str());
-    std::printf("tessera-soak: seed %" PRIu64 ", %d PEs, %" PRIu64 " steps, %.1f s: verified operations: %" PRIu64
+    std::printf("tessera-soak: seed %" PRIu64 ", %d PE%s, %" PRIu64 " steps, %.1f s: verified operations: %" PRIu64
                 ", wrong results: 0\n",
-                s.seed, s.n, steps, secs, all);
+                s.seed, s.n, s.n == 1 ? "" : "s", steps, secs, all);
     std::printf("tessera-soak: algorithms forced: %s\n", coll_coverage().c_str());
     std::fflush(stdout);
   }
