@@ -59,6 +59,20 @@ BATCH, WIDTHS = 32, (1024, 4096, 4096, 1024)
 DDP_WARM, DDP_STEPS = 3, 20
 
 
+def ddp_bucket_sizes(numels):
+    """DDP's default bucket layout, in float32 elements: the parameters in reverse order, a bucket closed once
+    it holds 25 MiB or more."""
+    sizes, cur = [], 0
+    for k in reversed(numels):
+        cur += k
+        if cur * 4 >= 25 * MiB:
+            sizes.append(cur)
+            cur = 0
+    if cur:
+        sizes.append(cur)
+    return sizes
+
+
 # ----------------------------------------------------------------------------------------------------------
 # measuring (one backend, one rank count)
 
@@ -291,15 +305,7 @@ def run(args):
             off += g.numel()
     med, _ = timed(copies, 2, steps)
     emit({"kind": "part", "part": "copies", "ms": med * 1e3})
-    # DDP's buckets: parameters in reverse order, cut at 25 MiB
-    sizes, cur = [], 0
-    for g in grads[::-1]:
-        cur += g.numel()
-        if cur * 4 >= 25 * MiB:
-            sizes.append(cur)
-            cur = 0
-    if cur:
-        sizes.append(cur)
+    sizes = ddp_bucket_sizes([g.numel() for g in grads])
     buckets = [torch.zeros(b) for b in sizes]
 
     def ddp_comm():
@@ -332,15 +338,7 @@ def run(args):
         # ResNet-50's gradients: DDP's buckets (default 25 MiB, the bucket layout DDP builds from the model's
         # parameters in reverse order), each allreduced once per step as flat float32 tensors.
         model = torchvision.models.resnet50()
-        ps = [p for p in model.parameters() if p.requires_grad][::-1]
-        buckets, cur = [], 0
-        for p in ps:
-            cur += p.numel()
-            if cur * 4 >= 25 * MiB:
-                buckets.append(cur)
-                cur = 0
-        if cur:
-            buckets.append(cur)
+        buckets = ddp_bucket_sizes([p.numel() for p in model.parameters() if p.requires_grad])
         bufs = [torch.zeros(b) for b in buckets]
 
         def grads():

@@ -158,6 +158,5 @@ void ensure_started(c10d::Store& store, int rank, int size, std::chrono::millise
 // Ends Tessera if ensure_started started it (at interpreter exit): collective over all PEs.
 void shutdown();
 
-tc::DataType data_type_of(const at::Tensor& t, const char* call);
 
 }  // namespace tessera_torch
