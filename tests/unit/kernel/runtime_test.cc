@@ -158,10 +158,11 @@ TEST(Launch, ASlowClaimedBlockKeepsShortBlocksOnTheLaunchingThread) {
     for (int k = 0; k < n; ++k) ASSERT_EQ(runs[static_cast<size_t>(k)].load(), 1) << "launch " << i << ", block " << k;
     on_caller += away.load() == 0;
   }
-  // Generous: the launching thread may be preempted for longer than the hold (2 us) now and then. Under
-  // ThreadSanitizer every atomic operation is instrumented, and running the blocks of a launch takes the
-  // caller longer than the hold itself: there the test checks what it runs, not where.
-#ifndef __SANITIZE_THREAD__
+  // Generous: the launching thread may be preempted for longer than the hold (2 us) now and then. Under a
+  // sanitizer every memory access or atomic operation is instrumented, and running the blocks of a launch
+  // can take the caller longer than the hold itself (AddressSanitizer on one CPU model: 48 of 2000 launches
+  // kept their blocks): there the test checks what it runs, not where.
+#if !defined(__SANITIZE_THREAD__) && !defined(__SANITIZE_ADDRESS__)
   EXPECT_GE(on_caller, kLaunches * 3 / 4) << "launches whose every block ran on the launching thread";
 #endif
 }
