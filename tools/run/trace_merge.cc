@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -24,13 +25,41 @@ std::vector<std::string> split_tabs(const std::string& line) {
   return f;
 }
 
-// A JSON string literal: quotes, backslashes and control characters escaped.
+// Length of the well-formed UTF-8 sequence at s[i] (RFC 3629: no overlong forms, no surrogates, nothing
+// above U+10FFFF), or 0 when the bytes there are not one.
+size_t utf8_length(const std::string& s, size_t i) {
+  const auto b = [&](size_t k) { return i + k < s.size() ? static_cast<unsigned char>(s[i + k]) : 0u; };
+  const auto cont = [&](size_t k, unsigned lo = 0x80, unsigned hi = 0xBF) { return b(k) >= lo && b(k) <= hi; };
+  const unsigned c = b(0);
+  if (c < 0x80) return 1;
+  if (c >= 0xC2 && c <= 0xDF) return cont(1) ? 2 : 0;
+  if (c >= 0xE0 && c <= 0xEF) {
+    const bool second = c == 0xE0 ? cont(1, 0xA0) : c == 0xED ? cont(1, 0x80, 0x9F) : cont(1);
+    return second && cont(2) ? 3 : 0;
+  }
+  if (c >= 0xF0 && c <= 0xF4) {
+    const bool second = c == 0xF0 ? cont(1, 0x90) : c == 0xF4 ? cont(1, 0x80, 0x8F) : cont(1);
+    return second && cont(2) && cont(3) ? 4 : 0;
+  }
+  return 0;
+}
+
+// A JSON string literal: quotes, backslashes and control characters escaped, and each byte that does not
+// belong to well-formed UTF-8 written as U+FFFD, so that the merged file stays JSON whatever a name held
+// (JSON text is UTF-8: the trace viewers and every parser refuse anything else).
 std::string json_string(const std::string& s) {
   std::string o = "\"";
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\') o += '\\', o += static_cast<char>(c);
-    else if (c < 0x20) o += fmt::format("\\u{:04x}", c);
-    else o += static_cast<char>(c);
+  for (size_t i = 0; i < s.size();) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    const size_t len = utf8_length(s, i);
+    if (len == 0) o += "\\ufffd", ++i;
+    else if (len > 1) o.append(s, i, len), i += len;
+    else {
+      if (c == '"' || c == '\\') o += '\\', o += static_cast<char>(c);
+      else if (c < 0x20) o += fmt::format("\\u{:04x}", c);
+      else o += static_cast<char>(c);
+      ++i;
+    }
   }
   return o + "\"";
 }
@@ -59,8 +88,9 @@ Status read_header(const std::string& path, PeFile* f) {
   if (!in || !std::getline(in, line)) return invalid_arg("{}: cannot read", path);
   auto h = split_tabs(line);
   uint64_t pe, pid;
-  if (h.size() < 5 || h[0] != "tessera-trace" || h[1] != "1" || !parse_u64(h[2], &pe) || !parse_u64(h[3], &pid))
-    return invalid_arg("{}: not a Tessera trace file (first line {:?})", path, line);
+  if (h.size() < 5 || h[0] != "tessera-trace" || h[1] != "1" || !parse_u64(h[2], &pe) || !parse_u64(h[3], &pid) ||
+      pe >= (uint64_t{1} << 24) || pid > static_cast<uint64_t>(std::numeric_limits<pid_t>::max()))
+    return invalid_arg("{}: not a Tessera trace file (first line {:?}; PE below 2^24, pid a process id)", path, line);
   f->path = path;
   f->pe = static_cast<int>(pe);
   f->pid = static_cast<pid_t>(pid);
@@ -174,37 +204,45 @@ Status print_trace_summary(const std::string& file, std::FILE* out, size_t top) 
   if (!in) return invalid_arg("{}: cannot read: {}", file, std::strerror(errno));
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(in);
-  } catch (const std::exception& e) {
-    return invalid_arg("{}: not JSON: {}", file, e.what());
-  }
-  // The object form ({"traceEvents": [...]}) or the bare array, both of which Chrome's format allows.
-  const nlohmann::json* evs =
-      j.is_object() && j.contains("traceEvents") ? &j["traceEvents"] : j.is_array() ? &j : nullptr;
-  if (!evs || !evs->is_array()) return invalid_arg("{}: no traceEvents array", file);
-  struct Sink {
-    uint64_t count = 0;
-    double total = 0, max = 0;
-    std::set<int64_t> pes;
-  };
-  std::map<std::pair<std::string, std::string>, Sink> sinks;  // (category, name)
-  std::map<int64_t, std::pair<double, double>> span;          // pe -> (first start, last end), microseconds
-  for (const auto& e : *evs) {
-    if (!e.is_object() || e.value("ph", "") != "X") continue;
-    const double ts = e.value("ts", 0.0), dur = e.value("dur", 0.0);
-    const int64_t pe = e.value("pid", int64_t{0});
-    // Waits by phase and collectives by algorithm: the detail is part of what the time went to.
-    const std::string cat = e.value("cat", ""), name = e.value("name", "");
-    std::string key = name;
-    if ((cat == "wait" || (cat == "coll" && name != "step")) && e.contains("args") && e["args"].contains("detail"))
-      key += " (" + e["args"]["detail"].get<std::string>() + ")";
-    Sink& s = sinks[{cat, key}];
-    ++s.count;
-    s.total += dur;
-    s.max = std::max(s.max, dur);
-    s.pes.insert(pe);
-    auto [it, fresh] = span.try_emplace(pe, ts, ts + dur);
-    if (!fresh) it->second = {std::min(it->second.first, ts), std::max(it->second.second, ts + dur)};
+      j = nlohmann::json::parse(in);
+    } catch (const std::exception& e) {
+      return invalid_arg("{}: not JSON: {}", file, e.what());
+    }
+    // The object form ({"traceEvents": [...]}) or the bare array, both of which Chrome's format allows.
+    const nlohmann::json* evs =
+        j.is_object() && j.contains("traceEvents") ? &j["traceEvents"] : j.is_array() ? &j : nullptr;
+    if (!evs || !evs->is_array()) return invalid_arg("{}: no traceEvents array", file);
+    struct Sink {
+      uint64_t count = 0;
+      double total = 0, max = 0;
+      std::set<int64_t> pes;
+    };
+    std::map<std::pair<std::string, std::string>, Sink> sinks;  // (category, name)
+    std::map<int64_t, std::pair<double, double>> span;          // pe -> (first start, last end), microseconds
+    size_t index = 0;
+    // Any JSON is read: an event whose fields have other types than Chrome's format gives (a string "ts", a
+    // numeric "name") is an error naming it, not an exception out of the tool.
+    try {
+    for (const auto& e : *evs) {
+      ++index;
+      if (!e.is_object() || e.value("ph", "") != "X") continue;
+      const double ts = e.value("ts", 0.0), dur = e.value("dur", 0.0);
+      const int64_t pe = e.value("pid", int64_t{0});
+      // Waits by phase and collectives by algorithm: the detail is part of what the time went to.
+      const std::string cat = e.value("cat", ""), name = e.value("name", "");
+      std::string key = name;
+      if ((cat == "wait" || (cat == "coll" && name != "step")) && e.contains("args") && e["args"].contains("detail"))
+        key += " (" + e["args"]["detail"].get<std::string>() + ")";
+      Sink& s = sinks[{cat, key}];
+      ++s.count;
+      s.total += dur;
+      s.max = std::max(s.max, dur);
+      s.pes.insert(pe);
+      auto [it, fresh] = span.try_emplace(pe, ts, ts + dur);
+      if (!fresh) it->second = {std::min(it->second.first, ts), std::max(it->second.second, ts + dur)};
+    }
+  } catch (const nlohmann::json::exception& e) {
+    return invalid_arg("{}: traceEvents[{}]: {}", file, index - 1, e.what());
   }
   double traced = 0;
   for (const auto& [pe, s] : span) traced += s.second - s.first;

@@ -3,6 +3,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -17,6 +18,7 @@
 #include "base/log.h"
 #include "base/memcopy.h"
 #include "coll/reduce/reduce.h"
+#include "coll/select/model_file.h"
 
 namespace tessera::coll {
 namespace {
@@ -24,33 +26,6 @@ const config::Var<std::string> kModelFile{
     "TESSERA_COLL_MODEL", "",
     "File with the collective cost model ('alpha=<s> beta=<s/byte> gamma=<s/byte>', optionally "
     "'cma_beta=<s/byte>', 'cma_beta_mem=<s/byte>', 'cache_bytes=<bytes>'); empty: the per-host cache, measured on first use"};
-
-// need_cma: the per-host cache must carry cma_beta and cma_beta_mem (older caches are measured again); a
-// user's file may leave them out (default cma_beta: 3 beta; cma_beta_mem: cma_beta, with no cache limit).
-bool parse(const std::string& text, ModelParams* m, bool need_cma) {
-  bool cma = false, mem = false, cache = false;
-  std::istringstream in(text);
-  std::string tok;
-  int got = 0;
-  while (in >> tok) {
-    auto eq = tok.find('=');
-    if (eq == std::string::npos) continue;
-    std::string k = tok.substr(0, eq);
-    char* end = nullptr;
-    double v = std::strtod(tok.c_str() + eq + 1, &end);
-    if (!end || *end || !(v > 0)) return false;
-    if (k == "alpha") m->alpha = v, ++got;
-    else if (k == "beta") m->beta = v, ++got;
-    else if (k == "gamma") m->gamma = v, ++got;
-    else if (k == "oversub_alpha") m->oversub_alpha = v;
-    else if (k == "cma_beta") m->cma_beta = v, cma = true;
-    else if (k == "cma_beta_mem") m->cma_beta_mem = v, mem = true;
-    else if (k == "cache_bytes") m->cache_bytes = v, cache = true;
-  }
-  if (!cma) m->cma_beta = 3 * m->beta;
-  if (!mem) m->cma_beta_mem = m->cma_beta;
-  return got == 3 && ((cma && mem && cache) || !need_cma);
-}
 
 std::string cache_path() {
   const char* xdg = std::getenv("XDG_CACHE_HOME");
@@ -136,8 +111,9 @@ ModelParams load_model() {
       std::ifstream in(file);
       std::stringstream ss;
       ss << in.rdbuf();
-      if (!in || !parse(ss.str(), &m, false))
-        log::fatal("TESSERA_COLL_MODEL={}: cannot read 'alpha=<s> beta=<s/byte> gamma=<s/byte>' from it", file);
+      if (!in) log::fatal("TESSERA_COLL_MODEL={}: cannot read the file: {}", file, std::strerror(errno));
+      if (Status st = parse_model(ss.str(), "TESSERA_COLL_MODEL=" + file, false, &m); !st.is_ok())
+        log::fatal("{}", st.message());
       std::snprintf(m.source, sizeof m.source, "file");
       cached = m;
       return;
@@ -147,7 +123,8 @@ ModelParams load_model() {
       std::ifstream in(path);
       std::stringstream ss;
       ss << in.rdbuf();
-      if (in && parse(ss.str(), &m, true)) {
+      // A cache that does not parse (an older format, a torn write) is measured again and rewritten.
+      if (in && parse_model(ss.str(), path, true, &m).is_ok()) {
         std::snprintf(m.source, sizeof m.source, "cache");
         cached = m;
         return;
@@ -159,9 +136,7 @@ ModelParams load_model() {
       std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
       std::string tmp = path + "." + std::to_string(getpid());
       if (std::FILE* f = std::fopen(tmp.c_str(), "w")) {
-        std::fprintf(f, "alpha=%.6g beta=%.6g gamma=%.6g oversub_alpha=%.6g cma_beta=%.6g cma_beta_mem=%.6g "
-                     "cache_bytes=%.6g\n", m.alpha, m.beta, m.gamma, m.oversub_alpha, m.cma_beta, m.cma_beta_mem,
-                     m.cache_bytes);
+        std::fputs(format_model(m).c_str(), f);
         std::fclose(f);
         std::filesystem::rename(tmp, path, ec);
       }
