@@ -2,6 +2,7 @@
 #pragma once
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -71,13 +72,33 @@ inline std::string trace(const Algorithm* a, size_t count, bool inplace, DType t
          dtype_name(t) + " " + op_name(op);
 }
 
-// allreduce / reduce / reduce_scatter against the reference, for one (algorithm, count, type, op).
+// Guard elements after every buffer check_reduction passes, filled with kSentinel and checked untouched.
+inline constexpr size_t kGuardElems = 16;
+inline constexpr char kSentinel = static_cast<char>(0xa5);
+
+// Number of bytes of [p, p + bytes) that are not kSentinel.
+inline size_t count_not_sentinel(const char* p, size_t bytes) {
+  size_t w = 0;
+  for (size_t i = 0; i < bytes; ++i) w += p[i] != kSentinel;
+  return w;
+}
+
+// allreduce / reduce / reduce_scatter against the reference, for one (algorithm, count, type, op). Each
+// buffer has exactly the elements the call reads or writes, then kGuardElems of kSentinel that must stay:
+// out of place the output is count elements (reduce_scatter too), in place the input buffer. Out of place
+// the send buffer must not change; a non-root's reduce receive buffer is not written (kRecvAtRoot): out of
+// place it keeps its sentinel, in place the rank's input.
 inline void check_reduction(Kind kind, const Algorithm* algo, size_t count, bool inplace, DType t, Op op, int root = 0) {
   Communicator& c = world();
   const int n = c.size, r = c.rank;
   const size_t es = dtype_size(t);
   const size_t in_elems = kind == Kind::kReduceScatter ? count * n : count;
-  Buf send(t, in_elems), recv(t, in_elems), expect(t, count);
+  const size_t guard = kGuardElems * es;
+  Buf send(t, in_elems + kGuardElems), recv(t, (inplace ? in_elems : count) + kGuardElems), expect(t, count);
+  // The send buffer's elements start zeroed: store() leaves a long double's 6 padding bytes as they are, and
+  // a copy (1 member) carries them to the output, which is compared byte by byte with the zeroed expect.
+  std::fill(send.b.begin() + in_elems * es, send.b.end(), kSentinel);
+  std::fill(recv.b.begin(), recv.b.end(), kSentinel);
   for (size_t i = 0; i < in_elems; ++i) send.set(i, ref::input_value(r, i, t, op));
   const size_t off = kind == Kind::kReduceScatter ? static_cast<size_t>(r) * count : 0;
   for (size_t i = 0; i < count; ++i) ref::expected(expect.at(i), off + i, t, op, n);
@@ -89,20 +110,29 @@ inline void check_reduction(Kind kind, const Algorithm* algo, size_t count, bool
   if (inplace) {
     recv.b = send.b;
     a.send = recv.data();
-    a.recv = kind == Kind::kReduceScatter ? recv.at(0) : recv.data();
+    // reduce_scatter in place (NCCL): the output is the rank's block of the input buffer.
+    a.recv = recv.at(off);
   } else {
     a.send = send.data();
     a.recv = recv.data();
   }
-  // reduce_scatter in place (NCCL): the output is the rank's block of the input buffer.
-  if (inplace && kind == Kind::kReduceScatter) a.recv = recv.at(off);
   SCOPED_TRACE(trace(algo, count, inplace, t, op));
-  const std::vector<char> sent = send.b;  // out of place, the call must leave the send buffer as it was
+  const std::vector<char> sent = send.b;
   run(c, kind, a, algo);
   if (!inplace) {
     EXPECT_EQ(count_wrong(send.b.data(), sent.data(), in_elems, es), 0u) << "send buffer changed";
+    EXPECT_EQ(count_not_sentinel(send.at(in_elems), guard), 0u) << "written past the send buffer";
   }
-  if (kind == Kind::kReduce && r != root) return;
+  const size_t recv_elems = inplace ? in_elems : count;
+  EXPECT_EQ(count_not_sentinel(recv.at(recv_elems), guard), 0u) << "written past the receive buffer";
+  if (kind == Kind::kReduce && r != root) {
+    if (inplace) {
+      EXPECT_EQ(count_wrong(recv.b.data(), sent.data(), in_elems, es), 0u) << "a non-root's buffer changed";
+    } else {
+      EXPECT_EQ(count_not_sentinel(recv.b.data(), count * es), 0u) << "a non-root's receive buffer was written";
+    }
+    return;
+  }
   const char* got = static_cast<const char*>(a.recv);
   EXPECT_EQ(count_wrong(got, expect.at(0), count, es), 0u);
 }

@@ -53,28 +53,58 @@ const char* op_name(Op o) {
   return n[o];
 }
 
+// Bitwise operand of member idx at element i: 8-bit patterns, with a second one in the top byte of wider
+// types (a reduction that drops high bytes fails). In each byte, bits 0-5 are ((idx + 1) * 13 + 7i) mod 61,
+// several bits each, different for every member (teams up to 61); bit 6 is set in every member but the one
+// with (idx + i) mod 8 == 0 (and loses it when that member takes part); bit 7 is set in every member where
+// i mod 3 != 0 (and is non-zero there at every team size, and or differs from xor at even ones).
+inline unsigned bit_pattern(int idx, size_t i) {
+  const unsigned low = static_cast<unsigned>(((idx + 1) * 13 + 7 * (i % 61)) % 61);
+  const unsigned b6 = (static_cast<size_t>(idx) + i) % 8 != 0 ? 0x40u : 0u, b7 = i % 3 != 0 ? 0x80u : 0u;
+  return low | b6 | b7;
+}
+template <typename T>
+T bit_operand(int idx, size_t i) {
+  T v = static_cast<T>(bit_pattern(idx, i));
+  if constexpr (sizeof(T) > 1) v |= static_cast<T>(bit_pattern(idx, i + 5)) << (8 * sizeof(T) - 8);
+  return v;
+}
+
 // Operand of member idx at element i, chosen so every result is exact in every type.
 template <typename T>
 T operand(Op o, int idx, size_t i) {
   switch (o) {
-    case kAnd: case kOr: case kXor: return static_cast<T>(1u << ((static_cast<size_t>(idx) + i) % 7));
+    case kAnd: case kOr: case kXor:
+      if constexpr (std::is_integral_v<T>) return bit_operand<T>(idx, i);
+      break;
     case kMax_: case kMin: return static_cast<T>((idx * 37 + static_cast<int>(i % 101)) % 11);
     case kSum: return static_cast<T>((idx + 1) * static_cast<int>(i % 5 + 1));
     case kProd: return static_cast<T>(idx % 2 + 1 + static_cast<int>(i % 2));
   }
   return T{};
 }
+// The bitwise results bit by bit from how many of the n members set each bit (and: all, or: any, xor: an
+// odd number), not by folding the operator over the members.
+template <typename T>
+T expected_bits(Op o, int n, size_t i) {
+  T acc{};
+  for (unsigned b = 0; b < 8 * sizeof(T); ++b) {
+    int set = 0;
+    for (int j = 0; j < n; ++j) set += (bit_operand<T>(j, i) >> b) & 1;
+    const bool bit = o == kAnd ? set == n : o == kOr ? set > 0 : set % 2 == 1;
+    if (bit) acc |= static_cast<T>(T{1} << b);
+  }
+  return acc;
+}
 template <typename T>
 T expected(Op o, int n, size_t i) {
+  if constexpr (std::is_integral_v<T>)
+    if (o == kAnd || o == kOr || o == kXor) return expected_bits<T>(o, n, i);
   T acc = operand<T>(o, 0, i);
   for (int j = 1; j < n; ++j) {
     T v = operand<T>(o, j, i);
     switch (o) {
-      case kAnd: case kOr: case kXor:
-        if constexpr (std::is_integral_v<T>) {
-          acc = static_cast<T>(o == kAnd ? (acc & v) : o == kOr ? (acc | v) : (acc ^ v));
-        }
-        break;
+      case kAnd: case kOr: case kXor: break;
       case kMax_: acc = acc < v ? v : acc; break;
       case kMin: acc = v < acc ? v : acc; break;
       case kSum: acc = static_cast<T>(acc + v); break;

@@ -40,44 +40,85 @@ inline double load(const void* p, size_t i, DType t) {
   return 0;
 }
 
+// Integers narrower than 64 bits go through int64: a result out of their range wraps, as the kernels'
+// integer arithmetic does (a double converted straight to a narrower integer out of range is undefined).
 inline void store(void* p, size_t i, DType t, double v) {
   switch (t) {
-    case DType::kInt8: static_cast<int8_t*>(p)[i] = static_cast<int8_t>(v); break;
-    case DType::kUint8: static_cast<uint8_t*>(p)[i] = static_cast<uint8_t>(v); break;
-    case DType::kInt32: static_cast<int32_t*>(p)[i] = static_cast<int32_t>(v); break;
-    case DType::kUint32: static_cast<uint32_t*>(p)[i] = static_cast<uint32_t>(v); break;
+    case DType::kInt8: static_cast<int8_t*>(p)[i] = static_cast<int8_t>(static_cast<int64_t>(v)); break;
+    case DType::kUint8: static_cast<uint8_t*>(p)[i] = static_cast<uint8_t>(static_cast<int64_t>(v)); break;
+    case DType::kInt32: static_cast<int32_t*>(p)[i] = static_cast<int32_t>(static_cast<int64_t>(v)); break;
+    case DType::kUint32: static_cast<uint32_t*>(p)[i] = static_cast<uint32_t>(static_cast<int64_t>(v)); break;
     case DType::kInt64: static_cast<int64_t*>(p)[i] = static_cast<int64_t>(v); break;
     case DType::kUint64: static_cast<uint64_t*>(p)[i] = static_cast<uint64_t>(v); break;
     case DType::kFloat16: static_cast<uint16_t*>(p)[i] = float_to_f16(static_cast<float>(v)); break;
     case DType::kBFloat16: static_cast<uint16_t*>(p)[i] = float_to_bf16(static_cast<float>(v)); break;
     case DType::kFloat32: static_cast<float*>(p)[i] = static_cast<float>(v); break;
     case DType::kFloat64: static_cast<double*>(p)[i] = v; break;
-    case DType::kInt16: static_cast<int16_t*>(p)[i] = static_cast<int16_t>(v); break;
-    case DType::kUint16: static_cast<uint16_t*>(p)[i] = static_cast<uint16_t>(v); break;
+    case DType::kInt16: static_cast<int16_t*>(p)[i] = static_cast<int16_t>(static_cast<int64_t>(v)); break;
+    case DType::kUint16: static_cast<uint16_t*>(p)[i] = static_cast<uint16_t>(static_cast<int64_t>(v)); break;
     case DType::kLongDouble: static_cast<long double*>(p)[i] = v; break;
     case DType::kComplex64: static_cast<std::complex<float>*>(p)[i] = {static_cast<float>(v), 0.0f}; break;
     case DType::kComplex128: static_cast<std::complex<double>*>(p)[i] = {v, 0.0}; break;
   }
 }
 
-// Inputs whose reductions are exact in every type for up to 8 members, and that differ from member to
-// member and from element to element, so that a reduction combining the wrong members' data (one member's
-// input twice, its own input n times, min for max) gives a wrong result somewhere:
-//   sum, avg, min, max: small integers, (3*rank + 5*i + seed) mod 7; 3 is invertible mod 7, so any 7
-//     consecutive ranks feed 7 different values at each element (signed types: -3..3, unsigned: 0..6; sums of
-//     8 stay within int8 and are exact in bfloat16);
-//   prod: 2 where (rank + i + seed) mod 3 == 0, else 1: at most 3 twos among 8 members (product <= 8), and
-//     each member's twos sit at other elements than its neighbours'.
+// Inputs whose reductions are exact in every type for up to 16 members, and that tell members apart and
+// elements apart, so that a reduction combining the wrong members' data (one member's input twice, its own
+// input n times, min for max, or for xor) gives a wrong result somewhere. Each value derives from a residue
+// h = (a*rank + f(i) + seed) mod m, m prime and a not a multiple of m: at every element any m consecutive
+// members hold m different residues (no period in rank below m), and f(i) = 5i + 3(i/m) + 7(i/m^2) steps by
+// 5, 8 or 15, never 0, from one element to the next and repeats only after m^3 elements (reduce_scatter's
+// blocks of equal counts carry different data).
+//   sum, avg: m = 17; signed and floating types h - 8 (-8..8), unsigned h (0..16). Sums of up to 17
+//     different values stay within -36..36 and 0..136: exact in int8, uint8 and bfloat16 (8 significant
+//     bits: integers to 256). Any 17 consecutive signed members sum to 0, so signed sums stay exact at any
+//     count; unsigned ones beyond 17 members wrap (store() wraps like the kernels).
+//   min, max: m = 251; signed h - 125, unsigned h: exact in every type (bfloat16: integers to 256). With
+//     a = 97 the members' residues spread over the range, and the member holding the extreme changes from
+//     element to element, so the result depends on which members take part.
+//   prod: from the residue mod 17: 2 for h 0..3, -1 for h 4..6 (1 in unsigned and complex types: a product
+//     of two negative reals has a -0 imaginary part), else 1. Any 17 consecutive members feed 4 twos and 3
+//     minus ones at each element: |product| <= 16 up to 17 members, exact in every type.
+//   band, bor, bxor: 8-bit patterns (signed types: as int8, so bit 7 makes them negative and sign-extends):
+//     bits 0-4 the residue mod 17 (different per member; bit 4 only at h = 16, which one member holds: or
+//     and xor see it), bit 5 everywhere but h = 1 (one member clears it: and sees it), bits 6-7 the
+//     element's (i + seed) mod 4 in every member (and is non-zero at 3 elements of 4 at every member
+//     count; or differs from xor there when the count is even).
+namespace detail {
+inline unsigned residue(int rank, size_t i, unsigned seed, uint64_t m, uint64_t a) {
+  const uint64_t e = i, f = 5 * e + 3 * (e / m) + 7 * (e / (m * m));
+  return static_cast<unsigned>((a * static_cast<uint64_t>(rank) + f + seed) % m);
+}
+}  // namespace detail
+
 inline double input_value(int rank, size_t i, DType t, Op op, unsigned seed = 0) {
-  const unsigned r = static_cast<unsigned>(rank), e = static_cast<unsigned>(i % 100003);
-  if (op == Op::kProd) return (r + e + seed) % 3 == 0 ? 2 : 1;
-  const unsigned h = (3u * r + 5u * e + seed) % 7;
   const bool is_signed =
       t == DType::kInt8 || t == DType::kInt16 || t == DType::kInt32 || t == DType::kInt64 || is_float(t);
-  return is_signed ? static_cast<double>(h) - 3 : static_cast<double>(h);
+  switch (op) {
+    case Op::kSum: case Op::kAvg: {
+      const unsigned h = detail::residue(rank, i, seed, 17, 7);
+      return is_signed ? static_cast<double>(h) - 8 : static_cast<double>(h);
+    }
+    case Op::kMin: case Op::kMax: {
+      const unsigned h = detail::residue(rank, i, seed, 251, 97);
+      return is_signed ? static_cast<double>(h) - 125 : static_cast<double>(h);
+    }
+    case Op::kProd: {
+      const unsigned h = detail::residue(rank, i, seed, 17, 7);
+      if (h <= 3) return 2;
+      return h <= 6 && is_signed && !is_complex(t) ? -1 : 1;
+    }
+    case Op::kBand: case Op::kBor: case Op::kBxor: {
+      const unsigned h = detail::residue(rank, i, seed, 17, 7);
+      const unsigned p = h | (h != 1 ? 0x20u : 0u) | static_cast<unsigned>((i + seed) % 4) << 6;
+      return is_signed && p >= 0x80 ? static_cast<double>(p) - 256 : static_cast<double>(p);
+    }
+  }
+  return 0;
 }
 
-// Expected result of reducing input_value(0..n-1, i) (exact for these inputs), stored as type t at dst[0].
+// Expected result of reducing input_value(0..n-1, i) (exact for these inputs up to 16 members), stored as
+// type t at dst[0].
 inline void expected(void* dst, size_t i, DType t, Op op, int n, unsigned seed = 0) {
   double acc = input_value(0, i, t, op, seed);
   for (int r = 1; r < n; ++r) {

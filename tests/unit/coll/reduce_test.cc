@@ -1,4 +1,4 @@
-// The reduction kernels against an independent scalar reference: every type x op, source counts 1..9,
+// The reduction kernels against an independent scalar reference: every type x op, source counts 1 to 16,
 // lengths around the tile and vector sizes, in place; float16/bfloat16 accumulate in float32 and round
 // once; the result does not depend on how the range is split (deterministic mode relies on it).
 #include "coll/reduce/reduce.h"
@@ -39,7 +39,7 @@ TEST(Reduce, EveryTypeOpAndSourceCountMatchesReference) {
   for (int t = 0; t < kNumDTypes; ++t)
     for (int o = 0; o < kNumOps; ++o)
       if (op_applies(static_cast<DType>(t), static_cast<Op>(o)))
-      for (int nsrc : {1, 2, 3, 8})
+      for (int nsrc : {1, 2, 3, 8, 16})
         for (size_t count : {size_t{1}, size_t{7}, size_t{33}, size_t{513}, size_t{1500}}) {
           const DType dt = static_cast<DType>(t);
           const Op op = static_cast<Op>(o);
@@ -54,36 +54,114 @@ TEST(Reduce, EveryTypeOpAndSourceCountMatchesReference) {
         }
 }
 
-// The reference inputs can tell members apart: at every element, members 0..6 feed 7 different values
-// (sum, avg, min, max), so a result built from the wrong members' data differs somewhere; prod's twos move
-// from member to member; and the extremes of 8 members stay exact in every type (the sum of 8 within int8,
-// the product of 8 within int8 and a power of two).
-TEST(Reduce, ReferenceInputsDifferPerMemberAndStayExact) {
+// Reference result of members `who` (a list of member indices, repeats allowed) at element i, in double.
+double reduce_of(const std::vector<int>& who, size_t i, DType dt, Op op) {
+  double acc = ref::input_value(who[0], i, dt, op);
+  for (size_t k = 1; k < who.size(); ++k) {
+    const double v = ref::input_value(who[k], i, dt, op);
+    const int64_t x = static_cast<int64_t>(acc), y = static_cast<int64_t>(v);
+    switch (op) {
+      case Op::kSum: case Op::kAvg: acc += v; break;
+      case Op::kProd: acc *= v; break;
+      case Op::kMin: acc = std::min(acc, v); break;
+      case Op::kMax: acc = std::max(acc, v); break;
+      case Op::kBand: acc = static_cast<double>(x & y); break;
+      case Op::kBor: acc = static_cast<double>(x | y); break;
+      case Op::kBxor: acc = static_cast<double>(x ^ y); break;
+    }
+  }
+  return acc;
+}
+
+// Whether v survives a store as type dt and a load back (exactly representable, in range).
+bool representable(double v, DType dt) {
+  std::vector<char> b(dtype_size(dt));
+  ref::store(b.data(), 0, dt, v);
+  return ref::load(b.data(), 0, dt) == v;
+}
+
+// The reference inputs tell members apart at every member count up to 16 (coll/reduce/reference.h), for
+// every type and operator:
+//   no two members' inputs are equal; replacing any member's input by member 0's (member 0 counted twice)
+//   changes the result at some element; every partial result of a ring or tree (the members of any cyclic
+//   range of the 16) is exact in the type, so every algorithm's result is too;
+//   every operator but prod: at every element the 16 members feed 16 different values, and member 0 feeds
+//   different values at i and i+1;
+//   prod: the factors have no period in rank below 17;
+//   min, max: the member holding the extreme changes from element to element at every count;
+//   band, bor, bxor: at every count from 2, or differs from xor at some element, and and is non-zero at some.
+TEST(Reduce, ReferenceInputsTellMembersApartAndStayExact) {
+  constexpr int kMembers = 16;
+  constexpr size_t kElems = 256;
   for (int t = 0; t < kNumDTypes; ++t)
-    for (int o = 0; o < kNumOps; ++o)
-      if (op_applies(static_cast<DType>(t), static_cast<Op>(o)))
-      for (size_t i = 0; i < 64; ++i) {
-        const DType dt = static_cast<DType>(t);
-        const Op op = static_cast<Op>(o);
-        double sum = 0, prod = 1;
-        std::vector<double> v;
-        for (int r = 0; r < 8; ++r) {
-          v.push_back(ref::input_value(r, i, dt, op));
-          sum += v.back();
-          prod *= v.back();
+    for (int o = 0; o < kNumOps; ++o) {
+      const DType dt = static_cast<DType>(t);
+      const Op op = static_cast<Op>(o);
+      if (!op_applies(dt, op)) continue;
+      SCOPED_TRACE(std::string(dtype_name(dt)) + " " + op_name(op));
+      std::vector<std::vector<double>> in(kMembers, std::vector<double>(kElems));
+      for (int r = 0; r < kMembers; ++r)
+        for (size_t i = 0; i < kElems; ++i) in[r][i] = ref::input_value(r, i, dt, op);
+      for (int r = 0; r < kMembers; ++r)
+        for (int q = 0; q < r; ++q) EXPECT_NE(in[r], in[q]) << "members " << q << " and " << r << " feed the same input";
+      for (int first = 0; first < kMembers; ++first)
+        for (int len = 1; len <= kMembers; ++len) {
+          std::vector<int> who;
+          for (int k = 0; k < len; ++k) who.push_back((first + k) % kMembers);
+          for (size_t i = 0; i < kElems; ++i) {
+            const double v = reduce_of(who, i, dt, op);
+            ASSERT_TRUE(representable(v, dt)) << "members " << first << ".." << (first + len - 1) % kMembers
+                                              << " element " << i << ": " << v;
+          }
         }
-        SCOPED_TRACE(std::string(dtype_name(dt)) + " " + op_name(op) + " element " + std::to_string(i));
-        if (op == Op::kProd) {
-          EXPECT_LE(prod, 8);
-          EXPECT_EQ(std::count(v.begin(), v.begin() + 3, 2.0), 1) << "members 0..2: exactly one feeds a two";
-        } else {
-          std::vector<double> first7(v.begin(), v.begin() + 7);
-          std::sort(first7.begin(), first7.end());
-          EXPECT_EQ(std::unique(first7.begin(), first7.end()), first7.end()) << "two members feed the same value";
-          EXPECT_LE(std::abs(sum), 127);
-          EXPECT_NE(v[0], ref::input_value(0, i + 1, dt, op)) << "member 0 feeds the same value at i and i+1";
+      for (int n = 2; n <= kMembers; ++n) {
+        std::vector<int> all(n);
+        for (int r = 0; r < n; ++r) all[r] = r;
+        for (int j = 1; j < n; ++j) {
+          std::vector<int> twice = all;
+          twice[j] = 0;
+          bool differs = false;
+          for (size_t i = 0; i < kElems && !differs; ++i) differs = reduce_of(twice, i, dt, op) != reduce_of(all, i, dt, op);
+          EXPECT_TRUE(differs) << n << " members, member " << j << " replaced by member 0";
+        }
+        if (op == Op::kMin || op == Op::kMax) {
+          std::vector<int> holders;
+          for (size_t i = 0; i < kElems; ++i) {
+            const double v = reduce_of(all, i, dt, op);
+            holders.push_back(-1);
+            for (int r = 0; r < n; ++r)
+              if (in[r][i] == v) holders.back() = r;
+          }
+          std::sort(holders.begin(), holders.end());
+          EXPECT_EQ(std::unique(holders.begin(), holders.end()) - holders.begin(), n)
+              << n << " members: not every member holds the extreme at some element";
+        }
+        if (op == Op::kBand) {
+          bool or_ne_xor = false, and_nonzero = false;
+          for (size_t i = 0; i < kElems; ++i) {
+            or_ne_xor |= reduce_of(all, i, dt, Op::kBor) != reduce_of(all, i, dt, Op::kBxor);
+            and_nonzero |= reduce_of(all, i, dt, Op::kBand) != 0;
+          }
+          EXPECT_TRUE(or_ne_xor) << n << " members: or equals xor at every element";
+          EXPECT_TRUE(and_nonzero) << n << " members: and is 0 at every element";
         }
       }
+      if (op == Op::kProd) {
+        for (int p = 1; p < kMembers; ++p) {
+          bool differs = false;
+          for (int r = 0; r + p < kMembers; ++r) differs |= in[r] != in[r + p];
+          EXPECT_TRUE(differs) << "the factors repeat every " << p << " members";
+        }
+      } else {
+        for (size_t i = 0; i + 1 < kElems; ++i) {
+          std::vector<double> at;
+          for (int r = 0; r < kMembers; ++r) at.push_back(in[r][i]);
+          std::sort(at.begin(), at.end());
+          EXPECT_EQ(std::unique(at.begin(), at.end()), at.end()) << "two members feed the same value at " << i;
+          EXPECT_NE(in[0][i], in[0][i + 1]) << "member 0 feeds the same value at " << i << " and " << i + 1;
+        }
+      }
+    }
 }
 
 // Both kernel tables, whichever this host would choose: the baseline x86-64 one (for hosts without AVX2)
@@ -96,7 +174,7 @@ TEST(Reduce, BaselineAndAvx2TablesMatchReference) {
     for (int t = 0; t < kNumDTypes; ++t)
       for (int o = 0; o < kNumOps; ++o)
         if (op_applies(static_cast<DType>(t), static_cast<Op>(o)))
-        for (int nsrc : {2, 3, 8})
+        for (int nsrc : {2, 3, 8, 16})
           for (size_t count : {size_t{1}, size_t{7}, size_t{33}, size_t{1500}}) {
             const DType dt = static_cast<DType>(t);
             const Op op = static_cast<Op>(o);
