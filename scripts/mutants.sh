@@ -9,8 +9,9 @@
 # the logs in logs/), MUTANTS_LIST (default tests/mutants/list), JOBS (default nproc), MUTANT_TIMEOUT
 # (seconds for the tests of one mutant, default 900; a run that times out counts as killed: a hang is caught).
 #
-# Exit status: 0 when every mutant was killed; 1 when one survived, could not be applied (a rule that changes
-# nothing is an error: the code it aimed at has moved) or did not build.
+# Exit status: 0 when every mutant was killed; 1 when one survived, was not run (the tests that should catch
+# it passed because one of them skipped), could not be applied (a rule that changes nothing is an error: the
+# code it aimed at has moved) or did not build.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 list=${MUTANTS_LIST:-$root/tests/mutants/list}
@@ -148,14 +149,20 @@ for i in "${!names[@]}"; do
   fi
   # run the tests that must catch it; the first failure is enough (fail fast inside each program too)
   set +e
+  # (-V: the programs' output in full, so that a test that skipped instead of running is seen below)
   (cd "$build" && GTEST_FAIL_FAST=1 timeout "$limit" ctest -R "$kill" -j "$jobs" --stop-on-failure \
-     --output-on-failure) >"$logs/$name.test.log" 2>&1
+     --output-on-failure -V) >"$logs/$name.test.log" 2>&1
   rc=$?
   set -e
   restore
   dt=$(($(date +%s) - t0))
   if [ "$rc" = 0 ]; then
-    verdict=SURVIVED; status=1
+    # A mutant the tests did not catch because the test that should have caught it skipped (GTEST_SKIP, a
+    # skip return code, a missing prerequisite) was not tested at all: said so, and a failure like a survivor.
+    skipped=$(grep -E '\[  SKIPPED \] [A-Za-z]|\*\*\*(Skipped|Not Run)' "$logs/$name.test.log" |
+              sed -E 's/.*\[  SKIPPED \] ([^ ]+).*/\1/; s/.*Test +#[0-9]+: ([^ ]+) .*/\1/' | sort -u | head -3 | paste -sd ' ')
+    if [ -n "$skipped" ]; then verdict="NOT RUN (skipped: $skipped)"; else verdict=SURVIVED; fi
+    status=1
   elif [ "$rc" = 124 ]; then
     verdict="killed (timeout)"
   else
