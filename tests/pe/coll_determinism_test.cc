@@ -26,11 +26,13 @@ TEST(Determinism, ModeIsOn) { EXPECT_TRUE(deterministic_mode()); }
 // The thorough check (TESSERA_CHECK=1) after a call that moves nothing: every replicated collective with
 // count 0, on each algorithm that supports it and on the model's choice, returns. An LL call with count 0
 // used to leave itself unrecorded, and the check's exchange then waited for every peer until the deadline
-// (found by tessera-soak).
+// (found by tessera-soak). A call with count 0 writes nothing, and the calls after it still agree: a
+// one-element allreduce after each gives every rank the sum of all ranks' inputs.
 TEST(ThoroughCheck, CountZeroEveryAlgorithm) {
   ASSERT_GE(check_level(), 1);
   Communicator& c = world();
-  char buf[16] = {};
+  char buf[16];
+  std::memset(buf, 0x5a, sizeof buf);
   size_t zeros[64] = {};
   for (Kind k : {Kind::kAllreduce, Kind::kAllgather, Kind::kBroadcast, Kind::kAllgatherv}) {
     std::vector<const Algorithm*> algos = algos_of(k);
@@ -45,6 +47,16 @@ TEST(ThoroughCheck, CountZeroEveryAlgorithm) {
       args.dtype = DType::kFloat64;
       if (k == Kind::kAllgatherv) args.rcounts = zeros, args.rdispls = zeros;
       run(c, k, args, a);
+      for (size_t i = 0; i < sizeof buf; ++i) ASSERT_EQ(buf[i], 0x5a) << "byte " << i << " written by a call of count 0";
+      double in = c.rank + 1, out = 0;
+      Args one;
+      one.send = &in;
+      one.recv = &out;
+      one.count = 1;
+      one.dtype = DType::kFloat64;
+      one.op = Op::kSum;
+      run(c, Kind::kAllreduce, one);
+      ASSERT_EQ(out, c.size * (c.size + 1) / 2.0) << "the allreduce after the call of count 0";
     }
   }
 }

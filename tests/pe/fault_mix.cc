@@ -63,6 +63,12 @@ void expect_all(const char* what, const float* v, size_t n, float want) {
     if (v[i] != want) wrong(what, i, v[i], want);
 }
 
+template <typename Want>
+void expect_each(const char* what, const float* v, size_t n, Want want) {
+  for (size_t i = 0; i < n; ++i)
+    if (v[i] != want(i)) wrong(what, i, v[i], want(i));
+}
+
 // Byte i of what PE `from` sends.
 char pattern(size_t i, int from) { return static_cast<char>((i * 7 + static_cast<size_t>(from) * 13) & 0x7f); }
 
@@ -135,38 +141,54 @@ class Work {
     const size_t count = kCounts[static_cast<size_t>(it) % 4];
     const size_t n = static_cast<size_t>(n_);
     const int root = static_cast<int>(it % n_);
-    const float sum = static_cast<float>(n_ * (n_ + 1) / 2);
+    // Inputs that differ per rank, element and iteration, and a receive buffer poisoned before each call: a
+    // call that is skipped (its output still the last iteration's), or that puts a block in the wrong place,
+    // is seen. Small integers, so float sums are exact.
+    auto in = [&](int q, size_t i) {
+      return static_cast<float>(q + 1) + 16.0f * static_cast<float>((static_cast<size_t>(it) * 7 + i) % 11);
+    };
+    auto block = [](size_t q) { return 256.0f * static_cast<float>(q); };
+    auto sum = [&](size_t i) {
+      float t = 0;
+      for (int q = 0; q < n_; ++q) t += in(q, i);
+      return t;
+    };
     float* s = send_.data();
     float* r = recv_.data();
+    std::fill_n(r, count * n, -1.0f);
     switch (p) {
       case Phase::kAllreduce:
-        std::fill_n(s, count, static_cast<float>(me_ + 1));
+        for (size_t i = 0; i < count; ++i) s[i] = in(me_, i);
         comm_.allreduce(s, r, count, tc::DataType::kFloat32, tc::RedOp::kSum);
-        return expect_all("allreduce", r, count, sum);
+        return expect_each("allreduce", r, count, sum);
       case Phase::kAllgather:
-        std::fill_n(s, count, static_cast<float>(me_ + 1));
+        for (size_t i = 0; i < count; ++i) s[i] = in(me_, i);
         comm_.allgather(s, r, count, tc::DataType::kFloat32);
-        for (size_t q = 0; q < n; ++q) expect_all("allgather", r + q * count, count, static_cast<float>(q + 1));
-        return;
-      case Phase::kAlltoall:
         for (size_t q = 0; q < n; ++q)
-          std::fill_n(s + q * count, count, static_cast<float>(me_ * 16 + static_cast<int>(q)));
+          expect_each("allgather", r + q * count, count, [&](size_t i) { return in(static_cast<int>(q), i); });
+        return;
+      case Phase::kAlltoall:  // block q of rank m's input: in(m, i) + 256 q; rank me receives in(q, i) + 256 me
+        for (size_t q = 0; q < n; ++q)
+          for (size_t i = 0; i < count; ++i) s[q * count + i] = in(me_, i) + block(q);
         comm_.alltoall(s, r, count, tc::DataType::kFloat32);
         for (size_t q = 0; q < n; ++q)
-          expect_all("alltoall", r + q * count, count, static_cast<float>(static_cast<int>(q) * 16 + me_));
+          expect_each("alltoall", r + q * count, count,
+                      [&](size_t i) { return in(static_cast<int>(q), i) + block(static_cast<size_t>(me_)); });
         return;
       case Phase::kBroadcast:
-        std::fill_n(s, count, static_cast<float>(me_ + 1));
+        for (size_t i = 0; i < count; ++i) s[i] = in(me_, i);
         comm_.broadcast(s, r, count, tc::DataType::kFloat32, root);
-        return expect_all("broadcast", r, count, static_cast<float>(root + 1));
+        return expect_each("broadcast", r, count, [&](size_t i) { return in(root, i); });
       case Phase::kReduceScatter:
-        std::fill_n(s, count * n, static_cast<float>(me_ + 1));
+        for (size_t q = 0; q < n; ++q)
+          for (size_t i = 0; i < count; ++i) s[q * count + i] = in(me_, i) + block(q);
         comm_.reduce_scatter(s, r, count, tc::DataType::kFloat32, tc::RedOp::kSum);
-        return expect_all("reduce_scatter", r, count, sum);
+        return expect_each("reduce_scatter", r, count,
+                           [&](size_t i) { return sum(i) + block(n) * static_cast<float>(me_); });
       case Phase::kReduce:
-        std::fill_n(s, count, static_cast<float>(me_ + 1));
+        for (size_t i = 0; i < count; ++i) s[i] = in(me_, i);
         comm_.reduce(s, r, count, tc::DataType::kFloat32, tc::RedOp::kSum, root);
-        if (me_ == root) expect_all("reduce", r, count, sum);
+        if (me_ == root) expect_each("reduce", r, count, sum);
         return;
       default:
         return;
@@ -193,9 +215,12 @@ class Work {
   void stream(long it) {
     const size_t count = kCounts[static_cast<size_t>(it) % 4];
     const size_t n = static_cast<size_t>(n_);
-    const float sum = static_cast<float>(n_ * (n_ + 1) / 2);
-    std::fill_n(stream_small_.data(), stream_small_.size(), static_cast<float>(me_ + 1));
-    std::fill_n(stream_send_.data(), count * n, static_cast<float>(me_ + 1));
+    // As in collective(): inputs of this iteration, outputs poisoned first.
+    const float shift = 16.0f * static_cast<float>(it % 11);
+    const float sum = static_cast<float>(n_ * (n_ + 1) / 2) + static_cast<float>(n_) * shift;
+    std::fill_n(stream_small_.data(), stream_small_.size(), static_cast<float>(me_ + 1) + shift);
+    std::fill_n(stream_send_.data(), count * n, static_cast<float>(me_ + 1) + shift);
+    std::fill_n(stream_recv_.data(), count * n, -1.0f);
     stream_comm_.allreduce(stream_small_.data(), stream_small_.data(), stream_small_.size(), tc::DataType::kFloat32,
                            tc::RedOp::kSum, stream_);
     tc::Event first;
@@ -214,7 +239,7 @@ class Work {
     last.synchronize();
     expect_all("stream allreduce", stream_small_.data(), stream_small_.size(), sum);
     for (size_t q = 0; q < n; ++q)
-      expect_all("stream allgather", stream_recv_.data() + q * count, count, static_cast<float>(q + 1));
+      expect_all("stream allgather", stream_recv_.data() + q * count, count, static_cast<float>(q + 1) + shift);
   }
 
   // Work outside the library (no Tessera call, so no wait that watches the job's abort word), then a barrier.
