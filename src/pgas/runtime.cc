@@ -318,8 +318,10 @@ void finalize() {
   if (r.init_count == 0 || --r.init_count > 0) return;
   barrier_all_internal();
   const sync::WaitStats& ws = sync::g_wait_stats;
-  log::debug("waits past the first check: {} ended spinning, {} yielded, {} slept ({} futex waits)",
-             ws.spun.load(), ws.yielded.load(), ws.slept.load(), ws.futex_waits.load());
+  log::debug("waits past the first check: {} ended spinning, {} yielded, {} slept ({} futex waits; woken by "
+             "the doorbell {}, at a slice's end {})",
+             ws.spun.load(), ws.yielded.load(), ws.slept.load(), ws.futex_waits.load(), ws.woken_by_bell.load(),
+             ws.woken_by_slice.load());
   engine::stop();
   trace::flush();
   r.control->state(r.my_pe)->store(JobControl::kFinalized);

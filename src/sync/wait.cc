@@ -28,6 +28,13 @@ const config::Var<int64_t> kYieldNs{"TESSERA_WAIT_YIELD_NS", 200000,
 const config::Var<bool> kWriterFences{
     "TESSERA_WRITER_FENCES", false,
     "Order wake-ups with a full fence in every writer instead of membarrier() in sleeping waiters"};
+const config::Var<bool> kTestNoRecheck{
+    "TESSERA_TEST_NO_RECHECK", false,
+    "Test hook for lost wake-ups: a waiter asleep on a futex sleeps until its deadline (TESSERA_TIMEOUT) or a "
+    "wake-up instead of re-checking after each slice, and a sleep that ends with nobody having woken it ends the "
+    "job with the deadline's message (what was awaited, and that it came true unannounced) instead of costing a "
+    "slice. Across hosts it needs the UCX progress thread; waits on a word (kernel barriers, stream events) see "
+    "the job's abort only when woken"};
 }  // namespace
 
 WaitContext g_wait_context;
@@ -66,6 +73,10 @@ uint64_t spin_ns() {
 }
 uint64_t yield_ns() {
   static const uint64_t v = static_cast<uint64_t>(std::max<int64_t>(0, kYieldNs.get()));
+  return v;
+}
+bool no_recheck() {
+  static const bool v = kTestNoRecheck.get();
   return v;
 }
 uint64_t timeout_ns() {
@@ -157,6 +168,13 @@ void peer_vanished(const std::string& what) {
 void deadline_expired(const std::string& what, double seconds) {
   where_settle(what, true);
   log::fatal("timed out after {:.1f} s (TESSERA_TIMEOUT={}) waiting for {}", seconds, kTimeout.get(), what);
+}
+
+void lost_wakeup(const std::string& what, double seconds) {
+  deadline_expired(fmt::format("{}; that holds now, but nothing woke the waiter (a lost wake-up: "
+                               "TESSERA_TEST_NO_RECHECK=1 left it no re-check slice)",
+                               what),
+                   seconds);
 }
 
 }  // namespace tessera::sync

@@ -7,7 +7,10 @@
 //   1. spins with `pause` for TESSERA_WAIT_SPIN_NS (short: the fast case when the peer is running),
 //   2. yields the CPU for TESSERA_WAIT_YIELD_NS,
 //   3. parks on its PE's doorbell futex in growing slices (50 µs .. 4 ms), re-checking the condition after
-//      every slice, so a missed wake-up costs at most one slice, never correctness.
+//      every slice, so a missed wake-up costs at most one slice, never correctness. That also hides one from
+//      the tests: with the test hook TESSERA_TEST_NO_RECHECK=1 a sleeper parks until its deadline instead,
+//      so a writer that fails to ring ends the job with the deadline's message (lost_wakeup); WaitStats
+//      counts whether a sleeping wait ended by the doorbell or by a slice (Wait.SleeperIsWokenByTheDoorbell).
 // Writers that may satisfy a remote wait (put, atomic, signal) call notify(pe) after their stores: a full
 // fence, then a relaxed load of the target's sleeper count (a line that is rarely written); the doorbell is
 // rung only when somebody sleeps, and only once until a sleeper re-arms it (`rung`). No syscall on the hot
@@ -159,6 +162,11 @@ struct WaitStats {
   std::atomic<uint64_t> yielded{0};   // waits that reached the yield phase
   std::atomic<uint64_t> slept{0};     // waits that reached the futex phase
   std::atomic<uint64_t> futex_waits{0};
+  // How the waits that parked at least once ended: the doorbell had moved since the waiter last parked (a
+  // writer rang it), or it had not (the condition held at a slice's end with nobody ringing: a lost wake-up,
+  // unless no PE's writer is meant to ring, as before init). Locked adds: they sit next to a syscall.
+  std::atomic<uint64_t> woken_by_bell{0};
+  std::atomic<uint64_t> woken_by_slice{0};
 };
 extern WaitStats g_wait_stats;
 // A plain load and store, not a locked add (which costs as much as the rest of a small collective's wait):
@@ -179,6 +187,10 @@ inline bool cpus_shared() { return shared_mode() != kNotShared; }
 uint64_t spin_ns();
 uint64_t yield_ns();
 uint64_t timeout_ns();
+// The test hook TESSERA_TEST_NO_RECHECK (parsed once; read by sleeping waits only): a waiter parked on a futex
+// sleeps until its deadline or a wake-up, not for a slice. Waits without a doorbell (before init) keep
+// their slices: nothing could wake them.
+bool no_recheck();
 
 inline void ring(PeWaitWords& w) {
   // The writer's stores are globally visible before it reads `rung`: a sleeper re-arms (a locked exchange)
@@ -276,6 +288,9 @@ inline void count_shared_wait(uint64_t start) {
 [[noreturn]] void exit_for_abort(uint32_t abort_value);
 [[noreturn]] void exit_for_abort(uint32_t abort_value, const std::string& what);
 [[noreturn]] void deadline_expired(const std::string& what, double seconds);
+// Under TESSERA_TEST_NO_RECHECK: a sleeper found its condition true with nobody having woken it. Ends the job
+// as deadline_expired does, saying so.
+[[noreturn]] void lost_wakeup(const std::string& what, double seconds);
 
 void watch_begin(PeWaitWords* me, Watch w);  // registers as a sleeper watching w
 void watch_end(PeWaitWords* me);
@@ -323,9 +338,12 @@ template <typename Done, typename Describe>
     }
     if (now_ns() >= yield_end) break;
   }
-  // Phase 3: park on the doorbell in growing slices.
+  // Phase 3: park on the doorbell in growing slices (without them under TESSERA_TEST_NO_RECHECK).
   PeWaitWords* me = ctx.pe_words ? &ctx.pe_words[ctx.my_pe] : nullptr;
+  const bool recheck = !me || !no_recheck();
   uint64_t slice = 50'000;
+  bool parked = false;
+  uint32_t bell = 0;  // the doorbell as sampled before the last park
   count_wait(g_wait_stats.slept);
   traced.phase = trace::kSleep;
   if (me) {
@@ -335,9 +353,23 @@ template <typename Done, typename Describe>
   for (;;) {
     // Re-arm (a locked exchange: the condition below is read after it), then sample the doorbell.
     if (me) me->rung.exchange(0, std::memory_order_seq_cst);
-    uint32_t bell = me ? me->doorbell.load(std::memory_order_acquire) : 0;
+    const uint32_t bell_now = me ? me->doorbell.load(std::memory_order_acquire) : 0;
     if (ctx.progress) ctx.progress();
-    if (done()) break;
+    if (done()) {
+      // A ring that lands between a slice's end and this re-check counts as the doorbell's: what is counted
+      // is whether a writer rang, not which of the two the futex returned on.
+      if (parked)
+        (bell_now != bell ? g_wait_stats.woken_by_bell : g_wait_stats.woken_by_slice)
+            .fetch_add(1, std::memory_order_relaxed);
+      // Without slices, a sleep that ended with the doorbell unmoved ended at the deadline (or early, by a
+      // signal): the condition came true and nobody rang. Counted as success, it would pass the test.
+      if (parked && !recheck && bell_now == bell) {
+        watch_end(me);
+        lost_wakeup(describe(), static_cast<double>(now_ns() - start) / 1e9);
+      }
+      break;
+    }
+    bell = bell_now;
     if (ctx.abort_word) {
       uint32_t a = ctx.abort_word->load(std::memory_order_relaxed);
       if (a) {
@@ -352,8 +384,10 @@ template <typename Done, typename Describe>
     }
     g_wait_stats.futex_waits.fetch_add(1, std::memory_order_relaxed);
     if (shared) publish_asleep();
-    if (me) futex_wait(&me->doorbell, bell, slice);
-    else sleep_ns(slice);
+    const uint64_t nap = recheck ? slice : deadline - now;
+    if (me) futex_wait(&me->doorbell, bell, nap);
+    else sleep_ns(nap);
+    parked = true;
     if (shared) publish_cpu();
     if (slice < 4'000'000) slice *= 2;
   }

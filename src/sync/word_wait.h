@@ -52,13 +52,23 @@ void wait_while_equal(const std::atomic<uint32_t>& word_c, uint32_t old, std::at
     if (word.load(std::memory_order_acquire) != old) return;
     if (now_ns() >= yield_end) break;
   }
-  // Phase 3: park on the word in slices, re-checking abort and deadline between slices.
+  // Phase 3: park on the word in slices, re-checking abort and deadline between slices. Under the test hook
+  // TESSERA_TEST_NO_RECHECK, until the deadline (an hour at a time without one) or a wake-up.
   const uint64_t deadline = start + timeout_ns();
+  const bool recheck = !no_recheck();
   uint64_t slice = 100'000;
   traced.phase = trace::kSleep;
   sleepers.fetch_add(1, std::memory_order_seq_cst);
+  bool timed_out = false;  // the last park ended at its timeout, not by a wake-up
   for (;;) {
-    if (word.load(std::memory_order_seq_cst) != old) break;
+    if (word.load(std::memory_order_seq_cst) != old) {
+      // Without slices, a park that timed out ended at the deadline: the word changed and nobody woke us.
+      if (timed_out && !recheck) {
+        sleepers.fetch_sub(1);
+        lost_wakeup(describe(), static_cast<double>(now_ns() - start) / 1e9);
+      }
+      break;
+    }
     if (abort_word) {
       uint32_t a = abort_word->load(std::memory_order_relaxed);
       if (a) {
@@ -71,7 +81,8 @@ void wait_while_equal(const std::atomic<uint32_t>& word_c, uint32_t old, std::at
       sleepers.fetch_sub(1);
       deadline_expired(describe(), static_cast<double>(now - start) / 1e9);
     }
-    futex_wait(&word, old, slice);
+    timed_out = !futex_wait(&word, old,
+                            recheck ? slice : policy.deadline ? deadline - now : uint64_t{3600} * 1'000'000'000);
     if (slice < 50'000'000) slice *= 2;
   }
   sleepers.fetch_sub(1, std::memory_order_relaxed);

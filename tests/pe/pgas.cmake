@@ -17,6 +17,17 @@ foreach(n 2 3)
                    --env TESSERA_TEST_ENGINE_HOLD_NS=5000000 $<TARGET_FILE:pe_pgas_order> --gtest_brief=1)
   set_tests_properties(pe.pgas_order_held.n${n} PROPERTIES LABELS pe TIMEOUT 120)
 endforeach()
+# Waits and signals under the test hook TESSERA_TEST_NO_RECHECK=1: a sleeper parks until its deadline, not
+# for a re-check slice, so a writer that does not ring its doorbell (notify_range) fails the wait at the
+# deadline instead of costing a slice. 2 PEs, and 4 on the 2-core machines, where waiters do sleep.
+foreach(group wait signal)
+  foreach(n 2 4)
+    add_test(NAME pe.pgas_${group}.n${n}_no_recheck
+             COMMAND ${TESSERA_RUN} -n ${n} --timeout 120 --env TESSERA_TIMEOUT=20 --env TESSERA_TEST_NO_RECHECK=1
+                     $<TARGET_FILE:pe_pgas_${group}> --gtest_brief=1)
+    set_tests_properties(pe.pgas_${group}.n${n}_no_recheck PROPERTIES LABELS pe TIMEOUT 120)
+  endforeach()
+endforeach()
 # Both barrier forms of the teams on one host, each at PE counts the default does not give it: the flat
 # one with more PEs than CPUs (bound at 4, unbound at 3), the arrival counter at 2.
 foreach(form flat:3 flat:4 counter:2)

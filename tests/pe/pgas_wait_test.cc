@@ -1,6 +1,7 @@
 #include <unistd.h>
 
 #include "pe_main.h"
+#include "sync/wait.h"
 
 namespace {
 int me() { return shmem_my_pe(); }
@@ -41,6 +42,56 @@ TEST(Wait, SleepingWaiterIsWoken) {
     }
   }
   shmem_barrier_all();
+  shmem_free(flag);
+}
+
+// As above, with how the sleep ended checked: the writer's notify_range rings the sleeper's doorbell, so the
+// wait ends by it and not at a re-check slice's end (sync::WaitStats), which would only cost time. PE 1 writes
+// once PE 0 sleeps watching some bytes (not the barrier, which watches none), plus 50 ms for it to park:
+// first with a put (shmem_int_p), then with a put-with-signal. Nobody else may ring PE 0 meanwhile (a PE
+// arriving at a barrier notifies the others, which would wake PE 0 whatever the put did): the other PEs poll
+// for PE 0's go-ahead before the barrier. Under the test hook TESSERA_TEST_NO_RECHECK=1
+// (pe.pgas_wait.n*_no_recheck) PE 0 has no slice to fall back on, so the wait must also end long before its
+// deadline; a lost wake-up there ends the job with the deadline's message.
+TEST(Wait, SleeperIsWokenByTheDoorbell) {
+  namespace ts = tessera::sync;
+  int* flag = static_cast<int*>(shmem_calloc(1, sizeof(int)));
+  int* done = static_cast<int*>(shmem_calloc(1, sizeof(int)));
+  uint64_t* sig = static_cast<uint64_t*>(shmem_calloc(1, sizeof(uint64_t)));
+  for (int how = 0; how < 2 && npes() > 1; ++how) {
+    shmem_barrier_all();
+    if (me() == 0) {
+      const ts::WaitStats& st = ts::g_wait_stats;
+      const uint64_t parks = st.futex_waits.load(), bell = st.woken_by_bell.load(), slice = st.woken_by_slice.load();
+      const uint64_t start = tessera::now_ns();
+      if (how == 0) shmem_int_wait_until(flag, SHMEM_CMP_EQ, 1);
+      else shmem_signal_wait_until(sig, SHMEM_CMP_EQ, 1);
+      const uint64_t took = tessera::now_ns() - start;
+      EXPECT_EQ(*flag, 1);
+      // A PE descheduled between registering as a sleeper and its first park may find the write before it
+      // parks; then nothing woke it, and only the slice count is checked.
+      EXPECT_EQ(st.woken_by_slice.load() - slice, 0u) << "way " << how << ": the sleep ended at a slice's end";
+      if (st.futex_waits.load() != parks)
+        EXPECT_EQ(st.woken_by_bell.load() - bell, 1u) << "way " << how << ": the doorbell did not end the sleep";
+      if (ts::no_recheck()) EXPECT_LT(took, ts::timeout_ns() / 4) << "way " << how;
+      for (int pe = 1; pe < npes(); ++pe) shmem_int_atomic_set(done, how + 1, pe);
+    } else {
+      if (me() == 1) {
+        const ts::PeWaitWords& pe0 = ts::wait_context().pe_words[0];
+        while (pe0.watch_hi.load() == 0) usleep(1000);
+        usleep(50000);
+        const int one = 1;
+        if (how == 0) shmem_int_p(flag, 1, 0);
+        else shmem_int_put_signal(flag, &one, 1, sig, 1, SHMEM_SIGNAL_SET, 0);
+      }
+      while (shmem_int_atomic_fetch(done, me()) != how + 1) usleep(1000);
+    }
+    shmem_barrier_all();
+    *flag = 0;
+  }
+  shmem_barrier_all();
+  shmem_free(sig);
+  shmem_free(done);
   shmem_free(flag);
 }
 
