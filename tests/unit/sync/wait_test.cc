@@ -54,11 +54,14 @@ TEST(Wait, SleeperIsWokenByTheDoorbell) {
     // A waiter descheduled between registering and its first park may find the flag set before it parks:
     // then it was not woken at all, and only the slice count is checked.
     EXPECT_EQ(after.slice - before.slice, 0u) << "round " << round << ": the sleep ended at a slice's end";
-    if (after.parks != before.parks)
+    if (after.parks != before.parks) {
       EXPECT_EQ(after.bell - before.bell, 1u) << "round " << round << ": the doorbell did not end the sleep";
+    }
     // Under the hook the waiter has no slice to fall back on: it returns because it was woken, long before
     // its deadline (TESSERA_TIMEOUT), which unit.sync.no_recheck sets to 20 s.
-    if (no_recheck()) EXPECT_LT(took, timeout_ns() / 4) << "round " << round;
+    if (no_recheck()) {
+      EXPECT_LT(took, timeout_ns() / 4) << "round " << round;
+    }
   }
 }
 
