@@ -2,6 +2,7 @@
 // hosts): starting a PE's program; how a PE ended, in words and as the launcher's exit status; writing whole
 // buffers; removing a job's shared-memory objects; and cutting a PE's output into lines.
 #pragma once
+#include <cstdint>
 #include <string>
 
 namespace tessera::run {
