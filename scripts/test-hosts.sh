@@ -6,6 +6,9 @@
 #                                     brings them up and sets TESSERA_RSH for tessera-run --hosts h1,h2
 #   scripts/test-hosts.sh status      the hosts that are up and what runs in them; exit 1 when none are up
 #   scripts/test-hosts.sh down        ends everything running in the hosts and removes them
+#   scripts/test-hosts.sh link rate=RATE [delay=DELAY]   slows every host's link both ways (tc tbf, e.g.
+#                                     rate=1gbit; delay= needs the kernel's netem, and is left out with a
+#                                     note when it is missing); rate=off takes the limits away
 #   scripts/test-hosts.sh rsh HOST CMD...   the remote shell that TESSERA_RSH names (tests/hosts/rsh on these
 #                                     hosts): runs CMD inside HOST in the caller's directory and environment
 # Option before the command: --state DIR (default /run/tessera-test-hosts) keeps a second, independent set.
@@ -130,8 +133,15 @@ case "$cmd" in
   down) [ $# -eq 0 ] || usage "down takes no arguments"; down ;;
   status) [ $# -eq 0 ] || usage "status takes no arguments"; status ;;
   rsh) NETNS_HOSTS_DIR=$hostsdir exec "$repo/tests/hosts/rsh" "$@" ;;
+  link)
+    keeper_pid >/dev/null && [ -r "$hostsdir/hosts" ] || die "no test hosts are up (scripts/test-hosts.sh up N)"
+    [ $# -ge 1 ] || usage "link takes rate=RATE [delay=DELAY]"
+    NETNS_HOSTS_DIR=$hostsdir hosts_link "$@"
+    rc=$?
+    [ $rc = 1 ] && exit 1
+    exit 0 ;;
   _keep) keep "$1" ;;
-  -h|--help) echo "usage: scripts/test-hosts.sh [--state DIR] up N | status | down | rsh HOST CMD..."; exit 0 ;;
+  -h|--help) echo "usage: scripts/test-hosts.sh [--state DIR] up N | status | down | link rate=RATE [delay=D] | rsh HOST CMD..."; exit 0 ;;
   '') usage ;;
   *) usage "unknown command '$cmd'" ;;
 esac

@@ -8,6 +8,7 @@
 #   trap hosts_down EXIT INT TERM          # every way out tears the hosts down
 #   hosts_up 3                             # h1 h2 h3 at 10.231.0.1 .2 .3; exports NETNS_HOSTS_DIR
 #   host_exec h2 some-program args         # runs inside h2
+#   hosts_link rate=200mbit [delay=2ms]    # every host's link slowed (tc tbf; delay needs netem)
 #   TESSERA_RSH=tests/hosts/rsh ...        # ssh-like access for a launcher (rsh HOST CMD...)
 #
 # For people rather than tests, scripts/test-hosts.sh (up N, status, down) keeps such hosts up between
@@ -236,6 +237,60 @@ host_exec() {
   shift
   pid=$(_hosts_pid host_exec "$name") || return 125
   nsenter -t "$pid" --net --uts --ipc --mount --wd="$PWD" -- "$@"
+}
+
+# hosts_link rate=RATE [delay=DELAY] | rate=off: slows every host's link to the switch, both ways: a token bucket
+# (tc tbf: RATE as tc writes it, 1gbit, 200mbit) on the host's eth0 and on its port of the switch, and with
+# delay=, a netem delay in front of it. Kernels without the netem module have no delay: hosts_link then says
+# so on stderr and returns 2 with the rate limits in place. Returns 1 if tc
+# refuses the rate. rate=off takes the limits away; they go away with the hosts too.
+hosts_link() {
+  local dir=${NETNS_HOSTS_DIR:-} rate="" delay="" arg name pid sw where status=0
+  for arg in "$@"; do
+    case $arg in
+      rate=*) rate=${arg#rate=} ;;
+      delay=*) delay=${arg#delay=} ;;
+      *) _hosts_err "hosts_link: unknown argument '$arg' (rate=RATE [delay=DELAY])"; return 1 ;;
+    esac
+  done
+  [ -n "$rate" ] || { _hosts_err "hosts_link: rate= is required (e.g. rate=1gbit, or rate=off)"; return 1; }
+  [ -n "$dir" ] && [ -f "$dir/hosts" ] || { _hosts_err "hosts_link: no hosts are up"; return 1; }
+  if [ "$rate" = off ]; then  # back to the plain links
+    sw=$(cat "$dir/switch.pid")
+    while IFS= read -r name; do
+      nsenter -t "$(cat "$dir/$name.pid")" --net tc qdisc del dev eth0 root 2>/dev/null
+      nsenter -t "$sw" --net tc qdisc del dev "veth-$name" root 2>/dev/null
+    done < "$dir/hosts"
+    return 0
+  fi
+  sw=$(cat "$dir/switch.pid")
+  # netem is a module some kernels lack: tried once on the switch's first port, then taken away again.
+  if [ -n "$delay" ]; then
+    if nsenter -t "$sw" --net tc qdisc replace dev veth-h1 root netem delay "$delay" 2>/dev/null; then
+      nsenter -t "$sw" --net tc qdisc del dev veth-h1 root 2>/dev/null
+    else
+      _hosts_err "hosts_link: this kernel has no netem (sch_netem): links limited to $rate without the $delay delay"
+      delay="" status=2
+    fi
+  fi
+  # tbf needs a burst of at least rate/HZ; 256 KiB holds a 10 Gbit/s rate at HZ=1000 and stays a small
+  # share of a second at 100 Mbit/s.
+  local tbf=(tbf rate "$rate" burst 256kb latency 100ms)
+  while IFS= read -r name; do
+    pid=$(cat "$dir/$name.pid")
+    # the host's side (what it sends) and the switch's port to it (what it receives)
+    local ns dev
+    for where in "$pid:eth0" "$sw:veth-$name"; do
+      ns=${where%%:*} dev=${where#*:}
+      if [ -n "$delay" ]; then
+        nsenter -t "$ns" --net tc qdisc replace dev "$dev" root handle 1: netem delay "$delay" &&
+          nsenter -t "$ns" --net tc qdisc replace dev "$dev" parent 1:1 handle 10: "${tbf[@]}"
+      else
+        nsenter -t "$ns" --net tc qdisc replace dev "$dev" root "${tbf[@]}"
+      fi || { _hosts_err "hosts_link: tc refused rate=$rate${delay:+ delay=$delay} on $name's $dev"; return 1; }
+    done
+  done < "$dir/hosts"
+  return $status
 }
 
 # hosts_down [DIR]: kills every process inside the hosts and the switch (holders included), which frees

@@ -15,3 +15,19 @@ target_link_libraries(pe_pingpong_load PRIVATE tessera)
 # A job that hangs on purpose, for the hang report (scripts/hang_report_test.sh).
 add_executable(pe_hang ${CMAKE_CURRENT_SOURCE_DIR}/pe/hang.c)
 target_link_libraries(pe_hang PRIVATE tessera)
+
+# A job that finalizes with non-blocking puts and atomics in flight (finalize completes them): at 2 and 4 PEs,
+# across as_hosts.sh hosts (2 of 2), and 50 times over slowed namespace hosts (tests/hosts/slow_link_test.sh).
+add_executable(pe_finalize_inflight ${CMAKE_CURRENT_SOURCE_DIR}/pe/finalize_inflight.c)
+target_link_libraries(pe_finalize_inflight PRIVATE tessera)
+foreach(n 2 4)
+  add_test(NAME pe.finalize_inflight.n${n}
+           COMMAND ${TESSERA_RUN} -n ${n} --timeout 60 --env TESSERA_TIMEOUT=30 $<TARGET_FILE:pe_finalize_inflight>)
+  set_tests_properties(pe.finalize_inflight.n${n} PROPERTIES LABELS pe TIMEOUT 60
+                       PASS_REGULAR_EXPRESSION "finalize_inflight: ok")
+endforeach()
+add_test(NAME pe.finalize_inflight.hosts2x2
+         COMMAND ${TESSERA_RUN} -n 4 --timeout 60 --env TESSERA_TIMEOUT=30 --env TEST_PES_PER_HOST=2
+                 ${CMAKE_CURRENT_SOURCE_DIR}/pe/as_hosts.sh $<TARGET_FILE:pe_finalize_inflight>)
+set_tests_properties(pe.finalize_inflight.hosts2x2 PROPERTIES LABELS "pe;hosts" TIMEOUT 60
+                     PASS_REGULAR_EXPRESSION "finalize_inflight: ok")
