@@ -6,7 +6,10 @@
 #      the time 80 MiB need at that rate (a lower bound: only a link that is not limited can fail it);
 #  (b) pe_pgas_order, pe_pgas_rma, pe_pgas_signal and the collectives across hosts pass on 2 hosts of 1 and
 #      of 2 PEs over the slow link;
-#  (c) 50 jobs that end with non-blocking puts and atomics in flight to the other host finalize and exit 0.
+#  (c) 50 jobs that end with non-blocking puts and atomics in flight to the other host finalize and exit 0;
+#  (d) a PE on h2 killed in the middle of a 64 MiB allreduce, and in the middle of 16 MiB puts to it, across the
+#      slow link: the launcher exits 137 within 5 s with one line naming the PE and host, and no process or
+#      /dev/shm object of the job is left on either host.
 # Usage: slow_link_test.sh [BUILD_DIR]. Skips (77) unless run as root.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -67,6 +70,48 @@ for i in $(seq 1 50); do
   [ "$ms" -gt "$slowest" ] && slowest=$ms
 done
 check "50 jobs finalize with puts and atomics in flight to the other host ($bad failed, slowest ${slowest} ms)" "[ $bad -eq 0 ]"
+
+# (d) kill_mid NAME HOSTS PE ARGS...: starts tessera-run --hosts HOSTS ARGS, kills PE (which runs on h2) once
+# the job has run 4 s (its transfers take seconds at this rate), and checks how the job ends and what it leaves.
+kill_mid() {
+  local name=$1 layout=$2 victim=$3; shift 3
+  "$bin/tessera-run" --hosts "$layout" --timeout 120 --env TESSERA_TIMEOUT=60 "$@" \
+    > "$work/$name.out" 2> "$work/$name.err" &
+  local lpid=$! pe2="" p
+  sleep 4
+  for p in $(host_pids h2); do
+    [ "$(tr '\0' '\n' < "/proc/$p/environ" 2>/dev/null | sed -n 's/^TESSERA_RANK=//p')" = "$victim" ] && pe2=$p && break
+  done
+  if [ -z "$pe2" ]; then
+    check "$name: PE $victim found on h2" false; kill -KILL "$lpid" 2>/dev/null; wait "$lpid"; return
+  fi
+  local t0; t0=$(date +%s%N)
+  kill -KILL "$pe2"
+  local end=$(( t0 + 10000000000 ))
+  while kill -0 "$lpid" 2>/dev/null && [ "$(date +%s%N)" -lt "$end" ]; do sleep 0.02; done
+  kill -0 "$lpid" 2>/dev/null && kill -KILL "$lpid"
+  wait "$lpid"; rc=$?
+  ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+  check "$name: PE $victim killed mid-transfer ends the job with 137 within 5 s (rc=$rc, ${ms} ms)" \
+        "[ $rc -eq 137 ] && [ $ms -lt 5000 ]"
+  check "$name: the launcher names it: PE $victim on host h2 killed by signal 9" \
+        "grep -q '^tessera-run: PE $victim on host h2 killed by signal 9 (SIGKILL); ending the job' '$work/$name.err'"
+  local left="" h q
+  for _ in $(seq 1 100); do
+    left=""
+    for h in h1 h2; do
+      for q in $(host_pids $h); do
+        case $(cat "/proc/$q/comm" 2>/dev/null) in tessera-perf|tessera-run) left="$left $h:$q" ;; esac
+      done
+      left="$left$(host_exec $h sh -c 'ls /dev/shm' | sed -n "s|^tessera-| $h:/dev/shm/tessera-|p" | tr -d '\n')"
+    done
+    [ -z "$left" ] && break
+    sleep 0.05
+  done
+  check "$name: nothing of the job left on h1 or h2 within 5 s${left:+ (left:$left)}" "[ -z '$left' ]"
+}
+kill_mid allreduce h1:2,h2:2 2 "$bin/tessera-perf" allreduce -b 64M -e 64M -n 50 -w 0
+kill_mid puts h1,h2 1 "$bin/tessera-perf" rma -b 16M -e 16M -p 50   # PE 0 puts to PE 1
 
 echo "slow_link_test: $passes passed, $fails failed"
 [ "$fails" -eq 0 ]
