@@ -4,6 +4,7 @@
 // Under pe/as_hosts.sh the rows of other hosts come by get; the test checks how many were fetched.
 #include <tessera/gnn.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
