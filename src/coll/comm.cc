@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <mutex>
 #include <tuple>
@@ -26,6 +27,28 @@ const config::Var<uint64_t> kBuffSize{
     "TESSERA_BUFFSIZE", uint64_t{8} << 20,
     "Bytes of collective staging memory per PE and communicator (split into 4 pipelined slots); larger "
     "slots mean fewer steps for large messages"};
+const config::Var<std::string> kTestStallRead{
+    "TESSERA_TEST_STALL_READ", "",
+    "Test hook for buffer reuse: PE:MICROS makes world PE PE sleep MICROS (1..100000) before each read of "
+    "another member's staging slot or LL buffer in every communicator it belongs to, so that the members that "
+    "write the next steps run ahead into the slots' reuse window; empty: off"};
+
+// The PE and sleep of TESSERA_TEST_STALL_READ, read once; a malformed value ends the job naming it.
+std::pair<int, uint32_t> stall_read() {
+  static const std::pair<int, uint32_t> v = [] {
+    const std::string& s = kTestStallRead.get();
+    if (s.empty()) return std::pair<int, uint32_t>{-1, 0};
+    int pe = -1;
+    unsigned us = 0;
+    char tail = 0;
+    if (std::sscanf(s.c_str(), "%d:%u%c", &pe, &us, &tail) != 2 || pe < 0 || us < 1 || us > 100000)
+      config::fatal_config(invalid_arg("TESSERA_TEST_STALL_READ={}: must be PE:MICROS, a PE number and 1..100000 "
+                                       "microseconds", s));
+    return std::pair<int, uint32_t>{pe, us};
+  }();
+  return v;
+}
+
 const config::Var<uint64_t> kP2pSize{"TESSERA_P2P_BUFFSIZE", uint64_t{256} << 10,
                                      "Bytes of send/recv staging per PE, peer and communicator"};
 
@@ -162,6 +185,7 @@ Result<Communicator*> build(std::vector<int> world, int rank, uint64_t uid, Sync
     c->cma = c->cma && c->ctrl[m]->peer.cma_ok.load(std::memory_order_relaxed) == 1;
   }
   c->oversubscribed = sync::oversubscribed();  // this machine's PEs outnumber its CPUs (sync/wait.h)
+  if (const auto [pe, us] = stall_read(); pe == c->world[static_cast<size_t>(c->rank)]) c->stall_read_us = us;
   // Waiting order and policy per member (comm.h: wait_order, spin_for), from the CPUs the PEs published at
   // start-up (sync::pe_cpu).
   const int my_cpu = sync::pe_cpu(c->world[rank]);

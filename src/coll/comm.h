@@ -158,6 +158,10 @@ struct Communicator {
   uint64_t ll_synced = 0;            // every member is known to have started this call (LL buffer reuse)
   ModelParams model;
   bool oversubscribed = false;       // more members than CPUs: waiters yield instead of spinning
+  // Test hook TESSERA_TEST_STALL_READ (comm.cc): this member sleeps this long before it returns another
+  // member's staging slot from Exec::in or its LL buffer from ll_in, holding the slot in use while the others
+  // run ahead (0: never, the default; every member but the one named).
+  uint32_t stall_read_us = 0;
   // Oversubscribed jobs whose members are bound to one CPU each (tessera-run's layout): wait_order lists
   // the other members, those bound to my CPU first; spin_for[m] is 1 when m is bound to another CPU. A wait
   // for a member on my CPU yields at once (it needs my CPU to make progress); a wait for one on another CPU

@@ -132,6 +132,7 @@ inline const char* Exec::ll_in(int m, size_t bytes) {
   if (static_cast<uint32_t>(w) != ll_tag_) [[unlikely]] ll_mismatch(m, w);
   c_.checked[static_cast<size_t>(m) / 64] |= uint64_t{1} << (m % 64);
   if (++ll_read_ == c_.size - 1) [[unlikely]] ll_all_read();
+  if (c_.stall_read_us) [[unlikely]] test_stall(c_.stall_read_us);  // TESSERA_TEST_STALL_READ
   return b.payload(bytes);
 }
 

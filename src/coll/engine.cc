@@ -1,5 +1,7 @@
 #include "coll/engine.h"
 
+#include <unistd.h>
+
 #include <stdexcept>
 
 #include "base/cpu.h"
@@ -165,9 +167,12 @@ const char* Exec::in(int m, uint64_t t) {
           return flight_recorder(c_, fmt::format("rank {} (PE {}) to publish step {} of call #{} ({})", m,
                                                  c_.world[m], t, seq_, call_text(desc_)));
         });
+    if (c_.stall_read_us) [[unlikely]] test_stall(c_.stall_read_us);  // TESSERA_TEST_STALL_READ
   }
   return c_.slot(m, tg);
 }
+
+void test_stall(uint32_t us) { ::usleep(us); }
 
 void Exec::advance(uint64_t k) {
   step(k);

@@ -28,6 +28,9 @@
 
 namespace tessera::coll {
 
+// Sleeps `us` microseconds: the test hook TESSERA_TEST_STALL_READ (Communicator::stall_read_us), out of line.
+[[gnu::noinline, gnu::cold]] void test_stall(uint32_t us);
+
 class Exec {
  public:
   // Opens call number comm.seq + 1. A stepped call records itself (flight recorder, hot line) at once,

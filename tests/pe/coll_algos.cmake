@@ -31,6 +31,17 @@ foreach(n 2 3)
                    --gtest_filter=-ZeroCopy.*)
   set_tests_properties(pe.coll_algos_stream_stores.n${n} PROPERTIES LABELS pe TIMEOUT 300)
 endforeach()
+# Buffer reuse with a forced window (TESSERA_TEST_STALL_READ): PE 0 sleeps 20 us before each read of another
+# member's staging slot or LL buffer, so the others run ahead to the staging slots' credits (Exec::wait_free)
+# and the LL buffers' reuse check (ll_sync_reuse) every time, not only when a PE happens to lag. Path-choosing
+# tests (ZeroCopy, Cma, SingleCopy) stay out: the stall changes which path the members agree on.
+foreach(t coll_algos coll_ll)
+  add_test(NAME pe.${t}_stalled.n3
+           COMMAND ${TESSERA_RUN} -n 3 --timeout 300 --env TESSERA_TIMEOUT=60 --env TESSERA_BUFFSIZE=64K
+                   --env TESSERA_P2P_BUFFSIZE=8K --env TESSERA_TEST_STALL_READ=0:20 $<TARGET_FILE:pe_${t}>
+                   --gtest_brief=1 --gtest_filter=-ZeroCopy.*:Cma.*:SingleCopy.*)
+  set_tests_properties(pe.${t}_stalled.n3 PROPERTIES LABELS pe TIMEOUT 300)
+endforeach()
 # Comm streams, events and gradient bucketing through the public C++ API.
 tessera_pe_test(coll_stream NPES 1 2 3 4 TIMEOUT 120 ENV TESSERA_TIMEOUT=60)
 # The data-parallel example checks itself (identical parameters on every PE after each step).
