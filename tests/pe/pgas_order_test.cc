@@ -183,7 +183,9 @@ TEST(Order, BarrierAllCompletesAtomicsWithoutQuiet) {
     for (int k = 0; k < 3; ++k) shmem_long_atomic_inc(counter, 0);
     shmem_long_atomic_add(counter, 2, 0);
     shmem_barrier_all();
-    if (me() == 0) ASSERT_EQ(*counter, round * 5 * npes()) << "round " << round;
+    if (me() == 0) {
+      ASSERT_EQ(*counter, round * 5 * npes()) << "round " << round;
+    }
     shmem_barrier_all();
   }
   shmem_free(counter);
