@@ -71,9 +71,12 @@ TEST(Wait, SleeperIsWokenByTheDoorbell) {
       // A PE descheduled between registering as a sleeper and its first park may find the write before it
       // parks; then nothing woke it, and only the slice count is checked.
       EXPECT_EQ(st.woken_by_slice.load() - slice, 0u) << "way " << how << ": the sleep ended at a slice's end";
-      if (st.futex_waits.load() != parks)
+      if (st.futex_waits.load() != parks) {
         EXPECT_EQ(st.woken_by_bell.load() - bell, 1u) << "way " << how << ": the doorbell did not end the sleep";
-      if (ts::no_recheck()) EXPECT_LT(took, ts::timeout_ns() / 4) << "way " << how;
+      }
+      if (ts::no_recheck()) {
+        EXPECT_LT(took, ts::timeout_ns() / 4) << "way " << how;
+      }
       for (int pe = 1; pe < npes(); ++pe) shmem_int_atomic_set(done, how + 1, pe);
     } else {
       if (me() == 1) {
