@@ -293,6 +293,37 @@ hosts_link() {
   return $status
 }
 
+# host_members NAME: the processes inside host NAME but the host's own (its holder and the unshare process
+# above it), one pid per line: what jobs started there.
+host_members() {
+  local dir=${NETNS_HOSTS_DIR:-}
+  host_pids "$1" | grep -vxF -e "$(cat "$dir/$1.pid")" -e "$(cat "$dir/$1.unshare")"
+}
+
+# hosts_leftovers: what jobs left on the hosts that are still alive, one line each: processes
+# ("h2: 1234 pe_barrier_loop") and Tessera's /dev/shm objects ("h2: /dev/shm/tessera-..."); nothing when clean.
+hosts_leftovers() {
+  local dir=${NETNS_HOSTS_DIR:-} h p
+  [ -n "$dir" ] && [ -f "$dir/hosts" ] || return 0
+  while IFS= read -r h; do
+    _hosts_alive "$(cat "$dir/$h.pid")" || continue
+    for p in $(host_members "$h"); do echo "$h: $p $(cat "/proc/$p/comm" 2>/dev/null)"; done
+    host_exec "$h" sh -c 'ls /dev/shm' | sed -n "s|^tessera-|$h: /dev/shm/tessera-|p"
+  done < "$dir/hosts"
+}
+
+# hosts_clean_within LIMIT_S: true once hosts_leftovers finds nothing, polling for up to LIMIT_S seconds; sets
+# `left` to what it found last.
+hosts_clean_within() {
+  local end=$(( $(date +%s%N) + $1 * 1000000000 ))
+  while :; do
+    left=$(hosts_leftovers)
+    [ -z "$left" ] && return 0
+    [ "$(date +%s%N)" -ge "$end" ] && return 1
+    sleep 0.05
+  done
+}
+
 # hosts_down [DIR]: kills every process inside the hosts and the switch (holders included), which frees
 # their namespaces and the links in them, then removes the state directory. Without DIR, acts on the hosts
 # this shell brought up, and does nothing if there are none; DIR names another shell's hosts (manual

@@ -58,32 +58,6 @@ finish() {
 # job LIMIT_S NAME ARGS...: launch and finish.
 job() { local limit=$1; shift; launch "$@"; finish "$limit"; }
 
-up_hosts() { cat "$NETNS_HOSTS_DIR/hosts"; }
-# Processes inside host H (its namespaces), but its holder and the unshare process above it.
-members() {
-  local h=$1
-  _hosts_members "$(tr '\n' ' ' < "$NETNS_HOSTS_DIR/$h.ns")" |
-    grep -vxF -e "$(cat "$NETNS_HOSTS_DIR/$h.pid")" -e "$(cat "$NETNS_HOSTS_DIR/$h.unshare")"
-}
-# What a job left on the live hosts: processes ("h2: 1234 pe_barrier_loop") and /dev/shm objects.
-leftovers() {
-  local h p
-  for h in $(up_hosts); do
-    _hosts_alive "$(cat "$NETNS_HOSTS_DIR/$h.pid")" || continue
-    for p in $(members "$h"); do echo "$h: $p $(cat "/proc/$p/comm" 2>/dev/null)"; done
-    host_exec "$h" sh -c 'ls /dev/shm' | sed -n "s|^tessera-|$h: /dev/shm/tessera-|p"
-  done
-}
-# clean_within LIMIT_S: true once nothing is left, polling for up to LIMIT_S; sets left to what stayed.
-clean_within() {
-  local end=$(( $(date +%s%N) + $1 * 1000000000 ))
-  while :; do
-    left=$(leftovers)
-    [ -z "$left" ] && return 0
-    [ "$(date +%s%N)" -ge "$end" ] && return 1
-    sleep 0.05
-  done
-}
 launcher_lines() { grep -c '^tessera-run:' "$work/$1.err"; }
 # only_line NAME LINE: the launcher's own lines in job NAME's stderr are exactly LINE; only_line_from: one
 # line, which starts with LINE.
@@ -135,7 +109,7 @@ check "one line names it: PE 3 on host h2 exited with status 3" \
 job 30 leftover --hosts h1,h2 sh -c 'sleep 60 & echo started'
 check "PEs that leave a process holding their output: status 0 within 4 s (rc=$rc, ${ms} ms)" \
       "[ $rc -eq 0 ] && [ $ms -lt 4000 ] && [ \$(grep -cx started '$work/leftover.out') -eq 2 ]"
-check "... and what they left is killed with the job" "clean_within 1 || { echo \"\$left\"; false; }"
+check "... and what they left is killed with the job" "hosts_clean_within 1 || { echo \"\$left\"; false; }"
 
 job 30 noexec --hosts h1,h2 /nonexistent/program
 check "a program that does not exist: status 127 (rc=$rc)" "[ $rc -eq 127 ]"
@@ -161,7 +135,7 @@ for p in pe_pgas_amo pe_pgas_signal pe_shmem_coll pe_coll_hosts pe_moe pe_gnn pe
   check "$p on h1:2,h2:2 passes (rc=$rc, ${ms} ms)" "[ $rc -eq 0 ]"
   [ "$rc" -eq 0 ] || tail -n 30 "$work/$p.out" "$work/$p.err" | sed 's/^/     | /'
 done
-check "nothing is left after the passing jobs" "clean_within 2 || { echo \"\$left\"; false; }"
+check "nothing is left after the passing jobs" "hosts_clean_within 2 || { echo \"\$left\"; false; }"
 
 # (c) Failures mid-run. pe_barrier_loop's PE 2 writes its pid to the file it is given; with "fork", it first
 # starts a child that sleeps, holding PE 2's output pipes, its pid in FILE.child.
@@ -182,7 +156,7 @@ if wait_for "$pidf"; then
   printf '%s\n' "$secret" > "$work/secret"   # grep reads it from the file: on its own command line it would match
   check "no command line on the machine holds the secret" \
         "! cat /proc/[0-9]*/cmdline 2>/dev/null | grep -qaFf '$work/secret'"
-  agents=$(for p in $(members h2); do tr '\0' ' ' < "/proc/$p/cmdline"; echo; done | grep -cxF "$run --agent ")
+  agents=$(for p in $(host_members h2); do tr '\0' ' ' < "/proc/$p/cmdline"; echo; done | grep -cxF "$run --agent ")
   check "h2 runs one agent, started as '$run --agent'" "[ $agents -eq 1 ]"
   # What a PE that died during start-up would leave: objects named by the job's id, which the agents remove;
   # and another job's object, which they must not.
@@ -200,7 +174,7 @@ if wait_for "$pidf"; then
   check "h2's agent left another job's /dev/shm object alone" \
         "host_exec h2 rm /dev/shm/tessera-0123456789abcdef-other-job"
   check "... and no process or /dev/shm object is left on any host (the job's planted ones removed)" \
-        "clean_within 1 || { echo \"\$left\"; false; }"
+        "hosts_clean_within 1 || { echo \"\$left\"; false; }"
 else
   check "pe_barrier_loop started (PE 2 wrote its pid)" false
   finish 1
@@ -209,14 +183,14 @@ fi
 rm -f "$pidf"
 launch kill_agent --hosts h1:2,h2:2 "${job_env[@]}" "$bin/pe_barrier_loop" "$pidf"
 if wait_for "$pidf"; then
-  agent=$(for p in $(members h2); do [ "$(tr '\0' ' ' < "/proc/$p/cmdline")" = "$run --agent " ] && echo "$p"; done)
+  agent=$(for p in $(host_members h2); do [ "$(tr '\0' ' ' < "/proc/$p/cmdline")" = "$run --agent " ] && echo "$p"; done)
   t_kill=$(date +%s%N)
   kill -KILL "$agent"
   finish 10 "$t_kill"
   check "kill -9 of h2's agent: the launcher exits 1 within 5 s (rc=$rc, ${ms} ms)" "[ $rc -eq 1 ] && [ $ms -lt 5000 ]"
   want="tessera-run: host h2 (PEs 2-3) disappeared: its agent's connection closed; ending the job"
   check "one line: ${want#tessera-run: }" 'only_line kill_agent "$want"'
-  check "... and nothing is left on any host" "clean_within 1 || { echo \"\$left\"; false; }"
+  check "... and nothing is left on any host" "hosts_clean_within 1 || { echo \"\$left\"; false; }"
 else
   check "pe_barrier_loop started (PE 2 wrote its pid)" false
   finish 1
@@ -231,7 +205,7 @@ if wait_for "$pidf"; then
   check "SIGTERM to the launcher: it exits 143 within 5 s (rc=$rc, ${ms} ms)" "[ $rc -eq 143 ] && [ $ms -lt 5000 ]"
   check "one line: received SIGTERM; ending the job" \
         "only_line sigterm 'tessera-run: received SIGTERM; ending the job'"
-  check "... and nothing is left on any host" "clean_within 1 || { echo \"\$left\"; false; }"
+  check "... and nothing is left on any host" "hosts_clean_within 1 || { echo \"\$left\"; false; }"
 else
   check "pe_barrier_loop started (PE 2 wrote its pid)" false
   finish 1
@@ -243,7 +217,7 @@ if wait_for "$pidf"; then
   t_kill=$(date +%s%N)
   kill -KILL "$lpid"
   wait "$lpid" 2>/dev/null
-  clean_within 5
+  hosts_clean_within 5
   ok=$?
   ms=$(( ($(date +%s%N) - t_kill) / 1000000 ))
   check "kill -9 of the launcher: no PE, agent or /dev/shm object left on any host within 5 s (${ms} ms)" \
@@ -257,14 +231,14 @@ job 30 timeout --hosts h1,h2 --timeout 1 sh -c 'sleep 30'
 check "--timeout 1: the launcher exits 124 within 3 s (rc=$rc, ${ms} ms)" "[ $rc -eq 124 ] && [ $ms -lt 3000 ]"
 check "one line: job timed out after 1 s (--timeout); ending the job" \
       "only_line timeout 'tessera-run: job timed out after 1 s (--timeout); ending the job'"
-check "... and nothing is left on any host (the PEs' sleep included)" "clean_within 1 || { echo \"\$left\"; false; }"
+check "... and nothing is left on any host (the PEs' sleep included)" "hosts_clean_within 1 || { echo \"\$left\"; false; }"
 
 job 30 unreachable --hosts h1,h9 "${job_env[@]}" sh -c 'sleep 30'
 check "a host rsh cannot reach: the launcher exits 1 within 5 s (rc=$rc, ${ms} ms)" "[ $rc -eq 1 ] && [ $ms -lt 5000 ]"
 check "one line: host h9 (PE 1): its agent did not start" \
       "only_line_from unreachable 'tessera-run: host h9 (PE 1): its agent did not start'"
 check "... after the remote shell's own message" "grep -q 'no host h9' '$work/unreachable.err'"
-check "... and nothing is left on any host" "clean_within 1 || { echo \"\$left\"; false; }"
+check "... and nothing is left on any host" "hosts_clean_within 1 || { echo \"\$left\"; false; }"
 
 # (d) Mistakes on the command line: status 2 and a message naming the problem.
 usage() {  # usage DESCRIPTION EXPECTED-TEXT ARGS...
@@ -301,7 +275,7 @@ usage "--agent with arguments" "--agent takes no other arguments" --agent x
 rm -f "$pidf"
 launch kill_host --hosts h1:1,h2:2,h3:1 "${job_env[@]}" "$bin/pe_barrier_loop" "$pidf"
 if wait_for "$pidf"; then
-  victims=$( (members h2; cat "$NETNS_HOSTS_DIR/h2.pid") | tr '\n' ' ')
+  victims=$( (host_members h2; cat "$NETNS_HOSTS_DIR/h2.pid") | tr '\n' ' ')
   t_kill=$(date +%s%N)
   # shellcheck disable=SC2086
   kill -KILL $victims
@@ -309,7 +283,7 @@ if wait_for "$pidf"; then
   check "host h2 killed: the launcher exits 1 within 5 s (rc=$rc, ${ms} ms)" "[ $rc -eq 1 ] && [ $ms -lt 5000 ]"
   want="tessera-run: host h2 (PEs 1-2) disappeared: its agent's connection closed; ending the job"
   check "one line: ${want#tessera-run: }" 'only_line kill_host "$want"'
-  check "... and nothing is left on h1 and h3" "clean_within 1 || { echo \"\$left\"; false; }"
+  check "... and nothing is left on h1 and h3" "hosts_clean_within 1 || { echo \"\$left\"; false; }"
 else
   check "pe_barrier_loop started (PE 2 wrote its pid)" false
   finish 1

@@ -96,19 +96,8 @@ kill_mid() {
         "[ $rc -eq 137 ] && [ $ms -lt 5000 ]"
   check "$name: the launcher names it: PE $victim on host h2 killed by signal 9" \
         "grep -q '^tessera-run: PE $victim on host h2 killed by signal 9 (SIGKILL); ending the job' '$work/$name.err'"
-  local left="" h q
-  for _ in $(seq 1 100); do
-    left=""
-    for h in h1 h2; do
-      for q in $(host_pids $h); do
-        case $(cat "/proc/$q/comm" 2>/dev/null) in tessera-perf|tessera-run) left="$left $h:$q" ;; esac
-      done
-      left="$left$(host_exec $h sh -c 'ls /dev/shm' | sed -n "s|^tessera-| $h:/dev/shm/tessera-|p" | tr -d '\n')"
-    done
-    [ -z "$left" ] && break
-    sleep 0.05
-  done
-  check "$name: nothing of the job left on h1 or h2 within 5 s${left:+ (left:$left)}" "[ -z '$left' ]"
+  hosts_clean_within 5
+  check "$name: nothing of the job left on h1 or h2 within 5 s${left:+ (left: $left)}" "[ -z \"\$left\" ]"
 }
 kill_mid allreduce h1:2,h2:2 2 "$bin/tessera-perf" allreduce -b 64M -e 64M -n 50 -w 0
 kill_mid puts h1,h2 1 "$bin/tessera-perf" rma -b 16M -e 16M -p 50   # PE 0 puts to PE 1
