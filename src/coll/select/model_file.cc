@@ -23,6 +23,9 @@ constexpr Key kKeys[] = {{"alpha", &ModelParams::alpha},
                          {"cma_beta_mem", &ModelParams::cma_beta_mem},
                          {"cache_bytes", &ModelParams::cache_bytes}};
 constexpr size_t kNumKeys = sizeof kKeys / sizeof kKeys[0];
+// Positions in kKeys: the first kRequired are required; from kCmaBeta on, the cache must carry them.
+constexpr size_t kRequired = 3, kCmaBeta = 4, kCmaBetaMem = 5, kCacheBytes = 6;
+static_assert(kCacheBytes + 1 == kNumKeys);
 // Bounds that keep every price the model computes finite (a step, or a byte, of at most a second; a cache
 // of at most 10^18 bytes, the default "no limit"), so that no algorithm costs infinity or NaN.
 constexpr double kMaxSeconds = 1.0;
@@ -63,19 +66,19 @@ Status parse_model(std::string_view text, std::string_view where, bool need_cma,
     char* end = nullptr;
     errno = 0;
     const double v = val.empty() ? 0 : std::strtod(val.c_str(), &end);
-    const double limit = k == 6 ? kMaxCacheBytes : kMaxSeconds;
+    const double limit = k == kCacheBytes ? kMaxCacheBytes : kMaxSeconds;
     if (val.empty() || end != val.c_str() + val.size() || errno == ERANGE || !(v > 0) || !(v <= limit))
       return invalid_arg("{}: {}={:?}: the value must be a number above 0 and at most {:g}", where, key, val, limit);
     out.*kKeys[k].field = v;
   }
-  for (size_t k = 0; k < 3; ++k)
+  for (size_t k = 0; k < kRequired; ++k)
     if (!seen[k]) return invalid_arg("{}: {} is missing (alpha, beta and gamma are required)", where, kKeys[k].name);
   if (need_cma)
-    for (size_t k = 4; k < kNumKeys; ++k)
+    for (size_t k = kCmaBeta; k < kNumKeys; ++k)
       if (!seen[k]) return invalid_arg("{}: {} is missing (a cache written before it was measured)", where, kKeys[k].name);
-  if (!seen[4]) out.cma_beta = std::min(3 * out.beta, kMaxSeconds);  // within the bounds a file may give
-  if (!seen[5]) out.cma_beta_mem = out.cma_beta;
-  if (!seen[6]) out.cache_bytes = ModelParams{}.cache_bytes;
+  if (!seen[kCmaBeta]) out.cma_beta = std::min(3 * out.beta, kMaxSeconds);  // within the bounds a file may give
+  if (!seen[kCmaBetaMem]) out.cma_beta_mem = out.cma_beta;
+  if (!seen[kCacheBytes]) out.cache_bytes = ModelParams{}.cache_bytes;
   *m = out;
   return Status::ok();
 }
