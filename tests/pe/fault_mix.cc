@@ -58,15 +58,14 @@ constexpr size_t kMaxCount = size_t{1} << 18;
   std::abort();
 }
 
-void expect_all(const char* what, const float* v, size_t n, float want) {
-  for (size_t i = 0; i < n; ++i)
-    if (v[i] != want) wrong(what, i, v[i], want);
-}
-
 template <typename Want>
 void expect_each(const char* what, const float* v, size_t n, Want want) {
   for (size_t i = 0; i < n; ++i)
     if (v[i] != want(i)) wrong(what, i, v[i], want(i));
+}
+
+void expect_all(const char* what, const float* v, size_t n, float want) {
+  expect_each(what, v, n, [want](size_t) { return want; });
 }
 
 // Byte i of what PE `from` sends.
