@@ -1,16 +1,19 @@
-// Algorithms are data: one record per (collective, algorithm), listed in one table (algos/registry.cc).
-// Selection (select/select.h) filters by supports(), takes the lowest cost(), then applies TESSERA_ALGO.
+// Algorithms are data: one record per (collective, algorithm), listed in one table (algos/registry.cc and,
+// for communicators that span hosts, hier/rows.cc). Selection (select/select.h) filters by the row's scope
+// and supports(), takes the lowest cost(), then applies TESSERA_ALGO.
 #pragma once
 #include <cstddef>
 #include <cstdint>
 #include <span>
 
+#include "base/status.h"
 #include "coll/select/model.h"
 #include "coll/types.h"
 
 namespace tessera::coll {
 
 class Exec;
+struct Communicator;
 
 // What a call asks for. Element counts are per rank as in NCCL: allreduce/broadcast/reduce: count elements
 // in and out; reduce_scatter: count out, n*count in; allgather/gather: count in, n*count out; alltoall:
@@ -32,6 +35,16 @@ struct Args {
   bool symmetric = false;
 };
 
+// A communicator whose members span hosts (coll/hier.h): its layout and link, rank 0's, so the same on
+// every member.
+struct NetShape {
+  int hosts = 2;
+  int ppn = 1;              // members per host (the largest host's count when they differ)
+  bool equal = true;        // every host has ppn members
+  double contention = 1;    // PEs of the job per CPU of this machine, when above 1 (hier/rows.cc)
+  LinkParams link;
+};
+
 // What selection sees (identical on every member).
 struct Shape {
   Kind kind = Kind::kAllreduce;
@@ -44,6 +57,9 @@ struct Shape {
   bool cma = false;       // every member can read every member's memory (coll/cma.h)
   bool bound = false;     // every member is bound to one CPU: oversubscribed LL calls wait in order (comm.h)
   bool symmetric = false; // Args::symmetric
+  // Set when the members span hosts: only rows with `compose` apply, and the rest of the shape (slot,
+  // oversubscription, the model priced with) is the host-local communicator's.
+  const NetShape* net = nullptr;
 };
 
 // Rows are written with designated initializers (algos/registry.cc), so the fields keep this order.
@@ -63,8 +79,16 @@ struct Algorithm {
   bool in_place = false;
   bool (*supports)(const Shape&);
   double (*cost)(const Shape&, const ModelParams&);
-  uint64_t (*run)(Exec&, const Args&);  // returns the number of steps used (same on every member)
+  // Rows of one host's shared-memory engine: run under an Exec, returning the number of steps used (the
+  // same on every member).
+  uint64_t (*run)(Exec&, const Args&) = nullptr;
+  // Rows of a communicator that spans hosts (hier/rows.cc): compose collectives of its host-local
+  // communicator and patterns between hosts. A row has `run` or `compose`, never both.
+  Status (*compose)(Communicator&, const Args&) = nullptr;
 };
+
+// Whether row `a` applies to shape `s`: its scope (one host or several) and supports().
+inline bool fits(const Algorithm& a, const Shape& s) { return (a.compose != nullptr) == (s.net != nullptr) && a.supports(s); }
 
 std::span<const Algorithm> algorithms();
 const Algorithm* find_algorithm(Kind k, uint8_t id);

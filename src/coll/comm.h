@@ -141,12 +141,16 @@ struct StageStores {
 int stage_stores_setting();
 
 struct Hier;
+struct NetShape;
 
 struct Communicator {
   int rank = 0, size = 1;
-  // Members on more than one host (coll/hier.h): collectives run in two levels, over `hier`'s local
-  // communicator and messages between hosts; the shared-memory fields below are then unused.
+  // Members on more than one host (coll/hier.h): collectives are the rows across hosts, composed of `hier`'s
+  // local communicator and messages between hosts; the shared-memory fields below are then unused but for
+  // slot_bytes, oversubscribed and model, which are the agreed ones of the local communicators. `net` is
+  // what selection sees of the hosts (Shape::net).
   Hier* hier = nullptr;
+  const NetShape* net = nullptr;
   std::vector<int> world;            // world PE of each rank
   std::vector<Ctrl*> ctrl;           // every member's control block (local mappings)
   std::vector<char*> staging;        // every member's staging area

@@ -5,7 +5,6 @@
 #include "base/log.h"
 #include "base/trace.h"
 #include "coll/engine.h"
-#include "coll/hier.h"
 #include "coll/select/select.h"
 #include "sync/where.h"
 
@@ -122,7 +121,7 @@ inline bool args_plainly_ok(const Communicator& c, Kind kind, const Args& a) {
 
 Shape make_shape(const Communicator& c, Kind kind, size_t bytes) {
   return Shape{.kind = kind, .n = c.size, .bytes = bytes, .slot_bytes = c.slot_bytes,
-               .oversubscribed = c.oversubscribed, .cma = c.cma, .bound = c.all_bound};
+               .oversubscribed = c.oversubscribed, .cma = c.cma, .bound = c.all_bound, .net = c.net};
 }
 
 namespace {
@@ -135,7 +134,7 @@ namespace {
   s.symmetric = a.symmetric;
   if (force && deterministic_mode() && !force->canonical) force = nullptr;  // order beats the request
   if (force) {
-    if (force->kind != kind || !force->supports(s))
+    if (force->kind != kind || !fits(*force, s))
       return make_status(Code::kUnsupported, "{}: algorithm {} does not support {} bytes on {} ranks", kind_name(kind),
                          force->name, s.bytes, c.size);
     return force;
@@ -158,6 +157,15 @@ namespace {
   for (int m = 1; m < c.size; ++m) strided = strided && c.world[m] - c.world[m - 1] == stride;
   return c.where_stride = strided ? stride : 0;
 }
+
+// A row across hosts: it runs the collectives of the host-local communicator and messages between hosts
+// (coll/hier.h), each of which checks and records itself.
+[[gnu::noinline]] Status compose(Communicator& c, const Algorithm& algo, Kind kind, const Args& a, size_t bytes) {
+  const uint64_t traced = trace::g_on ? trace::coll_begin() : 0;
+  Status st = algo.compose(c, a);
+  if (traced) [[unlikely]] trace::coll_end(traced, kind_name(kind), algo.name, bytes, 0);
+  return st;
+}
 }  // namespace
 
 Status dispatch(Communicator& c, Kind kind, const Args& a, const Algorithm* force) {
@@ -168,7 +176,6 @@ Status dispatch(Communicator& c, Kind kind, const Args& a, const Algorithm* forc
   size_t total = a.count;
   if (!args_plainly_ok(c, kind, a)) [[unlikely]]
     TS_RETURN_IF_ERROR(check_args(c, kind, a, &total));
-  if (c.hier) [[unlikely]] return hier_dispatch(c, kind, a, total);
   const size_t es = dtype_size(a.dtype);
   // Selection sees the per-rank payload; v variants use the average.
   size_t per_rank = (kind_flags(kind) & kVCounts) ? total / static_cast<size_t>(c.size) : a.count;
@@ -181,6 +188,7 @@ Status dispatch(Communicator& c, Kind kind, const Args& a, const Algorithm* forc
     if (!r.is_ok()) return r.status();
     algo = r.value();
   }
+  if (algo->compose) [[unlikely]] return compose(c, *algo, kind, a, per_rank * es);
   CallDesc d;
   d.kind = kind;
   d.dtype = a.dtype;

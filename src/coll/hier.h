@@ -1,22 +1,11 @@
-// Collectives across hosts: a communicator whose members span hosts runs every collective in two levels.
-//
-// Inside each host, the members on that host form a local communicator (the shared-memory engine of
-// comm.h, every algorithm of the registry). Between hosts, members exchange tagged messages through the
-// transport of the peer (transport.h: send/recv; UCX between hosts), in one of these patterns:
-//   rails    (allreduce, hosts with equal member counts): a local reduce-scatter leaves each member a slice,
-//            the members with the same local rank on every host (a "rail") allreduce their slices between
-//            hosts, all rails at once, and a local allgather assembles the result: every member carries a
-//            1/ppn share of the inter-host traffic, so a host's links are used by all of its PEs.
-//   leaders  (everything else, and allreduce on unequal hosts or small counts): the first member of each
-//            host (or the root's own host's root) gathers or reduces locally, the leaders exchange, and a
-//            local broadcast or scatter hands the result out.
-// Between hosts: ring allreduce (reduce-scatter + allgather, bandwidth-optimal) and recursive doubling
-// (log2 rounds, for small payloads on a power-of-two number of hosts), a ring allgather, a binomial-tree
-// broadcast, a dissemination barrier, and pairwise exchange for alltoall(v).
-// Deterministic mode (TESSERA_DETERMINISTIC): reductions gather every member's input and fold them in rank
-// order, so results are bitwise identical to the one-host canonical algorithms.
-// Messages of one communicator carry a tag from its uid and the sender's PE; a pair's messages of one
-// communicator are matched in the order sent, and every member issues them in the same program order.
+// Collectives across hosts: a communicator whose members span hosts is built from the communicator of the
+// members on each host (the shared-memory engine of comm.h) and the transports between hosts, and its
+// collectives are registry rows like the engine's (hier/rows.cc: rails, leaders, flat_ring, ...), selected
+// by the same cost model with the link's parameters (Shape::net). Those rows compose the host-local
+// communicator's collectives with patterns between hosts (hier/net.h).
+// Deterministic mode (TESSERA_DETERMINISTIC): only canonical rows run; the reductions then gather every
+// member's input and fold them in rank order, so results are bitwise identical to the one-host canonical
+// algorithms.
 #pragma once
 #include "base/status.h"
 #include "coll/algo.h"
@@ -30,8 +19,6 @@ struct Hier;
 // the members on this PE's host, already made. Takes ownership of `local`.
 Hier* hier_create(Communicator& c, Communicator* local);
 void hier_destroy(Hier* h);
-// The collective on a communicator whose members span hosts; arguments checked by dispatch.
-Status hier_dispatch(Communicator& c, Kind kind, const Args& a, size_t total);
 // "2 hosts, 2 members each, rails" for messages and tessera-info.
 std::string hier_describe(const Communicator& c);
 

@@ -36,7 +36,7 @@ TEST(Allreduce, EveryAlgorithmCountInPlaceAndType) {
     for (size_t count : kCounts)
       for (bool ip : {false, true})
         for (const TypeOp& to : kReps) {
-          if (a->supports(make_shape(world(), Kind::kAllreduce, count * dtype_size(to.t))))
+          if (fits(*a, make_shape(world(), Kind::kAllreduce, count * dtype_size(to.t))))
             check_reduction(Kind::kAllreduce, a, count, ip, to.t, to.op);
         }
 }
@@ -53,7 +53,7 @@ TEST(Reductions, FullTypeOpMatrixEveryAlgorithmInPlaceAndNot) {
       for (Kind k : {Kind::kAllreduce, Kind::kReduceScatter, Kind::kReduce}) {
         const size_t count = k == Kind::kAllreduce ? 5001 : 1001;
         for (const Algorithm* a : algos_of(k))
-          if (a->supports(make_shape(world(), k, count * dtype_size(dt))))
+          if (fits(*a, make_shape(world(), k, count * dtype_size(dt))))
             for (bool ip : {false, true})
               check_reduction(k, a, count, ip, dt, static_cast<Op>(op), k == Kind::kReduce ? n - 1 : 0);
       }
@@ -65,7 +65,7 @@ TEST(ReduceScatter, EveryAlgorithm) {
     for (size_t count : kCounts)
       for (bool ip : {false, true})
         for (const TypeOp& to : kReps)
-          if (a->supports(make_shape(world(), Kind::kReduceScatter, count * dtype_size(to.t))))
+          if (fits(*a, make_shape(world(), Kind::kReduceScatter, count * dtype_size(to.t))))
             check_reduction(Kind::kReduceScatter, a, count, ip, to.t, to.op);
 }
 
@@ -75,7 +75,7 @@ TEST(Reduce, EveryAlgorithmAndRoot) {
     for (size_t count : kCounts)
       for (int root : {0, n - 1})
         for (const TypeOp& to : kReps)
-          if (a->supports(make_shape(world(), Kind::kReduce, count * dtype_size(to.t))))
+          if (fits(*a, make_shape(world(), Kind::kReduce, count * dtype_size(to.t))))
             check_reduction(Kind::kReduce, a, count, root == 0, to.t, to.op, root);
 }
 
@@ -98,13 +98,13 @@ TEST(Cma, MembersAgreeAndEnvTurnsItOff) {
   for (int m = 0; m < c.size; ++m) EXPECT_EQ(all[m], mine) << "rank " << m;
   const Algorithm* ar = find_algorithm(Kind::kAllreduce, "cma");
   ASSERT_NE(ar, nullptr);
-  EXPECT_EQ(ar->supports(make_shape(c, Kind::kAllreduce, 64 << 20)), c.cma);
+  EXPECT_EQ(fits(*ar, make_shape(c, Kind::kAllreduce, 64 << 20)), c.cma);
 }
 
 // Why the single-copy algorithms cannot run here (empty when they can): the SingleCopy tests skip, and say so.
 std::string no_single_copy(Kind k, size_t bytes) {
   Communicator& c = world();
-  if (find_algorithm(k, "cma")->supports(make_shape(c, k, bytes))) return "";
+  if (fits(*find_algorithm(k, "cma"), make_shape(c, k, bytes))) return "";
   if (c.size == 1) return "one member: no peer to read from";
   if (!cma_enabled()) return "TESSERA_COLL_CMA=0 turns the single-copy path off";
   if (!c.cma) return "process_vm_readv between the members is refused (ptrace rights: Yama, seccomp, container)";
@@ -285,7 +285,7 @@ TEST(Allgather, EveryAlgorithm) {
     for (size_t count : kCounts)
       for (bool ip : {false, true})
         for (DType t : {DType::kFloat32, DType::kUint8, DType::kFloat64}) {
-          if (!a->supports(make_shape(c, Kind::kAllgather, count * dtype_size(t)))) continue;
+          if (!fits(*a, make_shape(c, Kind::kAllgather, count * dtype_size(t)))) continue;
           SCOPED_TRACE(trace(a, count, ip, t, Op::kSum));
           Buf send(t, count), recv(t, count * n), expect(t, count * n);
           for (size_t i = 0; i < count; ++i) send.set(i, val(r, i));
@@ -311,7 +311,7 @@ TEST(Broadcast, EveryAlgorithmAndRoot) {
     for (size_t count : kCounts)
       for (int root : {0, n / 2, n - 1})
         for (bool ip : {false, true}) {
-          if (!a->supports(make_shape(c, Kind::kBroadcast, count * 4))) continue;
+          if (!fits(*a, make_shape(c, Kind::kBroadcast, count * 4))) continue;
           SCOPED_TRACE(trace(a, count, ip, DType::kInt32, Op::kSum) + " root " + std::to_string(root));
           Buf send(DType::kInt32, count), recv(DType::kInt32, count), expect(DType::kInt32, count);
           for (size_t i = 0; i < count; ++i) {
@@ -342,8 +342,8 @@ TEST(GatherScatter, EveryRootEveryAlgorithm) {
           const Algorithm* ga = find_algorithm(Kind::kGather, name);
           const Algorithm* sc = find_algorithm(Kind::kScatter, name);
           ASSERT_TRUE(ga && sc) << name;
-          const bool gather_ok = ga->supports(make_shape(c, Kind::kGather, count * 8));
-          const bool scatter_ok = sc->supports(make_shape(c, Kind::kScatter, count * 8));
+          const bool gather_ok = fits(*ga, make_shape(c, Kind::kGather, count * 8));
+          const bool scatter_ok = fits(*sc, make_shape(c, Kind::kScatter, count * 8));
           if (!gather_ok && !scatter_ok) continue;
           SCOPED_TRACE(std::string(name) + " count " + std::to_string(count) + " root " + std::to_string(root) +
                        (ip ? " in place" : ""));
@@ -392,7 +392,7 @@ TEST(Alltoall, EveryAlgorithm) {
   for (const Algorithm* a : algos_of(Kind::kAlltoall))
     for (size_t count : kCounts)
       for (bool ip : {false, true}) {
-        if (!a->supports(make_shape(c, Kind::kAlltoall, count * 4))) continue;
+        if (!fits(*a, make_shape(c, Kind::kAlltoall, count * 4))) continue;
         SCOPED_TRACE(trace(a, count, ip, DType::kFloat32, Op::kSum));
         Buf send(DType::kFloat32, count * n), recv(DType::kFloat32, count * n), expect(DType::kFloat32, count * n);
         // element i of my block for member m: val(r, m*count+i); I receive val(m, r*count+i) from m

@@ -37,10 +37,12 @@ struct WorldEnv : testing::Environment {
   }
 };
 
+// The rows of collective k for the world communicator's scope: the engine's on one host, the rows across
+// hosts (Algorithm::compose) where the members span hosts.
 inline std::vector<const Algorithm*> algos_of(Kind k) {
   std::vector<const Algorithm*> v;
   for (const Algorithm& a : algorithms())
-    if (a.kind == k) v.push_back(&a);
+    if (a.kind == k && (a.compose != nullptr) == (world().net != nullptr)) v.push_back(&a);
   return v;
 }
 

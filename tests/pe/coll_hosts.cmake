@@ -1,9 +1,9 @@
 # Collectives across hosts (coll/hier.h), on one machine through pe/as_hosts.sh: PES:PES_PER_HOST gives
-# 2 and 3 hosts of one PE, 2 hosts of 2 (rails), 3 PEs as 2+1 (leaders: hosts of unequal size) and 4 hosts of
-# 2; once more with the deterministic mode. On one host (n1, n3) the same checks run through the engine.
+# 2 and 3 hosts of one PE, 2 hosts of 2 (rails), 3 PEs as 2+1 (hosts of unequal size), 3 hosts of 2 and 4
+# hosts of 2; once more with the deterministic mode. On one host (n1, n3) the same checks run through the engine.
 # Small staging, so that the local steps chunk too.
 tessera_pe_test(coll_hosts NPES 1 3 TIMEOUT 300 ENV TESSERA_TIMEOUT=60 TESSERA_BUFFSIZE=64K)
-foreach(layout 2:1 3:1 4:2 3:2 8:2)
+foreach(layout 2:1 3:1 4:2 3:2 6:2 8:2)
   string(REPLACE ":" ";" _l ${layout})
   list(GET _l 0 _n)
   list(GET _l 1 _pph)
@@ -47,15 +47,14 @@ foreach(group shmem_coll shmem_reduce shmem_active)
     set_tests_properties(pe.${group}.hosts${_n}pes${_pph}pph PROPERTIES LABELS "pe;hosts" TIMEOUT 300)
   endforeach()
 endforeach()
-# Each allreduce pattern forced (TESSERA_HIER_ALLREDUCE), on 2 hosts of 2 and on 3 hosts of 2.
-foreach(how rails leaders ring)
-  foreach(n 4 6)
-    add_test(NAME pe.coll_hosts_${how}.hosts${n}pes2pph
-             COMMAND ${TESSERA_RUN} -n ${n} --timeout 300 --env TESSERA_TIMEOUT=60 --env TESSERA_HIER_ALLREDUCE=${how}
-                     --env TEST_PES_PER_HOST=2 ${CMAKE_CURRENT_SOURCE_DIR}/pe/as_hosts.sh
-                     $<TARGET_FILE:pe_coll_hosts> --gtest_brief=1 --gtest_filter=Hosts.Reductions*:Hosts.Allreduce*)
-    set_tests_properties(pe.coll_hosts_${how}.hosts${n}pes2pph PROPERTIES LABELS "pe;hosts" TIMEOUT 300)
-  endforeach()
+# Each allreduce row across hosts forced in every layout above by Hosts.EveryAllreduceRowAcrossHosts; here
+# once more through TESSERA_ALGO (the user's way), which the reductions composed of allreduce follow too.
+foreach(row rails leaders flat_ring)
+  add_test(NAME pe.coll_hosts_${row}.hosts6pes2pph
+           COMMAND ${TESSERA_RUN} -n 6 --timeout 300 --env TESSERA_TIMEOUT=60 --env TESSERA_ALGO=allreduce=${row}
+                   --env TEST_PES_PER_HOST=2 ${CMAKE_CURRENT_SOURCE_DIR}/pe/as_hosts.sh
+                   $<TARGET_FILE:pe_coll_hosts> --gtest_brief=1 --gtest_filter=Hosts.Reductions*:Hosts.Allreduce*)
+  set_tests_properties(pe.coll_hosts_${row}.hosts6pes2pph PROPERTIES LABELS "pe;hosts" TIMEOUT 300)
 endforeach()
 # Hosts named by a rank table instead (PEs 0 and 2 on one host, 1 and 3 on the other: hosts that are not
 # blocks of ranks), with the link given there, so nothing is measured.

@@ -58,6 +58,34 @@ TEST(Hosts, AllreduceCountsRailsAndLeaders) {
   }
 }
 
+// Every allreduce row across hosts that applies to this layout, forced, at counts that do not divide among
+// the hosts or their members (and one above a ring piece), in place and not, with the operators whose
+// handling differs (a sum, an order, avg's division); then reduce and reduce-scatter over each of them
+// (they compose this communicator's allreduce: TESSERA_ALGO is the only way to pick it, so here they run
+// on the model's choice). On one host there are no such rows and nothing runs.
+TEST(Hosts, EveryAllreduceRowAcrossHosts) {
+  Communicator& c = world();
+  int rows = 0;
+  for (const Algorithm* a : algos_of(Kind::kAllreduce)) {
+    if (!a->compose) break;  // one host: the engine's rows
+    for (size_t count : {size_t{1}, size_t{5}, size_t{1001}, size_t{300007}}) {
+      if (!fits(*a, make_shape(c, Kind::kAllreduce, count * 4))) continue;
+      ++rows;
+      SCOPED_TRACE(testing::Message() << a->name << ", " << count << " elements");
+      for (bool ip : {false, true}) {
+        check_reduction(Kind::kAllreduce, a, count, ip, DType::kFloat32, Op::kSum);
+        check_reduction(Kind::kAllreduce, a, count, ip, DType::kInt32, Op::kMin);
+        check_reduction(Kind::kAllreduce, a, count, ip, DType::kFloat64, Op::kAvg);
+      }
+    }
+  }
+  EXPECT_EQ(rows > 0, c.hier != nullptr) << "rows across hosts run exactly where the members span hosts";
+  for (size_t count : {size_t{3}, size_t{4099}}) {
+    check_reduction(Kind::kReduce, nullptr, count, false, DType::kInt64, Op::kSum, c.size - 1);
+    check_reduction(Kind::kReduceScatter, nullptr, count, false, DType::kInt64, Op::kMax);
+  }
+}
+
 // Element i of rank r's contribution.
 uint32_t word(int r, size_t i) { return static_cast<uint32_t>(r) * 1000003u + static_cast<uint32_t>(i) * 7u + 1u; }
 

@@ -34,7 +34,7 @@ Shape sym_shape(Kind k, size_t bytes) {
 std::vector<const Algorithm*> sym_algos(Kind k, size_t bytes) {
   std::vector<const Algorithm*> v;
   for (const Algorithm* a : algos_of(k))
-    if (a->supports(sym_shape(k, bytes))) v.push_back(a);
+    if (fits(*a, sym_shape(k, bytes))) v.push_back(a);
   return v;
 }
 

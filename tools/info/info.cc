@@ -5,7 +5,7 @@
 //   tessera-info --model                                   the cost-model parameters in force
 //   tessera-info                                           a summary of this host and build
 //   tessera-info --topo                                    this host's topology (hwloc), the rank table, the link
-//   tessera-info --predict --hosts 1024 --ppn 8 --bytes 1G allreduce across hosts: each pattern's estimate
+//   tessera-info --predict --hosts 1024 --ppn 8 --bytes 1G allreduce across hosts: each row's estimate
 // Selection is the library's own (same table, same model, same TESSERA_ALGO / TESSERA_DETERMINISTIC), so the
 // choice printed is the one a job on this host makes.
 #include <unistd.h>
@@ -44,7 +44,7 @@ constexpr const char* kUsage =
     "  --trace-summary: the top time sinks of a merged trace (TESSERA_TRACE; tessera-run writes DIR/trace.json)\n"
     "  --trace-merge: merges DIR/pe*.trace into DIR/trace.json (a job started by another launcher)\n"
     "       tessera-info --predict --hosts N --ppn N [--coll allreduce] [--bytes N] [--link us=L,gbps=B[,host_gbps=H]]\n"
-    "  --predict: the two-level allreduce's patterns priced by the cost model and the link (TESSERA_LINK, the\n"
+    "  --predict: a collective's rows across hosts priced by the cost model and the link (TESSERA_LINK, the\n"
     "  rank table, or --link; measured at run time when none is given)\n"
     "  without --coll, --ranks N says where tessera-run would place N PEs (default: one per CPU)\n"
     "  --unbound: the PEs are not bound to one CPU each (tessera-run --bind-to none, TESSERA_BIND=none)\n"
@@ -146,9 +146,10 @@ struct CollQuery {
   bool oversub, bound, symmetric;
 };
 
-void print_coll(Kind k, const CollQuery& q, const ModelParams& m) {
+// `net`: a communicator that spans hosts (--predict), whose rows are listed instead of the engine's.
+void print_coll(Kind k, const CollQuery& q, const ModelParams& m, const NetShape* net = nullptr) {
   Shape s{.kind = k, .n = q.ranks, .bytes = q.bytes, .slot_bytes = q.slot, .oversubscribed = q.oversub,
-          .bound = q.bound, .symmetric = q.symmetric};
+          .bound = q.bound, .symmetric = q.symmetric, .net = net};
   // A communicator probes every pair of members; here only whether this process may use the syscall.
   static const uint64_t probe = 0x7e55e7a;
   s.cma = cma_enabled() && cma_probe(getpid(), &probe, probe);
@@ -217,30 +218,18 @@ void print_topology() {
                                                : describe(l).c_str());
 }
 
-void print_prediction(int hosts, int ppn, size_t bytes, size_t slot, const ModelParams& m, const LinkParams& l) {
-  HierShape s;
-  s.hosts = hosts;
-  s.ppn = ppn;
-  s.bytes = bytes;
-  s.dtype = DType::kFloat32;
-  s.slot_bytes = slot;
-  s.oversubscribed = ppn > usable_cpus();
-  s.contention = std::max(1.0, static_cast<double>(ppn) / usable_cpus());
-  const HierPlan p = plan_allreduce(s, m, l);
-  std::printf("allreduce of %s (float32) over %d hosts x %d PEs = %d PEs\n", config::format_size(bytes).c_str(),
-              hosts, ppn, hosts * ppn);
-  std::printf("link: %s\nlocal: %s\n", describe(l).c_str(), describe(m).c_str());
-  auto row = [&](const char* name, double t, const char* what) {
-    if (std::isinf(t)) std::printf("  %-8s %14s   %s\n", name, "n/a", what);
-    else std::printf("  %-8s %11.3f ms   %s (%.2f GB/s bus bandwidth)\n", name, t * 1e3, what,
-                     t > 0 ? 2.0 * (hosts * ppn - 1) / (hosts * ppn) * static_cast<double>(bytes) / t / 1e9 : 0.0);
-  };
-  row("rails", p.rails, "local reduce-scatter, every PE's slice between hosts, local allgather");
-  row("leaders", p.leaders, "local reduce, one PE per host between hosts, local broadcast");
-  row("ring", p.ring, "one ring over every PE");
-  std::printf("chosen: %s, between hosts by %s%s\n", hier_allreduce_name(p.how),
-              p.doubling ? "recursive doubling" : "the ring",
-              p.how == HierAllreduce::kRing ? " (one ring over all PEs)" : "");
+// The rows across hosts of collective `k` for `hosts` hosts of `ppn` PEs, as a job would price them.
+void print_prediction(Kind k, int hosts, int ppn, size_t bytes, size_t slot, const ModelParams& m,
+                      const LinkParams& l) {
+  NetShape net;
+  net.hosts = hosts;
+  net.ppn = ppn;
+  net.equal = true;
+  net.contention = std::max(1.0, static_cast<double>(ppn) / usable_cpus());
+  net.link = l;
+  std::printf("%d hosts x %d PEs = %d PEs; link: %s\n  local: %s\n", hosts, ppn, hosts * ppn, describe(l).c_str(),
+              describe(m).c_str());
+  print_coll(k, CollQuery{bytes, slot, hosts * ppn, ppn > usable_cpus(), true, false}, m, &net);
 }
 
 int main(int argc, char** argv) {
@@ -321,12 +310,15 @@ int main(int argc, char** argv) {
   ModelParams m = load_model();
   if (predict) {
     if (hosts < 1) usage("--predict needs --hosts N");
-    if (!coll.empty() && coll != "allreduce") usage("--predict prices allreduce only (--coll allreduce)");
+    if (static_cast<long>(hosts) * ppn > (1L << 24))
+      usage("--hosts " + std::to_string(hosts) + " x --ppn " + std::to_string(ppn) + " is more than 2^24 PEs");
+    const auto kind = parse_kind(coll.empty() ? "allreduce" : coll);
+    if (!kind || *kind == Kind::kSendRecv) usage("unknown collective " + coll);
     if (!link.empty()) setenv("TESSERA_LINK", link.c_str(), 1);
     LinkParams l = configured_link();
     if (!link.empty()) std::snprintf(l.source, sizeof l.source, "--link");  // its source, not the variable it went through
     const size_t slot = buffsize ? buffsize / 4 : (size_t{8} << 20) / 4;  // TESSERA_BUFFSIZE default / kSlots
-    print_prediction(hosts, ppn, bytes, slot, m, l);
+    print_prediction(*kind, hosts, ppn, bytes, slot, m, l);
     return 0;
   }
   if (model || coll.empty()) {

@@ -196,7 +196,7 @@ void step_algo(Soak& s) {
     BarrierCheck b(s, s.n == 1 ? 0 : 1 + g.pick(s.n - 1));
     shmem_barrier_all();
     coll::Shape sh = coll::make_shape(comm, kind, 0);
-    const coll::Algorithm* f = algo->supports(sh) ? algo : nullptr;
+    const coll::Algorithm* f = fits(*algo, sh) ? algo : nullptr;
     b.before();
     const Status st = coll::dispatch(comm, kind, coll::Args{}, f);
     if (!st.is_ok()) s.fail("dispatch barrier", "ok", st.message());
@@ -220,7 +220,7 @@ void step_algo(Soak& s) {
   sh.dtype = k.t;
   sh.op = k.op;
   sh.symmetric = symmetric;
-  const coll::Algorithm* f = algo->supports(sh) ? algo : nullptr;
+  const coll::Algorithm* f = fits(*algo, sh) ? algo : nullptr;
   Status st = coll::dispatch(comm, kind, k.args(symmetric), f);
   if (!st.is_ok() && f && st.code() == Code::kUnsupported) {
     f = nullptr;

@@ -5,10 +5,12 @@
 #include <cmath>
 #include <cstring>
 #include <string_view>
+#include <vector>
 
 #include "coll/algos/algos.h"
 #include "coll/algos/common.h"
 #include "coll/comm.h"
+#include "coll/hier/rows.h"
 
 namespace tessera::coll {
 namespace {
@@ -437,15 +439,24 @@ static_assert(ids_and_names_unique(), "two rows of one collective share an id or
 static_assert(every_kind_listed(), "a collective has no algorithm");
 }  // namespace
 
-std::span<const Algorithm> algorithms() { return kAlgorithms; }
+// The engine's rows, then those across hosts (hier/rows.cc: ids from 64, so the two never share one;
+// select_test checks the names).
+std::span<const Algorithm> algorithms() {
+  static const std::vector<Algorithm> all = [] {
+    std::vector<Algorithm> v(std::begin(kAlgorithms), std::end(kAlgorithms));
+    for (const Algorithm& a : hier_algorithms()) v.push_back(a);
+    return v;
+  }();
+  return all;
+}
 
 const Algorithm* find_algorithm(Kind k, uint8_t id) {
-  for (const Algorithm& a : kAlgorithms)
+  for (const Algorithm& a : algorithms())
     if (a.kind == k && a.id == id) return &a;
   return nullptr;
 }
 const Algorithm* find_algorithm(Kind k, const char* name) {
-  for (const Algorithm& a : kAlgorithms)
+  for (const Algorithm& a : algorithms())
     if (a.kind == k && std::strcmp(a.name, name) == 0) return &a;
   return nullptr;
 }

@@ -18,10 +18,6 @@ const config::Var<std::string> kLink{
     "The link between hosts for the two-level collectives' cost model: us=LATENCY,gbps=ONE_STREAM[,host_gbps=ALL] "
     "(GB/s = 1e9 bytes/s); default: the rank table's, else measured when the first communicator that spans hosts "
     "is made"};
-const config::Var<std::string> kHierAllreduce{
-    "TESSERA_HIER_ALLREDUCE", "auto",
-    "Allreduce across hosts: auto (the cost model), rails (every member of a host carries a slice between hosts), "
-    "leaders (one member per host), ring (one ring over every member)"};
 
 double positive(const std::string& what, const std::string& v) {
   char* end = nullptr;
@@ -68,68 +64,24 @@ std::string describe(const LinkParams& l) {
                      l.alpha * 1e6, l.stream_bw / 1e9, l.host_bw / 1e9, l.source);
 }
 
-const char* hier_allreduce_name(HierAllreduce h) {
-  switch (h) {
-    case HierAllreduce::kRails: return "rails";
-    case HierAllreduce::kLeaders: return "leaders";
-    case HierAllreduce::kRing: return "ring";
-  }
-  return "?";
-}
-
-double local_seconds(Kind kind, const HierShape& s, size_t bytes, const ModelParams& local) {
-  if (s.ppn <= 1) return 0;
-  const Shape sh{.kind = kind, .n = s.ppn, .bytes = bytes, .dtype = s.dtype, .slot_bytes = s.slot_bytes,
-                 .oversubscribed = s.oversubscribed};
+double local_seconds(const Shape& s, const ModelParams& local) {
+  if (s.n <= 1) return 0;
   double best = std::numeric_limits<double>::infinity();
-  for (const Candidate& c : candidates(sh, local, false))
+  for (const Candidate& c : candidates(s, local, false))
     if (c.supported && c.allowed) best = std::min(best, c.cost);
   return std::isfinite(best) ? best : 0;
 }
 
-double net_allreduce_seconds(int hosts, size_t bytes, double bw, const LinkParams& link, const ModelParams& local,
-                             bool* doubling) {
-  *doubling = false;
+double net_ring_seconds(int hosts, size_t bytes, double bw, const LinkParams& link, const ModelParams& local) {
   if (hosts <= 1) return 0;
   const double h = hosts, b = static_cast<double>(bytes);
-  const double ring = 2 * (h - 1) * (link.alpha + b / h / bw) + (h - 1) * b / h * local.gamma;
-  if ((hosts & (hosts - 1)) == 0) {
-    const double dbl = std::log2(h) * (link.alpha + b / bw + b * local.gamma);
-    if (dbl < ring) {
-      *doubling = true;
-      return dbl;
-    }
-  }
-  return ring;
+  return 2 * (h - 1) * (link.alpha + b / h / bw) + (h - 1) * b / h * local.gamma;
 }
 
-HierPlan plan_allreduce(const HierShape& s, const ModelParams& local, const LinkParams& link) {
-  HierPlan p;
-  const double b = static_cast<double>(s.bytes);
-  const int n = s.hosts * s.ppn;
-  bool dbl_rails = false, dbl_leaders = false;
-  p.rails = std::numeric_limits<double>::infinity();
-  if (s.equal && s.ppn > 1 && s.bytes / dtype_size(s.dtype) >= static_cast<size_t>(s.ppn)) {
-    const double bw = std::min(link.stream_bw, link.host_bw / s.ppn);
-    p.rails = s.contention *
-              (local_seconds(Kind::kReduceScatter, s, s.bytes / static_cast<size_t>(s.ppn), local) +
-               net_allreduce_seconds(s.hosts, s.bytes / static_cast<size_t>(s.ppn), bw, link, local, &dbl_rails) +
-               local_seconds(Kind::kAllgather, s, s.bytes / static_cast<size_t>(s.ppn), local));
-  }
-  p.leaders = s.contention * local_seconds(Kind::kReduce, s, s.bytes, local) +
-              net_allreduce_seconds(s.hosts, s.bytes, link.stream_bw, link, local, &dbl_leaders) +
-              s.contention * local_seconds(Kind::kBroadcast, s, s.bytes, local);
-  p.ring = s.contention * (2.0 * (n - 1) * (link.alpha + b / n / link.stream_bw) + (n - 1) * b / n * local.gamma);
-  static const size_t forced = config::one_of(kHierAllreduce, {"auto", "rails", "leaders", "ring"});
-  if (forced == 1 && std::isfinite(p.rails)) p.how = HierAllreduce::kRails;
-  else if (forced == 2) p.how = HierAllreduce::kLeaders;
-  else if (forced == 3) p.how = HierAllreduce::kRing;
-  else if (p.rails <= p.leaders && p.rails <= p.ring) p.how = HierAllreduce::kRails;
-  else if (p.leaders <= p.ring) p.how = HierAllreduce::kLeaders;
-  else p.how = HierAllreduce::kRing;
-  p.doubling = p.how == HierAllreduce::kRails ? dbl_rails : dbl_leaders;
-  p.seconds = p.how == HierAllreduce::kRails ? p.rails : p.how == HierAllreduce::kLeaders ? p.leaders : p.ring;
-  return p;
+double net_doubling_seconds(int hosts, size_t bytes, double bw, const LinkParams& link, const ModelParams& local) {
+  if (hosts <= 1) return 0;
+  const double b = static_cast<double>(bytes);
+  return std::log2(static_cast<double>(hosts)) * (link.alpha + b / bw + b * local.gamma);
 }
 
 }  // namespace tessera::coll

@@ -30,6 +30,18 @@ struct ModelParams {
   char source[48] = "default";  // "file", "cache", "measured", "default"
 };
 
+// The link between hosts, for the rows of a communicator that spans hosts (coll/hier.h):
+//   alpha      seconds per message between hosts, one way (latency)
+//   stream_bw  bytes per second one stream carries in one direction (a leader's transfer, a ring step)
+//   host_bw    bytes per second all streams leaving one host carry together (the rails at once)
+// Where they come from: select/link.h.
+struct LinkParams {
+  double alpha = 25e-6;
+  double stream_bw = 1e9;
+  double host_bw = 1e9;
+  char source[32] = "default";
+};
+
 // Rank 0's parameters (loaded or measured); cached per process.
 ModelParams load_model();
 std::string describe(const ModelParams& m);

@@ -79,16 +79,16 @@ double priced(const Algorithm& a, const Shape& s, const ModelParams& m) {
 bool staged_loses(const Algorithm& a, const Shape& s) {
   if (!s.symmetric || s.bytes > s.slot_bytes || a.ll || a.in_place) return false;
   for (const Algorithm& b : algorithms())
-    if (b.kind == s.kind && b.in_place && b.supports(s)) return true;
+    if (b.kind == s.kind && b.in_place && fits(b, s)) return true;
   return false;
 }
-bool usable(const Algorithm& a, const Shape& s) { return a.supports(s) && !staged_loses(a, s); }
+bool usable(const Algorithm& a, const Shape& s) { return fits(a, s) && !staged_loses(a, s); }
 }  // namespace
 
 std::vector<Candidate> candidates(const Shape& s, const ModelParams& m, bool deterministic) {
   std::vector<Candidate> out;
   for (const Algorithm& a : algorithms()) {
-    if (a.kind != s.kind) continue;
+    if (a.kind != s.kind || (a.compose != nullptr) != (s.net != nullptr)) continue;  // the other scope's rows
     out.push_back({&a, priced(a, s, m), usable(a, s), !deterministic || a.canonical});
   }
   return out;
@@ -107,7 +107,7 @@ Choice select(const Shape& s, const ModelParams& m, bool deterministic) {
   }
   c.why = "lowest modelled cost";
   if (const Algorithm* o = override_for(s.kind)) {
-    if (!o->supports(s)) {
+    if (!fits(*o, s)) {
       c.why = fmt::format("TESSERA_ALGO asks for {} which does not support this size; lowest modelled cost", o->name);
     } else if (deterministic && !o->canonical) {
       c.why = fmt::format("TESSERA_ALGO asks for {} but TESSERA_DETERMINISTIC=1 needs a canonical-order "

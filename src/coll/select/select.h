@@ -21,6 +21,7 @@ struct Choice {
   std::string why;  // "lowest cost", "TESSERA_ALGO", ...
 };
 
+// The rows of the shape's collective and scope (one host, or across hosts), each priced.
 std::vector<Candidate> candidates(const Shape& s, const ModelParams& m, bool deterministic);
 Choice select(const Shape& s, const ModelParams& m, bool deterministic);
 

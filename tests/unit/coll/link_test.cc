@@ -1,10 +1,12 @@
-// The two-level allreduce's cost model (coll/select/link.h): which pattern it picks where the answer is
-// clear from the formulas, and that the estimates follow them.
+// The rows across hosts (coll/hier/rows.cc) as selection sees them: which row the cost model picks where the
+// answer is clear from the formulas, that the estimates follow them, and that rows keep to their scope.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 
 #include "coll/select/link.h"
+#include "coll/select/select.h"
 
 namespace tessera::coll {
 namespace {
@@ -17,67 +19,104 @@ LinkParams link(double us, double gbps, double host_gbps) {
   return l;
 }
 
-HierShape shape(int hosts, int ppn, size_t bytes, bool equal = true) {
-  HierShape s;
-  s.hosts = hosts;
-  s.ppn = ppn;
-  s.equal = equal;
-  s.bytes = bytes;
-  s.slot_bytes = 2 << 20;
-  return s;
-}
+struct Hosts {
+  NetShape net;
+  Shape s;
+  Hosts(int hosts, int ppn, size_t bytes, const LinkParams& l, bool equal = true, Kind k = Kind::kAllreduce) {
+    net.hosts = hosts;
+    net.ppn = ppn;
+    net.equal = equal;
+    net.link = l;
+    s = Shape{.kind = k, .n = hosts * ppn, .bytes = bytes, .slot_bytes = 2 << 20, .net = &net};
+  }
+  double cost(const ModelParams& m, const char* row) const {
+    const Algorithm* a = find_algorithm(s.kind, row);
+    EXPECT_TRUE(a) << row;
+    return a && fits(*a, s) ? a->cost(s, m) : INFINITY;
+  }
+  std::string chosen(const ModelParams& m) const {
+    const Algorithm* a = select(s, m, false).algo;
+    return a ? a->name : "none";
+  }
+};
 
 TEST(Link, RailsWinWhenAHostsStreamsTogetherCarryMore) {
   const ModelParams m;
   // Two streams of a host carry twice one stream: every PE's slice crosses at once.
-  const HierPlan p = plan_allreduce(shape(2, 2, 64 << 20), m, link(20, 1, 2));
-  EXPECT_EQ(p.how, HierAllreduce::kRails);
-  EXPECT_LT(p.rails, p.leaders);
-  EXPECT_LT(p.rails, p.ring);
+  const Hosts h(2, 2, 64 << 20, link(20, 1, 2));
+  EXPECT_EQ(h.chosen(m), "rails");
+  EXPECT_LT(h.cost(m, "rails"), h.cost(m, "leaders"));
+  EXPECT_LT(h.cost(m, "rails"), h.cost(m, "flat_ring"));
+  EXPECT_LT(h.cost(m, "rails"), h.cost(m, "rails_rd")) << "large payloads: the ring between hosts";
 }
 
 // The same hosts as namespaces of one machine with half a CPU per PE: every rail works at once on shared
 // CPUs and gains nothing from its concurrency, while the leaders' transfer is theirs alone. Local copies
-// and reductions at the rates measured on the project's 2-CPU VMs (docs/coll.md: 28 GB/s, 16.5 GB/s).
+// and reductions at the rates measured on the project's 2-CPU VMs (journal.md).
 TEST(Link, RailsLoseWhenTheMachinesCpusAreShared) {
   ModelParams m;
   m.beta = 1 / 28e9;
   m.gamma = 1 / 16.5e9;
-  HierShape s = shape(2, 2, 64 << 20);
-  const HierPlan free_cpus = plan_allreduce(s, m, link(5, 1.16, 1.6));
-  EXPECT_EQ(free_cpus.how, HierAllreduce::kRails) << "a CPU per PE: the rails together carry more than a stream";
-  s.contention = 2;
-  const HierPlan p = plan_allreduce(s, m, link(5, 1.16, 1.6));
-  EXPECT_NEAR(p.rails, 2 * free_cpus.rails, 1e-9);
-  EXPECT_NEAR(p.ring, 2 * free_cpus.ring, 1e-9);
-  EXPECT_GT(p.leaders, free_cpus.leaders);
-  EXPECT_LT(p.leaders, 2 * free_cpus.leaders) << "the transfer between hosts is the leaders' alone";
-  EXPECT_EQ(p.how, HierAllreduce::kLeaders) << "rails " << p.rails << " s, leaders " << p.leaders << " s";
+  Hosts h(2, 2, 64 << 20, link(5, 1.16, 1.6));
+  EXPECT_EQ(h.chosen(m), "rails") << "a CPU per PE: the rails together carry more than a stream";
+  const double rails = h.cost(m, "rails"), ring = h.cost(m, "flat_ring"), leaders = h.cost(m, "leaders");
+  h.net.contention = 2;
+  EXPECT_NEAR(h.cost(m, "rails"), 2 * rails, 1e-9);
+  EXPECT_NEAR(h.cost(m, "flat_ring"), 2 * ring, 1e-9);
+  EXPECT_GT(h.cost(m, "leaders"), leaders);
+  EXPECT_LT(h.cost(m, "leaders"), 2 * leaders) << "the transfer between hosts is the leaders' alone";
+  EXPECT_EQ(h.chosen(m), "leaders");
 }
 
 TEST(Link, HostsOfUnequalSizeNeverUseRails) {
-  const HierPlan p = plan_allreduce(shape(3, 2, 64 << 20, false), ModelParams{}, link(20, 1, 2));
-  EXPECT_TRUE(std::isinf(p.rails));
-  EXPECT_NE(p.how, HierAllreduce::kRails);
+  const Hosts h(3, 2, 64 << 20, link(20, 1, 2), false);
+  EXPECT_TRUE(std::isinf(h.cost(ModelParams{}, "rails")));
+  EXPECT_NE(h.chosen(ModelParams{}), "rails");
 }
 
 TEST(Link, SmallPayloadsOnPowerOfTwoHostsUseDoubling) {
-  bool doubling = false;
   const LinkParams l = link(20, 1, 1);
-  const double t = net_allreduce_seconds(8, 64, l.stream_bw, l, ModelParams{}, &doubling);
-  EXPECT_TRUE(doubling);
-  EXPECT_NEAR(t, 3 * (20e-6 + 64 / 1e9 + 64 * ModelParams{}.gamma), 1e-9);
-  (void)net_allreduce_seconds(6, 64, l.stream_bw, l, ModelParams{}, &doubling);
-  EXPECT_FALSE(doubling) << "6 hosts are no power of two";
-  (void)net_allreduce_seconds(8, size_t{256} << 20, l.stream_bw, l, ModelParams{}, &doubling);
-  EXPECT_FALSE(doubling) << "large payloads: the ring moves 2(n-1)/n of the bytes, doubling log2(n) copies";
+  EXPECT_NEAR(net_doubling_seconds(8, 64, l.stream_bw, l, ModelParams{}), 3 * (20e-6 + 64 / 1e9 + 64 * ModelParams{}.gamma),
+              1e-9);
+  EXPECT_EQ(Hosts(8, 1, 64, l).chosen(ModelParams{}), "leaders_rd");
+  EXPECT_TRUE(std::isinf(Hosts(6, 1, 64, l).cost(ModelParams{}, "leaders_rd"))) << "6 hosts are no power of two";
+  const Hosts big(8, 1, size_t{256} << 20, l);
+  EXPECT_LT(big.cost(ModelParams{}, "leaders"), big.cost(ModelParams{}, "leaders_rd"))
+      << "large payloads: the ring moves 2(n-1)/n of the bytes, doubling log2(n) copies";
 }
 
-TEST(Link, RingEstimateFollowsTheFormula) {
+TEST(Link, FlatRingEstimateFollowsTheFormula) {
   const ModelParams m;
-  const HierPlan p = plan_allreduce(shape(4, 2, 8 << 20), m, link(10, 2, 2));
+  const Hosts h(4, 2, 8 << 20, link(10, 2, 2));
   const double n = 8, b = 8 << 20;
-  EXPECT_NEAR(p.ring, 2 * (n - 1) * (10e-6 + b / n / 2e9) + (n - 1) * b / n * m.gamma, 1e-9);
+  EXPECT_NEAR(h.cost(m, "flat_ring"), 2 * (n - 1) * (10e-6 + b / n / 2e9) + (n - 1) * b / n * m.gamma, 1e-9);
+}
+
+// Every collective has a row across hosts, chosen for a shape that spans hosts, and the engine's rows are
+// chosen only for one host: a row never runs outside its scope.
+TEST(Link, EveryCollectiveHasARowAcrossHostsAndRowsKeepToTheirScope) {
+  const ModelParams m;
+  for (int k = 0; k < kNumKinds; ++k) {
+    const Kind kind = static_cast<Kind>(k);
+    if (kind == Kind::kSendRecv) continue;
+    const Hosts h(3, 2, 4096, link(20, 1, 1), false, kind);
+    const Algorithm* across = select(h.s, m, false).algo;
+    ASSERT_TRUE(across) << kind_name(kind);
+    EXPECT_TRUE(across->compose) << kind_name(kind) << ": " << across->name;
+    Shape one = h.s;
+    one.net = nullptr;
+    const Algorithm* here = select(one, m, false).algo;
+    ASSERT_TRUE(here) << kind_name(kind);
+    EXPECT_TRUE(here->run && !here->compose) << kind_name(kind) << ": " << here->name;
+    for (const Algorithm& a : algorithms()) {
+      if (a.kind != kind) continue;
+      EXPECT_FALSE(fits(a, h.s) && fits(a, one)) << a.name << " fits both scopes";
+    }
+    // Deterministic mode: a canonical row across hosts too.
+    const Algorithm* det = select(h.s, m, true).algo;
+    ASSERT_TRUE(det) << kind_name(kind);
+    EXPECT_TRUE(det->canonical && det->compose) << kind_name(kind) << ": " << det->name;
+  }
 }
 
 }  // namespace

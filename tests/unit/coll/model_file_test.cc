@@ -44,7 +44,7 @@ TEST(ModelFile, RefusesWhatItCannotUseAndSaysWhy) {
   EXPECT_NE(error_of("alpha=1e-6 beta=1e-10 gamma=1e-10 fast").find("\"fast\" is not key=value"), std::string::npos);
   using namespace std::string_literals;
   // "2": more than a second per byte; "1e-9\0x": the NUL would hide the rest of the token from strtod
-  for (const std::string bad : {"0"s, "-1e-9"s, "inf"s, "nan"s, "1e999"s, "1e-9x"s, ""s, "2"s, "1e-9\0x"s}) {
+  for (const std::string& bad : {"0"s, "-1e-9"s, "inf"s, "nan"s, "1e999"s, "1e-9x"s, ""s, "2"s, "1e-9\0x"s}) {
     const std::string e = error_of("alpha=1e-6 beta=1e-10 gamma=" + bad);
     EXPECT_NE(e.find("gamma="), std::string::npos) << bad << ": " << e;
     EXPECT_NE(e.find("above 0 and at most 1"), std::string::npos) << bad << ": " << e;

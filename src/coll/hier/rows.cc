@@ -1,0 +1,235 @@
+// The rows of a communicator whose members span hosts: each composes collectives of the host-local
+// communicator (the shared-memory engine's own rows, selected there) with patterns between hosts
+// (hier/net.h), and is priced by the same model as the engine's rows: the local phases by the local rows'
+// costs on a host of ppn members, the phases between hosts by the link (Shape::net, select/link.h).
+//
+// Allreduce of S bytes over H hosts of p members (n = H p):
+//   rails      local reduce-scatter(S) + net(S/p, bw = min(stream_bw, host_bw/p)) + local allgather(S):
+//              the members with the same local rank on every host (a rail) allreduce their slice between
+//              hosts, all rails at once, so every member carries 1/p of the host's traffic (equal hosts)
+//   leaders    local reduce(S) + net(S, stream_bw) + local broadcast(S): the first member of each host alone
+//   flat_ring  2(n-1) (alpha + S/n/stream_bw) + (n-1) S/n gamma: one ring over every member (send/recv:
+//              shared memory within a host, messages between hosts)
+//   gather_fold  every member's input everywhere, folded in rank order: the canonical row (deterministic
+//              mode's bits equal the one-host canonical rows')
+//   net(S, bw) between hosts: ring (_ring rows) 2(H-1)(alpha + S/H/bw) + (H-1) S/H gamma, or recursive
+//              doubling (_rd rows, H a power of two) log2(H) (alpha + S/bw + S gamma)
+// On a machine with more of the job's PEs than CPUs (NetShape::contention = PEs per CPU: hosts that are
+// namespaces or containers of one machine), phases in which every PE works at once take `contention` times
+// longer: all of rails and flat_ring, and the local phases of leaders (its transfer between hosts is the
+// leaders' alone).
+// The other collectives have one row each, composed of the byte movers of hier/net.h or of another
+// collective of this communicator (reduce and reduce-scatter of allreduce, gather and the scans of
+// allgather, scatter of broadcast), priced as what they compose.
+#include "coll/hier/rows.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "coll/hier/compose.h"
+#include "coll/select/link.h"
+
+namespace tessera::coll {
+namespace {
+
+using M = ModelParams;
+using namespace across;
+
+// ---- costs
+
+double H(const Shape& s) { return s.net->hosts; }
+double P(const Shape& s) { return s.net->ppn; }
+double B(const Shape& s) { return static_cast<double>(s.bytes); }
+double K(const Shape& s) { return s.net->contention; }
+const LinkParams& link(const Shape& s) { return s.net->link; }
+double log2_ceil(double x) { return x > 1 ? std::ceil(std::log2(x)) : 0; }
+bool spans(const Shape& s) { return s.net != nullptr; }
+bool pow2_hosts(const Shape& s) { return spans(s) && (s.net->hosts & (s.net->hosts - 1)) == 0; }
+// Rails need hosts of equal size, more than one member each, and a slice for every member.
+bool rails_apply(const Shape& s) {
+  return spans(s) && s.net->equal && s.net->ppn > 1 && s.bytes / dtype_size(s.dtype) >= static_cast<size_t>(s.net->ppn);
+}
+bool rails_rd_apply(const Shape& s) { return rails_apply(s) && pow2_hosts(s); }
+
+// The cheapest local row of `kind` for `bytes` on a host of ppn members (0 with one member).
+double on_host(Kind kind, const Shape& s, size_t bytes, const M& m) {
+  Shape h = s;
+  h.kind = kind;
+  h.n = s.net->ppn;
+  h.bytes = bytes;
+  h.net = nullptr;
+  h.symmetric = false;
+  return local_seconds(h, m);
+}
+size_t per_member(const Shape& s) { return s.bytes / static_cast<size_t>(s.net->ppn); }
+
+double rails_cost(const Shape& s, const M& m, bool doubling) {
+  const LinkParams& l = link(s);
+  const double bw = std::min(l.stream_bw, l.host_bw / P(s));
+  const size_t slice = per_member(s);
+  const double net = doubling ? net_doubling_seconds(s.net->hosts, slice, bw, l, m)
+                              : net_ring_seconds(s.net->hosts, slice, bw, l, m);
+  return K(s) * (on_host(Kind::kReduceScatter, s, slice, m) + net + on_host(Kind::kAllgather, s, slice, m));
+}
+double leaders_cost(const Shape& s, const M& m, bool doubling) {
+  const LinkParams& l = link(s);
+  const double net = doubling ? net_doubling_seconds(s.net->hosts, s.bytes, l.stream_bw, l, m)
+                              : net_ring_seconds(s.net->hosts, s.bytes, l.stream_bw, l, m);
+  return K(s) * on_host(Kind::kReduce, s, s.bytes, m) + net + K(s) * on_host(Kind::kBroadcast, s, s.bytes, m);
+}
+double flat_ring_cost(const Shape& s, const M& m) {
+  const double n = H(s) * P(s);
+  return K(s) * (2 * (n - 1) * (link(s).alpha + B(s) / n / link(s).stream_bw) + (n - 1) * B(s) / n * m.gamma);
+}
+// Allgather of `bytes` per member: the host's blocks on the host, the leaders' ring, the whole broadcast.
+double allgather_cost_of(const Shape& s, size_t bytes, const M& m) {
+  const double host_block = P(s) * static_cast<double>(bytes), n = H(s) * P(s);
+  return K(s) * on_host(Kind::kAllgather, s, bytes, m) +
+         (H(s) - 1) * (link(s).alpha + host_block / link(s).stream_bw) +
+         K(s) * on_host(Kind::kBroadcast, s, static_cast<size_t>(n) * bytes, m);
+}
+double broadcast_cost_of(const Shape& s, size_t bytes, const M& m) {
+  return log2_ceil(H(s)) * (link(s).alpha + static_cast<double>(bytes) / link(s).stream_bw) +
+         K(s) * on_host(Kind::kBroadcast, s, bytes, m);
+}
+double gather_fold_cost(const Shape& s, const M& m) {
+  return allgather_cost_of(s, s.bytes, m) + H(s) * P(s) * B(s) * m.gamma;
+}
+// The cheapest allreduce row of this communicator for `bytes`.
+double allreduce_cost_of(const Shape& s, size_t bytes, const M& m) {
+  Shape a = s;
+  a.kind = Kind::kAllreduce;
+  a.bytes = bytes;
+  double best = std::numeric_limits<double>::infinity();
+  for (const Algorithm& r : hier_algorithms())
+    if (r.kind == Kind::kAllreduce && fits(r, a)) best = std::min(best, r.cost(a, m));
+  return best;
+}
+
+constexpr Algorithm kRows[] = {
+    // ---- allreduce
+    {.kind = Kind::kAllreduce, .id = 64, .name = "rails",
+     .description = "across hosts: local reduce-scatter, every member's slice allreduced with its rail (the same "
+                    "local rank on every host) by a ring between hosts, local allgather (hosts of equal size)",
+     .canonical = false, .supports = rails_apply,
+     .cost = [](const Shape& s, const M& m) { return rails_cost(s, m, false); }, .compose = allreduce_rails},
+    {.kind = Kind::kAllreduce, .id = 65, .name = "rails_rd",
+     .description = "rails with recursive doubling between hosts (a power-of-two number of hosts)",
+     .canonical = false, .supports = rails_rd_apply,
+     .cost = [](const Shape& s, const M& m) { return rails_cost(s, m, true); }, .compose = allreduce_rails_rd},
+    {.kind = Kind::kAllreduce, .id = 66, .name = "leaders",
+     .description = "across hosts: local reduce to each host's first member, a ring between those, local broadcast",
+     .canonical = false, .supports = spans,
+     .cost = [](const Shape& s, const M& m) { return leaders_cost(s, m, false); }, .compose = allreduce_leaders},
+    {.kind = Kind::kAllreduce, .id = 67, .name = "leaders_rd",
+     .description = "leaders with recursive doubling between hosts (a power-of-two number of hosts; small messages)",
+     .canonical = false, .supports = pow2_hosts,
+     .cost = [](const Shape& s, const M& m) { return leaders_cost(s, m, true); }, .compose = allreduce_leaders_rd},
+    {.kind = Kind::kAllreduce, .id = 68, .name = "flat_ring",
+     .description = "across hosts: one ring over every member in rank order (send/recv)",
+     .canonical = false, .supports = spans, .cost = flat_ring_cost, .compose = allreduce_flat_ring},
+    {.kind = Kind::kAllreduce, .id = 69, .name = "gather_fold",
+     .description = "across hosts: every member's input allgathered, folded in rank order (canonical)",
+     .canonical = true, .supports = spans, .cost = gather_fold_cost, .compose = allreduce_gather_fold},
+    // ---- reductions composed of allreduce: canonical, because the allreduce they call is selected under the
+    // same deterministic mode
+    {.kind = Kind::kReduce, .id = 64, .name = "via_allreduce",
+     .description = "across hosts: this communicator's allreduce, kept at the root",
+     .canonical = true, .supports = spans,
+     .cost = [](const Shape& s, const M& m) { return allreduce_cost_of(s, s.bytes, m); },
+     .compose = reduce_via_allreduce},
+    {.kind = Kind::kReduceScatter, .id = 64, .name = "via_allreduce",
+     .description = "across hosts: this communicator's allreduce of the whole input, each rank keeping its block",
+     .canonical = true, .supports = spans,
+     .cost = [](const Shape& s, const M& m) {
+       return allreduce_cost_of(s, s.bytes * static_cast<size_t>(s.n), m);
+     },
+     .compose = reduce_scatter},
+    {.kind = Kind::kReduceScatterv, .id = 64, .name = "via_allreduce",
+     .description = "across hosts: this communicator's allreduce of the whole input, each rank keeping its block",
+     .canonical = true, .supports = spans,
+     .cost = [](const Shape& s, const M& m) {
+       return allreduce_cost_of(s, s.bytes * static_cast<size_t>(s.n), m);
+     },
+     .compose = reduce_scatterv},
+    // ---- data movement
+    {.kind = Kind::kAllgather, .id = 64, .name = "leaders",
+     .description = "across hosts: the host's blocks gathered on the host, a ring of host blocks between the "
+                    "hosts' first members, the whole broadcast on each host",
+     .canonical = true, .supports = spans,
+     .cost = [](const Shape& s, const M& m) { return allgather_cost_of(s, s.bytes, m); }, .compose = allgather},
+    {.kind = Kind::kAllgatherv, .id = 64, .name = "leaders",
+     .description = "allgather leaders with each rank's own count",
+     .canonical = true, .supports = spans,
+     .cost = [](const Shape& s, const M& m) { return allgather_cost_of(s, s.bytes, m); }, .compose = allgatherv},
+    {.kind = Kind::kBroadcast, .id = 64, .name = "tree",
+     .description = "across hosts: a binomial tree over one member per host (the root on its own), then each "
+                    "host's broadcast",
+     .canonical = true, .supports = spans,
+     .cost = [](const Shape& s, const M& m) { return broadcast_cost_of(s, s.bytes, m); }, .compose = broadcast_tree},
+    {.kind = Kind::kGather, .id = 64, .name = "via_allgather",
+     .description = "across hosts: every count and block allgathered, kept at the root",
+     .canonical = true, .supports = spans,
+     .cost = [](const Shape& s, const M& m) { return allgather_cost_of(s, 8, m) + allgather_cost_of(s, s.bytes, m); },
+     .compose = gather},
+    {.kind = Kind::kGatherv, .id = 64, .name = "via_allgather",
+     .description = "gather via_allgather with each rank's own count",
+     .canonical = true, .supports = spans,
+     .cost = [](const Shape& s, const M& m) { return 2 * allgather_cost_of(s, 8, m); }, .compose = gatherv},
+    {.kind = Kind::kScatter, .id = 64, .name = "via_broadcast",
+     .description = "across hosts: the root's layout and buffer broadcast, each rank taking its piece",
+     .canonical = true, .supports = spans,
+     .cost = [](const Shape& s, const M& m) {
+       return broadcast_cost_of(s, 16 * static_cast<size_t>(s.n), m) +
+              broadcast_cost_of(s, s.bytes * static_cast<size_t>(s.n), m);
+     },
+     .compose = scatter},
+    {.kind = Kind::kScatterv, .id = 64, .name = "via_broadcast",
+     .description = "scatter via_broadcast with each rank's own count",
+     .canonical = true, .supports = spans,
+     .cost = [](const Shape& s, const M& m) { return 2 * broadcast_cost_of(s, 16 * static_cast<size_t>(s.n), m); },
+     .compose = scatterv},
+    {.kind = Kind::kAlltoall, .id = 64, .name = "exchange",
+     .description = "across hosts: every message to another host posted at once, the host's own alltoall meanwhile",
+     .canonical = true, .supports = spans,
+     .cost = [](const Shape& s, const M& m) {
+       const double remote = H(s) * P(s) - P(s);  // members on other hosts
+       const double bw = std::min(link(s).host_bw, P(s) * link(s).stream_bw);
+       return link(s).alpha + P(s) * remote * B(s) / bw + K(s) * on_host(Kind::kAlltoall, s, s.bytes, m);
+     },
+     .compose = alltoall_exchange},
+    {.kind = Kind::kAlltoallv, .id = 64, .name = "exchange",
+     .description = "alltoall exchange with counts per pair",
+     .canonical = true, .supports = spans,
+     .cost = [](const Shape& s, const M&) { return link(s).alpha; }, .compose = alltoallv_exchange},
+    {.kind = Kind::kBarrier, .id = 64, .name = "leaders",
+     .description = "across hosts: each host's barrier, a dissemination barrier of the hosts' first members, each "
+                    "host's barrier again",
+     .canonical = true, .supports = spans,
+     .cost = [](const Shape& s, const M& m) {
+       return 2 * K(s) * on_host(Kind::kBarrier, s, 0, m) + log2_ceil(H(s)) * link(s).alpha;
+     },
+     .compose = barrier_leaders},
+    {.kind = Kind::kInscan, .id = 64, .name = "via_allgather",
+     .description = "across hosts: every input allgathered, folded in rank order up to this rank",
+     .canonical = true, .supports = spans,
+     .cost = [](const Shape& s, const M& m) { return gather_fold_cost(s, m); }, .compose = inscan},
+    {.kind = Kind::kExscan, .id = 64, .name = "via_allgather",
+     .description = "across hosts: every input allgathered, folded in rank order before this rank",
+     .canonical = true, .supports = spans,
+     .cost = [](const Shape& s, const M& m) { return gather_fold_cost(s, m); }, .compose = exscan},
+};
+
+consteval bool every_row_composes() {
+  for (const Algorithm& a : kRows)
+    if (!a.compose || a.run || a.id < 64) return false;
+  return true;
+}
+static_assert(every_row_composes(), "a row across hosts runs on one host's engine, or shares an id range with those");
+
+}  // namespace
+
+std::span<const Algorithm> hier_algorithms() { return kRows; }
+
+}  // namespace tessera::coll
