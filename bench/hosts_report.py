@@ -9,6 +9,7 @@ rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 # The peers and iperf3 ran under the hosts' default congestion control and under cubic (Tessera sets its own):
 # each one's better per row is compared, and which setting won is counted.
 cc_default = next((r["default"] for r in rows if r.get("lib") == "congestion"), "?")
+cubic_settable = next((r.get("cubic_settable", True) for r in rows if r.get("lib") == "congestion"), True)
 links = [r for r in rows if r.get("lib") == "link"]
 for r in links:
     print(f"link ({r.get('cc', 'default')} = {cc_default if r.get('cc', 'default') == 'default' else 'cubic'}): iperf3 "
@@ -57,7 +58,9 @@ for (lib, c, ppn, b), t in sorted(coll.items(), key=lambda kv: (kv[0][1], kv[0][
 won = {}  # (peer, cc) -> rows that setting won
 for key, cc in best_cc.items():
     won[(key[0], cc)] = won.get((key[0], cc), 0) + 1
-if won:
+if not cubic_settable:
+    print("  the hosts' congestion control could not be set here: every peer ran under the default (" + cc_default + ")")
+elif won:
     print("  each peer at the better of the hosts' default congestion control (" + cc_default + ") and cubic; rows won: " +
           ", ".join(f"{lib} {cc} {n}" for (lib, cc), n in sorted(won.items())))
 
