@@ -12,22 +12,22 @@ Args args(const void* s, void* r, size_t count, DType t, Op op = Op::kSum, int r
 
 Status allreduce(const char* routine, tesseraComm* h, const void* s, void* r, size_t count, DType t, Op op) {
   TS_RETURN_IF_ERROR(check_comm(routine, h));
-  return run(*h->c, Kind::kAllreduce, args(s, r, count, t, op));
+  return run(routine, *h->c, Kind::kAllreduce, args(s, r, count, t, op));
 }
 Status reduce_scatter(const char* routine, tesseraComm* h, const void* s, void* r, size_t count, DType t, Op op) {
   TS_RETURN_IF_ERROR(check_comm(routine, h));
-  return run(*h->c, Kind::kReduceScatter, args(s, r, count, t, op));
+  return run(routine, *h->c, Kind::kReduceScatter, args(s, r, count, t, op));
 }
 Status reduce_scatterv(const char* routine, tesseraComm* h, const void* s, void* r, const size_t* rcounts, DType t,
                        Op op) {
   TS_RETURN_IF_ERROR(check_comm(routine, h));
   Args a = args(s, r, rcounts ? rcounts[h->c->rank] : 0, t, op);
   a.rcounts = rcounts;
-  return run(*h->c, Kind::kReduceScatterv, a);
+  return run(routine, *h->c, Kind::kReduceScatterv, a);
 }
 Status allgather(const char* routine, tesseraComm* h, const void* s, void* r, size_t count, DType t) {
   TS_RETURN_IF_ERROR(check_comm(routine, h));
-  return run(*h->c, Kind::kAllgather, args(s, r, count, t));
+  return run(routine, *h->c, Kind::kAllgather, args(s, r, count, t));
 }
 Status allgatherv(const char* routine, tesseraComm* h, const void* s, size_t count, void* r, const size_t* rcounts,
                   const size_t* displs, DType t) {
@@ -35,23 +35,23 @@ Status allgatherv(const char* routine, tesseraComm* h, const void* s, size_t cou
   Args a = args(s, r, count, t);
   a.rcounts = rcounts;
   a.rdispls = displs;
-  return run(*h->c, Kind::kAllgatherv, a);
+  return run(routine, *h->c, Kind::kAllgatherv, a);
 }
 Status broadcast(const char* routine, tesseraComm* h, const void* s, void* r, size_t count, DType t, int root) {
   TS_RETURN_IF_ERROR(check_comm(routine, h));
-  return run(*h->c, Kind::kBroadcast, args(s, r, count, t, Op::kSum, root));
+  return run(routine, *h->c, Kind::kBroadcast, args(s, r, count, t, Op::kSum, root));
 }
 Status reduce(const char* routine, tesseraComm* h, const void* s, void* r, size_t count, DType t, Op op, int root) {
   TS_RETURN_IF_ERROR(check_comm(routine, h));
-  return run(*h->c, Kind::kReduce, args(s, r, count, t, op, root));
+  return run(routine, *h->c, Kind::kReduce, args(s, r, count, t, op, root));
 }
 Status gather(const char* routine, tesseraComm* h, const void* s, void* r, size_t count, DType t, int root) {
   TS_RETURN_IF_ERROR(check_comm(routine, h));
-  return run(*h->c, Kind::kGather, args(s, r, count, t, Op::kSum, root));
+  return run(routine, *h->c, Kind::kGather, args(s, r, count, t, Op::kSum, root));
 }
 Status scatter(const char* routine, tesseraComm* h, const void* s, void* r, size_t count, DType t, int root) {
   TS_RETURN_IF_ERROR(check_comm(routine, h));
-  return run(*h->c, Kind::kScatter, args(s, r, count, t, Op::kSum, root));
+  return run(routine, *h->c, Kind::kScatter, args(s, r, count, t, Op::kSum, root));
 }
 Status gatherv(const char* routine, tesseraComm* h, const void* s, size_t count, void* r, const size_t* rcounts,
                const size_t* displs, DType t, int root) {
@@ -59,7 +59,7 @@ Status gatherv(const char* routine, tesseraComm* h, const void* s, size_t count,
   Args a = args(s, r, count, t, Op::kSum, root);
   a.rcounts = rcounts;
   a.rdispls = displs;
-  return run(*h->c, Kind::kGatherv, a);
+  return run(routine, *h->c, Kind::kGatherv, a);
 }
 Status scatterv(const char* routine, tesseraComm* h, const void* s, const size_t* scounts, const size_t* displs,
                 void* r, size_t count, DType t, int root) {
@@ -67,11 +67,11 @@ Status scatterv(const char* routine, tesseraComm* h, const void* s, const size_t
   Args a = args(s, r, count, t, Op::kSum, root);
   a.scounts = scounts;
   a.sdispls = displs;
-  return run(*h->c, Kind::kScatterv, a);
+  return run(routine, *h->c, Kind::kScatterv, a);
 }
 Status alltoall(const char* routine, tesseraComm* h, const void* s, void* r, size_t count, DType t) {
   TS_RETURN_IF_ERROR(check_comm(routine, h));
-  return run(*h->c, Kind::kAlltoall, args(s, r, count, t));
+  return run(routine, *h->c, Kind::kAlltoall, args(s, r, count, t));
 }
 Status alltoallv(const char* routine, tesseraComm* h, const void* s, const size_t* scounts, const size_t* sdispls,
                  void* r, const size_t* rcounts, const size_t* rdispls, DType t) {
@@ -81,11 +81,11 @@ Status alltoallv(const char* routine, tesseraComm* h, const void* s, const size_
   a.sdispls = sdispls;
   a.rcounts = rcounts;
   a.rdispls = rdispls;
-  return run(*h->c, Kind::kAlltoallv, a);
+  return run(routine, *h->c, Kind::kAlltoallv, a);
 }
 Status barrier(const char* routine, tesseraComm* h) {
   TS_RETURN_IF_ERROR(check_comm(routine, h));
-  return run(*h->c, Kind::kBarrier, Args{});
+  return run(routine, *h->c, Kind::kBarrier, Args{});
 }
 
 // send/recv go to p2p.h, not through dispatch: inside a group they are only queued.

@@ -22,6 +22,10 @@ static_assert(reducing(Kind::kReduceScatterv) && !reducing(Kind::kAllgather));
 static_assert(counts_unshared(Kind::kAlltoallv) && counts_unshared(Kind::kGatherv) && !counts_unshared(Kind::kAllgatherv));
 static_assert(replicated(Kind::kAllgatherv) && !replicated(Kind::kReduce));
 
+// What an error names: the API routine of the call when one set it (Communicator::caller: the C/C++ API's
+// run(), the OpenSHMEM collectives), else the collective.
+const char* who(const Communicator& c, Kind kind) { return c.caller ? c.caller : kind_name(kind); }
+
 uint64_t hash_bytes(const void* p, size_t n) {
   const unsigned char* b = static_cast<const unsigned char*>(p);
   uint64_t h = 0xcbf29ce484222325ull ^ n;
@@ -38,7 +42,7 @@ uint64_t hash_bytes(const void* p, size_t n) {
 
 // The count arrays of the v variants and of gatherv/scatterv at the root: their sum is the call's total.
 [[gnu::noinline]] Status check_counts(const Communicator& c, Kind kind, const Args& a, size_t* elems) {
-  const char* name = kind_name(kind);
+  const char* name = who(c, kind);
   const size_t n = static_cast<size_t>(c.size);
   if (kind_flags(kind) & kVCounts) {
     const size_t* counts = kind == Kind::kAlltoallv ? a.scounts : a.rcounts;
@@ -48,7 +52,7 @@ uint64_t hash_bytes(const void* p, size_t n) {
     *elems = 0;
     for (size_t m = 0; m < n; ++m) *elems += counts[m];
     if (kind == Kind::kAllgatherv && a.count != a.rcounts[c.rank])
-      return invalid_arg("allgatherv: rank {} contributes {} elements but recvcounts[{}] is {}", c.rank, a.count, c.rank, a.rcounts[c.rank]);
+      return invalid_arg("{}: rank {} contributes {} elements but recvcounts[{}] is {}", name, c.rank, a.count, c.rank, a.rcounts[c.rank]);
   }
   if ((kind == Kind::kGatherv || kind == Kind::kScatterv) && c.rank == a.root) {
     // The root's arrays give every member's count; a member's own count is its sendcount (gatherv) or
@@ -72,23 +76,23 @@ uint64_t hash_bytes(const void* p, size_t n) {
 Status check_args(const Communicator& c, Kind kind, const Args& a, size_t* total) {
   const uint8_t f = kind_flags(kind);
   if (!valid(a.dtype)) [[unlikely]]
-    return invalid_arg("{}: datatype {} is not one of the {} supported types (0..{})", kind_name(kind),
+    return invalid_arg("{}: datatype {} is not one of the {} supported types (0..{})", who(c, kind),
                        static_cast<int>(a.dtype), kNumDTypes, kNumDTypes - 1);
   if ((f & kReducing) && !valid(a.op)) [[unlikely]]
-    return invalid_arg("{}: reduction op {} is not sum/prod/min/max/avg/band/bor/bxor (0..{})", kind_name(kind),
+    return invalid_arg("{}: reduction op {} is not sum/prod/min/max/avg/band/bor/bxor (0..{})", who(c, kind),
                        static_cast<int>(a.op), kNumOps - 1);
   if ((f & kReducing) && !op_applies(a.dtype, a.op)) [[unlikely]]
-    return invalid_arg("{}: reduction op {} does not apply to {} ({})", kind_name(kind), op_name(a.op),
+    return invalid_arg("{}: reduction op {} does not apply to {} ({})", who(c, kind), op_name(a.op),
                        dtype_name(a.dtype), is_complex(a.dtype) ? "complex numbers have no order" : "not an integer type");
   if ((f & kRooted) && (a.root < 0 || a.root >= c.size)) [[unlikely]]
-    return invalid_arg("{}: root {} is out of range: the communicator has {} ranks (0..{})", kind_name(kind), a.root,
+    return invalid_arg("{}: root {} is out of range: the communicator has {} ranks (0..{})", who(c, kind), a.root,
                        c.size, c.size - 1);
   const size_t es = dtype_size(a.dtype), n = static_cast<size_t>(c.size);
   size_t elems = a.count, tmp;
   if (f & (kVCounts | kUnshared)) [[unlikely]]
     TS_RETURN_IF_ERROR(check_counts(c, kind, a, &elems));
   if (__builtin_mul_overflow(elems, es * n, &tmp)) [[unlikely]]
-    return invalid_arg("{}: {} elements of {} bytes on {} ranks overflow the address space", kind_name(kind), elems, es, n);
+    return invalid_arg("{}: {} elements of {} bytes on {} ranks overflow the address space", who(c, kind), elems, es, n);
   *total = elems;
   if (elems == 0 || kind == Kind::kBarrier) return Status::ok();
   const bool is_root = c.rank == a.root;
@@ -97,9 +101,9 @@ Status check_args(const Communicator& c, Kind kind, const Args& a, size_t* total
   if (kind == Kind::kScatterv) need_send = is_root, need_recv = a.count > 0;
   if (kind == Kind::kAllgatherv) need_send = a.count > 0;
   if (need_send && !a.send) [[unlikely]]
-    return invalid_arg("{}: send buffer is null with a count of {}", kind_name(kind), a.count);
+    return invalid_arg("{}: send buffer is null with a count of {}", who(c, kind), a.count);
   if (need_recv && !a.recv) [[unlikely]]
-    return invalid_arg("{}: receive buffer is null with a count of {}", kind_name(kind), a.count);
+    return invalid_arg("{}: receive buffer is null with a count of {}", who(c, kind), a.count);
   return Status::ok();
 }
 
@@ -135,12 +139,12 @@ namespace {
   if (force && deterministic_mode() && !force->canonical) force = nullptr;  // order beats the request
   if (force) {
     if (force->kind != kind || !fits(*force, s))
-      return make_status(Code::kUnsupported, "{}: algorithm {} does not support {} bytes on {} ranks", kind_name(kind),
+      return make_status(Code::kUnsupported, "{}: algorithm {} does not support {} bytes on {} ranks", who(c, kind),
                          force->name, s.bytes, c.size);
     return force;
   }
   const Algorithm* algo = select(s, c.model, deterministic_mode()).algo;
-  if (!algo) return make_status(Code::kUnsupported, "{}: no algorithm supports {} bytes on {} ranks", kind_name(kind), s.bytes, c.size);
+  if (!algo) return make_status(Code::kUnsupported, "{}: no algorithm supports {} bytes on {} ranks", who(c, kind), s.bytes, c.size);
   c.last_kind = kind;
   c.last_bytes = s.bytes;
   c.last_symmetric = a.symmetric;

@@ -83,12 +83,14 @@ void close_event(tesseraEvent* h) {
   keep_dead_handle(h);
 }
 
-Status run(Communicator& c, Kind kind, const Args& a) {
+Status run(const char* routine, Communicator& c, Kind kind, const Args& a) {
   if (c.in_use.load(std::memory_order_relaxed))
     return invalid_arg("{}: {} is in use by another thread (work on a comm stream?): one thread at a time per "
-                       "communicator; synchronize the stream first", kind_name(kind), c.name);
+                       "communicator; synchronize the stream first", routine, c.name);
   c.in_use.store(true, std::memory_order_relaxed);
+  c.caller = routine;
   Status st = dispatch(c, kind, a);
+  c.caller = nullptr;
   c.in_use.store(false, std::memory_order_release);
   return st;
 }

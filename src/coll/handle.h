@@ -1,8 +1,11 @@
 // The handles behind coll.h's opaque tesseraComm_t, tesseraStream_t and tesseraEvent_t, and the entry to
 // the engine that both public APIs share. The C API (capi/coll_api.cc) and the C++ API (coll/api.cc) sit
-// side by side on these functions; neither calls the other. Each returns a Status whose message names the
-// API routine it was given; the C API turns it into a result code and its last-error text, the C++ API
-// throws it (throw_if_error), both worded "invalid argument: tesseraAllReduce: ...".
+// side by side on these functions; neither calls the other. Each returns a Status whose message starts with
+// the C routine's name it was given (the C++ forms pass the C name of the same call), whichever layer found
+// the error: run() makes it the communicator's caller, which dispatch names. The C API turns the Status
+// into a result code and its message into the last-error text ("tesseraAllReduce: send buffer is null with
+// a count of 1"); the C++ API throws it (throw_if_error) with the result's text in front ("invalid
+// argument: tesseraAllReduce: send buffer is null with a count of 1").
 //
 // A handle carries a magic word that destroy overwrites; destroyed handles are kept (never freed, and
 // reachable, so leak checkers stay quiet), so late use is reported by the checks below ("was used after
@@ -78,7 +81,7 @@ void close_event(tesseraEvent* h);
 
 // Runs one collective on `c` through dispatch, under the communicator's one-thread-at-a-time guard: a call
 // that finds the communicator in use (by a comm stream's work, say) fails with a message saying so.
-Status run(Communicator& c, Kind kind, const Args& a);
+Status run(const char* routine, Communicator& c, Kind kind, const Args& a);
 
 // The public result code of a Status, and the text of a result code (tesseraGetErrorString).
 tesseraResult_t result_of(const Status& st);

@@ -726,20 +726,28 @@ TEST(Api, ErrorsNameTheValueAndTheLimit) {
     EXPECT_NE(std::string(e.what()).find("root " + std::to_string(comm.size())), std::string::npos) << e.what();
   }
   EXPECT_EQ(tesseraAllReduce(nullptr, &x, 1, tesseraFloat32, tesseraSum, comm.handle()), tesseraInvalidArgument);
-  EXPECT_NE(std::string(tesseraGetLastError()).find("send buffer is null"), std::string::npos);
+  // Every error names the routine first, whichever layer found it (coll/handle.h).
+  EXPECT_EQ(std::string(tesseraGetLastError()).rfind("tesseraAllReduce: send buffer is null with a count of 1", 0), 0u)
+      << tesseraGetLastError();
+  try {
+    comm.allreduce(nullptr, &x, 1, tessera::coll::DataType::kFloat32, tessera::coll::RedOp::kSum);
+    FAIL() << "no error for a null send buffer";
+  } catch (const tessera::coll::Error& e) {
+    EXPECT_EQ(std::string(e.what()), "invalid argument: tesseraAllReduce: send buffer is null with a count of 1");
+  }
   EXPECT_EQ(tesseraAllReduce(&x, &x, 1, static_cast<tesseraDataType_t>(42), tesseraSum, comm.handle()),
             tesseraInvalidArgument);
   EXPECT_EQ(tesseraAllReduce(&x, &x, 1, tesseraFloat32, tesseraSum, nullptr), tesseraInvalidArgument);
   // v variants at the root (every member its own root here, so every member fails before communicating)
   const int me = comm.rank();
   EXPECT_EQ(tesseraGatherV(&x, 1, &x, nullptr, nullptr, tesseraFloat32, me, comm.handle()), tesseraInvalidArgument);
-  EXPECT_NE(std::string(tesseraGetLastError()).find("gatherv: the root's count/displacement arrays must not be null"),
+  EXPECT_NE(std::string(tesseraGetLastError()).find("tesseraGatherV: the root's count/displacement arrays must not be null"),
             std::string::npos) << tesseraGetLastError();
   std::vector<size_t> twos(static_cast<size_t>(comm.size()), 2), zeros(static_cast<size_t>(comm.size()), 0);
   EXPECT_EQ(tesseraScatterV(&x, twos.data(), zeros.data(), &x, 1, tesseraFloat32, me, comm.handle()),
             tesseraInvalidArgument);
   EXPECT_NE(std::string(tesseraGetLastError())
-                .find("scatterv: the root (rank " + std::to_string(me) + ") receives 1 elements itself but its counts[" +
+                .find("tesseraScatterV: the root (rank " + std::to_string(me) + ") receives 1 elements itself but its counts[" +
                       std::to_string(me) + "] is 2"),
             std::string::npos) << tesseraGetLastError();
 }
