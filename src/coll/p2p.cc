@@ -250,8 +250,8 @@ Status group_end() {
   if (t_depth == 0) return invalid_arg("group_end without a matching group_start");
   if (--t_depth > 0) return Status::ok();
   // The group's ops move to a vector of this thread that keeps its storage, and t_ops gets that vector's
-  // empty storage back: a group allocates nothing once the thread has run one as large (a send/recv of 8
-  // bytes costs about 0.4 us, and two mallocs and a free were a tenth of it).
+  // empty storage back: a group allocates nothing once the thread has run one as large (two mallocs and a
+  // free were a tenth of a small send/recv; docs/journal.md, "Collective selection and send/recv").
   static thread_local std::vector<P2pOp> t_run;
   t_run.swap(t_ops);
   run_all(t_run);

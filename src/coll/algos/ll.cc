@@ -21,8 +21,8 @@ uint64_t allreduce_ll(Exec& ex, const Args& a) {
   ex.ll_put(a.send, bytes);
   // Reduce every member's input, in rank order; mine from the send buffer, not from my LL buffer. The
   // line just published is being read by the peers: a load of it stalls until their reads are answered
-  // (a cache-line transfer, a large part of a small call across CCXs; docs/design.md), while the send
-  // buffer is private and in cache.
+  // (a cache-line transfer, a large part of a small call across CCXs; docs/journal.md, "LL protocol"), while
+  // the send buffer is private and in cache.
   Srcs s;
   ex.ll_in_all(s.p, [&](int) { return bytes; });
   s.p[ex.rank()] = a.send;
