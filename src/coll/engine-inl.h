@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "base/cpu.h"
+#include "base/memcopy.h"
 #include "sync/wait.h"
 
 namespace tessera::coll {
@@ -109,7 +110,7 @@ inline void copy_small(char* d, const char* s, size_t n) {
 inline void Exec::ll_put(const void* src, size_t bytes) {
   char* out = ll_out(bytes);
   if (bytes <= 64) detail::copy_small(out, static_cast<const char*>(src), bytes);
-  else std::memcpy(out, src, bytes);
+  else memcopy(out, src, bytes);
   ll_publish();
 }
 

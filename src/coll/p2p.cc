@@ -63,7 +63,7 @@ bool progress_send(P2pOp& o) {
     if (o.bytes <= kInlineBytes) {
       uint64_t h[2] = {kMagicInline, o.bytes};
       std::memcpy(ring + sent % P, h, sizeof h);
-      if (o.bytes) std::memcpy(ring + sent % P + sizeof h, o.buf, o.bytes);
+      if (o.bytes) memcopy(ring + sent % P + sizeof h, o.buf, o.bytes);
       o.moved = o.bytes;
     } else {
       const bool single = single_copy(c, o.bytes);
@@ -113,7 +113,7 @@ bool progress_recv(P2pOp& o) {
       log::fatal("recv on {}: rank {} (PE {}) expects {} bytes from rank {} (PE {}), which sent {} bytes", c.name,
                  c.rank, c.world[c.rank], o.bytes, o.peer, c.world[o.peer], h[1]);
     if (h[0] == kMagicInline) {
-      if (o.bytes) std::memcpy(o.buf, ring + taken % P + 2 * sizeof(uint64_t), o.bytes);
+      if (o.bytes) memcopy(o.buf, ring + taken % P + 2 * sizeof(uint64_t), o.bytes);
       o.moved = o.bytes;
     } else if (h[0] == kMagicSingleCopy) {
       cma_read(c, o.peer, o.buf, reinterpret_cast<const void*>(h[2]), o.bytes);

@@ -72,6 +72,7 @@
 #include "base/config.h"
 #include "base/cpu.h"
 #include "base/log.h"
+#include "base/memcopy.h"
 #include "bootstrap/protocol.h"
 #include "bootstrap/tcp_socket.h"
 #include "bootstrap/tcp_wire.h"
@@ -622,7 +623,7 @@ void* sock_recv(int pe, uint64_t tag, void* buf, size_t bytes) {
                  "collectives or counts",
                  it->bytes, peer_name(pe), bytes, tag);
     if (it->complete) {
-      if (it->bytes) std::memcpy(buf, it->data.get(), it->bytes);
+      if (it->bytes) memcopy(buf, it->data.get(), it->bytes);
       c.unexpected.erase(it);
       return nullptr;
     }
@@ -634,7 +635,7 @@ void* sock_recv(int pe, uint64_t tag, void* buf, size_t bytes) {
     r->tag = tag;
     r->buf = static_cast<char*>(buf);
     r->cap = bytes;
-    if (c.got) std::memcpy(buf, it->data.get(), c.got);
+    if (c.got) memcopy(buf, it->data.get(), c.got);
     c.held = false;
     c.into_unx = nullptr;
     c.into_req = r;
