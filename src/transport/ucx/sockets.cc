@@ -417,14 +417,14 @@ Result<int> connect_to(int me, int pe, const Record& r, uint64_t deadline) {
     Status st = bootstrap::recv_msg(fd.value(), &type, &payload, wait_ms, where.c_str());
     if (st.is_ok() && type == bootstrap::MsgType::kChallenge && payload.size() == tcp::kNonceBytes) {
       tcp::Nonce server{};
-      std::memcpy(server.data(), payload.data(), tcp::kNonceBytes);
+      std::memcpy(server.data(), payload.data(), tcp::kNonceBytes);  // copy-ok: nonce
       tcp::Auth auth{static_cast<uint32_t>(me), static_cast<uint32_t>(g.n_pes), tcp::fresh_nonce(), {}};
       auth.mac = tcp::client_mac(key, server, auth.client, auth.rank);
       st = tcp::send_frame(fd.value(), bootstrap::MsgType::kAuth, tcp::encode_auth(auth));
       if (st.is_ok()) st = bootstrap::recv_msg(fd.value(), &type, &payload, wait_ms, where.c_str());
       tcp::Mac proof{};
       if (st.is_ok() && type == bootstrap::MsgType::kProof && payload.size() == tcp::kMacBytes) {
-        std::memcpy(proof.data(), payload.data(), tcp::kMacBytes);
+        std::memcpy(proof.data(), payload.data(), tcp::kMacBytes);  // copy-ok: MAC
         if (tcp::mac_equal(proof, tcp::server_mac(key, server, auth.client, auth.rank))) return fd.value();
       }
     }
@@ -507,7 +507,7 @@ Status open_sockets(const JobView& job) {
   for (size_t i = 0; i < addrs.size(); ++i) mine.addrs[i] = addrs[i];
   mine.port = htons(port.value());
   const std::string key = bootstrap::random_hex(kKeyChars);
-  std::memcpy(mine.key, key.data(), kKeyChars);
+  std::memcpy(mine.key, key.data(), kKeyChars);  // copy-ok: connection key
   std::vector<Record> all(static_cast<size_t>(job.n_pes));
   Status st = job.allgather(&mine, all.data(), sizeof mine);
 
