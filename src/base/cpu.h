@@ -51,8 +51,8 @@ inline uint64_t tsc_ns(const TscClock& c, uint64_t t) {
 // The same clock read from the time-stamp counter: a fraction of clock_gettime's cost (docs/coll.md), for
 // timestamps on hot paths (the collective flight recorder). Anchored to now_ns() at first use; the tick
 // rate is re-measured over an ever longer baseline (at twice the last baseline, at least every second),
-// so it stays within about 0.1 us of now_ns(), in every process. When the kernel does not use the TSC as
-// its clock source (not invariant or not synchronised across CPUs), it is now_ns().
+// so it stays close to now_ns() (docs/journal.md, "Clocks"), in every process. When the kernel does not
+// use the TSC as its clock source (not invariant or not synchronised across CPUs), it is now_ns().
 // Inline: the flight recorder and the hang report's records stamp every collective and barrier with it.
 inline uint64_t fast_now_ns() {
   const detail::TscClock& c = detail::g_tsc;

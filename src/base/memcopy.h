@@ -31,11 +31,12 @@
 // `rep movsb` on CPUs with ERMS. On AMD Zen that instruction runs an order of magnitude slower when the
 // destination lies just past the source modulo 4 KiB ((dst - src) mod 4096 in 1..31: glibc bug 30994, fixed
 // in 2.40): a malloc'd user buffer (16 bytes into a page) copied from or to a page-aligned staging slot is
-// exactly that case, and it made mid-size collectives several times slower (docs/design.md, memcopy). From
+// exactly that case, and it made mid-size collectives several times slower (docs/journal.md, "memcopy and
+// aliasing copies"). From
 // kMemcopyLoopMin bytes up, memcopy() uses its own AVX2 loop (32-byte aligned stores) in that case, which
 // measured as fast as glibc's best case at every size and offset there; otherwise, below it, and on CPUs
-// without AVX2, it is std::memcpy, whose `rep movsb` is 2-7% faster than the loop from 4 KiB to 1 MiB on an
-// Intel Xeon VM (page-aligned buffers, 2026-11-27). dst and src must not overlap.
+// without AVX2, it is std::memcpy, whose `rep movsb` is a little faster than the loop from 4 KiB to 1 MiB on
+// an Intel Xeon VM (page-aligned buffers; docs/journal.md). dst and src must not overlap.
 #pragma once
 #include <atomic>
 #include <cstddef>
@@ -48,7 +49,7 @@ inline constexpr size_t kMemcopyLoopMin = 2048;
 
 // True when a `rep movsb` copy from src to dst falls in the slow case above: (dst - src) mod 4096 in 1..31
 // (for glibc's memcpy and for the kernel's copy in process_vm_readv alike, at every size from 4 KiB to
-// 16 MiB; docs/design.md). Only the addresses' offsets within a page matter, so it applies across address
+// 16 MiB; docs/journal.md). Only the addresses' offsets within a page matter, so it applies across address
 // spaces too.
 inline bool copy_aliases(const void* dst, const void* src) {
   const uintptr_t d = (reinterpret_cast<uintptr_t>(dst) - reinterpret_cast<uintptr_t>(src)) & 4095;

@@ -43,8 +43,8 @@ Status parse_env_int(const char* name, int lo, int hi, int* out) {
 // binds to cores: left free, a PE woken from a futex by a peer is often moved onto that peer's CPU (the
 // scheduler's wake-affine choice), and two PEs spinning on one CPU then take turns: every small collective
 // waits for its peer to be scheduled instead of for one cache-line transfer, until the load balancer
-// separates them, which takes tens of milliseconds and happens again after every sleep (docs/design.md,
-// start-up). Under auto, the launcher itself unbinds the PEs while processes outside
+// separates them, which takes tens of milliseconds and happens again after every sleep (docs/journal.md,
+// "CPU binding at start-up"). Under auto, the launcher itself unbinds the PEs while processes outside
 // the job use its CPUs. Threads the PE starts for itself run on every CPU of the job
 // (unbind_thread_to_job_cpus); user threads inherit the binding unless TESSERA_BIND=none.
 const config::Var<std::string> kBind{
@@ -116,7 +116,7 @@ Status allgather(const void* mine, void* all, size_t bytes) {
   if (t != MsgType::kGathered || payload.size() != bytes * static_cast<size_t>(g_size))
     return make_status(Code::kInternal, "bootstrap: allgather reply of {} bytes, expected {}", payload.size(),
                        bytes * static_cast<size_t>(g_size));
-  if (!payload.empty()) std::memcpy(all, payload.data(), payload.size());
+  if (!payload.empty()) std::memcpy(all, payload.data(), payload.size());  // copy-ok: start-up exchange
   return Status::ok();
 }
 

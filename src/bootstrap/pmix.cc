@@ -67,7 +67,7 @@ Status get_bytes(int rank, const std::string& key, void* out, size_t bytes) {
     st = make_status(Code::kInternal, "bootstrap (PMIx): {} from rank {} has {} bytes, expected {}", key, rank,
                      v->type == PMIX_BYTE_OBJECT ? v->data.bo.size : 0, bytes);
   else if (bytes)
-    std::memcpy(out, v->data.bo.bytes, bytes);
+    std::memcpy(out, v->data.bo.bytes, bytes);  // copy-ok: start-up exchange
   PMIX_VALUE_RELEASE(v);
   return st;
 }

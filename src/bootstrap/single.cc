@@ -11,7 +11,7 @@ Status init(JobInfo* out) {
   return Status::ok();
 }
 Status allgather(const void* mine, void* all, size_t bytes) {
-  if (bytes) std::memcpy(all, mine, bytes);
+  if (bytes) std::memcpy(all, mine, bytes);  // copy-ok: start-up exchange
   return Status::ok();
 }
 Status barrier() { return Status::ok(); }

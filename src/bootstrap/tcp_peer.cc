@@ -69,7 +69,7 @@ class Spoke final : public Served {
     if (reply_.size() != bytes * n)
       return make_status(Code::kInternal, "bootstrap (tcp): exchange reply of {} bytes from {}, expected {}",
                          reply_.size(), who_, bytes * n);
-    if (bytes) std::memcpy(all, reply_.data(), reply_.size());
+    if (bytes) std::memcpy(all, reply_.data(), reply_.size());  // copy-ok: start-up exchange
     return Status::ok();
   }
 
@@ -121,7 +121,7 @@ class Spoke final : public Served {
                          "a challenge was expected)",
                          who_, static_cast<uint32_t>(f.type), f.payload.size());
     Nonce server{};
-    std::memcpy(server.data(), f.payload.data(), kNonceBytes);
+    std::memcpy(server.data(), f.payload.data(), kNonceBytes);  // copy-ok: nonce
     Auth auth;
     auth.rank = static_cast<uint32_t>(cfg_.rank);
     auth.size = static_cast<uint32_t>(cfg_.size);
@@ -139,7 +139,8 @@ class Spoke final : public Served {
                              ? " (the secret, TESSERA_JOB_SECRET or the id's, must be the same on every rank)"
                              : "");
     Mac proof{};
-    if (f.type == MsgType::kProof && f.payload.size() == kMacBytes) std::memcpy(proof.data(), f.payload.data(), kMacBytes);
+    if (f.type == MsgType::kProof && f.payload.size() == kMacBytes)
+      std::memcpy(proof.data(), f.payload.data(), kMacBytes);  // copy-ok: MAC
     if (!mac_equal(proof, server_mac(cfg_.secret, server, auth.client, auth.rank)))
       return make_status(Code::kAborted,
                          "bootstrap (tcp): {} did not prove that it knows the job's secret: it is not this job's "

@@ -121,7 +121,7 @@ class Star final : public Served {
       }
     }
     if (rounds_done_ == round) return ended_error();
-    if (bytes) std::memcpy(all, result_.data(), result_.size());
+    if (bytes) std::memcpy(all, result_.data(), result_.size());  // copy-ok: start-up exchange
     return Status::ok();
   }
 

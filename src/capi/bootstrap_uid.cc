@@ -32,7 +32,7 @@ int tessera_bootstrap_uid(char* out, size_t size, const char* host) {
     log::write_line(log::Level::kError, id.status().message());
     return -2;
   }
-  std::memcpy(out, id.value().c_str(), id.value().size() + 1);
+  std::memcpy(out, id.value().c_str(), id.value().size() + 1);  // copy-ok: unique id string
   return 0;
 }
 

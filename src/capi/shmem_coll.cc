@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "base/log.h"
+#include "base/memcopy.h"
 #include "capi/handles.h"
 #include "coll/comm.h"
 #include "coll/dispatch.h"
@@ -275,10 +276,10 @@ void alltoalls(const char* r, Communicator& c, void* dest, const void* source, p
   if (dst == 1 && sst == 1) return alltoall(r, c, dest, source, nelems * elem);
   std::vector<char> out(all * elem), in(all * elem);
   const char* s = static_cast<const char*>(source);
-  for (size_t e = 0; e < all; ++e) std::memcpy(out.data() + e * elem, s + e * static_cast<size_t>(sst) * elem, elem);
+  for (size_t e = 0; e < all; ++e) memcopy(out.data() + e * elem, s + e * static_cast<size_t>(sst) * elem, elem);
   run(r, c, Kind::kAlltoall, bytes_args(out.data(), in.data(), nelems * elem), /*symmetric=*/false);
   char* d = static_cast<char*>(dest);
-  for (size_t e = 0; e < all; ++e) std::memcpy(d + e * static_cast<size_t>(dst) * elem, in.data() + e * elem, elem);
+  for (size_t e = 0; e < all; ++e) memcopy(d + e * static_cast<size_t>(dst) * elem, in.data() + e * elem, elem);
 }
 
 template <typename T>

@@ -54,9 +54,9 @@ void cma_copy_direct(const Communicator& c, int m, char* local, char* remote, si
 }
 
 // When the two addresses alias (base/memcopy.h: copy_aliases), the kernel's copy runs several times slower
-// (docs/design.md, memcopy): the data goes through a private bounce buffer placed at the remote address's
-// offset within a page, piece by piece, and memcopy() moves it on the local side, from cache, far faster
-// than the kernel's copy.
+// (docs/journal.md, "memcopy and aliasing copies"): the data goes through a private bounce buffer placed at
+// the remote address's offset within a page, piece by piece, and memcopy() moves it on the local side, from
+// cache, far faster than the kernel's copy.
 constexpr size_t kBouncePiece = size_t{256} << 10;
 char* bounce_like(const char* remote) {
   thread_local std::unique_ptr<char[]> buf;

@@ -36,7 +36,7 @@ class Exec {
   // Opens call number comm.seq + 1. A stepped call records itself (flight recorder, hot line) at once,
   // with its start time. An LL call (stepped false) records itself right after storing its flag
   // (ll_publish), so that the flag is not queued behind a dozen stores to two other lines, which delayed
-  // its arrival at the peer (docs/design.md), or when it first waits, or in end();
+  // its arrival at the peer (docs/journal.md, "LL protocol"), or when it first waits, or in end();
   // its start time is written when it first has to wait (stamp_wait), or never.
   // The description comes by value, in two registers: built field by field and copied through memory, it
   // stalled the copy's 16-byte load on store forwarding.

@@ -27,9 +27,9 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 // Between the first two hosts: the leaders' median ping-pong of 1 byte (latency), then 16 MiB both ways at once,
 // the traffic of the rings and exchanges the model prices (median of three after a warm-up; larger than the
-// sockets' buffers, which a 4 MiB one-way probe fitted in: it read 1.1-3.6 GB/s on a link iperf3 put at
-// 1.5 each way, and the model then picked a flat ring 1.5x slower than the leaders), then every rail at
-// once (what a host's streams carry together). Members of other hosts do nothing.
+// sockets' buffers, which a 4 MiB one-way probe fitted in: it read well above and below the link's rate,
+// and the model then picked a slower row; docs/journal.md, "Across hosts"), then every rail at once (what a
+// host's streams carry together). Members of other hosts do nothing.
 LinkParams measure_link(Communicator& c, Hier& h) {
   LinkParams l;
   std::snprintf(l.source, sizeof l.source, "measured");
@@ -60,7 +60,8 @@ LinkParams measure_link(Communicator& c, Hier& h) {
   };
   if (h.local_rank == 0) {
     // The median round trip: right after start-up a few are slow (the PE's yielding waits hand the CPU to
-    // threads still setting up), and a mean over them read 50-470 us on a link of 5.
+    // threads still setting up), and a mean over them read far above the link's round trip
+    // (docs/journal.md, "Across hosts").
     double rtt[kPings];
     for (int i = 0; i < kWarm + kPings; ++i) {
       const auto t0 = std::chrono::steady_clock::now();

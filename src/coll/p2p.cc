@@ -63,7 +63,7 @@ bool progress_send(P2pOp& o) {
     if (o.bytes <= kInlineBytes) {
       uint64_t h[2] = {kMagicInline, o.bytes};
       std::memcpy(ring + sent % P, h, sizeof h);
-      if (o.bytes) std::memcpy(ring + sent % P + sizeof h, o.buf, o.bytes);
+      if (o.bytes) memcopy(ring + sent % P + sizeof h, o.buf, o.bytes);
       o.moved = o.bytes;
     } else {
       const bool single = single_copy(c, o.bytes);
@@ -113,7 +113,7 @@ bool progress_recv(P2pOp& o) {
       log::fatal("recv on {}: rank {} (PE {}) expects {} bytes from rank {} (PE {}), which sent {} bytes", c.name,
                  c.rank, c.world[c.rank], o.bytes, o.peer, c.world[o.peer], h[1]);
     if (h[0] == kMagicInline) {
-      if (o.bytes) std::memcpy(o.buf, ring + taken % P + 2 * sizeof(uint64_t), o.bytes);
+      if (o.bytes) memcopy(o.buf, ring + taken % P + 2 * sizeof(uint64_t), o.bytes);
       o.moved = o.bytes;
     } else if (h[0] == kMagicSingleCopy) {
       cma_read(c, o.peer, o.buf, reinterpret_cast<const void*>(h[2]), o.bytes);
@@ -250,8 +250,8 @@ Status group_end() {
   if (t_depth == 0) return invalid_arg("group_end without a matching group_start");
   if (--t_depth > 0) return Status::ok();
   // The group's ops move to a vector of this thread that keeps its storage, and t_ops gets that vector's
-  // empty storage back: a group allocates nothing once the thread has run one as large (a send/recv of 8
-  // bytes costs about 0.4 us, and two mallocs and a free were a tenth of it).
+  // empty storage back: a group allocates nothing once the thread has run one as large (two mallocs and a
+  // free were a tenth of a small send/recv; docs/journal.md, "Collective selection and send/recv").
   static thread_local std::vector<P2pOp> t_run;
   t_run.swap(t_ops);
   run_all(t_run);

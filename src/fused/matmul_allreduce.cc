@@ -24,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/memcopy.h"
 #include "pgas/amo.h"
 #include "pgas/barrier.h"
 #include "pgas/heap.h"
@@ -159,7 +160,7 @@ void MatMulAllReduce::run_rows(const float* A, const float* B, float* C, int row
     for (int row = r0; row < r1; ++row) {
       const size_t at = static_cast<size_t>(row) * n + c, j0 = static_cast<size_t>(row - r0);
       float* out = scatter ? C + j0 * n + c : m.reduced + at;
-      std::memcpy(out, in[0].first + j0 * in[0].second, w * sizeof(float));
+      memcopy(out, in[0].first + j0 * in[0].second, w * sizeof(float));
       for (int p = 1; p < m.n_pes; ++p) {
         const float* from = in[static_cast<size_t>(p)].first + j0 * in[static_cast<size_t>(p)].second;
         for (size_t j = 0; j < w; ++j) out[j] += from[j];
@@ -182,7 +183,7 @@ void MatMulAllReduce::run_rows(const float* A, const float* B, float* C, int row
     const int a = row_lo(rows, p, m.n_pes), b = row_lo(rows, p + 1, m.n_pes);
     const size_t at = static_cast<size_t>(a) * n, len = static_cast<size_t>(b - a) * n;
     if (!len) continue;
-    if (const float* from = m.peer(m.reduced + at, p, len)) std::memcpy(C + at, from, len * sizeof(float));
+    if (const float* from = m.peer(m.reduced + at, p, len)) memcopy(C + at, from, len * sizeof(float));
     else pgas::get_bytes(kRoutine, C + at, m.reduced + at, len * sizeof(float), p);
   }
   pgas::barrier_all_internal();  // nobody overwrites a tile another PE may still be reading
@@ -252,7 +253,7 @@ void AllGatherMatMul::run(const float* X_rows, const float* W, float* Y, int row
   if ((mine && !X_rows) || (rows && n && (!W || !Y)))
     throw Error(std::string(kName) + ": a null matrix with m " + str(rows) + ", n " + str(n));
   ++m.calls;
-  if (mine) std::memcpy(m.xs, X_rows, static_cast<size_t>(mine) * m.k * sizeof(float));
+  if (mine) memcopy(m.xs, X_rows, static_cast<size_t>(mine) * m.k * sizeof(float));
   for (int p = 0; p < m.n_pes; ++p) pgas::atomic_set<uint64_t>(kName, m.ready + m.me, m.calls, p);
   for (int s = 0; s < m.n_pes; ++s) {
     const int p = (m.me + s) % m.n_pes, r = lo(p + 1) - lo(p);

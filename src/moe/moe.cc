@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "base/half.h"
+#include "base/memcopy.h"
 #include "kernel/ops/prims.h"
 #include "pgas/amo.h"
 #include "pgas/heap.h"
@@ -290,8 +291,8 @@ void Dispatcher::dispatch(const void* tokens, int n_tokens, const int32_t* exper
       const int c_s = static_cast<int>(v & 0xffffffffu);
       const size_t from = (static_cast<size_t>(le) * m.n + s) * c.max_tokens;
       const size_t to = static_cast<size_t>(le) * m.n * c.max_tokens + got;
-      std::memcpy(m.packed.data() + to * m.row, m.recv + from * m.row, static_cast<size_t>(c_s) * m.row);
-      std::memcpy(m.packed_meta.data() + to, m.meta + from, static_cast<size_t>(c_s) * sizeof(uint64_t));
+      memcopy(m.packed.data() + to * m.row, m.recv + from * m.row, static_cast<size_t>(c_s) * m.row);
+      memcopy(m.packed_meta.data() + to, m.meta + from, static_cast<size_t>(c_s) * sizeof(uint64_t));
       got += c_s;
     }
     m.counts[le] = got;

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "base/config.h"
+#include "base/memcopy.h"
 
 namespace tessera::pgas {
 
@@ -50,7 +51,7 @@ void blocked(const char* routine, void* dest, const void* src, ptrdiff_t dst, pt
   }
   if constexpr (kPut) d = mapped;
   else s = mapped;
-  each_block([&](size_t o, size_t i) { std::memcpy(d + o, s + i, run); });
+  each_block([&](size_t o, size_t i) { memcopy(d + o, s + i, run); });
   if constexpr (kPut)
     sync::notify_range(pe, watch_offset(dest), ((nblocks - 1) * static_cast<size_t>(dst) + bsize) * elem);
 }

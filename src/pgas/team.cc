@@ -148,7 +148,7 @@ bool learn_cpus(Team* t) {
 // its own CPU, yielding the CPU to them at once (they need it to arrive), and only then waits for the gate,
 // spinning first as every wait does: yielding on every poll would only hand the CPU to a member of its CPU
 // that is waiting too, a process switch per member and barrier; the LL collectives wait the same way
-// (coll/comm.h; measured in docs/design.md, teams and barriers).
+// (coll/comm.h; measured in docs/journal.md, "Team barriers").
 // A member not bound to one CPU (3 or 5 PEs on 2 CPUs, --bind-to none) cannot tell who shares its CPU, so
 // it yields on every failed poll, as the collectives do there: spinning first held the CPU, for the whole
 // spin phase, from members that still had to arrive.

@@ -30,9 +30,9 @@
 //   - Bound while the outside processes leave the job a CPU (kSharedBoundSpare): phase 1 spins for
 //     1000 x TESSERA_WAIT_SPIN_NS (20 ms), longer than the outside processes' slices. A PE that slept there
 //     would leave a CPU idle, the scheduler would move the busy process onto it, and the PE, woken, would
-//     find it there: beside one busy process on 2 CPUs, 20 ms spins took 3-12% off send/recv (8 B, 1 MiB),
-//     ping-pongs of 64-256 KiB and 1 MiB allreduce; beside two they cost up to twice the time
-//     (docs/shared_cpus.md).
+//     find it there: beside one busy process on 2 CPUs, these spins sped up send/recv, mid-size ping-pongs
+//     and allreduce; beside two they cost up to twice the time (docs/journal.md, "Shared CPUs";
+//     docs/shared_cpus.md).
 // Waits that get past the first polls while the CPUs are shared are counted by length (PeWaitHist): the
 // launcher picks between the two from them.
 //
@@ -214,7 +214,8 @@ inline void ring(PeWaitWords& w) {
 // and writers need only a compiler barrier; otherwise every writer issues a full fence. Once per wait, not
 // per re-arm: the call interrupts every CPU that last ran a PE, an idle one too, and on a virtual machine
 // waking a halted vCPU takes long enough that a transfer whose waits re-arm dozens of times (a 4 MiB
-// send/recv) slowed down several times over (docs/design.md). The re-arms are covered by the fence in ring().
+// send/recv) slowed down several times over (docs/journal.md, "Wait policy"). The re-arms are covered by the
+// fence in ring().
 extern Published<bool> g_asymmetric_fence;
 inline void writer_fence() {
   if (g_asymmetric_fence) std::atomic_signal_fence(std::memory_order_seq_cst);
@@ -403,7 +404,7 @@ inline void wait_until(Done&& done, Describe&& describe, Watch watch = Watch::an
   // back: a peer on a nearby core answers within one cache-line transfer, which can take less than a
   // `pause`. Then with a pause between polls: a poller that re-reads the line the moment it is invalidated
   // competes with the writer's own transfer, which slows a flag exchange between CCXs, where the hop is
-  // long (docs/design.md, waiting; bench/barrier_floor.c pauses too).
+  // long (docs/journal.md, "Wait policy"; bench/barrier_floor.c pauses too).
   for (uint32_t i = 0; i < kEagerPolls; ++i) {
     if (i >= kTightPolls) cpu_relax();
     else std::atomic_signal_fence(std::memory_order_seq_cst);

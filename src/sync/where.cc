@@ -30,7 +30,7 @@ void where_settle(std::string_view what, bool deadline) {
   const std::string_view first = what.substr(0, what.find('\n'));
   const bool cut = first.size() > kDetailBytes - 1;
   const size_t n = cut ? kDetailBytes - 4 : first.size();
-  std::memcpy(w->detail, first.data(), n);
+  std::memcpy(w->detail, first.data(), n);  // copy-ok: hang-report text
   if (cut) std::memcpy(w->detail + n, "...", 3);
   w->detail[cut ? n + 3 : n] = '\0';
   w->settled.store(1, std::memory_order_release);

@@ -1,4 +1,5 @@
-// tessera-perf copy: the measurement behind the copy engine's threshold (docs/design.md, "Copy engine").
+// tessera-perf copy: the measurement behind the copy engine's threshold (docs/journal.md, "Copy engine
+// threshold").
 // For each size, copies a private source into a shared-memory destination (as a put does) with glibc's
 // memcpy and with Tessera's streaming-store loop (base/memcopy.h), cycling over enough buffers to defeat
 // the caches where the size calls for it (or, with --hot, into one destination that stays cached), and prints GB/s of both. One PE; no launcher needed.

@@ -29,7 +29,7 @@
 //                   every thread again and lowers the word.
 //   core            bound as above, whatever else runs.
 //   none            every PE runs on every CPU of the job.
-// docs/design.md ("Shared CPUs") and docs/shared_cpus.md have the measurements behind the thresholds.
+// docs/journal.md ("Shared CPUs") and docs/shared_cpus.md have the measurements behind the thresholds.
 #pragma once
 #include <sys/types.h>
 

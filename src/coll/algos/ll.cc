@@ -9,6 +9,8 @@
 
 #include <cstring>
 
+#include "base/memcopy.h"
+
 namespace tessera::coll::algos {
 
 // Every member publishes its input in its LL buffer, then reduces all n inputs in rank order (canonical:
@@ -21,8 +23,8 @@ uint64_t allreduce_ll(Exec& ex, const Args& a) {
   ex.ll_put(a.send, bytes);
   // Reduce every member's input, in rank order; mine from the send buffer, not from my LL buffer. The
   // line just published is being read by the peers: a load of it stalls until their reads are answered
-  // (a cache-line transfer, a large part of a small call across CCXs; docs/design.md), while the send
-  // buffer is private and in cache.
+  // (a cache-line transfer, a large part of a small call across CCXs; docs/journal.md, "LL protocol"), while
+  // the send buffer is private and in cache.
   Srcs s;
   ex.ll_in_all(s.p, [&](int) { return bytes; });
   s.p[ex.rank()] = a.send;
@@ -58,7 +60,7 @@ void collect_ll(Exec& ex, const Args& a, size_t published, size_t off, size_t pi
   if (!out) return;
   for (int m = 0; m < n; ++m) {
     const char* src = (m == r ? static_cast<const char*>(a.send) : in[m]) + off;
-    if (out + m * piece != src) std::memcpy(out + m * piece, src, piece);
+    if (out + m * piece != src) memcopy(out + m * piece, src, piece);
   }
 }
 
@@ -70,14 +72,14 @@ void from_root_ll(Exec& ex, const Args& a, size_t published, size_t off, size_t 
   if (r == a.root) {
     ex.ll_put(a.send, published);
     const char* mine = static_cast<const char*>(a.send) + off;
-    if (a.recv != mine) std::memcpy(a.recv, mine, piece);
+    if (a.recv != mine) memcopy(a.recv, mine, piece);
   } else {
     ex.ll_out(0);
     ex.ll_publish();
   }
   const char* in[kMaxSources];
   ex.ll_in_all(in, [&](int m) { return m == a.root ? published : 0; });
-  if (r != a.root) std::memcpy(a.recv, in[a.root] + off, piece);
+  if (r != a.root) memcopy(a.recv, in[a.root] + off, piece);
 }
 }  // namespace
 

@@ -17,6 +17,7 @@
 #include <cstring>
 
 #include "base/log.h"
+#include "base/memcopy.h"
 #include "coll/algos/algos.h"
 #include "coll/algos/common.h"
 #include "pgas/runtime.h"
@@ -71,7 +72,7 @@ uint64_t allreduce_symmetric(Exec& ex, const Args& a) {
     alignas(64) char buf[kWholeBytes];
     reduce(buf, s.p, n, a.count, a.dtype, a.op, divisor(a, n));
     finish_all(ex, 1);  // in place, my input is my output: everyone has read it
-    std::memcpy(a.recv, buf, bytes);
+    memcopy(a.recv, buf, bytes);
     return 2;
   }
   const Range my = patterns::slice(a.count, n, r, align_elems(es));
@@ -189,7 +190,7 @@ uint64_t scan_symmetric(Exec& ex, const Args& a, bool inclusive) {
   ex.publish(1);
   // Members after me read my input.
   for (int m = r + 1; m < n; ++m) ex.in(m, 1);
-  if (in_place) std::memcpy(a.recv, out, bytes);
+  if (in_place) memcopy(a.recv, out, bytes);
   return 2;
 }
 }  // namespace

@@ -2,9 +2,9 @@
 // (hier/rows.cc, which gives their formulas).
 // Parameters come from, in order: TESSERA_LINK ("us=20,gbps=1.8,host_gbps=2.4", GB/s = 1e9 bytes/s), the
 // rank table (TESSERA_RANK_TABLE's "link"), a measurement when the first communicator that spans hosts
-// is made (about 20 ms: a ping-pong and one-way transfers between the first two hosts' leaders, and every
-// rail of those hosts at once), or the defaults. Rank 0 of each such communicator publishes its values, so
-// every member prices alike.
+// is made (a ping-pong and one-way transfers between the first two hosts' leaders, and every rail of those
+// hosts at once; its cost: docs/journal.md, "Across hosts"), or the defaults. Rank 0 of each such
+// communicator publishes its values, so every member prices alike.
 #pragma once
 #include <cstddef>
 #include <string>

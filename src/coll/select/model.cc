@@ -75,7 +75,8 @@ ModelParams measure() {
   m.cma_beta_mem = m.cma_beta;
   // cache_bytes: the largest footprint (source + destination) whose repeated copy still runs at 0.7 of the
   // 1 MiB rate, probing 8 to 64 MiB; cma_beta_mem: process_vm_readv at a 64 MiB footprint, repeated as a
-  // loop of calls repeats it. About 0.3 s (mostly faulting in the 64 MiB), once per host.
+  // loop of calls repeats it. Once per host, mostly faulting in the 64 MiB (its cost: docs/journal.md,
+  // "Collective selection and send/recv").
   if (cma_ok) {
     const size_t big = size_t{32} << 20;
     std::vector<char> x(big, 1), y(big, 2);

@@ -12,8 +12,8 @@
 //          staged one is faster (docs/coll.md, single copy pricing)
 // Parameters come from, in order: TESSERA_COLL_MODEL=<file> ("alpha=... beta=... gamma=..." in seconds),
 // a per-host cache (~/.cache/tessera/coll-model-v3-<host>.txt, or $XDG_CACHE_HOME), or a quick measurement
-// (about 0.3 s) that is then written to the cache. Rank 0 of a communicator decides and publishes its
-// parameters in shared memory so every member selects the same algorithm.
+// (docs/journal.md has its cost) that is then written to the cache. Rank 0 of a communicator decides and
+// publishes its parameters in shared memory so every member selects the same algorithm.
 #pragma once
 #include <string>
 

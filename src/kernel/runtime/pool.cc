@@ -175,7 +175,7 @@ class Pool {
     // Wait for blocks 1..n-1 (no deadline: a kernel may legitimately run long; stuck syncs time out).
     // With more blocks than CPUs, or a worker that last ran on this CPU, yield only to those workers: with
     // nobody of the job on this CPU a yield hands it to whatever else runs there for a whole scheduler slice
-    // (docs/design.md, shared CPUs), so then spin briefly and sleep.
+    // (docs/journal.md, "Shared CPUs"), so then spin briefly and sleep.
     bool spin = grid_.spin;
     uint64_t wait_from = 0;
     if (remaining_.load(std::memory_order_acquire) != 0) {
@@ -337,9 +337,9 @@ class Pool {
         // may be preempted holding it, and the launch then waits out a scheduler slice (milliseconds beside
         // busy outside processes). Once that has happened (launch()), a worker leaves the launching thread
         // kSharedClaimNs to run the blocks itself and claims only what is left then: short blocks never
-        // leave the launching thread, long ones start at most that much later. Empty launches of 4 blocks on
-        // 2 CPUs beside 2 busy processes: 3-9 of 50 batches over 1 us instead of 14-29; always holding back
-        // cost idle launches of 8 blocks 0.35 -> 0.45 us (docs/shared_cpus.md).
+        // leave the launching thread, long ones start at most that much later. Beside busy processes it cut
+        // the slow batches of empty launches; always holding back would slow idle launches, so it waits for a
+        // slow claim (docs/journal.md, "Shared CPUs"; docs/shared_cpus.md).
         if (fast_now_ns() < hold_claims_until_.load(std::memory_order_relaxed))
           for (const uint64_t t0 = launch_ns_.load(std::memory_order_relaxed); fast_now_ns() - t0 < kSharedClaimNs;) {
             if ((unclaimed_.load(std::memory_order_acquire) & kBlockBits) == 0) break;

@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "base/log.h"
+#include "base/memcopy.h"
 #include "sync/wait.h"
 #include "transport/ucx/ucx.h"
 #include "transport/ucx/wire.h"
@@ -159,7 +160,7 @@ void drain_deferred(int64_t from, Acks& acks) {
       }
       const Deferred d = std::move(*it);
       it = q.erase(it);
-      if (!d.data.empty()) std::memcpy(local_address(d.h.off), d.data.data(), d.data.size());
+      if (!d.data.empty()) memcopy(local_address(d.h.off), d.data.data(), d.data.size());
       landed(d.h, acks);
       more = true;
     }
@@ -213,7 +214,7 @@ ucs_status_t on_am_put(void*, const void* header, size_t header_length, void* da
       g.deferred[static_cast<size_t>(h.from)].push_back(Deferred{h, std::vector<char>(bytes, bytes + length)});
       return UCS_OK;
     }
-    if (length) std::memcpy(dest, data, length);
+    if (length) memcopy(dest, data, length);
     landed(h, acks);
     drain_deferred(h.from, acks);
   }

@@ -3,9 +3,9 @@
 // kAmMin bytes and up. Smaller puts, gets, atomics, signals and acknowledgments stay on UCX (messages.cc).
 //
 // Why not UCX's tagged messages: over TCP (the hosts this project meets first), UCX 1.13's tag protocols
-// moved 0.6-1.0 GB/s in its own ucx_perftest between two namespace hosts whose link iperf3 measured at
-// 2.2 GB/s, and a 1 MiB exchange took 1.2-1.7 ms; one plain socket per pair of PEs, written and read
-// without intermediate copies, exchanged 32 MiB both ways at 1.3 GB/s each way (docs/hosts.md).
+// moved well under the link's rate in its own ucx_perftest between two namespace hosts, while one plain
+// socket per pair of PEs, written and read without intermediate copies, came much closer to it
+// (docs/journal.md, "Messages between hosts"; docs/hosts.md).
 //
 // Connections: two per pair of PEs on different hosts, made at open(): one for the collectives' messages,
 // one for large puts. Each PE listens on an ephemeral port of every IPv4 address it has (loopback last)
@@ -22,11 +22,11 @@
 // Large puts (sock_put): the header (AmPutHeader) and the bytes, written by the putting thread straight
 // from its buffer (one put at a time per connection), and read by the target's progress thread, which
 // watches these connections beside the UCX worker's event fd, straight into the destination: no copy but
-// the kernel's on either side, where UCX's rendezvous over TCP copies through bounce buffers and took
-// 0.73-0.81x of iperf3's rate (docs/hosts.md). A put goes only once the puts it must follow are
-// acknowledged (messages.cc), so it lands as soon as it is read; the target then counts and acknowledges
-// it like the others. Without a progress thread (TESSERA_UCX_PROGRESS_THREAD=off) nobody would read
-// these connections while the target computes, so puts stay on UCX.
+// the kernel's on either side, where UCX's rendezvous over TCP copies through bounce buffers and stayed
+// below iperf3's rate (docs/journal.md, "Messages between hosts"). A put goes only once the puts it must
+// follow are acknowledged (messages.cc), so it lands as soon as it is read; the target then counts and
+// acknowledges it like the others. Without a progress thread (TESSERA_UCX_PROGRESS_THREAD=off) nobody
+// would read these connections while the target computes, so puts stay on UCX.
 //
 // Wire: per message a header {tag u64, bytes u64} and the bytes. Messages from one peer arrive in the
 // order sent; a header is matched against the receives posted for that peer, in posting order, and its
@@ -72,6 +72,7 @@
 #include "base/config.h"
 #include "base/cpu.h"
 #include "base/log.h"
+#include "base/memcopy.h"
 #include "bootstrap/protocol.h"
 #include "bootstrap/tcp_socket.h"
 #include "bootstrap/tcp_wire.h"
@@ -252,9 +253,9 @@ void read_some(Conn& c, int pe) {
   }
 }
 
-// Writes go kWriteChunk bytes at a time: one sendmsg() of many megabytes moved a stream of 64 MiB puts
-// between namespace hosts at 1.6 GB/s, 512 KiB at a time at 2.0-2.1 GB/s (iperf3's one stream: 2.2), and
-// a 64 MiB broadcast took 36-44 ms instead of 50-51 (docs/hosts.md).
+// Writes go kWriteChunk bytes at a time: between namespace hosts, one sendmsg() of many megabytes moved a
+// stream of 64 MiB puts and a 64 MiB broadcast slower than 512 KiB at a time, which came close to iperf3's
+// one stream (docs/journal.md, "Messages between hosts").
 constexpr size_t kWriteChunk = 512 * 1024;
 
 // sendmsg() of at most kWriteChunk bytes of iov[0, n) (n <= 2), without blocking.
@@ -351,11 +352,11 @@ std::string sysctl_line(const char* path) {
 // Gives a socket, before it connects or listens, the congestion control TESSERA_NET_CONGESTION names. Cubic
 // by default, whatever the host's default, because the host's may pace: BBR (some distributions' and clouds'
 // default) spreads each burst over time at the rate it has estimated, and collective traffic is bursts
-// separated by computation, so the estimate is low when a burst starts (docs/hosts.md: the 16 MiB allreduce
-// between namespace hosts took 2.2x as long, the 64 KiB one had a 1 ms tail). Set after connect() it would
-// come too late: the kernel leaves BBR's pacing on. Each end sets its own sending side. A name the kernel
-// refuses is an error when the user gave it; cubic missing is not (the kernel's default stays, said once at
-// TESSERA_LOG=2).
+// separated by computation, so the estimate is low when a burst starts (large allreduces between namespace
+// hosts slowed down, small ones got a long tail: docs/journal.md, "Across hosts"). Set after connect() it
+// would come too late: the kernel leaves BBR's pacing on. Each end sets its own sending side. A name the
+// kernel refuses is an error when the user gave it; cubic missing is not (the kernel's default stays, said
+// once at TESSERA_LOG=2).
 Status set_congestion(int fd) {
   const std::string& want = kNetCongestion.get();
   if (want == "system") return Status::ok();
@@ -416,14 +417,14 @@ Result<int> connect_to(int me, int pe, const Record& r, uint64_t deadline) {
     Status st = bootstrap::recv_msg(fd.value(), &type, &payload, wait_ms, where.c_str());
     if (st.is_ok() && type == bootstrap::MsgType::kChallenge && payload.size() == tcp::kNonceBytes) {
       tcp::Nonce server{};
-      std::memcpy(server.data(), payload.data(), tcp::kNonceBytes);
+      std::memcpy(server.data(), payload.data(), tcp::kNonceBytes);  // copy-ok: nonce
       tcp::Auth auth{static_cast<uint32_t>(me), static_cast<uint32_t>(g.n_pes), tcp::fresh_nonce(), {}};
       auth.mac = tcp::client_mac(key, server, auth.client, auth.rank);
       st = tcp::send_frame(fd.value(), bootstrap::MsgType::kAuth, tcp::encode_auth(auth));
       if (st.is_ok()) st = bootstrap::recv_msg(fd.value(), &type, &payload, wait_ms, where.c_str());
       tcp::Mac proof{};
       if (st.is_ok() && type == bootstrap::MsgType::kProof && payload.size() == tcp::kMacBytes) {
-        std::memcpy(proof.data(), payload.data(), tcp::kMacBytes);
+        std::memcpy(proof.data(), payload.data(), tcp::kMacBytes);  // copy-ok: MAC
         if (tcp::mac_equal(proof, tcp::server_mac(key, server, auth.client, auth.rank))) return fd.value();
       }
     }
@@ -506,7 +507,7 @@ Status open_sockets(const JobView& job) {
   for (size_t i = 0; i < addrs.size(); ++i) mine.addrs[i] = addrs[i];
   mine.port = htons(port.value());
   const std::string key = bootstrap::random_hex(kKeyChars);
-  std::memcpy(mine.key, key.data(), kKeyChars);
+  std::memcpy(mine.key, key.data(), kKeyChars);  // copy-ok: connection key
   std::vector<Record> all(static_cast<size_t>(job.n_pes));
   Status st = job.allgather(&mine, all.data(), sizeof mine);
 
@@ -622,7 +623,7 @@ void* sock_recv(int pe, uint64_t tag, void* buf, size_t bytes) {
                  "collectives or counts",
                  it->bytes, peer_name(pe), bytes, tag);
     if (it->complete) {
-      if (it->bytes) std::memcpy(buf, it->data.get(), it->bytes);
+      if (it->bytes) memcopy(buf, it->data.get(), it->bytes);
       c.unexpected.erase(it);
       return nullptr;
     }
@@ -634,7 +635,7 @@ void* sock_recv(int pe, uint64_t tag, void* buf, size_t bytes) {
     r->tag = tag;
     r->buf = static_cast<char*>(buf);
     r->cap = bytes;
-    if (c.got) std::memcpy(buf, it->data.get(), c.got);
+    if (c.got) memcopy(buf, it->data.get(), c.got);
     c.held = false;
     c.into_unx = nullptr;
     c.into_req = r;

@@ -253,9 +253,10 @@ Status open(const JobView& job) {
                  static_cast<uint32_t>(data_key_len), 0};
   std::vector<char> mine(sizeof h + addr_len + heap_key_len + data_key_len);
   std::memcpy(mine.data(), &h, sizeof h);
-  std::memcpy(mine.data() + sizeof h, addr, addr_len);
-  std::memcpy(mine.data() + sizeof h + addr_len, heap_key, heap_key_len);
-  if (data_key_len) std::memcpy(mine.data() + sizeof h + addr_len + heap_key_len, data_key, data_key_len);
+  std::memcpy(mine.data() + sizeof h, addr, addr_len);  // copy-ok: worker address
+  std::memcpy(mine.data() + sizeof h + addr_len, heap_key, heap_key_len);  // copy-ok: remote key
+  if (data_key_len)
+    std::memcpy(mine.data() + sizeof h + addr_len + heap_key_len, data_key, data_key_len);  // copy-ok: remote key
   ucp_worker_release_address(g.worker, addr);
   ucp_rkey_buffer_release(heap_key);
   if (data_key) ucp_rkey_buffer_release(data_key);
