@@ -162,6 +162,13 @@ check info_link_label 0       "^link: latency 20.0 us, one stream 12.00 GB/s, .*
       -- "$build/bin/tessera-info" --predict --hosts 4 --ppn 2 --bytes 1M --link us=20,gbps=12
 check info_link_env   0       "\(TESSERA_LINK\)$" \
       -- env TESSERA_LINK=us=20,gbps=12 "$build/bin/tessera-info" --predict --hosts 4 --ppn 2 --bytes 1M
+# --predict lists a collective's rows across hosts with the choice a job would make.
+check info_predict_allreduce 0 "^  choice: (rails|rails_rd|leaders|leaders_rd|flat_ring|gather_fold) \(lowest modelled cost\)$" \
+      -- "$build/bin/tessera-info" --predict --hosts 4 --ppn 2 --bytes 1M --link us=20,gbps=12
+check info_predict_coll 0 "^  tree +[0-9.]+  <- chosen" \
+      -- "$build/bin/tessera-info" --predict --hosts 4 --ppn 2 --bytes 8 --coll broadcast --link us=20,gbps=12
+check info_predict_bad_coll 1 "unknown collective allreduse" \
+      -- "$build/bin/tessera-info" --predict --hosts 4 --ppn 2 --coll allreduse
 # No row's name runs into the value column (a row a variable; aliases that do not fit open the meaning).
 check info_env_columns 0      "^misaligned: 0 aliased: [1-9]" -- sh -c "'$build/bin/tessera-info' --env | awk '
       NR > 1 && substr(\$0, 29, 1) != \" \" { bad++ } /[(]also / { also++ } END { print \"misaligned: \" bad + 0, \"aliased: \" also + 0 }'"

@@ -227,7 +227,7 @@ void print_prediction(Kind k, int hosts, int ppn, size_t bytes, size_t slot, con
   net.equal = true;
   net.contention = std::max(1.0, static_cast<double>(ppn) / usable_cpus());
   net.link = l;
-  std::printf("%d hosts x %d PEs = %d PEs; link: %s\n  local: %s\n", hosts, ppn, hosts * ppn, describe(l).c_str(),
+  std::printf("%d hosts x %d PEs = %d PEs\nlink: %s\nlocal: %s\n", hosts, ppn, hosts * ppn, describe(l).c_str(),
               describe(m).c_str());
   print_coll(k, CollQuery{bytes, slot, hosts * ppn, ppn > usable_cpus(), true, false}, m, &net);
 }
