@@ -58,7 +58,14 @@ Result<int> listen_on(const Address& a) {
   if (fd < 0) return sys_error("bootstrap (tcp): socket");
   int one = 1;
   (void)::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0) {
+  // A peer of this host that connected to the port before we listened may hold it for a moment (a
+  // connection to itself, which connect_until drops): the bind is tried again for up to a second.
+  int rc = ::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa);
+  for (int tries = 0; rc != 0 && errno == EADDRINUSE && tries < 20; ++tries) {
+    ::usleep(50000);
+    rc = ::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa);
+  }
+  if (rc != 0) {
     const int e = errno;
     ::close(fd);
     const char* hint = e == EADDRINUSE      ? " (another process, or another job, listens on that port)"
@@ -81,6 +88,17 @@ Result<uint16_t> local_port(int fd) {
   if (::getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len) != 0) return sys_error("bootstrap (tcp): getsockname");
   return static_cast<uint16_t>(ntohs(sa.sin_port));
 }
+
+namespace {
+bool connected_to_itself(int fd) {
+  sockaddr_in self{}, peer{};
+  socklen_t a = sizeof self, b = sizeof peer;
+  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&self), &a) != 0 ||
+      ::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &b) != 0)
+    return false;
+  return self.sin_port == peer.sin_port && self.sin_addr.s_addr == peer.sin_addr.s_addr;
+}
+}  // namespace
 
 Result<int> connect_until(const sockaddr_in& to, const std::string& where, int rank, uint64_t deadline_ns,
                           const std::function<Status(int fd)>& prepare) {
@@ -107,6 +125,13 @@ Result<int> connect_until(const sockaddr_in& to, const std::string& where, int r
       if (r > 0) (void)::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
       rc = err == 0 ? 0 : -1;
       errno = err;
+    }
+    // A connection to a port of this host that nobody listens on yet can connect to itself: the kernel may
+    // pick the destination port as the source port (TCP simultaneous open). It would then hold the port
+    // rank 0 is about to listen on. Such a socket is dropped and the attempt counts as refused.
+    if (rc == 0 && connected_to_itself(fd)) {
+      rc = -1;
+      errno = ECONNREFUSED;
     }
     if (rc == 0) {
       set_blocking(fd, true);

@@ -55,6 +55,8 @@ before=$(tx)
 for prog in pe_pgas_rma pe_coll_hosts pe_shmem_coll; do
   job $prog "$build/bin/$prog" --gtest_brief=1
   check "$prog passes on 2 hosts x 2 PEs (statuses ${rcs[*]})" '[ "${rcs[*]}" = "0 0 0 0" ]'
+  # A failed job shows what each PE said (the output goes with $tmp).
+  [ "${rcs[*]}" = "0 0 0 0" ] || for r in 0 1 2 3; do echo "--- $prog, PE $r:"; tail -n 20 "$tmp/$prog.$r"; done
 done
 check "PE 0 shares memory with PE 1 and reaches PEs 2-3 through UCX" \
   'grep -q "transports (PE 0.s view): self for PE 0; shm for PE 1; ucx for PEs 2-3" "$tmp/pe_pgas_rma.0"'

@@ -434,5 +434,33 @@ TEST_F(TcpStar, UniqueIdSocketIsHandedOverOnce) {
   EXPECT_NE(bad.status().message().find("expected an IPv4 address or a host name"), std::string::npos);
 }
 
+// A connection to a port of this host that nobody listens on can connect to itself (the source port the
+// kernel picks equals the destination's). Forced here by binding the source port to the destination's:
+// connect_until must drop such a socket, not hand it out as rank 0's, and so gives up at its deadline. On
+// the launch of a job, such a socket held the port rank 0 was about to listen on.
+TEST(TcpSocket, AConnectionToItselfIsNotRankZero) {
+  const int probe = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);  // a free port of this host
+  ASSERT_GE(probe, 0);
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(probe, reinterpret_cast<sockaddr*>(&sa), sizeof sa), 0);
+  socklen_t len = sizeof sa;
+  ASSERT_EQ(::getsockname(probe, reinterpret_cast<sockaddr*>(&sa), &len), 0);
+  ::close(probe);
+  int attempts = 0;
+  const auto bind_source = [&](int fd) {
+    ++attempts;
+    int one = 1;
+    (void)::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (::bind(fd, reinterpret_cast<const sockaddr*>(&sa), sizeof sa) != 0) return sys_error("bind");
+    return Status::ok();
+  };
+  auto r = connect_until(sa, "127.0.0.1", 1, now_ns() + kSecond / 4, bind_source);
+  ASSERT_FALSE(r.is_ok()) << "a socket connected to itself was returned as the connection to rank 0";
+  EXPECT_NE(r.status().message().find("for rank 0 to listen"), std::string::npos) << r.status().message();
+  EXPECT_GE(attempts, 1);
+}
+
 }  // namespace
 }  // namespace tessera::bootstrap::tcp
