@@ -217,6 +217,15 @@ TEST(Select, SymmetricBuffersUpToASlotAreReadInPlace) {
   ASSERT_TRUE(select(g, m, false).algo);
 }
 
+// A row runs on one host's engine (`run`, ids below 64) or composes across hosts (`compose`, ids from 64),
+// never both, never neither.
+TEST(Select, EveryRowHasOneScope) {
+  for (const Algorithm& a : algorithms()) {
+    EXPECT_NE(a.run == nullptr, a.compose == nullptr) << kind_name(a.kind) << " " << a.name;
+    EXPECT_EQ(a.compose != nullptr, a.id >= 64) << kind_name(a.kind) << " " << a.name;
+  }
+}
+
 TEST(Select, IdsAreUniquePerCollective) {
   for (const Algorithm& a : algorithms())
     for (const Algorithm& b : algorithms())
