@@ -104,6 +104,7 @@ Status connect_peers(Runtime& r, const std::string* hosts, const bootstrap::Back
   for (int i = 0; i < count; ++i)
     if (table[i]->open) TS_RETURN_IF_ERROR(table[i]->open(job));
   r.transports.assign(n, nullptr);
+  r.messages.assign(n, nullptr);
   g_chosen.assign(n, nullptr);
   g_mem.assign(n, transport::PeerMemory{});
   r.host_of.assign(n, 0);
@@ -116,7 +117,7 @@ Status connect_peers(Runtime& r, const std::string* hosts, const bootstrap::Back
   const transport::PeerInfo me{r.my_pe, hosts[r.my_pe]};
   for (int pe = 0; pe < r.n_pes; ++pe) {
     const transport::PeerInfo peer{pe, hosts[pe]};
-    const transport::Transport* t = transport::choose(me, peer);
+    const transport::Transport* t = transport::choose(me, peer, transport::kMaps | transport::kRma);
     if (!t) {
       std::string tried;
       for (int i = 0; i < count; ++i) tried += fmt::format("{}{}", i ? ", " : "", table[i]->name);
@@ -127,6 +128,12 @@ Status connect_peers(Runtime& r, const std::string* hosts, const bootstrap::Back
                             .data_bytes = r.data_size, .my_heap = r.my_base, .my_data = r.data_base};
     TS_RETURN_IF_ERROR(t->map(&m));
     r.transports[static_cast<size_t>(pe)] = t;
+    if (!(t->caps & transport::kMaps)) {
+      r.messages[static_cast<size_t>(pe)] = transport::choose(me, peer, transport::kMessages);
+      if (!r.messages[static_cast<size_t>(pe)])
+        return make_status(Code::kUnsupported, "PE {} on host {}: no transport of this build carries messages to "
+                           "it", pe, hosts[pe]);
+    }
     r.bases[static_cast<size_t>(pe)] = m.heap;
     if (r.data_size) r.data_bases[static_cast<size_t>(pe)] = m.data;
     g_chosen[static_cast<size_t>(pe)] = t;
@@ -142,26 +149,32 @@ void disconnect_peers(Runtime& r) {
   g_chosen.clear();
   g_mem.clear();
   r.transports.clear();
+  r.messages.clear();
   g_routed_count = 0;
   int count = 0;
   const transport::Transport* const* table = transport::all(&count);
-  for (int i = 0; i < count; ++i)
+  for (int i = count - 1; i >= 0; --i)  // reverse order of open (transport.h)
     if (table[i]->close) table[i]->close();
 }
 
 std::string describe_peers(const Runtime& r) {
   int count = 0;
   const transport::Transport* const* table = transport::all(&count);
-  std::string s;
-  for (int i = 0; i < count; ++i) {
-    std::vector<int> pes;
-    for (int pe = 0; pe < r.n_pes; ++pe)
-      if (r.transports[static_cast<size_t>(pe)] == table[i]) pes.push_back(pe);
-    if (pes.empty()) continue;
-    s += fmt::format("{}{} for PE{} {}", s.empty() ? "" : "; ", table[i]->name, pes.size() > 1 ? "s" : "",
-                     pe_ranges(pes));
-  }
-  return s;
+  // "shm for PEs 0-1; ucx for PEs 2-3" for the memory paths, then " (messages: tcp for PEs 2-3)".
+  auto list = [&](const std::vector<const transport::Transport*>& path) {
+    std::string s;
+    for (int i = 0; i < count; ++i) {
+      std::vector<int> pes;
+      for (int pe = 0; pe < r.n_pes; ++pe)
+        if (path[static_cast<size_t>(pe)] == table[i]) pes.push_back(pe);
+      if (pes.empty()) continue;
+      s += fmt::format("{}{} for PE{} {}", s.empty() ? "" : "; ", table[i]->name, pes.size() > 1 ? "s" : "",
+                       pe_ranges(pes));
+    }
+    return s;
+  };
+  const std::string messages = list(r.messages);
+  return list(r.transports) + (messages.empty() ? "" : " (messages: " + messages + ")");
 }
 
 void set_transport_for_test(int pe, const transport::Transport* t) {

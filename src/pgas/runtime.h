@@ -76,7 +76,8 @@ struct Runtime {
   size_t seg_size = 0;                  // bytes of every PE's heap segment, reserved area included
   size_t heap_size = 0;                 // bytes usable by shmem_malloc (seg_size - reserved)
   std::vector<char*> bases;             // bases[pe]: local mapping of pe's heap segment, or null
-  std::vector<const transport::Transport*> transports;  // transports[pe]: chosen once at init (peers.h)
+  std::vector<const transport::Transport*> transports;  // transports[pe]: memory path, chosen once at init (peers.h)
+  std::vector<const transport::Transport*> messages;    // messages[pe]: message path (null within a host; peers.h)
   std::vector<int> host_of;             // host of each PE, numbered 0.. in order of each host's lowest PE
   int n_hosts = 1;
   // PEs of the job that run on this PE's machine (its own kernel: machine_identity()), itself included. They

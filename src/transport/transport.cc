@@ -1,5 +1,7 @@
 #include "transport/transport.h"
 
+#include "base/log.h"
+#include "sync/wait.h"
 #include "transport/shm/segment.h"
 
 namespace tessera::transport {
@@ -41,6 +43,7 @@ void shm_unmap(PeerMemory* m) {
 const Transport kSelf{
     .name = "self",
     .description = "the PE itself: plain memory",
+    .caps = kMaps,
     .can_reach = self_reach,
     .map = self_map,
     .unmap = self_unmap,
@@ -48,20 +51,32 @@ const Transport kSelf{
 const Transport kShm{
     .name = "shm",
     .description = "same host: POSIX shared memory mapped by every PE (zero copy)",
+    .caps = kMaps,
     .can_reach = shm_reach,
     .map = shm_map,
     .unmap = shm_unmap,
 };
 }  // namespace
+extern const Transport kTcp;  // transport/tcp/connect.cc
 extern const Transport kUcx;  // transport/ucx/ucx.cc
 namespace {
-const Transport* const kTransports[] = {&kSelf, &kShm, &kUcx};
+// TCP before UCX: where TCP is on it carries the messages, and UCX's open() finds its streams open.
+const Transport* const kTransports[] = {&kSelf, &kShm, &kTcp, &kUcx};
 }  // namespace
 
-const Transport* choose(const PeerInfo& me, const PeerInfo& peer) {
+const Transport* choose(const PeerInfo& me, const PeerInfo& peer, uint32_t any_of) {
   for (const Transport* t : kTransports)
-    if (t->can_reach(me, peer)) return t;
+    if ((t->caps & any_of) && t->can_reach(me, peer)) return t;
   return nullptr;
+}
+
+[[noreturn]] void peer_failed(const std::string& what, const std::string& peer, const std::string& why) {
+  const sync::WaitContext& ctx = sync::wait_context();
+  for (int i = 0; i < 200 && ctx.abort_word; ++i) {
+    if (const uint32_t a = ctx.abort_word->load()) sync::exit_for_abort(a);
+    sync::sleep_ns(10'000'000);
+  }
+  log::fatal("{} to {} failed: {}", what, peer, why);
 }
 
 const Transport* const* all(int* count) {

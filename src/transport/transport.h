@@ -1,13 +1,21 @@
-// Transports: how one PE reaches another PE's symmetric memory.
+// Transports: how one PE reaches another PE's symmetric memory, and sends it messages.
 //
-// A transport is a record of functions (UCX's uct_iface_ops_t, SOS's shmem_transport_*); kTransports lists
-// them in order of preference and, for every peer, the first one that can reach it is chosen once at init
-// (NCCL's habit) and kept per peer (pgas::Runtime::transports).
-//   self  the PE itself (also used by a job of one PE)
-//   shm   peers on this host: POSIX shared memory, every heap mapped by every PE (zero copy)
-//   ucx   peers on other hosts: UCX (transport/ucx/ucx.cc), RMA and atomics addressed by symmetric offset
+// A transport is a record of functions (UCX's uct_iface_ops_t, SOS's shmem_transport_*) that declares what
+// it can do (caps, as UCX's interface attributes declare theirs) and its thresholds. The table (all())
+// lists them in order of preference; for every peer the runtime chooses once at init (NCCL's habit) and
+// keeps per peer (pgas::Runtime):
+//   - the memory path: the first record that reaches the peer and maps its memory or offers RMA;
+//   - the message path: the first record that reaches the peer and offers messages (none within a host,
+//     where the collectives use shared memory).
+//   self  the PE itself (also used by a job of one PE)                           maps
+//   shm   peers on this host: POSIX shared memory, every heap mapped by every PE maps
+//   tcp   peers on other hosts: connections of Tessera's own (transport/tcp/)  messages
+//   ucx   peers on other hosts: UCX (transport/ucx/), RMA and atomics addressed  rma, atomics, messages
+//         by symmetric offset
+// Calls between records go one way: UCX writes its large puts on TCP's streams (tcp.h), never the reverse.
+// Every PE opens the records in table order and closes them in reverse order.
 //
-// Two kinds of record:
+// Two kinds of memory path:
 //   - with a mapping (self, shm): map() gives a load/store address for the peer's segments. The data path
 //     then never calls the record: a put is a copy into the mapping, an atomic a std::atomic_ref on it
 //     (pgas::remote returns the address inline), so choosing the transport costs nothing per call.
@@ -88,9 +96,22 @@ struct JobView {
   Status (*allgather)(const void* mine, void* all, size_t bytes) = nullptr;
 };
 
+// What a record can do (Transport::caps). Each capability names the functions it promises non-null.
+enum Cap : uint32_t {
+  kMaps = 1u << 0,      // map() sets load/store addresses of the peer's segments; no data function is called
+  kRma = 1u << 1,       // put, get, put_signal, fence, quiet, progress (put_nbi optional)
+  kAtomics = 1u << 2,   // atomic
+  kMessages = 1u << 3,  // send, recv, wait
+};
+
 struct Transport {
   const char* name;
   const char* description;
+  uint32_t caps = 0;  // Cap bits
+  // Puts below this many bytes are copied out before the call returns (eager); larger ones go by
+  // rendezvous, read from `src` in place (0: no such split, as with a mapping).
+  size_t eager_limit = 0;
+  // Whether the record reaches `peer` (decided after open()).
   bool (*can_reach)(const PeerInfo& me, const PeerInfo& peer);
 
   // Optional, collective over the job: every PE calls open() at init before any map(), whether or not it
@@ -115,7 +136,7 @@ struct Transport {
   void (*quiet)() = nullptr;
   void (*progress)() = nullptr;
 
-  // Two-sided messages to a peer without a mapping (collectives across hosts: coll/hier.cc). A receive
+  // Two-sided messages to a peer on another host (kMessages; the collectives across hosts: coll/hier/net.cc). A receive
   // matches the sender's `tag` exactly; messages of one sender with one tag arrive in the order sent. A tag
   // must name its sender: UCX's receive matches it from any peer (Tessera's connections, per peer).
   // Non-blocking: they return a request to pass to wait() (which progresses until it completes and frees
@@ -126,13 +147,19 @@ struct Transport {
   void (*wait)(void* request, const char* what, int pe, size_t bytes) = nullptr;
 };
 
-// The first transport of the table that can reach `peer` from `me`, or nullptr.
-const Transport* choose(const PeerInfo& me, const PeerInfo& peer);
+// The first transport of the table that can reach `peer` from `me` and has one of the capabilities
+// `any_of`, or nullptr.
+const Transport* choose(const PeerInfo& me, const PeerInfo& peer, uint32_t any_of);
+// An operation `what` with `peer` ("PE 3 (host h2)") failed, almost always because the peer died or its
+// host went away. The launcher or the bootstrap is about to say so and end the job with the job's one line:
+// waits a moment for that (this PE then leaves as every waiter does when the job ends), and ends the job
+// here, naming the operation, the peer and `why`, only if nobody does.
+[[noreturn]] void peer_failed(const std::string& what, const std::string& peer, const std::string& why);
 // While on, this process's waits for messages from other hosts yield the CPU between polls instead of
 // spinning first (for the link measurement: a "remote" peer that shares this CPU, as namespace hosts of one
 // machine do, then answers at once rather than after the spin).
 void set_message_waits_yield(bool on);
-// The table, in order of preference.
+// The table, in order of preference (open() in this order, close() in reverse).
 const Transport* const* all(int* count);
 
 }  // namespace tessera::transport

@@ -286,12 +286,12 @@ TEST(Hosts, TwoThreadsMessageOtherHostsAtOnce) {
       std::vector<void*> recvs, sends;
       for (size_t k = 0; k < others.size(); ++k) {
         for (size_t i = 0; i < words; ++i) out[k][i] = value(me, others[k], t, round, i);
-        const tessera::transport::Transport* tp = rt.transports[static_cast<size_t>(others[k])];
+        const tessera::transport::Transport* tp = rt.messages[static_cast<size_t>(others[k])];
         recvs.push_back(tp->recv(others[k], tag(others[k]), in[k].data(), words * 4));
         sends.push_back(tp->send(others[k], tag(me), out[k].data(), words * 4));
       }
       for (size_t k = 0; k < others.size(); ++k) {
-        const tessera::transport::Transport* tp = rt.transports[static_cast<size_t>(others[k])];
+        const tessera::transport::Transport* tp = rt.messages[static_cast<size_t>(others[k])];
         if (recvs[k]) tp->wait(recvs[k], "test receive", others[k], words * 4);
         if (sends[k]) tp->wait(sends[k], "test send", others[k], words * 4);
         for (size_t i = 0; i < words; ++i)
@@ -329,7 +329,7 @@ TEST(Hosts, LargeMessagesReceivedLateOrOutOfOrder) {
   std::vector<std::vector<uint32_t>> out(k_n * 4, std::vector<uint32_t>(kWords)), in(k_n * 4, std::vector<uint32_t>(kWords));
   std::vector<void*> sends;
   for (size_t k = 0; k < k_n; ++k) {
-    const tessera::transport::Transport* tp = rt.transports[static_cast<size_t>(others[k])];
+    const tessera::transport::Transport* tp = rt.messages[static_cast<size_t>(others[k])];
     for (int m = 0; m < 4; ++m) {
       auto& o = out[k * 4 + static_cast<size_t>(m)];
       for (size_t i = 0; i < kWords; ++i) o[i] = value(me, others[k], m, i);
@@ -338,7 +338,7 @@ TEST(Hosts, LargeMessagesReceivedLateOrOutOfOrder) {
   }
   for (size_t k = 0; k < k_n; ++k) {
     const int q = others[k];
-    const tessera::transport::Transport* tp = rt.transports[static_cast<size_t>(q)];
+    const tessera::transport::Transport* tp = rt.messages[static_cast<size_t>(q)];
     auto receive = [&](int m) {
       void* r = tp->recv(q, tag(m, q), in[k * 4 + static_cast<size_t>(m)].data(), kWords * 4);
       if (r) tp->wait(r, "test receive", q, kWords * 4);
@@ -350,7 +350,7 @@ TEST(Hosts, LargeMessagesReceivedLateOrOutOfOrder) {
     receive(3);
   }
   for (size_t k = 0; k < k_n; ++k) {
-    const tessera::transport::Transport* tp = rt.transports[static_cast<size_t>(others[k])];
+    const tessera::transport::Transport* tp = rt.messages[static_cast<size_t>(others[k])];
     for (int m = 0; m < 4; ++m)
       if (void* r = sends[k * 4 + static_cast<size_t>(m)]) tp->wait(r, "test send", others[k], kWords * 4);
   }

@@ -94,6 +94,7 @@ void lb_unmap(tt::PeerMemory*) {}
 const tt::Transport kLoopback{
     .name = "loopback",
     .description = "tests: every operation through the record's functions, copied through the init mapping",
+    .caps = tt::kRma | tt::kAtomics,
     .can_reach = lb_reach,
     .map = lb_map,
     .unmap = lb_unmap,

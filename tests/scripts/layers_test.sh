@@ -14,6 +14,7 @@
 #     aclshmem_*, tessera[A-Z]*, and the deprecated _my_pe/_num_pes/shmalloc/shfree/...). A C++ call upward
 #     needs its declaration, which part 2 keeps out; C declarations leak in through headers a layer may
 #     include (coll.hpp includes coll.h, which includes shmem.h), hence this separate check.
+#  4. Inside transport, the TCP record does not include the UCX record (part 4 below).
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 declare -A allowed=(
@@ -82,6 +83,18 @@ while IFS= read -r line; do
   fi
 done < <(grep -rnE "$name" "${below[@]}" --include='*.h' --include='*.cc' --include='*.hpp' |
          sed -E 's/"([^"\\]|\\.)*"/""/g; s|//.*||; s|/\*.*\*/||g')
+
+# Part 4: inside the transport layer calls go one way: UCX writes on TCP's streams (transport/tcp/tcp.h),
+# TCP calls UCX only through the Sink UCX registered, so nothing under transport/tcp includes transport/ucx.
+# Above the layer, only the table (transport.h) and the shared-memory segments are seen, never a record's
+# internals (headers of the fuzzers and unit tests of the wire checks are not under src/).
+while IFS= read -r line; do
+  fail "${line%%:*}: the TCP transport includes the UCX transport's internals (calls go one way)"
+done < <(grep -rlE '#include "transport/ucx/' "$root/src/transport/tcp" 2>/dev/null | sed "s|^$root/||")
+while IFS= read -r line; do
+  fail "${line#$root/}: a layer above transport includes a record's internals"
+done < <(grep -rnE '#include "transport/(ucx|tcp)/' "$root/src" --include='*.h' --include='*.cc' |
+         grep -v "^$root/src/transport/")
 
 echo "$checked includes checked, $calls calls up to capi found"
 echo "$bad failed"

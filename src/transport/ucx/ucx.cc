@@ -12,15 +12,16 @@
 // shm transport, and a "host" that shares the kernel with another (containers, network namespaces) would
 // otherwise be reached through shared memory it cannot see, or worse, silently, and the network never used.
 //
-// Puts, gets and atomics: messages.cc.
-// Messages (collectives across hosts): ucp_tag_send_nbx / ucp_tag_recv_nbx with an exact tag; a message
+// Puts, gets and atomics: rma.cc.
+// Messages (collectives across hosts, when TESSERA_NET_MESSAGES=ucx: transport.cc chooses the TCP record
+// first otherwise): ucp_tag_send_nbx / ucp_tag_recv_nbx with an exact tag; a message
 // larger than UCX's eager limit goes by rendezvous, straight into the posted receive buffer.
 //
 // Progress: operations that target this PE (gets, atomics, and puts over TCP) advance only when its worker
 // is progressed. A PE that computes without calling Tessera must not stall its peers, so each PE runs one
 // progress thread that sleeps in epoll on the worker's event fd (ucp_worker_arm) and wakes only when
 // something arrives: no CPU spent while nothing happens (the machines are often 2-CPU hosts); it also
-// reads the large puts that arrive on Tessera's own connections (sockets.cc) from the same epoll. What it
+// reads the large puts that arrive on TCP's streams (transport/tcp/tcp.h) from the same epoll. What it
 // writes into this PE's memory wakes the waiters on those words; after a round it rings the PE's doorbell
 // only while a thread of the PE waits for a UCX request (above). Blocking calls of the PE also progress
 // the worker while they wait.
@@ -48,6 +49,7 @@
 #include "base/trace.h"
 #include "bootstrap/bootstrap.h"
 #include "sync/wait.h"
+#include "transport/tcp/tcp.h"
 #include "transport/transport.h"
 #include "transport/ucx/ucx.h"
 
@@ -90,9 +92,6 @@ void on_peer_error(void* arg, ucp_ep_h, ucs_status_t status) {
             ucs_status_string(status));
 }
 
-// An operation failed, almost always because its peer died or its host went away. The launcher or the
-// bootstrap is about to say so and end the job, with the job's one line: wait a moment for that (this PE
-// then leaves as every waiter does when the job ends), and report the failure here only if nobody does.
 std::string peer_name(int pe) {
   return pe >= 0 ? fmt::format("PE {} (host {})", pe, g.peers[static_cast<size_t>(pe)].host) : "every peer";
 }
@@ -102,12 +101,7 @@ std::string peer_name(int pe) {
 }
 
 [[noreturn]] void peer_failed(const std::string& what, int pe, const std::string& why) {
-  const sync::WaitContext& ctx = sync::wait_context();
-  for (int i = 0; i < 200 && ctx.abort_word; ++i) {
-    if (const uint32_t a = ctx.abort_word->load()) sync::exit_for_abort(a);
-    sync::sleep_ns(10'000'000);
-  }
-  log::fatal("{} to {} failed: {}", what, peer_name(pe), why);
+  transport::peer_failed(what, peer_name(pe), why);
 }
 
 // Waits for a request of `what` to `pe` under the job's deadline, progressing the worker; frees it.
@@ -145,7 +139,7 @@ void progress_loop(std::string nic) {
   ev.data.u64 = kStop;
   epoll_ctl(ep, EPOLL_CTL_ADD, g.stop_fd, &ev);
   std::vector<int> put_fd(static_cast<size_t>(g.n_pes), -1);
-  for (const auto& [fd, pe] : sock_put_fds()) {  // large puts over Tessera's connections (sockets.cc)
+  for (const auto& [fd, pe] : tcp::stream_fds()) {  // large puts on TCP's streams
     put_fd[static_cast<size_t>(pe)] = fd;
     ev.data.u64 = static_cast<uint64_t>(pe);
     epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev);
@@ -163,7 +157,7 @@ void progress_loop(std::string nic) {
     for (int i = 0; i < n; ++i) {
       const uint64_t what = got[i].data.u64;
       stop = stop || what == kStop;
-      if (what < kStop && !sock_put_readable(static_cast<int>(what))) {
+      if (what < kStop && !tcp::stream_readable(static_cast<int>(what), g.closing.load())) {
         epoll_event none{};
         epoll_ctl(ep, EPOLL_CTL_DEL, put_fd[what], &none);
       }
@@ -299,7 +293,6 @@ Status open(const JobView& job) {
   }
 
   TS_RETURN_IF_ERROR(open_messages(job.n_pes));
-  TS_RETURN_IF_ERROR(open_sockets(job));
   st = ucp_worker_get_efd(g.worker, &g.efd);
   if (st != UCS_OK) return ucx_error(st, "getting the worker's event fd");
   g.stop_fd = eventfd(0, EFD_CLOEXEC);
@@ -313,7 +306,7 @@ Status open(const JobView& job) {
   if (const char* d = std::getenv("UCX_NET_DEVICES"); nic.empty() && d && std::strcmp(d, "all") != 0)
     nic = std::string(d).substr(0, std::string(d).find_first_of(",:"));
   if (config::one_of(kProgressThread, {"on", "off"}) == 0) {
-    set_socket_puts(true);  // the thread reads them
+    tcp::set_streams_read(true);  // the thread reads them
     g.progress = std::thread(progress_loop, nic);
   }
   return Status::ok();
@@ -339,7 +332,7 @@ void close() {
   }
   if (g.stop_fd >= 0) ::close(g.stop_fd);
   g.stop_fd = -1;
-  close_sockets();
+  tcp::set_streams_read(false);
   for (Peer& p : g.peers) {
     if (p.heap_rkey) ucp_rkey_destroy(p.heap_rkey);
     if (p.data_rkey) ucp_rkey_destroy(p.data_rkey);
@@ -380,7 +373,6 @@ void progress() {
 }
 
 void* send(int pe, uint64_t tag, const void* buf, size_t bytes) {
-  if (sockets_on()) return sock_send(pe, tag, buf, bytes);
   ucp_request_param_t prm{};
   void* req = ucp_tag_send_nbx(g.peers[static_cast<size_t>(pe)].ep, buf, bytes, tag, &prm);
   if (UCS_PTR_IS_ERR(req))
@@ -390,7 +382,6 @@ void* send(int pe, uint64_t tag, const void* buf, size_t bytes) {
 }
 
 void* recv(int pe, uint64_t tag, void* buf, size_t bytes) {
-  if (sockets_on()) return sock_recv(pe, tag, buf, bytes);
   ucp_request_param_t prm{};
   void* req = ucp_tag_recv_nbx(g.worker, buf, bytes, tag, ~ucp_tag_t{0}, &prm);
   if (UCS_PTR_IS_ERR(req))
@@ -398,10 +389,7 @@ void* recv(int pe, uint64_t tag, void* buf, size_t bytes) {
   return req;
 }
 
-void wait(void* req, const char* what, int pe, size_t bytes) {
-  if (sockets_on()) sock_wait(req, what, pe, bytes);
-  else wait_request(req, what, pe, bytes);
-}
+void wait(void* req, const char* what, int pe, size_t bytes) { wait_request(req, what, pe, bytes); }
 
 State g;
 
@@ -413,6 +401,8 @@ extern const Transport kUcx;
 const Transport kUcx{
     .name = "ucx",
     .description = "other hosts: UCX (puts, gets and atomics as active messages; a progress thread on the worker's event fd)",
+    .caps = kRma | kAtomics | kMessages,
+    .eager_limit = ucx::kAmMin,
     .can_reach = ucx::reach,
     .open = ucx::open,
     .close = ucx::close,

@@ -1,6 +1,7 @@
-// Internals of the UCX transport shared by its two files: ucx.cc (context, worker, endpoints and keys,
-// the progress thread, tagged messages, the transport record) and messages.cc (puts, gets and atomics as
-// active messages of our own, and their completion and ordering). Not a public header.
+// Internals of the UCX transport shared by its files: ucx.cc (context, worker, endpoints and keys, the
+// progress thread, tagged messages, the transport record), rma.cc (puts, gets and atomics as active
+// messages of our own, and their completion and ordering) and serve.cc (their target side). Not a public
+// header.
 #pragma once
 #include <ucp/api/ucp.h>
 
@@ -41,8 +42,38 @@ struct AmPutHeader {
   uint32_t flags;  // kAckOnLanding
 };
 // The target acknowledges this put as soon as it lands, unasked: set on a put sent while every earlier put
-// to its target was acknowledged (messages.cc, next_put).
+// to its target was acknowledged (rma.cc, next_put).
 constexpr uint32_t kAckOnLanding = 1;
+
+// The active messages of puts, gets and atomics (rma.cc) and their headers.
+constexpr unsigned kAmPut = 0, kAmGet = 1, kAmPutAck = 2, kAmAckRequest = 3, kAmAtomic = 4;
+
+struct AmGetHeader {
+  uint64_t off;
+  uint64_t bytes;
+  uint64_t tag;
+  int64_t requester;
+};
+
+// A request for an acknowledgment once `count` puts from `from` have landed, and the acknowledgment: the
+// puts from the requester that have landed at `from`.
+struct AmAckHeader {
+  int64_t from;
+  uint64_t count;
+};
+
+
+// An atomic as a message of our own (see the top of this file): the requester has posted a receive for
+// the old value under `tag`.
+struct AmAtomicHeader {
+  uint64_t off;
+  uint64_t value;
+  uint64_t cond;
+  uint64_t tag;
+  int64_t from;
+  int32_t op;    // AtomicOp
+  int32_t size;  // 4 or 8
+};
 
 // An eager put that arrived before the puts it must follow had landed: applied once they have.
 struct Deferred {
@@ -77,7 +108,7 @@ struct State {
   char* my_heap = nullptr;  // this PE's segments (targets of large puts, sources of large gets)
   char* my_data = nullptr;
   std::atomic<uint64_t> get_seq{0};
-  // Sender side of puts (messages.cc): puts sent to each peer and acknowledged by
+  // Sender side of puts (rma.cc): puts sent to each peer and acknowledged by
   // it, and over all peers; written by any thread.
   std::unique_ptr<std::atomic<uint64_t>[]> am_sent, am_acked;
   std::unique_ptr<Outbound[]> out;      // per peer
@@ -93,8 +124,8 @@ struct State {
   std::vector<uint64_t> ack_wanted;  // per source: the count its pending acknowledgment request waits for
   std::vector<std::deque<Deferred>> deferred;
 };
-// Puts and gets of at least this many bytes go by rendezvous (messages.cc); smaller puts are
-// eager messages, copied out by UCX before the send returns.
+// Puts and gets of at least this many bytes go by rendezvous, or on TCP's streams (rma.cc); smaller puts
+// are eager messages, copied out by UCX before the send returns (the record's eager_limit).
 constexpr size_t kAmMin = 64 * 1024;
 // Tags with the top bit set are this transport's own (large gets' replies); the collectives' are below.
 constexpr uint64_t kGetReplyTag = uint64_t{1} << 63;
@@ -118,9 +149,10 @@ struct RequestWait {
 // Waits for a request of `what` to `pe` under the job's deadline, progressing the worker; frees it.
 void wait_request(void* req, const char* what, int pe, size_t bytes);
 
-// messages.cc: per-peer counts and the active-message handlers, set up by open() once the endpoints exist.
+// serve.cc: per-peer counts, the active-message handlers and the sink of TCP's streams, set up by open()
+// once the endpoints exist.
 Status open_messages(int n_pes);
-// The data path of the transport record (transport.h).
+// rma.cc: the data path of the transport record (transport.h).
 void put(int pe, uint64_t off, const void* src, size_t bytes);
 void put_nbi(int pe, uint64_t off, const void* src, size_t bytes);
 void get(void* dst, int pe, uint64_t off, size_t bytes);
@@ -130,25 +162,7 @@ void put_signal(int pe, uint64_t off, const void* src, size_t bytes, uint64_t si
 void fence();
 void quiet();
 
-// sockets.cc: the collectives' messages between hosts over TCP connections of Tessera's own
-// (TESSERA_NET_MESSAGES=tcp); send(), recv() and wait() of the record hand over to them when on.
-Status open_sockets(const JobView& job);  // collective, inside open() (uses job.allgather)
-void close_sockets();
-bool sockets_on();
-void* sock_send(int pe, uint64_t tag, const void* buf, size_t bytes);
-void* sock_recv(int pe, uint64_t tag, void* buf, size_t bytes);
-void sock_wait(void* request, const char* what, int pe, size_t bytes);
-// Large puts over the second connection per pair (sockets.cc): on once open() starts the progress thread,
-// which reads them (set_socket_puts).
-void set_socket_puts(bool on);
-bool sock_puts_on();
-// Writes the put (header h, then h.bytes from src) on `pe`'s connection; returns once src may be reused.
-void sock_put(int pe, const AmPutHeader& h, const void* src);
-// The progress thread: the connections to watch, (fd, PE), and reading PE's when it is readable (false: it
-// ended at the end of the job; stop watching it).
-std::vector<std::pair<int, int>> sock_put_fds();
-bool sock_put_readable(int pe);
-// messages.cc: a put whose data is in place (read from its connection, or a rendezvous put's): counted,
+// serve.cc: a put whose data is in place (a frame read from TCP's stream, or a rendezvous put's): counted,
 // acknowledged if asked, and the eager puts behind it applied.
 void put_in_place(const AmPutHeader& h);
 // This PE's address of symmetric offset `off` (heap, then data segment).
