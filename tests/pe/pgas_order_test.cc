@@ -158,6 +158,29 @@ TEST(Order, PutThenGetWithoutQuietSeesThePut) {
   }
 }
 
+// Large gets every way at once: each PE reads 8 MiB, more than a socket's buffers hold, from every other PE
+// while they read from it. Across hosts the replies travel on the pairs' stream connections, written by
+// each target's replier thread while its progress thread reads what it asked for itself: a target that
+// wrote its replies from the progress thread would wait for the requester to read, while the requester's
+// progress thread waits the same way on it. Every word checked.
+TEST(Order, LargeGetsEveryWayAtOnce) {
+  const int n = npes();
+  constexpr size_t kWords = size_t{1} << 20;  // 8 MiB
+  long* mine = static_cast<long*>(shmem_malloc(kWords * sizeof(long)));
+  for (size_t i = 0; i < kWords; ++i) mine[i] = me() * 1000003L + static_cast<long>(i);
+  shmem_barrier_all();
+  std::vector<long> back(kWords);
+  for (int d = 1; d < n; ++d) {
+    const int pe = (me() + d) % n;
+    shmem_long_get(back.data(), mine, kWords, pe);
+    size_t wrong = 0;
+    for (size_t i = 0; i < kWords; ++i) wrong += back[i] != pe * 1000003L + static_cast<long>(i);
+    ASSERT_EQ(wrong, 0u) << "8 MiB from PE " << pe;
+  }
+  shmem_barrier_all();
+  shmem_free(mine);
+}
+
 // A put followed by an atomic on the same word of the same PE, no quiet between: the atomic acts on the
 // value put (fetch-add returns it), and a later get sees the sum.
 TEST(Order, PutThenAtomicWithoutQuietActsOnThePut) {

@@ -20,8 +20,10 @@
 //   put with signal  one message: the target applies the signal once the data is in place.
 // Large gets (kAmMin bytes and up) do not use UCX's RMA either: UCX emulates a get with small copies the
 // target serves one by one. A large get is a small active message asking the target to send the bytes
-// back as a tagged message into the buffer the requester has posted (a tag with the top bit set, apart
-// from the collectives' tags); it is complete when that receive is. Small gets are UCX's (ucp_get_nbx),
+// back: as a frame on the pair's TCP stream (kGetReply, numbered; the requester's progress thread reads
+// it straight into the buffer the get registered), or without streams as a tagged message into the buffer
+// the requester has posted (a tag with the top bit set, apart from the collectives' tags); it is complete
+// when that frame or receive is. Small gets are UCX's (ucp_get_nbx),
 // waited for at once. Atomics are messages of our own as well: the target applies them with the same
 // std::atomic_ref as the PEs of its host and sends the old value back as a tagged message.
 // Waking waiters: a put, signal or atomic that lands here rings the doorbell only for the words it wrote
@@ -180,6 +182,24 @@ void get(void* dst, int pe, uint64_t off, size_t bytes) {
   Peer& p = target(pe, off, &addr, &rkey);
   wait_put_acks(pe);  // a get sees this PE's earlier puts to the peer
   ucp_request_param_t prm{};
+  if (bytes >= kAmMin && tcp::streams_on()) {
+    // The reply comes as a frame on the pair's stream, read straight into dst by the progress thread.
+    StreamGet sg;
+    sg.dst = static_cast<char*>(dst);
+    sg.bytes = bytes;
+    sg.pe = pe;
+    const uint64_t number = g.get_seq.fetch_add(1) & (kGetOnStream - 1);
+    {
+      std::lock_guard lk(g.gets_m);
+      g.stream_gets[number] = &sg;
+    }
+    const AmGetHeader h{off, bytes, kGetReplyTag | kGetOnStream | number, g.my_pe};
+    wait_request(ucp_am_send_nbx(p.ep, kAmGet, &h, sizeof h, nullptr, 0, &prm), "get (its request)", pe, bytes);
+    sync::wait_until([&] { return sg.done.load(std::memory_order_acquire); },
+                     [&] { return fmt::format("a get of {} bytes from {} (its reply on the stream connection)",
+                                              bytes, peer_name(pe)); });
+    return;
+  }
   if (bytes >= kAmMin) {
     const AmGetHeader h{off, bytes, kGetReplyTag | (g.get_seq.fetch_add(1) & (kGetReplyTag - 1)), g.my_pe};
     void* rreq = ucp_tag_recv_nbx(g.worker, dst, bytes, h.tag, ~ucp_tag_t{0}, &prm);

@@ -216,6 +216,18 @@ ucs_status_t on_am_get(void*, const void* header, size_t header_length, void*, s
   if (!read_header(header, header_length, &h) || !remote_peer(h.requester))
     return UCS_ERR_INVALID_PARAM;
   refuse_unless_empty(h.requester, get_error(h.off, h.bytes, segments()));
+  if (h.tag & kGetOnStream) {
+    if (!tcp::streams_on()) refuse_unless_empty(h.requester, "a get to answer on a stream this PE does not read");
+    StreamReply r{static_cast<int>(h.requester),
+                  AmPutHeader{0, h.bytes, g.my_pe, h.tag & (kGetOnStream - 1), 0, 0, -1, kGetReply},
+                  local_address(h.off)};
+    {
+      std::lock_guard lk(g.reply_m);
+      g.replies.push_back(r);
+    }
+    g.reply_cv.notify_one();
+    return UCS_OK;
+  }
   ucp_request_param_t prm{};
   prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK;
   prm.cb.send = on_reply_sent;
@@ -286,6 +298,15 @@ namespace {
 char* stream_place(int pe, const void* header, size_t* bytes) {
   AmPutHeader h;
   std::memcpy(&h, header, sizeof h);
+  if (h.flags & kGetReply) {
+    std::lock_guard lk(g.gets_m);
+    const auto it = g.stream_gets.find(h.after);
+    if (it == g.stream_gets.end() || it->second->pe != pe || it->second->bytes != h.bytes || h.from != pe)
+      log::fatal("the stream connection of {} carried the reply to get {} of {} bytes, which this PE did not ask "
+                 "of it: nothing was written", peer_name(pe), h.after, h.bytes);
+    *bytes = h.bytes;
+    return it->second->dst;
+  }
   const std::string why = h.from != pe ? fmt::format("a put in the name of PE {}", h.from)
                                        : put_error(h.off, h.bytes, h.bytes, h.sig_op, h.sig_off, segments());
   if (!why.empty())
@@ -297,9 +318,48 @@ char* stream_place(int pe, const void* header, size_t* bytes) {
 void stream_landed(const void* header) {
   AmPutHeader h;
   std::memcpy(&h, header, sizeof h);
+  if (h.flags & kGetReply) {
+    {
+      std::lock_guard lk(g.gets_m);
+      const auto it = g.stream_gets.find(h.after);
+      it->second->done.store(true, std::memory_order_release);
+      g.stream_gets.erase(it);
+    }
+    sync::notify(g.my_pe);
+    return;
+  }
   put_in_place(h);
 }
+
+// The replier: writes the replies to large gets, in the order asked, on the requesters' streams.
+void reply_loop() {
+  std::unique_lock lk(g.reply_m);
+  for (;;) {
+    g.reply_cv.wait(lk, [] { return g.reply_stop || !g.replies.empty(); });
+    if (g.replies.empty()) return;  // stopping, nothing owed
+    const StreamReply r = g.replies.front();
+    g.replies.pop_front();
+    lk.unlock();
+    tcp::stream_write(r.to, &r.h, r.src, r.h.bytes);
+    lk.lock();
+  }
+}
 }  // namespace
+
+void start_replier() {
+  g.reply_stop = false;
+  g.replier = std::thread(reply_loop);
+}
+
+// At close(), after the out-of-band barrier: every get was answered before it (the requesters returned).
+void stop_replier() {
+  {
+    std::lock_guard lk(g.reply_m);
+    g.reply_stop = true;
+  }
+  g.reply_cv.notify_one();
+  if (g.replier.joinable()) g.replier.join();
+}
 
 // Sets up the counts per peer, registers the handlers of the messages above and the sink of TCP's streams.
 Status open_messages(int n_pes) {

@@ -307,6 +307,7 @@ Status open(const JobView& job) {
     nic = std::string(d).substr(0, std::string(d).find_first_of(",:"));
   if (config::one_of(kProgressThread, {"on", "off"}) == 0) {
     tcp::set_streams_read(true);  // the thread reads them
+    if (tcp::streams_on()) start_replier();
     g.progress = std::thread(progress_loop, nic);
   }
   return Status::ok();
@@ -332,6 +333,7 @@ void close() {
   }
   if (g.stop_fd >= 0) ::close(g.stop_fd);
   g.stop_fd = -1;
+  stop_replier();
   tcp::set_streams_read(false);
   for (Peer& p : g.peers) {
     if (p.heap_rkey) ucp_rkey_destroy(p.heap_rkey);

@@ -6,12 +6,14 @@
 #include <ucp/api/ucp.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -39,11 +41,28 @@ struct AmPutHeader {
   uint64_t sig_off;
   uint64_t signal;
   int32_t sig_op;  // -1: none; else SignalOp
-  uint32_t flags;  // kAckOnLanding
+  uint32_t flags;  // kAckOnLanding, kGetReply
 };
 // The target acknowledges this put as soon as it lands, unasked: set on a put sent while every earlier put
 // to its target was acknowledged (rma.cc, next_put).
 constexpr uint32_t kAckOnLanding = 1;
+// A frame on TCP's stream that answers a large get (serve.cc): `after` holds the get's number, `off` is
+// unused; it lands in the requester's buffer, not in symmetric memory, and is not a put (never counted).
+constexpr uint32_t kGetReply = 2;
+
+// A large get answered on TCP's stream (rma.cc posts it; the stream's sink fills it, serve.cc).
+struct StreamGet {
+  char* dst = nullptr;
+  uint64_t bytes = 0;
+  int pe = 0;
+  std::atomic<bool> done{false};
+};
+// A reply the target's replier thread writes (serve.cc): the bytes of symmetric memory at `src`.
+struct StreamReply {
+  int to;
+  AmPutHeader h;
+  const char* src;
+};
 
 // The active messages of puts, gets and atomics (rma.cc) and their headers.
 constexpr unsigned kAmPut = 0, kAmGet = 1, kAmPutAck = 2, kAmAckRequest = 3, kAmAtomic = 4;
@@ -123,12 +142,26 @@ struct State {
   std::vector<uint64_t> landed;
   std::vector<uint64_t> ack_wanted;  // per source: the count its pending acknowledgment request waits for
   std::vector<std::deque<Deferred>> deferred;
+  // Large gets answered on TCP's streams: those this PE waits for, by number (rma.cc, serve.cc), and the
+  // replies it owes, written by a thread of their own so that the progress thread, which reads every
+  // stream, never blocks on a full one (two PEs getting from each other would otherwise each wait for the
+  // other to read).
+  std::mutex gets_m;
+  std::unordered_map<uint64_t, StreamGet*> stream_gets;
+  std::thread replier;
+  std::mutex reply_m;
+  std::condition_variable reply_cv;
+  std::deque<StreamReply> replies;
+  bool reply_stop = false;
 };
 // Puts and gets of at least this many bytes go by rendezvous, or on TCP's streams (rma.cc); smaller puts
 // are eager messages, copied out by UCX before the send returns (the record's eager_limit).
 constexpr size_t kAmMin = 64 * 1024;
 // Tags with the top bit set are this transport's own (large gets' replies); the collectives' are below.
 constexpr uint64_t kGetReplyTag = uint64_t{1} << 63;
+// In a large get's tag: answer on TCP's stream (the rest of the tag is the get's number), not as a UCX
+// tagged message.
+constexpr uint64_t kGetOnStream = uint64_t{1} << 62;
 extern State g;
 
 
@@ -162,6 +195,9 @@ void put_signal(int pe, uint64_t off, const void* src, size_t bytes, uint64_t si
 void fence();
 void quiet();
 
+// serve.cc: starts and stops the thread that writes the replies to large gets on TCP's streams.
+void start_replier();
+void stop_replier();
 // serve.cc: a put whose data is in place (a frame read from TCP's stream, or a rendezvous put's): counted,
 // acknowledged if asked, and the eager puts behind it applied.
 void put_in_place(const AmPutHeader& h);
