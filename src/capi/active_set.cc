@@ -14,6 +14,7 @@
 #include "pgas/amo.h"
 #include "pgas/rma.h"
 #include "pgas/runtime.h"
+#include "sync/barrier_forms.h"
 #include "sync/wait.h"
 #include "sync/where.h"
 
@@ -51,9 +52,11 @@ Set check_set(const char* routine, int pe_start, int log_stride, int pe_size, lo
   return Set{pe_start, static_cast<int>(pe_size > 1 ? stride : 1), pe_size, static_cast<int>(d / stride), psync};
 }
 
-// The barrier that makes an active set's communicator (twice, once per set): member 0's pSync[0] counts
-// arrivals, every other member's pSync[1] is its release flag; each word is back at SHMEM_SYNC_VALUE before
-// anyone can touch it again, so the pSync is restored on return, as the specification requires.
+// The barrier that makes an active set's communicator (twice, once per set): the counter form of
+// sync/barrier_forms.h with member 0 as the opener. Member 0's pSync[0] counts arrivals, every other
+// member's pSync[1] is its release flag; each word is back at SHMEM_SYNC_VALUE before anyone can touch it
+// again, so the pSync is restored on return, as the specification requires (which is why the opener is
+// fixed: a gate opened by the last arrival would need a word that stays changed).
 void psync_barrier(const char* routine, const Set& s) {
   if (s.size == 1) return;
   constexpr long kIdle = SHMEM_SYNC_VALUE;
@@ -62,18 +65,27 @@ void psync_barrier(const char* routine, const Set& s) {
   std::atomic_ref<long> count(s.psync[0]), flag(s.psync[1]);
   auto where = [&] { return fmt::format("{}: setting up the active set on PEs {}..{} (stride {}, pSync {})", routine, s.start,
                                         s.start + (s.size - 1) * s.stride, s.stride, (void*)s.psync); };
-  if (s.me == 0) {
+  // Member 0 opens once every other member has added itself; the others add themselves and return false.
+  auto arrive = [&] {
+    if (s.me != 0) {
+      (void)pgas::atomic_fetch_add(routine, s.psync, 1L, s.start);
+      return false;
+    }
     const long want = kIdle + (s.size - 1);
     sync::wait_until([&] { return count.load(std::memory_order_acquire) == want; },
                      [&] { return fmt::format("{}: {} of {} PEs arrived", where(), count.load() - kIdle + 1, s.size); });
     count.store(kIdle, std::memory_order_relaxed);
+    return true;
+  };
+  auto open = [&] {
     for (int i = 1; i < s.size; ++i) pgas::atomic_set(routine, s.psync + 1, kIdle + 2, s.start + i * s.stride);
-  } else {
-    (void)pgas::atomic_fetch_add(routine, s.psync, 1L, s.start);
+  };
+  auto wait_open = [&] {
     sync::wait_until([&] { return flag.load(std::memory_order_acquire) != kIdle; },
                      [&] { return fmt::format("{}: waiting for PE {} to release it", where(), s.start); });
     flag.store(kIdle, std::memory_order_relaxed);
-  }
+  };
+  sync::barrier::counter(arrive, open, wait_open);
 }
 
 // Active sets' communicators, made on first use and kept until finalize (release_set_comms), shared by
