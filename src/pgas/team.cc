@@ -8,6 +8,7 @@
 #include "pgas/amo.h"
 #include "pgas/barrier.h"
 #include "pgas/order.h"
+#include "sync/barrier_forms.h"
 #include "sync/wait.h"
 
 namespace tessera::pgas {
@@ -152,7 +153,7 @@ bool learn_cpus(Team* t) {
 // A member not bound to one CPU (3 or 5 PEs on 2 CPUs, --bind-to none) cannot tell who shares its CPU, so
 // it yields on every failed poll, as the collectives do there: spinning first held the CPU, for the whole
 // spin phase, from members that still had to arrive.
-// A team with members on other hosts: the dissemination barrier (Hensgen, Finkel and Manber). In round k
+// A team with members on other hosts: the dissemination barrier (sync/barrier_forms.h). In round k
 // each member adds one to its own round-k word on the member 2^k after it, then waits until its own
 // round-k word counts this sync: ceil(log2 n) rounds of one remote atomic each, and every wait is on local
 // memory (woken by the writer's notify on this host, by the transport's progress thread from another).
@@ -163,20 +164,21 @@ void team_sync_rounds(Team* t) {
   TeamSync* mine = t->sync_on(t->my_index);
   const uint64_t epoch = ++t->epoch;
   mine->pe_epoch[epoch % 2].v.store(epoch, std::memory_order_relaxed);
-  int k = 0;
-  for (int d = 1; d < t->size; d <<= 1, ++k) {
-    const int to = t->world_pe((t->my_index + d) % t->size);
+  auto signal = [&](int k, int to_index) {
+    const int to = t->world_pe(to_index);
     atomic_fetch_add("team sync", sym_word(mine->rounds[k]), uint64_t{1}, to);
     if (rt().bases[static_cast<size_t>(to)]) sync::notify(to);  // the waiter watches nothing (Watch::none)
+  };
+  auto wait = [&](int k, int from_index) {
     auto done = [&] { return mine->rounds[k].load(std::memory_order_acquire) - t->round_base[k] >= epoch; };
     auto describe = [&] {
-      const int from = t->world_pe((t->my_index - d % t->size + t->size) % t->size);
       return fmt::format("{}{}team sync {} on the {}: round {} of the dissemination barrier waits for PE {}",
                          t->program_call ? t->program_call : "", t->program_call ? " (" : "", epoch, t->describe(),
-                         k, from) + (t->program_call ? ")" : "");
+                         k, t->world_pe(from_index)) + (t->program_call ? ")" : "");
     };
     sync::wait_until(done, describe, sync::Watch::none());
-  }
+  };
+  sync::barrier::dissemination(t->my_index, t->size, signal, wait);
 }
 
 // Up to kFlatSyncMax members on CPUs of their own, the barrier is flat: each member stores its epoch and
@@ -213,27 +215,12 @@ void team_sync(Team* t) {
   const uint64_t epoch = ++t->epoch;
   const bool flat = flat_sync(t);
   TeamSync* mine = t->sync_on(t->my_index);
-  mine->pe_epoch[epoch % 2].v.store(epoch, flat ? std::memory_order_release : std::memory_order_relaxed);
   // Wakes members that sleep: every arrival in the flat form, the last one with the counter.
   auto notify_members = [&] {
     for (int i = 0; i < t->size; ++i)
       if (i != t->my_index) sync::notify(t->world_pe(i));
   };
-  if (flat) notify_members();
   auto arrived = [&](int i) { return t->sync_on(i)->pe_epoch[epoch % 2].v.load(std::memory_order_acquire) >= epoch; };
-  uint64_t ticket = flat ? 0 : s->arrive.fetch_add(1, std::memory_order_acq_rel) + 1 - t->arrive_base;
-  if (!flat && ticket == epoch * static_cast<uint64_t>(t->size)) {
-    // Last to arrive: open the barrier and wake members that sleep.
-    s->gen.store(t->gen_base + epoch, std::memory_order_release);
-    notify_members();
-    return;
-  }
-  auto open = [&] {
-    if (!flat) return s->gen.load(std::memory_order_acquire) - t->gen_base >= epoch;
-    for (int i = 0; i < t->size; ++i)
-      if (i != t->my_index && !arrived(i)) return false;
-    return true;
-  };
   auto describe = [&] {
     std::string missing;
     int n_missing = 0;
@@ -251,22 +238,46 @@ void team_sync(Team* t) {
     return fmt::format("team sync {} on the {} (made by the library: shmem_init, an allocation or a collective); "
                        "{} of {} PEs have not arrived: {}", epoch, t->describe(), n_missing, t->size, missing);
   };
-  // The last to arrive notifies every member; puts meanwhile need not wake us (Watch::none). Each of the
-  // two waits has its own deadline (TESSERA_TIMEOUT): a barrier whose members of my CPU arrive just before
-  // the first one expires may wait up to twice as long before it reports.
-  if (!t->same_cpu.empty()) {
-    auto mine_arrived = [&] {
-      for (int i : t->same_cpu)
-        if (!arrived(i)) return false;
-      return true;
+  // The wait of both forms, until ready(): in the flat form every arrival notifies every member, with the
+  // counter the opener does; puts meanwhile need not wake us (Watch::none). Each of the two waits has its own deadline
+  // (TESSERA_TIMEOUT): a barrier whose members of my CPU arrive just before the first one expires may wait
+  // up to twice as long before it reports.
+  auto wait_open = [&](auto&& ready) {
+    if (!t->same_cpu.empty()) {
+      auto mine_arrived = [&] {
+        for (int i : t->same_cpu)
+          if (!arrived(i)) return false;
+        return true;
+      };
+      sync::wait_yielding([&] { return ready() || mine_arrived(); }, describe, sync::Watch::none());
+    }
+    if (t->unbound_here) sync::wait_yielding(ready, describe, sync::Watch::none());
+    else sync::wait_until(ready, describe, sync::Watch::none());
+  };
+  if (flat) {
+    auto publish = [&] {
+      mine->pe_epoch[epoch % 2].v.store(epoch, std::memory_order_release);
+      notify_members();
     };
-    sync::wait_yielding([&] { return open() || mine_arrived(); }, describe, sync::Watch::none());
+    sync::barrier::flat_one_wait(t->my_index, t->size, publish, arrived, wait_open);
+    // Every member has arrived, so none reads my word of the previous sync's parity any more: ask for its
+    // line now, and the next sync's store does not wait for the peers' copies to be invalidated.
+    prefetch_for_write(&mine->pe_epoch[(epoch + 1) % 2]);
+    return;
   }
-  if (t->unbound_here) sync::wait_yielding(open, describe, sync::Watch::none());
-  else sync::wait_until(open, describe, sync::Watch::none());
-  // Every member has arrived, so none reads my word of the previous sync's parity any more: ask for its
-  // line now, and the next sync's store does not wait for the peers' copies to be invalidated.
-  if (flat) prefetch_for_write(&mine->pe_epoch[(epoch + 1) % 2]);
+  // The counter: my epoch word is only read by describe() (who is late) and by the members of my CPU.
+  mine->pe_epoch[epoch % 2].v.store(epoch, std::memory_order_relaxed);
+  auto arrive = [&] {
+    const uint64_t ticket = s->arrive.fetch_add(1, std::memory_order_acq_rel) + 1 - t->arrive_base;
+    return ticket == epoch * static_cast<uint64_t>(t->size);  // the last to arrive opens
+  };
+  auto open = [&] {
+    // open the barrier and wake members that sleep
+    s->gen.store(t->gen_base + epoch, std::memory_order_release);
+    notify_members();
+  };
+  auto gate_open = [&] { return s->gen.load(std::memory_order_acquire) - t->gen_base >= epoch; };
+  sync::barrier::counter(arrive, open, [&] { wait_open(gate_open); });
 }
 
 void team_barrier(Team* t) {

@@ -1,6 +1,6 @@
 // All-to-all: direct (one step per chunk, every member reads its piece from everyone), pairwise (n-1
 // steps per chunk, one partner each) and Bruck (ceil(log2 n) steps, pieces forwarded along the bits of
-// the distance); alltoallv (direct, after an exchange of the count matrix) and barriers.
+// the distance); alltoallv (direct, after an exchange of the count matrix). The barriers are in barrier.cc.
 #include "coll/algos/algos.h"
 #include "coll/algos/common.h"
 #include "base/log.h"
@@ -117,26 +117,6 @@ uint64_t alltoallv_direct(Exec& ex, const Args& a) {
     }
   }
   return chunks.steps();
-}
-
-// Barrier, flat: publish, then see every member's flag (1 step).
-uint64_t barrier_flat(Exec& ex, const Args&) {
-  ex.step(0);
-  ex.publish(0);
-  for (int m = 0; m < ex.size(); ++m)
-    if (m != ex.rank()) ex.in(m, 0);
-  return 1;
-}
-
-// Barrier, dissemination: step k waits for member r-2^k only (ceil(log2 n) steps).
-uint64_t barrier_dissemination(Exec& ex, const Args&) {
-  const int n = ex.size(), r = ex.rank(), L = patterns::ceil_log2(n);
-  for (int k = 0; k < L; ++k) {
-    ex.step(k);
-    ex.publish(k);
-    ex.in(patterns::mod(r - (1 << k), n), k);
-  }
-  return static_cast<uint64_t>(L);
 }
 
 }  // namespace tessera::coll::algos

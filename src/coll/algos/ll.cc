@@ -1,5 +1,6 @@
 // Algorithms on the LL protocol (engine.h: ll_out/ll_publish/ll_in): small allreduce, reduce_scatter,
-// allgather, broadcast, reduce, alltoall, gather and scatter, and the barrier. One wait per peer and no step counters; the payload is at most
+// allgather, broadcast, reduce, alltoall, gather and scatter; the barrier on LL is in barrier.cc with the
+// other barrier rows. One wait per peer and no step counters; the payload is at most
 // kLLBytes. Every member publishes a flag and reads every peer's, also where it needs no peer's data (the
 // root of a broadcast, the receivers of a reduce): each member then sees every peer's call description
 // (a root that differs is a mismatch, not a silent result) and every call proves that its peers have
@@ -139,15 +140,6 @@ uint64_t scatter_ll(Exec& ex, const Args& a) {
   if (a.count == 0) return 0;
   const size_t piece = a.count * esize(a);
   from_root_ll(ex, a, piece * static_cast<size_t>(ex.size()), static_cast<size_t>(ex.rank()) * piece, piece);
-  return 0;
-}
-
-// Publish my flag (the call number), see every member's.
-uint64_t barrier_ll(Exec& ex, const Args&) {
-  ex.ll_out(0);
-  ex.ll_publish();
-  const char* in[kMaxSources];
-  ex.ll_in_all(in, [](int) { return size_t{0}; });
   return 0;
 }
 

@@ -7,6 +7,7 @@
 #include "coll/dispatch.h"
 #include "coll/reduce/reduce.h"
 #include "pgas/runtime.h"
+#include "sync/barrier_forms.h"
 #include "transport/transport.h"
 
 namespace tessera::coll {
@@ -175,12 +176,25 @@ void net_bcast(Net& net, const std::vector<int>& group, int gi, int ri, char* bu
   }
 }
 
-// Dissemination barrier among `group`.
+// Dissemination barrier among `group` (sync/barrier_forms.h): a round's signal is a one-byte message, its
+// wait the receive of the one from member gi - 2^k, then the completion of my send. Messages of one sender
+// and tag arrive in the order sent, so round k of the next barrier cannot be taken for this one's.
 void net_barrier(Net& net, const std::vector<int>& group, int gi) {
-  const int n = static_cast<int>(group.size());
+  constexpr const char* kWhat = "barrier between hosts";
   char out = 0, in = 0;
-  for (int d = 1; d < n; d <<= 1)
-    net.exchange(group[(gi + d) % n], &out, 1, group[(gi - d % n + n) % n], &in, 1, "barrier between hosts");
+  int to = -1;
+  void* sent = nullptr;
+  sync::barrier::dissemination(
+      gi, static_cast<int>(group.size()),
+      [&](int, int to_index) {
+        to = group[static_cast<size_t>(to_index)];
+        sent = net.send(to, &out, 1);
+      },
+      [&](int, int from_index) {
+        const int from = group[static_cast<size_t>(from_index)];
+        net.wait(from, net.recv(from, &in, 1), kWhat, 1);
+        net.wait(to, sent, kWhat, 1);
+      });
 }
 
 Status local(Hier& h, Kind kind, const Args& a) { return dispatch(*h.local, kind, a); }
