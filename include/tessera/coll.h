@@ -51,6 +51,7 @@ typedef enum {
   tesseraInProgress = 6   /* tesseraEventQuery: the event has not completed yet */
 } tesseraResult_t;
 
+/* Element types and reduction operators: the one list of tessera/dtypes.h, in its order and numbering. */
 typedef enum {
   tesseraInt8 = 0, tesseraUint8 = 1, tesseraInt32 = 2, tesseraUint32 = 3, tesseraInt64 = 4, tesseraUint64 = 5,
   tesseraFloat16 = 6, tesseraBfloat16 = 7, tesseraFloat32 = 8, tesseraFloat64 = 9,

@@ -31,13 +31,16 @@
 #include <vector>
 
 #include <tessera/coll.h>
+#include <tessera/dtypes.h>
 
 namespace tessera::coll {
 
-enum class DataType : uint8_t { kInt8, kUint8, kInt32, kUint32, kInt64, kUint64, kFloat16, kBFloat16, kFloat32, kFloat64,
-                                kInt16, kUint16, kLongDouble, kComplex64, kComplex128 };
-/// kBand/kBor/kBxor apply to integer types only; kMin/kMax not to complex types.
-enum class RedOp : uint8_t { kSum, kProd, kMin, kMax, kAvg, kBand, kBor, kBxor };
+/// Element types and reduction operators, generated from the one list (tessera/dtypes.h) and numbered as
+/// listed, as coll.h's are: kInt8, kUint8, kInt32, kUint32, kInt64, kUint64, kFloat16, kBFloat16, kFloat32,
+/// kFloat64, kInt16, kUint16, kLongDouble, kComplex64, kComplex128; and kSum, kProd, kMin, kMax, kAvg, kBand,
+/// kBor, kBxor. kBand/kBor/kBxor apply to integer types only; kMin/kMax not to complex types.
+enum class DataType : uint8_t { TESSERA_DTYPES(TESSERA_LIST_ENUMERATOR) };
+enum class RedOp : uint8_t { TESSERA_REDOPS(TESSERA_LIST_ENUMERATOR) };
 
 /// Storage types for 16-bit floats (bit patterns; arithmetic happens inside the library).
 struct half_t { uint16_t bits; };

@@ -32,6 +32,7 @@
 #include <tessera/needs_cxx20.hpp>  // first: an older standard stops here, with one message
 #include <tessera/error.hpp>
 #include <tessera/version.h>
+#include <tessera/dtypes.h>
 #include <climits>
 #include <cstddef>
 #include <cstdint>
@@ -116,9 +117,13 @@ int default_block_num();
 
 // ---------------------------------------------------------------------------------------------------------
 // Tensors
-enum class DType : uint8_t { kF32, kF16, kBF16 };
-inline size_t dtype_size(DType t) { return t == DType::kF32 ? 4 : 2; }
-const char* dtype_name(DType t);
+// The kernels' element types, each an entry of the library's one list (tessera/dtypes.h): X(enumerator, entry).
+#define TESSERA_KERNEL_DTYPES(X) X(kF32, kFloat32) X(kF16, kFloat16) X(kBF16, kBFloat16)
+/// Element types of tensors: kF32, kF16, kBF16 (values 0, 1, 2), the entries float32, float16 and bfloat16 of
+/// the one list (tessera/dtypes.h), whose names and sizes they take.
+enum class DType : uint8_t { TESSERA_KERNEL_DTYPES(TESSERA_LIST_ENUMERATOR) };
+size_t dtype_size(DType t);       // bytes per element; 0 for a value outside the enum
+const char* dtype_name(DType t);  // the list's abbreviation: "f32", "f16", "bf16"; "?" outside the enum
 
 inline constexpr int kMaxRank = 8;
 struct Shape {
@@ -170,9 +175,13 @@ struct OpOptions {
   Combine combine = Combine::kAuto;
 };
 
-enum class ReduceOp : uint8_t { kSum, kMean, kMax, kMin, kProd };
+// The kernels' reduction operators, each an entry of the one list (tessera/dtypes.h): X(enumerator, entry).
+#define TESSERA_KERNEL_REDUCE_OPS(X) X(kSum, kSum) X(kMean, kAvg) X(kMax, kMax) X(kMin, kMin) X(kProd, kProd)
+/// Reduction operators: kSum, kMean, kMax, kMin, kProd (values 0..4), entries of the one list
+/// (tessera/dtypes.h); kMean is the list's avg.
+enum class ReduceOp : uint8_t { TESSERA_KERNEL_REDUCE_OPS(TESSERA_LIST_ENUMERATOR) };
 inline constexpr int kAllAxes = INT_MIN;
-const char* reduce_op_name(ReduceOp op);
+const char* reduce_op_name(ReduceOp op);  // the list's tensor name: "sum", "mean", "max", "min", "prod"
 
 /// y = op over `axis` of x (negative counts from the end; kAllAxes: every element, y has one element).
 /// y's shape is x's without `axis`, or with it set to 1 (keepdims); y.dtype == x.dtype.

@@ -21,6 +21,7 @@
 extern "C" {
 #endif
 
+/* The values of tessera::moe::DType (tessera/moe.hpp), entries of the one list of tessera/dtypes.h. */
 typedef enum { TESSERA_MOE_F32 = 0, TESSERA_MOE_BF16 = 1 } tessera_moe_dtype_t;
 typedef enum { TESSERA_MOE_THROUGHPUT = 0, TESSERA_MOE_LOW_LATENCY = 1 } tessera_moe_mode_t;
 

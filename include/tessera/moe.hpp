@@ -33,6 +33,7 @@
 #pragma once
 #include <tessera/needs_cxx20.hpp>  // first: an older standard stops here, with one message
 #include <tessera/error.hpp>
+#include <tessera/dtypes.h>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -41,7 +42,10 @@ namespace tessera::moe {
 
 using Error = tessera::Error;
 
-enum class DType : uint8_t { kFloat32, kBFloat16 };
+// MoE's element types, each an entry of the library's one list (tessera/dtypes.h): X(enumerator, entry).
+#define TESSERA_MOE_DTYPES(X) X(kFloat32, kFloat32) X(kBFloat16, kBFloat16)
+/// Token element types: kFloat32, kBFloat16 (values 0, 1), whose sizes are the list's.
+enum class DType : uint8_t { TESSERA_MOE_DTYPES(TESSERA_LIST_ENUMERATOR) };
 enum class Mode : uint8_t { kThroughput, kLowLatency };
 
 struct Config {

@@ -125,22 +125,34 @@ void unpack(const at::Tensor& flat, const std::vector<at::Tensor>& v) {
   }
 }
 
+// torch's element types Tessera reduces and moves, X(torch ScalarType, entry of the one list in
+// tessera/dtypes.h). Bool travels as uint8 (red_op_of keeps its bytes 0 or 1).
+#define TESSERA_TORCH_DTYPES(X)                                                                      \
+  X(Float, kFloat32) X(Double, kFloat64) X(Half, kFloat16) X(BFloat16, kBFloat16) X(Char, kInt8)    \
+  X(Byte, kUint8) X(Bool, kUint8) X(Short, kInt16) X(Int, kInt32) X(Long, kInt64)                   \
+  X(ComplexFloat, kComplex64) X(ComplexDouble, kComplex128)
+
+namespace {
+// Sizes from the list, indexed by tc::DataType, to pin each row: torch's element and the entry have one size.
+#define TESSERA_TORCH_BYTES(e, name, abbr, bytes, cls) bytes,
+constexpr size_t kBytes[] = {TESSERA_DTYPES(TESSERA_TORCH_BYTES)};
+#undef TESSERA_TORCH_BYTES
+#define TESSERA_TORCH_SAME_SIZE(st, entry)                                                               \
+  static_assert(sizeof(c10::impl::ScalarTypeToCPPTypeT<at::ScalarType::st>) ==                           \
+                    kBytes[static_cast<int>(tc::DataType::entry)],                                       \
+                "torch's " #st " and Tessera's " #entry " differ in size");
+TESSERA_TORCH_DTYPES(TESSERA_TORCH_SAME_SIZE)
+#undef TESSERA_TORCH_SAME_SIZE
+}  // namespace
+
 tc::DataType data_type_of(const at::Tensor& t, const char* call) {
+#define TESSERA_TORCH_CASE(st, entry) \
+  case at::ScalarType::st: return tc::DataType::entry;
   switch (t.scalar_type()) {
-    case at::kFloat: return tc::DataType::kFloat32;
-    case at::kDouble: return tc::DataType::kFloat64;
-    case at::kHalf: return tc::DataType::kFloat16;
-    case at::kBFloat16: return tc::DataType::kBFloat16;
-    case at::kChar: return tc::DataType::kInt8;
-    case at::kByte: return tc::DataType::kUint8;
-    case at::kBool: return tc::DataType::kUint8;
-    case at::kShort: return tc::DataType::kInt16;
-    case at::kInt: return tc::DataType::kInt32;
-    case at::kLong: return tc::DataType::kInt64;
-    case at::kComplexFloat: return tc::DataType::kComplex64;
-    case at::kComplexDouble: return tc::DataType::kComplex128;
+    TESSERA_TORCH_DTYPES(TESSERA_TORCH_CASE)
     default: break;
   }
+#undef TESSERA_TORCH_CASE
   TORCH_CHECK(false, "tessera: ", call, ": tensors of type ", t.scalar_type(), " are not supported");
 }
 

@@ -47,8 +47,9 @@ tesseraResult_t opened(Result<tesseraComm*> r, tesseraComm_t* out) {
 DType T(tesseraDataType_t t) { return static_cast<DType>(t); }
 Op O(tesseraRedOp_t o) { return static_cast<Op>(o); }
 
-// The public enums (coll.h for C, coll.hpp for C++) and the internal ones (coll/types.h) convert by
-// casts (here and in coll/api.cc), so their numbering must agree value by value: pinned here.
+// The public enums (coll.h for C, coll.hpp for C++) and the internal ones (the list of tessera/dtypes.h, as
+// base/dtype.h declares it) convert by casts (here and in coll/api.cc), so their numbering must agree value
+// by value: pinned here. coll.hpp's enums are generated from the list; coll.h's keep their C spelling.
 struct TypeRow {
   tesseraDataType_t c;
   DataType cpp;
@@ -83,6 +84,14 @@ static_assert(std::size(kTypeRows) == kNumDTypes && tesseraNumTypes == kNumDType
 static_assert(std::size(kOpRows) == kNumOps && tesseraNumOps == kNumOps, "an operator is missing");
 static_assert(std::ranges::all_of(kTypeRows, same_numbers<TypeRow>), "public and internal data types differ");
 static_assert(std::ranges::all_of(kOpRows, same_numbers<OpRow>), "public and internal operators differ");
+// coll.hpp's DataTypeOf<T> picks the type of a C++ element; its size must be the list's.
+template <typename... T>
+constexpr bool sizes_agree() {
+  return ((sizeof(T) == dtype_size(static_cast<DType>(DataTypeOf<T>::value))) && ...);
+}
+static_assert(sizes_agree<int8_t, uint8_t, int16_t, uint16_t, int32_t, uint32_t, int64_t, uint64_t, half_t, bfloat16_t,
+                          float, double, long double, std::complex<float>, std::complex<double>>(),
+              "coll.hpp's DataTypeOf names a type of another size");
 
 }  // namespace
 

@@ -3,12 +3,30 @@
 
 #include <tessera/moe.hpp>
 
+#include <algorithm>
+#include <iterator>
 #include <string>
 
 #include "base/log.h"
 
 namespace {
 thread_local std::string t_error;
+
+// tessera_moe_dtype_t keeps its C spelling; it converts to tessera::moe::DType (generated from the one list,
+// tessera/dtypes.h) by a cast, so the two must agree value by value and in count: pinned here.
+struct DTypeRow {
+  tessera_moe_dtype_t c;
+  tessera::moe::DType cpp;
+};
+constexpr DTypeRow kDTypeRows[] = {
+    {.c = TESSERA_MOE_F32, .cpp = tessera::moe::DType::kFloat32},
+    {.c = TESSERA_MOE_BF16, .cpp = tessera::moe::DType::kBFloat16},
+};
+static_assert(std::size(kDTypeRows) == 0 TESSERA_MOE_DTYPES(TESSERA_LIST_ONE), "a MoE data type is missing");
+static_assert(std::ranges::all_of(kDTypeRows, [](const DTypeRow& r) {
+                return static_cast<int>(r.c) == static_cast<int>(r.cpp);
+              }),
+              "tessera_moe_dtype_t and tessera::moe::DType differ");
 
 int failed(const std::exception& e) {
   t_error = e.what();
@@ -29,9 +47,9 @@ int tessera_moe_create(const tessera_moe_config_t* cfg, tessera_moe_t* out) {
   tessera::moe::Config c;
   c.num_experts = cfg->num_experts;
   c.hidden = cfg->hidden;
-  c.dtype = cfg->dtype == TESSERA_MOE_BF16 ? tessera::moe::DType::kBFloat16 : tessera::moe::DType::kFloat32;
-  if (cfg->dtype != TESSERA_MOE_F32 && cfg->dtype != TESSERA_MOE_BF16)
+  if (static_cast<unsigned>(cfg->dtype) >= std::size(kDTypeRows))
     return failed(tessera::Error("tessera_moe_create: dtype " + std::to_string(cfg->dtype) + " is not TESSERA_MOE_F32 or TESSERA_MOE_BF16"));
+  c.dtype = static_cast<tessera::moe::DType>(cfg->dtype);
   if (cfg->mode != TESSERA_MOE_THROUGHPUT && cfg->mode != TESSERA_MOE_LOW_LATENCY)
     return failed(tessera::Error("tessera_moe_create: mode " + std::to_string(cfg->mode) + " is not a tessera_moe_mode_t"));
   c.top_k = cfg->top_k;

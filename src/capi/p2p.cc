@@ -6,6 +6,12 @@
 
 using namespace tessera;
 
+// The comparisons pass from the C API to pgas as they are: pgas::Cmp numbers them as shmem.h does, which the
+// layers below capi do not include, so the numbering is pinned here, where the values are handed down.
+static_assert(pgas::kEq == SHMEM_CMP_EQ && pgas::kNe == SHMEM_CMP_NE && pgas::kGt == SHMEM_CMP_GT &&
+                  pgas::kGe == SHMEM_CMP_GE && pgas::kLt == SHMEM_CMP_LT && pgas::kLe == SHMEM_CMP_LE,
+              "pgas::Cmp differs from SHMEM_CMP_*");
+
 namespace {
 // Index set semantics of the specification: status[i] != 0 excludes ivars[i]; a null status includes all.
 inline bool active(const int* status, size_t i) { return !status || status[i] == 0; }

@@ -6,6 +6,12 @@
 using namespace tessera;
 using tessera::capi::ctx_pe;
 
+// Signal operations pass from the C API to pgas and the transports as they are: transport::SignalOp numbers
+// them as shmem.h does, which transport/transport.h may not include, so the numbering is pinned here, where
+// the values are handed down.
+static_assert(transport::kSignalSet == SHMEM_SIGNAL_SET && transport::kSignalAdd == SHMEM_SIGNAL_ADD,
+              "transport::SignalOp differs from SHMEM_SIGNAL_SET/ADD");
+
 #define NB(routine, n, size) pgas::checked_bytes(routine, n, size)
 
 // Contiguous RMA of elements of type T (void for the sized and untyped forms), SZ bytes each, under the

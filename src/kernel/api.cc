@@ -2,6 +2,7 @@
 #include <string>
 
 #include "base/status.h"
+#include "kernel/dtype.h"
 #include "kernel/ops/ops.h"
 #include "kernel/ops/scalar.h"
 #include "kernel/runtime/runtime.h"
@@ -21,25 +22,9 @@ int default_block_num() {
   return r.is_ok() ? r.value() : 1;
 }
 
-const char* dtype_name(DType t) {
-  switch (t) {
-    case DType::kF32: return "f32";
-    case DType::kF16: return "f16";
-    case DType::kBF16: return "bf16";
-  }
-  return "?";
-}
-
-const char* reduce_op_name(ReduceOp op) {
-  switch (op) {
-    case ReduceOp::kSum: return "sum";
-    case ReduceOp::kMean: return "mean";
-    case ReduceOp::kMax: return "max";
-    case ReduceOp::kMin: return "min";
-    case ReduceOp::kProd: return "prod";
-  }
-  return "?";
-}
+size_t dtype_size(DType t) { return valid(t) ? ::tessera::dtype_size(entry_of(t)) : 0; }
+const char* dtype_name(DType t) { return valid(t) ? ::tessera::dtype_abbr(entry_of(t)) : "?"; }
+const char* reduce_op_name(ReduceOp op) { return valid(op) ? ::tessera::op_tensor_name(entry_of(op)) : "?"; }
 
 std::string to_string(const Shape& s) {
   std::string out = "[";

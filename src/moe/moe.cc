@@ -30,11 +30,14 @@
 #include <climits>
 #include <atomic>
 #include <cstring>
+#include <iterator>
 #include <string>
 #include <vector>
 
+#include "base/dtype.h"
 #include "base/half.h"
 #include "base/memcopy.h"
+#include "kernel/dtype.h"
 #include "kernel/ops/prims.h"
 #include "pgas/amo.h"
 #include "pgas/heap.h"
@@ -47,6 +50,14 @@ namespace tessera::moe {
 namespace {
 constexpr int kMaxTopK = 8;
 constexpr const char* kRoutine = "tessera::moe";
+
+// The list's entry of each moe::DType, indexed by it (tessera/moe.hpp generates both from TESSERA_MOE_DTYPES).
+// The weighted sums of combine run on the kernels' primitives, so every entry must be a kernel type too.
+#define TESSERA_MOE_ENTRY(e, entry) ::tessera::DType::entry,
+constexpr ::tessera::DType kEntries[] = {TESSERA_MOE_DTYPES(TESSERA_MOE_ENTRY)};
+#undef TESSERA_MOE_ENTRY
+static_assert(std::ranges::all_of(kEntries, [](::tessera::DType t) { return kernel::kernel_dtype(t).has_value(); }),
+              "a MoE element type the kernels do not take");
 
 std::string str(long long v) { return std::to_string(v); }
 
@@ -126,9 +137,9 @@ Dispatcher::Dispatcher(const Config& c) : p_(std::make_unique<Impl>()) {
   if (c.max_tokens < 1 || c.max_tokens >= (1 << 30))
     throw Error("tessera::moe::Dispatcher: max_tokens is " + str(c.max_tokens) + "; it must be 1.." + str((1 << 30) - 1));
   if (c.capacity < 0) throw Error("tessera::moe::Dispatcher: capacity is " + str(c.capacity) + "; it must be 0 (automatic) or more");
-  if (c.dtype != DType::kFloat32 && c.dtype != DType::kBFloat16)
+  if (static_cast<unsigned>(c.dtype) >= std::size(kEntries))
     throw Error("tessera::moe::Dispatcher: dtype " + str(static_cast<int>(c.dtype)) + " is not f32 or bf16");
-  m.esz = c.dtype == DType::kFloat32 ? 4 : 2;
+  m.esz = ::tessera::dtype_size(kEntries[static_cast<int>(c.dtype)]);
   m.row = static_cast<size_t>(c.hidden) * m.esz;
   m.first.resize(static_cast<size_t>(m.n) + 1);
   for (int p = 0; p <= m.n; ++p) m.first[p] = static_cast<int>(static_cast<int64_t>(p) * c.num_experts / m.n);
@@ -324,7 +335,7 @@ void Dispatcher::combine(void* out) {
   char* o = static_cast<char*>(out);
   const int H = c.hidden;
   const kernel::ops::Prims& prims =  // SIMD, either storage type as f32 lanes
-      kernel::ops::prims(c.dtype == DType::kFloat32 ? kernel::DType::kF32 : kernel::DType::kBF16);
+      kernel::ops::prims(*kernel::kernel_dtype(kEntries[static_cast<int>(c.dtype)]));
   kernel::launch(m.launch("moe combine (sum)"), [&](kernel::BlockContext& b) {
     const int lo = static_cast<int>(static_cast<int64_t>(m.n_tokens) * b.block_idx() / b.block_num());
     const int hi = static_cast<int>(static_cast<int64_t>(m.n_tokens) * (b.block_idx() + 1) / b.block_num());

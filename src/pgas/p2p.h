@@ -18,7 +18,7 @@
 
 namespace tessera::pgas {
 
-// Same numbering as SHMEM_CMP_* in shmem.h.
+// Same numbering as SHMEM_CMP_* in shmem.h (pinned by static_asserts in capi/p2p.cc).
 enum Cmp : int { kEq = 0, kNe = 1, kGt = 2, kGe = 3, kLt = 4, kLe = 5 };
 // Signal operations (SHMEM_SIGNAL_SET / _ADD), as transports take them.
 using transport::kSignalAdd;

@@ -65,7 +65,7 @@ enum class AtomicOp : int {
   kFetchOr,
   kFetchXor,
 };
-// Same numbering as SHMEM_SIGNAL_SET / _ADD.
+// Same numbering as SHMEM_SIGNAL_SET / _ADD (pinned by static_asserts in capi/rma.cc, which includes shmem.h).
 enum SignalOp : int { kSignalSet = 0, kSignalAdd = 1 };
 
 // One peer's symmetric memory, as map() registers it.

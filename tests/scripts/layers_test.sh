@@ -6,7 +6,7 @@
 #  1. `#include "layer/..."` names a layer the including layer may use (the table below).
 #  2. A public header (`<shmem.h>`, `<tessera/coll.hpp>`, also spelt "tessera/...") counts as the layer that
 #     defines its functions (the map below), and is judged like that layer's own headers. Headers with only
-#     types and macros (shmem_types.h, version.h, error.hpp, needs_cxx20.hpp) count as base. A header
+#     types and macros (shmem_types.h, version.h, error.hpp, needs_cxx20.hpp, dtypes.h) count as base. A header
 #     declaring functions of a higher layer may not be included "for its types": the types a lower layer
 #     needs come in through a header it may include (coll.hpp brings coll.h's handle types to coll). Every
 #     public header must be listed, so a new one needs a decision here.
@@ -37,7 +37,7 @@ declare -A public=(
   [tessera/coll.h]=capi [tessera/coll.hpp]=coll [tessera/kernel.hpp]=kernel
   [tessera/moe.hpp]=moe [tessera/moe.h]=capi [tessera/gnn.hpp]=gnn [tessera/fused.hpp]=fused
   [tessera/shmem_types.h]=base [tessera/version.h]=base [tessera/error.hpp]=base
-  [tessera/needs_cxx20.hpp]=base
+  [tessera/needs_cxx20.hpp]=base [tessera/dtypes.h]=base
 )
 bad=0 checked=0 calls=0
 fail() { echo "FAIL $*"; bad=$((bad+1)); }

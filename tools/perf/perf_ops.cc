@@ -163,7 +163,13 @@ struct Row {
 // The operators and data types `ops` measures (the rows below use exactly these names).
 const std::vector<std::string> kOpNames = {"sum_all",    "sum_rows",    "sum_cols", "max_rows",        "softmax",
                                            "log_softmax", "layer_norm", "rms_norm", "batch_norm_train"};
-const std::vector<std::string> kDtypeNames = {"f32", "bf16", "f16"};
+// In the order of the report; --dtypes takes their names (k::dtype_name: the list's abbreviations).
+constexpr k::DType kDtypes[] = {k::DType::kF32, k::DType::kBF16, k::DType::kF16};
+const std::vector<std::string> kDtypeNames = [] {
+  std::vector<std::string> v;
+  for (k::DType t : kDtypes) v.emplace_back(k::dtype_name(t));
+  return v;
+}();
 
 int run_ops(int argc, char** argv) {
   CLI::App app{"Kernel launch overhead and reduction-operator throughput vs the machine's bandwidth"};
@@ -248,9 +254,9 @@ int run_ops(int argc, char** argv) {
   std::vector<Row> out;
   std::printf("#\n# %-12s %-5s %-18s %10s %10s %8s %9s %10s %8s\n", "op", "dtype", "shape", "time(ms)", "median", "GB/s",
               "Gelem/s", "bound", "frac");
-  for (const std::string& ds : {std::string("f32"), std::string("bf16"), std::string("f16")}) {
+  for (const k::DType dt : kDtypes) {
+    const std::string ds = k::dtype_name(dt);
     if (("," + dtypes + ",").find("," + ds + ",") == std::string::npos) continue;
-    const k::DType dt = ds == "f32" ? k::DType::kF32 : ds == "bf16" ? k::DType::kBF16 : k::DType::kF16;
     const double es = double(k::dtype_size(dt));
     fill(xb, dt, blocks);
     const k::OpOptions o{.block_num = blocks};

@@ -1,9 +1,11 @@
 #include "kernel/ops/common.h"
 
+#include "kernel/dtype.h"
+
 namespace tessera::kernel::ops {
 
 Status check_tensor(const char* op, const char* arg, const ConstTensor& t) {
-  if (t.dtype != DType::kF32 && t.dtype != DType::kF16 && t.dtype != DType::kBF16)
+  if (!valid(t.dtype))
     return invalid_arg("{}: {}.dtype={} is not f32, f16 or bf16", op, arg, static_cast<int>(t.dtype));
   if (t.shape.rank < 0 || t.shape.rank > kMaxRank)
     return invalid_arg("{}: {}.shape.rank={} must be in 0..{}", op, arg, t.shape.rank, kMaxRank);

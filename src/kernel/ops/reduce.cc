@@ -9,10 +9,13 @@
 // When the axis is split into S > 1 segments (few long rows or columns), each unit leaves a partial in the
 // workspace and the partials are combined after a grid sync: per output in segment order, or, when there is
 // a single output record and one segment per block, with grid_combine (flat or tree).
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <string>
 
+#include "kernel/dtype.h"
 #include "kernel/ops/common.h"
 #include "kernel/ops/ops.h"
 #include "kernel/ops/prims.h"
@@ -183,13 +186,21 @@ Status check_reduce_out(const char* name, const ConstTensor& x, const Tensor& y,
   return Status::ok();
 }
 
+// "reduce sum", ...: how messages and launches name the call, from the list's names of the operators.
+const char* label(ReduceOp op) {
+  static const auto kLabels = [] {
+    std::array<std::string, kNumReduceOps> l;
+    for (int i = 0; i < kNumReduceOps; ++i) l[i] = std::string("reduce ") + reduce_op_name(static_cast<ReduceOp>(i));
+    return l;
+  }();
+  return kLabels[static_cast<int>(op)].c_str();
+}
+
 }  // namespace
 
 Status reduce(ReduceOp op, const ConstTensor& x, const Tensor& y, int axis_in, const OpOptions& opts) {
-  static const char* const kNames[] = {"reduce sum", "reduce mean", "reduce max", "reduce min", "reduce prod"};
-  if (static_cast<unsigned>(op) > static_cast<unsigned>(ReduceOp::kProd))
-    return invalid_arg("reduce: op={} is not sum, mean, max, min or prod", static_cast<int>(op));
-  const char* name = kNames[static_cast<int>(op)];
+  if (!valid(op)) return invalid_arg("reduce: op={} is not sum, mean, max, min or prod", static_cast<int>(op));
+  const char* name = label(op);
   TS_RETURN_IF_ERROR(check_tensor(name, "x", x));
   int axis = kAllAxes;
   if (axis_in != kAllAxes) {
