@@ -4,8 +4,6 @@
 #include <poll.h>
 #include <signal.h>
 #include <sched.h>
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/signalfd.h>
@@ -19,6 +17,7 @@
 #include "base/cpu.h"
 #include "base/log.h"
 #include "bootstrap/protocol.h"
+#include "bootstrap/tcp_socket.h"
 #include "hang_report.h"
 #include "placement.h"
 #include "proc.h"
@@ -95,20 +94,12 @@ Status resolve_bind_mode(const Options& opt, BindMode* mode) {
 namespace {
 // A TCP port free on the loopback now, for torch.distributed's store (MASTER_PORT); "" if none.
 std::string free_loopback_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return "";
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  std::string port;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0)
-    port = std::to_string(ntohs(a.sin_port));
-  ::close(fd);
-  return port;
+  Result<int> fd = bootstrap::tcp::listen_on(bootstrap::tcp::Address{"127.0.0.1", 0, ""});
+  if (!fd.is_ok()) return "";
+  Result<uint16_t> port = bootstrap::tcp::local_port(fd.value());
+  ::close(fd.value());
+  return port.is_ok() ? std::to_string(port.value()) : "";
 }
-
 }  // namespace
 
 Status Job::setup() {

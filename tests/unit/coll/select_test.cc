@@ -197,8 +197,11 @@ TEST(Select, SymmetricBuffersUpToASlotAreReadInPlace) {
           const Algorithm* a = select(s, m, false).algo;
           ASSERT_TRUE(a);
           EXPECT_TRUE(a->in_place || a->ll) << kind_name(k) << " n " << n << " bytes " << b << ": " << a->name;
-          for (const Candidate& c : candidates(s, m, false))
-            if (!c.algo->in_place && !c.algo->ll) EXPECT_FALSE(c.supported) << kind_name(k) << " " << c.algo->name;
+          for (const Candidate& c : candidates(s, m, false)) {
+            if (!c.algo->in_place && !c.algo->ll) {
+              EXPECT_FALSE(c.supported) << kind_name(k) << " " << c.algo->name;
+            }
+          }
         }
   // Above a slot `direct` reads in place itself and stays a candidate.
   Shape big = shape(Kind::kAllgather, size_t{4} << 20, 2);
