@@ -358,9 +358,12 @@ template <typename Done, typename Describe>
     if (ctx.progress) ctx.progress();
     if (done()) {
       // A ring that lands between a slice's end and this re-check counts as the doorbell's: what is counted
-      // is whether a writer rang, not which of the two the futex returned on.
+      // is whether a writer rang, not which of the two the futex returned on. The doorbell is read again
+      // here: the progress call above may itself have landed the write and rung (a PE with peers on other
+      // hosts whose progress thread had no CPU before the slice ended).
       if (parked)
-        (bell_now != bell ? g_wait_stats.woken_by_bell : g_wait_stats.woken_by_slice)
+        ((me ? me->doorbell.load(std::memory_order_acquire) : bell_now) != bell ? g_wait_stats.woken_by_bell
+                                                                                 : g_wait_stats.woken_by_slice)
             .fetch_add(1, std::memory_order_relaxed);
       // Without slices, a sleep that ended with the doorbell unmoved ended at the deadline (or early, by a
       // signal): the condition came true and nobody rang. Counted as success, it would pass the test.
