@@ -94,6 +94,12 @@ struct JobView {
   size_t data_bytes = 0;
   // Every PE contributes `bytes` bytes; `all` receives n_pes * bytes, PE order (the bootstrap's allgather).
   Status (*allgather)(const void* mine, void* all, size_t bytes) = nullptr;
+  // Whether some PE runs on another host than PE 0 (the records between hosts open nothing otherwise).
+  bool spans_hosts() const {
+    for (int pe = 1; pe < n_pes; ++pe)
+      if (hosts[pe] != hosts[0]) return true;
+    return false;
+  }
 };
 
 // What a record can do (Transport::caps). Each capability names the functions it promises non-null.

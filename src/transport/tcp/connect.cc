@@ -239,14 +239,8 @@ Result<int> accept_one(int listener, int me, const std::string& key, std::vector
   }
 }
 
-bool spans_hosts(const JobView& job) {
-  for (int pe = 1; pe < job.n_pes; ++pe)
-    if (job.hosts[pe] != job.hosts[0]) return true;
-  return false;
-}
-
 Status open(const JobView& job) {
-  if (config::one_of(kNetMessages, {"tcp", "ucx"}) != 0 || !spans_hosts(job)) return Status::ok();
+  if (config::one_of(kNetMessages, {"tcp", "ucx"}) != 0 || !job.spans_hosts()) return Status::ok();
   const int me = job.my_pe;
   s.my_pe = me;
   s.n_pes = job.n_pes;

@@ -75,12 +75,6 @@ Status ucx_error(ucs_status_t st, std::string_view what) {
 
 bool reach(const PeerInfo& me, const PeerInfo& peer) { return me.host != peer.host; }
 
-bool spans_hosts(const JobView& job) {
-  for (int pe = 1; pe < job.n_pes; ++pe)
-    if (job.hosts[pe] != job.hosts[0]) return true;
-  return false;
-}
-
 // A peer's endpoint failed: the peer died or its host is gone. Saying so and ending the job is the
 // launcher's or the bootstrap's (tessera-run, the TCP rendezvous, mpirun see the same death through their
 // own connections and print the job's one line); ending it from here too would race them for that line. An
@@ -168,7 +162,7 @@ void progress_loop(std::string nic) {
 }
 
 Status open(const JobView& job) {
-  if (!spans_hosts(job)) return Status::ok();
+  if (!job.spans_hosts()) return Status::ok();
   g.my_pe = job.my_pe;
   g.n_pes = job.n_pes;
   g.allgather = job.allgather;
