@@ -208,6 +208,12 @@ class Pool {
     return Status::ok();
   }
 
+  bool claims_held_back() const { return fast_now_ns() < hold_claims_until_.load(std::memory_order_relaxed); }
+  void hold_claims_for_test(uint64_t window_ns) {
+    claim_window_ns_.store(window_ns ? window_ns : kSharedClaimNs, std::memory_order_relaxed);
+    hold_claims_until_.store(window_ns ? UINT64_MAX : 0, std::memory_order_relaxed);
+  }
+
  private:
   Pool() {
     scratch_bytes_ = scratch_bytes();
@@ -240,7 +246,7 @@ class Pool {
   static constexpr int kMaxShared = 31;
   static constexpr uint64_t kShared = uint64_t{1} << 31;
   static constexpr uint64_t kBlockBits = kShared - 1;
-  static constexpr uint64_t kSharedClaimNs = 2000;  // see worker_main
+  static constexpr uint64_t kSharedClaimNs = 2000;  // see worker_main (claim_window_ns_)
   static constexpr uint64_t kSlowClaimNs = 200'000;  // a wait for claimed blocks this long holds claims back
   static constexpr uint64_t kHoldClaimsNs = 1'000'000'000;  // for this long
   static bool of_launch(uint64_t v, uint32_t seq) { return v >> 32 == seq; }
@@ -341,7 +347,9 @@ class Pool {
         // the slow batches of empty launches; always holding back would slow idle launches, so it waits for a
         // slow claim (docs/journal.md, "Shared CPUs"; docs/shared_cpus.md).
         if (fast_now_ns() < hold_claims_until_.load(std::memory_order_relaxed))
-          for (const uint64_t t0 = launch_ns_.load(std::memory_order_relaxed); fast_now_ns() - t0 < kSharedClaimNs;) {
+          for (const uint64_t t0 = launch_ns_.load(std::memory_order_relaxed),
+                              window = claim_window_ns_.load(std::memory_order_relaxed);
+               fast_now_ns() - t0 < window;) {
             if ((unclaimed_.load(std::memory_order_acquire) & kBlockBits) == 0) break;
             cpu_relax();
           }
@@ -402,6 +410,7 @@ class Pool {
   alignas(kCacheLine) std::atomic<uint64_t> unclaimed_{0};  // the launch word (see kShared)
   std::atomic<uint64_t> launch_ns_{0};  // when the last launch that shares its blocks out was published
   std::atomic<uint64_t> hold_claims_until_{0};  // workers hold back their claims until then (worker_main)
+  std::atomic<uint64_t> claim_window_ns_{kSharedClaimNs};  // how long they leave the launching thread then
   alignas(kCacheLine) std::atomic<uint32_t> remaining_{0};
   std::atomic<uint32_t> done_sleepers_{0};
 };
@@ -447,6 +456,8 @@ Combine resolve_combine(Combine c, int block_num) {
 }
 
 Status launch(const LaunchOptions& opts, KernelFn fn, void* arg) { return Pool::get().launch(opts, fn, arg); }
+bool claims_held_back() { return Pool::get().claims_held_back(); }
+void hold_claims_for_test(uint64_t window_ns) { Pool::get().hold_claims_for_test(window_ns); }
 
 }  // namespace tessera::kernel::rt
 

@@ -31,6 +31,13 @@ Status launch_fn(const LaunchOptions& opts, F&& f) {
                 const_cast<void*>(static_cast<const void*>(&f)));
 }
 
+// Launches of more blocks than CPUs: whether workers now hold back their claims (armed by a launch that
+// waited over 200 us for blocks a worker had claimed; pool.cc, worker_main). hold_claims_for_test holds
+// them back until called again with 0, leaving the launching thread window_ns (2 us by default) to run
+// the blocks itself, so that a test of where blocks run does not depend on how the host schedules it.
+bool claims_held_back();
+void hold_claims_for_test(uint64_t window_ns);
+
 // Resolves kAutoBlocks; checks the range. `what` names the caller in the message.
 Result<int> resolve_block_num(int requested, const char* what);
 int max_block_num();

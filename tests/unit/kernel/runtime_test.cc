@@ -125,7 +125,7 @@ TEST(Launch, ASlowClaimedBlockKeepsShortBlocksOnTheLaunchingThread) {
   const int n = usable_cpus() + 2;
   if (n > 31) GTEST_SKIP() << "launches of more than 31 blocks do not share their blocks out";
   // Block 0 runs on the launching thread and waits (10 s at most) until block 1 runs on a worker; block 1
-  // then takes 2 ms, which the launching thread waits for once it has run the other blocks.
+  // then takes sleep_us, which the launching thread waits for once it has run the other blocks.
   auto one_block_elsewhere = [&](int sleep_us) {
     std::atomic<bool> started{false};
     std::atomic<bool> elsewhere{false};
@@ -142,9 +142,20 @@ TEST(Launch, ASlowClaimedBlockKeepsShortBlocksOnTheLaunchingThread) {
     });
     return started.load() && elsewhere.load();
   };
-  ASSERT_TRUE(one_block_elsewhere(2000)) << "block 1 did not run on a worker while block 0 waited for it";
+  // The launching thread then waits about 20 ms for block 1, well over the 200 us that holds claims back,
+  // unless it was itself descheduled for that long after running the other blocks (a loaded host): then
+  // once more, five times at most.
+  for (int i = 0; i < 5 && !rt::claims_held_back(); ++i)
+    ASSERT_TRUE(one_block_elsewhere(20'000)) << "block 1 did not run on a worker while block 0 waited for it";
+  EXPECT_TRUE(rt::claims_held_back()) << "five 20 ms waits for a claimed block did not hold claims back";
   // Held back, a claim is a delay, not a ban.
   ASSERT_TRUE(one_block_elsewhere(0)) << "with claims held back, block 1 did not run on a worker within 10 s";
+  // Where the blocks of short launches run. The workers leave the launching thread 2 us, which a loaded
+  // host (a CI run of tests side by side on 2 CPUs) takes from it often enough that a bound on the count
+  // would flake; with a 100 ms window a launch only leaves the caller when the caller is descheduled that
+  // long. What the 2 us window gains beside busy processes is measured by a benchmark
+  // (docs/shared_cpus.md), not asserted here.
+  rt::hold_claims_for_test(100'000'000);
   constexpr int kLaunches = 2000;
   int on_caller = 0;
   for (int i = 0; i < kLaunches; ++i) {
@@ -158,13 +169,9 @@ TEST(Launch, ASlowClaimedBlockKeepsShortBlocksOnTheLaunchingThread) {
     for (int k = 0; k < n; ++k) ASSERT_EQ(runs[static_cast<size_t>(k)].load(), 1) << "launch " << i << ", block " << k;
     on_caller += away.load() == 0;
   }
-  // Generous: the launching thread may be preempted for longer than the hold (2 us) now and then. Under a
-  // sanitizer every memory access or atomic operation is instrumented, and running the blocks of a launch
-  // can take the caller longer than the hold itself (AddressSanitizer on one CPU model: 48 of 2000 launches
-  // kept their blocks): there the test checks what it runs, not where.
-#if !defined(__SANITIZE_THREAD__) && !defined(__SANITIZE_ADDRESS__)
+  rt::hold_claims_for_test(0);
+  EXPECT_FALSE(rt::claims_held_back());
   EXPECT_GE(on_caller, kLaunches * 3 / 4) << "launches whose every block ran on the launching thread";
-#endif
 }
 
 TEST(Launch, DefaultBlockNumIsUsableCpus) {
