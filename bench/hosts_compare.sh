@@ -9,7 +9,10 @@
 #   allreduce, allgather, alltoall, broadcast at SIZES, 1 and 2 PEs per host: Tessera (tessera-perf under
 #     mpirun), Open MPI (bench/coll_mpi.c; ob1 with btl tcp,vader,self: vader between the PEs of a host, as a
 #     careful user would) and PyTorch's gloo (bench/hosts_gloo.py, one process per rank, GLOO_SOCKET_IFNAME)
-#   allreduce 64 MiB with 2 PEs per host: the two-level pattern the model picks against one flat ring
+#   allreduce at SIZES, 1 and 2 PEs per host, every row across hosts forced: the row the model picks against
+#   the best of them
+#   the cost model: every Tessera row carries the row its job chose and the job's estimate (tessera-perf
+#   --json); tessera-info --predict, given the link and contention the job measured, must print the same
 # Every launcher runs inside host h1 (the root namespace has no address on the hosts' network); Open MPI's
 # daemons reach h2 through tests/hosts/rsh. Writes results.jsonl and prints the ratio table.
 # TCP congestion control: Tessera's connections use cubic (TESSERA_NET_CONGESTION); the peers have no such
@@ -142,9 +145,7 @@ for ppn in 1 2; do
       z=0 key=time_us
       [ "$coll" = broadcast ] && z=1 key=inplace_time_us
       mpirun_ $np $ppn "$build/bin/tessera-perf" "$coll" -b "$b" -e "$b" -n "$it" -w $((it / 4 + 1)) -z $z --json \
-        2>/dev/null | $py -c 'import json,sys; d=json.load(sys.stdin); r=d["results"][0];
-print(json.dumps({"lib":"tessera","coll":sys.argv[1],"np":d["ranks"],"ppn":int(sys.argv[2]),"bytes":r["size"],"time_us":r[sys.argv[3]]}))' \
-          "$coll" "$ppn" "$key" | while read -r l; do emit "$l"; done
+        2>/dev/null | $py "$here/hosts_row.py" tessera "$coll" "$ppn" "$key" | while read -r l; do emit "$l"; done
       for cc in $ccs; do
         hosts_cc $cc
         COLL_MPI_ITERS=$it mpirun_ $np $ppn "$out/coll_mpi" "$coll" "$b" 2>/dev/null |
@@ -167,27 +168,33 @@ print(json.dumps({"lib":"tessera","coll":sys.argv[1],"np":d["ranks"],"ppn":int(s
   done
 done
 
-echo "== allreduce 64 MiB, 2 PEs per host: two-level against one ring" >&2
-for how in auto flat_ring rails leaders; do
-  algo=; [ "$how" = auto ] || algo=allreduce=$how
-  mpirun_ 4 2 env TESSERA_ALGO=$algo "$build/bin/tessera-perf" allreduce -b 64M -e 64M -n 6 -w 2 -z 0 --json \
-    2>/dev/null | $py -c 'import json,sys; d=json.load(sys.stdin); r=d["results"][0];
-print(json.dumps({"lib":"tessera-"+sys.argv[1],"coll":"allreduce","np":4,"ppn":2,"bytes":r["size"],"time_us":r["time_us"]}))' "$how" |
-    while read -r l; do emit "$l"; done
+echo "== allreduce, every row across hosts forced" >&2
+for ppn in 1 2; do
+  rows="leaders leaders_rd flat_ring"; [ $ppn -gt 1 ] && rows="rails rails_rd $rows"
+  for b in $SIZES; do
+    it=$(iters_for "$b")
+    for row in $rows; do
+      mpirun_ $((2 * ppn)) $ppn "$build/bin/tessera-perf" allreduce -a "$row" -b "$b" -e "$b" -n "$it" -w $((it / 4 + 1)) \
+        -z 0 --json 2>/dev/null | $py "$here/hosts_row.py" tessera-forced allreduce "$ppn" time_us |
+        while read -r l; do emit "$l"; done
+    done
+  done
 done
 
-echo "== the cost model's predictions against these runs" >&2
-for ppn in 1 2; do
-  # The link as the job measured it (TESSERA_LOG=2 prints it once), then tessera-info's estimate per size.
-  link=$(mpirun_ $((2 * ppn)) $ppn env TESSERA_LOG=2 "$build/bin/tessera-perf" allreduce -b 8 -e 8 -n 2 -w 1 2>&1 |
-         sed -n 's/.*link between hosts: latency \([0-9.]*\) us, one stream \([0-9.]*\) GB\/s, a host.s streams together \([0-9.]*\) GB\/s.*/us=\1,gbps=\2,host_gbps=\3/p' | head -1)
-  [ -n "$link" ] || continue
-  for b in $SIZES; do
-    est=$("$build/bin/tessera-info" --predict --hosts 2 --ppn $ppn --bytes "$b" --link "$link" |
-          $py -c 'import sys,re; t=sys.stdin.read(); c=re.search(r"choice: (\w+)", t).group(1);
-m=re.search(r"^\s+"+c+r"\s+([0-9.]+)\s", t, re.M); print(c, float(m.group(1)))')
-    emit "{\"lib\":\"prediction\",\"coll\":\"allreduce\",\"ppn\":$ppn,\"bytes\":$b,\"pattern\":\"${est% *}\",\"time_us\":${est#* },\"link\":\"$link\"}"
-  done
+echo "== the cost model: tessera-info --predict with each job's link and contention" >&2
+# One line per Tessera row: collective, PEs per host, bytes per rank, the job's link and contention.
+$py -c 'import json,sys
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    if r.get("lib") == "tessera" and "link" in r:
+        print(r["coll"], r["ppn"], r["bytes"], r["rank_bytes"], r["link"], r["contention"])' "$res" |
+while read -r coll ppn b rank_bytes link k; do
+  host_exec h1 env -u NETNS_HOSTS_DIR "$build/bin/tessera-info" --predict --hosts 2 --ppn "$ppn" --coll "$coll" \
+    --bytes "$rank_bytes" --contention "$k" --unbound --link "$link" |
+    $py -c 'import json,re,sys; t=sys.stdin.read(); c=re.search(r"choice: (\w+)", t).group(1)
+m=re.search(r"^\s+"+c+r"\s+([0-9.]+)\s", t, re.M)
+print(json.dumps({"lib":"tessera-info","coll":sys.argv[1],"ppn":int(sys.argv[2]),"bytes":int(sys.argv[3]),"algo":c,
+                  "predicted_us":float(m.group(1))}))' "$coll" "$ppn" "$b" | while read -r l; do emit "$l"; done
 done
 
 $py "$here/hosts_report.py" "$res"

@@ -38,7 +38,7 @@ for (lib, size), r in sorted(rma.items(), key=lambda kv: (kv[0][1], kv[0][0])):
 coll = {}
 best_cc = {}  # the congestion control under which a peer's best time of the row was measured
 for r in rows:
-    if "coll" in r and "time_us" in r and r["lib"] != "prediction":
+    if "coll" in r and "time_us" in r and r["lib"] in ("tessera", "openmpi", "gloo"):
         ppn = r.get("ppn", r["np"] // 2)
         key = (r["lib"], r["coll"], ppn, r["bytes"])
         if key not in coll or r["time_us"] < coll[key]:
@@ -71,14 +71,42 @@ if prog:
         print(f"  progress thread {lib.rsplit('-', 1)[1]:>3}: get {p['get_us']:.1f} us, fetch-add {p['fadd_us']:.1f} us "
               f"({p['ops']} of each)")
 
-pred = [r for r in rows if r.get("lib") == "prediction"]
-if pred:
-    print("\nThe cost model (tessera-info --predict with the link the job measured) against the measured allreduce")
-    print(f"{'PE/host':>7} {'bytes':>10} {'pattern':>8} {'predicted_us':>13} {'measured_us':>12} {'measured/predicted':>19}")
-    for r in pred:
-        m = coll.get(("tessera", "allreduce", r["ppn"], r["bytes"]))
-        print(f"{r['ppn']:>7} {r['bytes']:>10} {r['pattern']:>8} {r['time_us']:>13.1f} {m if m else float('nan'):>12.1f} "
-              f"{(m / r['time_us']) if m and r['time_us'] else float('nan'):>19.2f}")
+# The cost model: each Tessera row's estimate by its own job, against the measured time; tessera-info's choice
+# and estimate with the job's link and contention beside it.
+info = {(r["coll"], r["ppn"], r["bytes"]): r for r in rows if r.get("lib") == "tessera-info"}
+tess = [r for r in rows if r.get("lib") == "tessera" and "predicted_us" in r]
+if tess:
+    print("\nThe cost model: the job's estimate for the row it chose against the measured time (target: within 25%);")
+    print("tessera-info --predict given the job's link and contention: the same row and estimate?")
+    print(f"{'coll':>10} {'PE/host':>7} {'bytes':>10} {'row':>11} {'predicted_us':>13} {'measured_us':>12} "
+          f"{'measured/predicted':>19} {'tessera-info':>13}")
+    within = 0
+    for r in sorted(tess, key=lambda r: (r["coll"], r["ppn"], r["bytes"])):
+        ratio = r["time_us"] / r["predicted_us"] if r["predicted_us"] else float("nan")
+        within += 0.75 <= ratio <= 1.25
+        i = info.get((r["coll"], r["ppn"], r["bytes"]))
+        same = "-" if not i else ("same" if i["algo"] == r["algo"] and
+                                  abs(i["predicted_us"] - r["predicted_us"]) <= 0.01 * r["predicted_us"] + 0.1
+                                  else f"{i['algo']} {i['predicted_us']:.1f}")
+        print(f"{r['coll']:>10} {r['ppn']:>7} {r['bytes']:>10} {r['algo']:>11} {r['predicted_us']:>13.1f} "
+              f"{r['time_us']:>12.1f} {ratio:>19.2f} {same:>13}")
+    print(f"  within 25%: {within} of {len(tess)} rows")
+
+forced = {}
+for r in rows:
+    if r.get("lib") == "tessera-forced":
+        key = (r["ppn"], r["bytes"])
+        forced.setdefault(key, {})[r["algo"]] = min(r["time_us"], forced.get(key, {}).get(r["algo"], float("inf")))
+if forced:
+    print("\nAllreduce: the row the model picks against the best forced row (target: within 10%)")
+    print(f"{'PE/host':>7} {'bytes':>10} {'picked':>11} {'its_us':>10} {'best':>11} {'best_us':>10} {'picked/best':>12}")
+    for (ppn, b), times in sorted(forced.items()):
+        auto = next((r for r in tess if r["coll"] == "allreduce" and r["ppn"] == ppn and r["bytes"] == b), None)
+        best = min(times, key=times.get)
+        if auto:
+            # The picked row's time: its own forced run where there is one (the same job shape), else the auto run.
+            t = times.get(auto["algo"], auto["time_us"])
+            print(f"{ppn:>7} {b:>10} {auto['algo']:>11} {t:>10.1f} {best:>11} {times[best]:>10.1f} {t / times[best]:>12.2f}")
 
 print("\nTargets")
 big = 64 << 20
@@ -97,9 +125,9 @@ if small:
 a8 = coll.get(("tessera", "allreduce", 1, 8))
 if a8:
     print(f"  8 B allreduce, 1 PE/host: {a8:.1f} us = {a8 / link['tcp_hop_us']:.1f}x a raw TCP hop (target <= 3)")
-flat = coll.get(("tessera-ring", "allreduce", 2, big))
-for how in ("auto", "rails", "leaders"):
-    t = coll.get((f"tessera-{how}", "allreduce", 2, big))
+flat = forced.get((2, big), {}).get("flat_ring")
+for how in ("rails", "leaders"):
+    t = forced.get((2, big), {}).get(how)
     if t and flat:
         print(f"  allreduce 64 MiB, 2 PEs/host, {how}: {flat / t:.2f}x the flat ring's speed (target >= 1.3 for the "
               f"two-level form)")

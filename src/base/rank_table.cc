@@ -83,7 +83,9 @@ Result<RankTable> parse_rank_table(const std::string& text, const std::string& p
     if (!l.is_object()) return bad(path, "\"link\" must be an object");
     TS_RETURN_IF_ERROR(num("latency_us", &t.link_latency_us));
     TS_RETURN_IF_ERROR(num("gbps", &t.link_gbps));
+    TS_RETURN_IF_ERROR(num("oneway_gbps", &t.link_oneway_gbps));
     TS_RETURN_IF_ERROR(num("host_gbps", &t.link_host_gbps));
+    TS_RETURN_IF_ERROR(num("burst_gbps", &t.link_burst_gbps));
   }
   return t;
 }

@@ -28,8 +28,11 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 // Between the first two hosts: the leaders' median ping-pong of 1 byte (latency), then 16 MiB both ways at once,
 // the traffic of the rings and exchanges the model prices (median of three after a warm-up; larger than the
 // sockets' buffers, which a 4 MiB one-way probe fitted in: it read well above and below the link's rate,
-// and the model then picked a slower row; docs/journal.md, "Across hosts"), then every rail at once (what a
-// host's streams carry together). Members of other hosts do nothing.
+// and the model then picked a slower row; docs/journal.md, "Across hosts"), 1 MiB both ways (the burst the
+// sockets' buffers take, the best of nine: their median read 1.1-4.3 GB/s in jobs whose 1 MiB rows all ran
+// at about 4.5; the 16 MiB rates are those of the bytes beyond it), then 16 MiB one
+// way answered by a byte (a tree's transfer; median of three), then every rail at once (what a host's
+// streams carry together). Members of other hosts do nothing.
 LinkParams measure_link(Communicator& c, Hier& h) {
   LinkParams l;
   std::snprintf(l.source, sizeof l.source, "measured");
@@ -38,7 +41,7 @@ LinkParams measure_link(Communicator& c, Hier& h) {
   const int peer_host = 1 - h.my_host;
   const bool first = h.my_host == 0;
   const int lead = h.members[static_cast<size_t>(peer_host)][0];
-  constexpr int kPings = 20, kWarm = 3, kStreams = 3;
+  constexpr int kPings = 100, kWarm = 5, kStreams = 3, kBursts = 9;  // 100 pings: a few ms; the median steadies
   constexpr size_t kBig = size_t{16} << 20;
   char byte = 0;
   std::vector<char> out, in;  // kBig each, made after the pings (their zeroing would delay one side)
@@ -52,10 +55,29 @@ LinkParams measure_link(Communicator& c, Hier& h) {
       net.wait(peer, net.send(peer, &byte, 1), "link measurement", 1);
     }
   };
-  // kBig bytes each way with `peer`: seconds.
-  auto both_ways = [&](int peer) {
+  // `bytes` (kBig at most) each way with `peer`: seconds.
+  auto both_ways = [&](int peer, size_t bytes) {
     const auto t0 = std::chrono::steady_clock::now();
-    net.exchange(peer, out.data(), kBig, peer, in.data(), kBig, "link measurement");
+    net.exchange(peer, out.data(), bytes, peer, in.data(), bytes, "link measurement");
+    return seconds_since(t0);
+  };
+  // The rate of a transfer's bytes beyond the burst, from the seconds it took (less `latency`).
+  const double burst = LinkParams::kBurstBytes;
+  auto beyond_burst = [&](double seconds, double latency) {
+    const double rest = seconds - latency - burst / l.burst_bw;
+    // A transfer no slower than its burst alone (noise): priced at the burst rate throughout.
+    return rest > 0 ? (static_cast<double>(kBig) - burst) / rest : l.burst_bw;
+  };
+  // kBig bytes from the first host to `peer`, which answers with a byte: seconds (on the first host).
+  auto one_way = [&](int peer) {
+    const auto t0 = std::chrono::steady_clock::now();
+    if (first) {
+      net.wait(peer, net.send(peer, out.data(), kBig), "link measurement", kBig);
+      net.wait(peer, net.recv(peer, &byte, 1), "link measurement", 1);
+    } else {
+      net.wait(peer, net.recv(peer, in.data(), kBig), "link measurement", kBig);
+      net.wait(peer, net.send(peer, &byte, 1), "link measurement", 1);
+    }
     return seconds_since(t0);
   };
   if (h.local_rank == 0) {
@@ -72,11 +94,17 @@ LinkParams measure_link(Communicator& c, Hier& h) {
     l.alpha = rtt[kPings / 2] / 2;
     out.resize(kBig);
     in.resize(kBig);
-    (void)both_ways(lead);  // warm-up: pages, the sockets' windows
+    (void)both_ways(lead, kBig);  // warm-up: pages, the sockets' windows
+    double bursts[kBursts];
+    for (double& t : bursts) t = both_ways(lead, static_cast<size_t>(burst));
+    l.burst_bw = burst / std::max(*std::min_element(bursts, bursts + kBursts) - l.alpha, 1e-9);
     double took[kStreams];
-    for (double& t : took) t = both_ways(lead);
+    for (double& t : took) t = both_ways(lead, kBig);
     std::sort(took, took + kStreams);
-    l.stream_bw = static_cast<double>(kBig) / std::max(took[kStreams / 2] - l.alpha, 1e-9);
+    l.stream_bw = beyond_burst(took[kStreams / 2], l.alpha);
+    for (double& t : took) t = one_way(lead);
+    std::sort(took, took + kStreams);
+    l.oneway_bw = beyond_burst(took[kStreams / 2], 2 * l.alpha);
   }
   l.host_bw = l.stream_bw;
   if (h.equal && h.local_size > 1) {
@@ -85,9 +113,9 @@ LinkParams measure_link(Communicator& c, Hier& h) {
     out.resize(kBig);
     in.resize(kBig);
     (void)dispatch(*h.local, Kind::kBarrier, Args{});  // the leaders' measurement done: it runs alone
-    (void)both_ways(partner);                          // warm-up
+    (void)both_ways(partner, kBig);                        // warm-up
     (void)dispatch(*h.local, Kind::kBarrier, Args{});
-    double mine = both_ways(partner), slowest = 0;
+    double mine = both_ways(partner, kBig), slowest = 0;
     (void)dispatch(*h.local, Kind::kAllreduce, Args{.send = &mine, .recv = &slowest, .count = 1,
                                                     .dtype = DType::kFloat64, .op = Op::kMax});
     l.host_bw = static_cast<double>(kBig) * h.local_size / std::max(slowest - l.alpha, 1e-9);

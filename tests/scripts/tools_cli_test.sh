@@ -158,8 +158,14 @@ check log_choices     0       "PE 0:   allreduce: 8 B [a-z]+, 4 KiB [a-z]+, 1 Mi
       -- "$run" -n 2 --env TESSERA_LOG=2 "$build/bin/data_parallel_step"
 # tessera-info labels a link by where it came from, and keeps the --env table's columns aligned on every
 # row (a name with aliases, wider than its column, gets a line of its own).
-check info_link_label 0       "^link: latency 20.0 us, one stream 12.00 GB/s, .* \(--link\)$" \
+check info_link_label 0       "^link: latency 20.0 us, one stream 12.00 GB/s \(one way alone 12.00; the first MiB 12.00\), .* \(--link\)$" \
       -- "$build/bin/tessera-info" --predict --hosts 4 --ppn 2 --bytes 1M --link us=20,gbps=12
+check info_link_rates 0       "one stream 2.00 GB/s \(one way alone 3.50; the first MiB 4.50\), a host's streams together 2.50 GB/s" \
+      -- "$build/bin/tessera-info" --predict --hosts 4 --ppn 2 --bytes 1M --link us=20,gbps=2,oneway_gbps=3.5,host_gbps=2.5,burst_gbps=4.5
+check info_link_unknown 1     "unknown item \"fast=1\" \(expected us=, gbps=, oneway_gbps=, host_gbps=, burst_gbps=\)" \
+      -- "$build/bin/tessera-info" --predict --hosts 4 --ppn 2 --bytes 1M --link us=20,gbps=2,fast=1
+check info_contention_bad 2   "--contention 0.5: PEs per CPU, a number from 1 to 4096" \
+      -- "$build/bin/tessera-info" --predict --hosts 2 --ppn 2 --contention 0.5
 check info_link_env   0       "\(TESSERA_LINK\)$" \
       -- env TESSERA_LINK=us=20,gbps=12 "$build/bin/tessera-info" --predict --hosts 4 --ppn 2 --bytes 1M
 # --predict lists a collective's rows across hosts with the choice a job would make.

@@ -43,9 +43,11 @@ constexpr const char* kUsage =
     "       tessera-info --trace-summary FILE | --trace-merge DIR\n"
     "  --trace-summary: the top time sinks of a merged trace (TESSERA_TRACE; tessera-run writes DIR/trace.json)\n"
     "  --trace-merge: merges DIR/pe*.trace into DIR/trace.json (a job started by another launcher)\n"
-    "       tessera-info --predict --hosts N --ppn N [--coll allreduce] [--bytes N] [--link us=L,gbps=B[,host_gbps=H]]\n"
+    "       tessera-info --predict --hosts N --ppn N [--coll allreduce] [--bytes N] [--contention X]\n"
+    "                    [--unbound] [--link us=L,gbps=B[,oneway_gbps=O][,host_gbps=H][,burst_gbps=F]]\n"
     "  --predict: a collective's rows across hosts priced by the cost model and the link (TESSERA_LINK, the\n"
-    "  rank table, or --link; measured at run time when none is given)\n"
+    "  rank table, or --link; measured at run time when none is given); --contention: the job's PEs per CPU of\n"
+    "  the machine, when its hosts share one (namespaces, containers; default: ppn per CPU of this host)\n"
     "  without --coll, --ranks N says where tessera-run would place N PEs (default: one per CPU)\n"
     "  --unbound: the PEs are not bound to one CPU each (tessera-run --bind-to none, TESSERA_BIND=none)\n"
     "  --symmetric: every member's buffers are symmetric (the OpenSHMEM collectives), which adds the in-place rows\n"
@@ -220,16 +222,17 @@ void print_topology() {
 
 // The rows across hosts of collective `k` for `hosts` hosts of `ppn` PEs, as a job would price them.
 void print_prediction(Kind k, int hosts, int ppn, size_t bytes, size_t slot, const ModelParams& m,
-                      const LinkParams& l) {
+                      const LinkParams& l, double contention, bool bound) {
   NetShape net;
   net.hosts = hosts;
   net.ppn = ppn;
   net.equal = true;
-  net.contention = std::max(1.0, static_cast<double>(ppn) / usable_cpus());
+  net.contention = contention > 0 ? contention : std::max(1.0, static_cast<double>(ppn) / usable_cpus());
   net.link = l;
   std::printf("%d hosts x %d PEs = %d PEs\nlink: %s\nlocal: %s\n", hosts, ppn, hosts * ppn, describe(l).c_str(),
               describe(m).c_str());
-  print_coll(k, CollQuery{bytes, slot, hosts * ppn, ppn > usable_cpus(), true, false}, m, &net);
+  // A host's members outnumber its CPUs, or the job's PEs the machine's (hosts sharing one): as a job sees it.
+  print_coll(k, CollQuery{bytes, slot, hosts * ppn, ppn > usable_cpus() || net.contention > 1, bound, false}, m, &net);
 }
 
 int main(int argc, char** argv) {
@@ -240,6 +243,7 @@ int main(int argc, char** argv) {
        symmetric = false;
   int hosts = 0, ppn = 1;
   std::string link;
+  double contention = 0;
   auto whole = [&](const std::string& opt, const char* v, long lo, long hi) {
     char* end = nullptr;
     const long r = std::strtol(v, &end, 10);
@@ -278,6 +282,13 @@ int main(int argc, char** argv) {
     else if (a == "--hosts") hosts = whole(a, val(), 1, 1 << 20);
     else if (a == "--ppn") ppn = whole(a, val(), 1, 4096);
     else if (a == "--link") link = val();
+    else if (a == "--contention") {
+      const std::string v = val();
+      char* end = nullptr;
+      contention = std::strtod(v.c_str(), &end);
+      if (v.empty() || *end != '\0' || !(contention >= 1) || !(contention <= 4096))
+        usage("--contention " + v + ": PEs per CPU, a number from 1 to 4096");
+    }
     else if (a == "--model") model = true;
     else if (a == "--trace-summary" || a == "--trace-merge") {
       const char* v = val();
@@ -318,7 +329,7 @@ int main(int argc, char** argv) {
     LinkParams l = configured_link();
     if (!link.empty()) std::snprintf(l.source, sizeof l.source, "--link");  // its source, not the variable it went through
     const size_t slot = buffsize ? buffsize / 4 : (size_t{8} << 20) / 4;  // TESSERA_BUFFSIZE default / kSlots
-    print_prediction(*kind, hosts, ppn, bytes, slot, m, l);
+    print_prediction(*kind, hosts, ppn, bytes, slot, m, l, contention, bound);
     return 0;
   }
   if (model || coll.empty()) {

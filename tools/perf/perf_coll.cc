@@ -21,6 +21,7 @@
 #include "coll/dispatch.h"
 #include "coll/p2p.h"
 #include "coll/reduce/reference.h"
+#include "coll/select/select.h"
 #include "pgas/team.h"
 #include "perf/perf.h"
 
@@ -258,6 +259,16 @@ struct Bench {
     return out;
   }
 
+  // The row a call of `count` elements runs and the model's estimate for it (us), as dispatch() selects it.
+  std::pair<const char*, double> predicted(size_t count) const {
+    Shape s = make_shape(*c, kind, count * dtype_size(o.dtype));
+    s.dtype = o.dtype;
+    s.op = o.op;
+    const Algorithm* a = o.algo && fits(*o.algo, s) ? o.algo : select(s, c->model, deterministic_mode()).algo;
+    if (!a) return {"none", 0};
+    return {a->name, estimate(*a, s, c->model) * 1e6};
+  }
+
   // Returns {time us, wrong}.
   std::pair<double, double> measure(size_t count, bool inplace) {
     fill(count);
@@ -329,7 +340,16 @@ int run_coll(Kind kind, int argc, char** argv) {
     std::printf("#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw   busbw  #wrong\n");
     std::printf("#        (B)    (elements)                               (us)  (GB/s)  (GB/s)             (us)  (GB/s)  (GB/s)\n");
   }
-  if (me == 0 && o.json) std::printf("{\"benchmark\":\"%s\",\"ranks\":%d,\"type\":\"%s\",\"op\":\"%s\",\"results\":[", kind_name(kind), n, dtype_name(o.dtype), op_name(o.op));
+  if (me == 0 && o.json) {
+    std::printf("{\"benchmark\":\"%s\",\"ranks\":%d,\"type\":\"%s\",\"op\":\"%s\",", kind_name(kind), n,
+                dtype_name(o.dtype), op_name(o.op));
+    // Across hosts: the link the communicator prices its rows with (the predictions below use it).
+    if (const NetShape* net = b.c->net)
+      std::printf("\"link\":{\"us\":%.2f,\"gbps\":%.3f,\"oneway_gbps\":%.3f,\"host_gbps\":%.3f,\"burst_gbps\":%.3f,"
+                  "\"source\":\"%s\"},\"hosts\":%d,\"ppn\":%d,\"contention\":%.2f,", net->link.alpha * 1e6,
+                  net->link.stream_bw / 1e9, net->link.oneway_bw / 1e9, net->link.host_bw / 1e9, net->link.burst_bw / 1e9, net->link.source, net->hosts, net->ppn, net->contention);
+    std::printf("\"results\":[");
+  }
   double bus_sum = 0;
   int bus_n = 0;
   double wrong_total = 0;
@@ -349,9 +369,10 @@ int run_coll(Kind kind, int argc, char** argv) {
     wrong_total += w1 + ip.second;
     if (me == 0) {
       if (o.json) {
-        std::printf("%s{\"size\":%zu,\"count\":%zu,\"time_us\":%.3f,\"algbw\":%.4f,\"busbw\":%.4f,\"wrong\":%.0f,"
+        const auto [algo, predicted_us] = b.predicted(count);
+        std::printf("%s{\"size\":%zu,\"count\":%zu,\"algo\":\"%s\",\"predicted_us\":%.3f,\"time_us\":%.3f,\"algbw\":%.4f,\"busbw\":%.4f,\"wrong\":%.0f,"
                     "\"inplace_time_us\":%.3f,\"inplace_algbw\":%.4f,\"inplace_busbw\":%.4f,\"inplace_wrong\":%.0f}",
-                    k ? "," : "", static_cast<size_t>(total), count, t1, alg1, alg1 * bf, w1, ip.first, alg2, alg2 * bf, ip.second);
+                    k ? "," : "", static_cast<size_t>(total), count, algo, predicted_us, t1, alg1, alg1 * bf, w1, ip.first, alg2, alg2 * bf, ip.second);
         if (isatty(2)) std::fprintf(stderr, "\r[%zu/%zu sizes]", k + 1, sizes.size());
       } else {
         // #wrong is N/A when results are not checked (-c 0), as nccl-tests prints it.

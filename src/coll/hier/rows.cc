@@ -8,12 +8,14 @@
 //              the members with the same local rank on every host (a rail) allreduce their slice between
 //              hosts, all rails at once, so every member carries 1/p of the host's traffic (equal hosts)
 //   leaders    local reduce(S) + net(S, stream_bw) + local broadcast(S): the first member of each host alone
-//   flat_ring  2(n-1) (alpha + S/n/stream_bw) + (n-1) S/n gamma: one ring over every member (send/recv:
+//   flat_ring  2(n-1) T(S/n, stream_bw) + (n-1) S/n gamma: one ring over every member (send/recv:
 //              shared memory within a host, messages between hosts)
 //   gather_fold  every member's input everywhere, folded in rank order: the canonical row (deterministic
 //              mode's bits equal the one-host canonical rows')
-//   net(S, bw) between hosts: ring (_ring rows) 2(H-1)(alpha + S/H/bw) + (H-1) S/H gamma, or recursive
-//              doubling (_rd rows, H a power of two) log2(H) (alpha + S/bw + S gamma)
+//   net(S, bw) between hosts: ring (_ring rows) 2(H-1) T(S/H, bw) + (H-1) S/H gamma, or recursive
+//              doubling (_rd rows, H a power of two) log2(H) (T(S, bw) + S gamma)
+//   T(S, bw)   one transfer between hosts: latency, the first MiB at the link's burst rate, the rest at bw
+//              (transfer_seconds, select/link.h)
 // On a machine with more of the job's PEs than CPUs (NetShape::contention = PEs per CPU: hosts that are
 // namespaces or containers of one machine), phases in which every PE works at once take `contention` times
 // longer: all of rails and flat_ring, and the local phases of leaders (its transfer between hosts is the
@@ -52,7 +54,9 @@ bool rails_apply(const Shape& s) {
 }
 bool rails_rd_apply(const Shape& s) { return rails_apply(s) && pow2_hosts(s); }
 
-// The cheapest local row of `kind` for `bytes` on a host of ppn members (0 with one member).
+// The cheapest local row of `kind` for `bytes` on a host of ppn members (0 with one member). Its estimate is
+// added to transfers between hosts, so a payload whose buffers (a member's input and output) outgrow the
+// cache is priced at the memory's rate (ModelParams::beta_mem), which the engine's own choice need not do.
 double on_host(Kind kind, const Shape& s, size_t bytes, const M& m) {
   Shape h = s;
   h.kind = kind;
@@ -60,13 +64,27 @@ double on_host(Kind kind, const Shape& s, size_t bytes, const M& m) {
   h.bytes = bytes;
   h.net = nullptr;
   h.symmetric = false;
-  return local_seconds(h, m);
+  if (2.0 * static_cast<double>(bytes) <= m.cache_bytes) return local_seconds(h, m);
+  M mem = m;
+  mem.beta = m.beta_mem;
+  mem.gamma = m.gamma_mem;
+  return local_seconds(h, mem);
 }
 size_t per_member(const Shape& s) { return s.bytes / static_cast<size_t>(s.net->ppn); }
 
+// A member that sends `messages` to other hosts in one step and receives as many: the latency covers one of
+// each; every further one costs its CPU a send's and a receive's overhead (LogP's o), taken together as the
+// link's one-way latency (on a link whose wire is the kernel's copy, a ping is little else), and on shared
+// CPUs `contention` times that.
+double messages_seconds(const Shape& s, double messages) {
+  return messages > 1 ? K(s) * (messages - 1) * link(s).alpha : 0;
+}
+
 double rails_cost(const Shape& s, const M& m, bool doubling) {
-  const LinkParams& l = link(s);
+  // A rail's share of the host's streams, its burst included (the rails send at once).
+  LinkParams l = link(s);
   const double bw = std::min(l.stream_bw, l.host_bw / P(s));
+  l.burst_bw *= bw / l.stream_bw;
   const size_t slice = per_member(s);
   const double net = doubling ? net_doubling_seconds(s.net->hosts, slice, bw, l, m)
                               : net_ring_seconds(s.net->hosts, slice, bw, l, m);
@@ -80,17 +98,18 @@ double leaders_cost(const Shape& s, const M& m, bool doubling) {
 }
 double flat_ring_cost(const Shape& s, const M& m) {
   const double n = H(s) * P(s);
-  return K(s) * (2 * (n - 1) * (link(s).alpha + B(s) / n / link(s).stream_bw) + (n - 1) * B(s) / n * m.gamma);
+  return K(s) * (2 * (n - 1) * transfer_seconds(link(s), B(s) / n, link(s).stream_bw) + (n - 1) * B(s) / n * m.gamma);
 }
 // Allgather of `bytes` per member: the host's blocks on the host, the leaders' ring, the whole broadcast.
 double allgather_cost_of(const Shape& s, size_t bytes, const M& m) {
   const double host_block = P(s) * static_cast<double>(bytes), n = H(s) * P(s);
   return K(s) * on_host(Kind::kAllgather, s, bytes, m) +
-         (H(s) - 1) * (link(s).alpha + host_block / link(s).stream_bw) +
+         (H(s) - 1) * transfer_seconds(link(s), host_block, link(s).stream_bw) +
          K(s) * on_host(Kind::kBroadcast, s, static_cast<size_t>(n) * bytes, m);
 }
+// A tree's transfers go one way at a time (oneway_bw); the rings and exchanges above send both ways at once.
 double broadcast_cost_of(const Shape& s, size_t bytes, const M& m) {
-  return log2_ceil(H(s)) * (link(s).alpha + static_cast<double>(bytes) / link(s).stream_bw) +
+  return log2_ceil(H(s)) * transfer_seconds(link(s), static_cast<double>(bytes), link(s).oneway_bw) +
          K(s) * on_host(Kind::kBroadcast, s, bytes, m);
 }
 double gather_fold_cost(const Shape& s, const M& m) {
@@ -196,13 +215,15 @@ constexpr Algorithm kRows[] = {
      .cost = [](const Shape& s, const M& m) {
        const double remote = H(s) * P(s) - P(s);  // members on other hosts
        const double bw = std::min(link(s).host_bw, P(s) * link(s).stream_bw);
-       return link(s).alpha + P(s) * remote * B(s) / bw + K(s) * on_host(Kind::kAlltoall, s, s.bytes, m);
+       return transfer_seconds(link(s), P(s) * remote * B(s), bw) + messages_seconds(s, remote) +
+              K(s) * on_host(Kind::kAlltoall, s, s.bytes, m);
      },
      .compose = alltoall_exchange},
     {.kind = Kind::kAlltoallv, .id = 64, .name = "exchange",
      .description = "alltoall exchange with counts per pair",
      .canonical = true, .supports = spans,
-     .cost = [](const Shape& s, const M&) { return link(s).alpha; }, .compose = alltoallv_exchange},
+     .cost = [](const Shape& s, const M&) { return link(s).alpha + messages_seconds(s, (H(s) - 1) * P(s)); },
+     .compose = alltoallv_exchange},
     {.kind = Kind::kBarrier, .id = 64, .name = "leaders",
      .description = "across hosts: each host's barrier, a dissemination barrier of the hosts' first members, each "
                     "host's barrier again",

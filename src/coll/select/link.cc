@@ -15,9 +15,11 @@ namespace tessera::coll {
 namespace {
 const config::Var<std::string> kLink{
     "TESSERA_LINK", "",
-    "The link between hosts for the two-level collectives' cost model: us=LATENCY,gbps=ONE_STREAM[,host_gbps=ALL] "
-    "(GB/s = 1e9 bytes/s); default: the rank table's, else measured when the first communicator that spans hosts "
-    "is made"};
+    "The link between hosts for the two-level collectives' cost model: "
+    "us=LATENCY,gbps=ONE_STREAM[,oneway_gbps=ONE_WAY][,host_gbps=ALL][,burst_gbps=FIRST_MIB] (GB/s = 1e9 "
+    "bytes/s; gbps with traffic both ways, oneway_gbps without, host_gbps every stream of a host together, "
+    "burst_gbps a transfer's first MiB); default: the rank table's, else measured when the first communicator "
+    "that spans hosts is made"};
 
 double positive(const std::string& what, const std::string& v) {
   char* end = nullptr;
@@ -31,7 +33,7 @@ double positive(const std::string& what, const std::string& v) {
 LinkParams configured_link() {
   LinkParams l;
   if (kLink.is_set() && !kLink.get().empty()) {
-    bool host_set = false;
+    bool host_set = false, oneway_set = false, burst_set = false;
     std::string s = kLink.get();
     size_t at = 0;
     while (at <= s.size()) {
@@ -42,11 +44,16 @@ LinkParams configured_link() {
       const std::string key = item.substr(0, eq), val = eq == std::string::npos ? "" : item.substr(eq + 1);
       if (key == "us") l.alpha = positive(key, val) * 1e-6;
       else if (key == "gbps") l.stream_bw = positive(key, val) * 1e9;
+      else if (key == "oneway_gbps") l.oneway_bw = positive(key, val) * 1e9, oneway_set = true;
       else if (key == "host_gbps") l.host_bw = positive(key, val) * 1e9, host_set = true;
-      else log::fatal("TESSERA_LINK={:?}: unknown item {:?} (expected us=, gbps=, host_gbps=)", s, item);
+      else if (key == "burst_gbps") l.burst_bw = positive(key, val) * 1e9, burst_set = true;
+      else log::fatal("TESSERA_LINK={:?}: unknown item {:?} (expected us=, gbps=, oneway_gbps=, host_gbps=, burst_gbps=)",
+                      s, item);
       at = comma + 1;
     }
     if (!host_set) l.host_bw = l.stream_bw;
+    if (!oneway_set) l.oneway_bw = l.stream_bw;
+    if (!burst_set) l.burst_bw = l.stream_bw;
     std::snprintf(l.source, sizeof l.source, "TESSERA_LINK");
     return l;
   }
@@ -54,14 +61,17 @@ LinkParams configured_link() {
     l.alpha = t->link_latency_us > 0 ? t->link_latency_us * 1e-6 : l.alpha;
     l.stream_bw = t->link_gbps * 1e9;
     l.host_bw = t->link_host_gbps > 0 ? t->link_host_gbps * 1e9 : l.stream_bw;
+    l.oneway_bw = t->link_oneway_gbps > 0 ? t->link_oneway_gbps * 1e9 : l.stream_bw;
+    l.burst_bw = t->link_burst_gbps > 0 ? t->link_burst_gbps * 1e9 : l.stream_bw;
     std::snprintf(l.source, sizeof l.source, "rank table");
   }
   return l;
 }
 
 std::string describe(const LinkParams& l) {
-  return fmt::format("latency {:.1f} us, one stream {:.2f} GB/s, a host's streams together {:.2f} GB/s ({})",
-                     l.alpha * 1e6, l.stream_bw / 1e9, l.host_bw / 1e9, l.source);
+  return fmt::format("latency {:.1f} us, one stream {:.2f} GB/s (one way alone {:.2f}; the first MiB {:.2f}), a "
+                     "host's streams together {:.2f} GB/s ({})", l.alpha * 1e6, l.stream_bw / 1e9, l.oneway_bw / 1e9,
+                     l.burst_bw / 1e9, l.host_bw / 1e9, l.source);
 }
 
 double local_seconds(const Shape& s, const ModelParams& local) {
@@ -72,16 +82,21 @@ double local_seconds(const Shape& s, const ModelParams& local) {
   return std::isfinite(best) ? best : 0;
 }
 
+double transfer_seconds(const LinkParams& l, double bytes, double bw) {
+  const double burst = std::min(bytes, LinkParams::kBurstBytes);
+  return l.alpha + burst / l.burst_bw + (bytes - burst) / bw;
+}
+
 double net_ring_seconds(int hosts, size_t bytes, double bw, const LinkParams& link, const ModelParams& local) {
   if (hosts <= 1) return 0;
   const double h = hosts, b = static_cast<double>(bytes);
-  return 2 * (h - 1) * (link.alpha + b / h / bw) + (h - 1) * b / h * local.gamma;
+  return 2 * (h - 1) * transfer_seconds(link, b / h, bw) + (h - 1) * b / h * local.gamma;
 }
 
 double net_doubling_seconds(int hosts, size_t bytes, double bw, const LinkParams& link, const ModelParams& local) {
   if (hosts <= 1) return 0;
   const double b = static_cast<double>(bytes);
-  return std::log2(static_cast<double>(hosts)) * (link.alpha + b / bw + b * local.gamma);
+  return std::log2(static_cast<double>(hosts)) * (transfer_seconds(link, b, bw) + b * local.gamma);
 }
 
 }  // namespace tessera::coll

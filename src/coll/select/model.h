@@ -5,6 +5,11 @@
 //   cma_beta: seconds per byte copied from another process by the kernel (process_vm_readv: syscall, page
 //          pinning, kernel copy); on most hosts well above beta, so the single-copy algorithms win only
 //          where the kernel copies about as fast as user space
+//   beta_mem, gamma_mem: beta and gamma once a member's buffers outgrow cache_bytes (the memory's rate). The
+//          engine's rows price their copies in cache, where their staging stays, and the choice among them
+//          holds since their copies move alike; the rows across hosts add local phases to transfers between
+//          hosts, where the absolute figure counts, and price the local phases of large payloads at these
+//          (hier/rows.cc)
 //   cma_beta_mem, cache_bytes: the kernel copy's rate once a member's buffers (its input and output) outgrow
 //          cache_bytes, the largest footprint a repeated copy still finds in cache. The kernel copy slows
 //          down far more than the staged copies once its data leaves the cache (those keep their staging
@@ -27,18 +32,30 @@ struct ModelParams {
   double cma_beta = 3.0 / 8e9;  // seconds per byte copied from a peer by process_vm_readv (coll/cma.h)
   double cma_beta_mem = 3.0 / 8e9;  // the same once a member's buffers exceed cache_bytes
   double cache_bytes = 1e18;        // footprint (bytes) a repeated copy still finds in cache
-  char source[48] = "default";  // "file", "cache", "measured", "default"
+  double beta_mem = 1.0 / 8e9;      // beta beyond cache_bytes
+  double gamma_mem = 1.0 / 10e9;    // gamma beyond cache_bytes
+  char source[48] = "default";  // (written to the per-host cache by model_file.h's format_model)  // "file", "cache", "measured", "default"
 };
 
 // The link between hosts, for the rows of a communicator that spans hosts (coll/hier.h):
 //   alpha      seconds per message between hosts, one way (latency)
-//   stream_bw  bytes per second one stream carries in one direction (a leader's transfer, a ring step)
+//   stream_bw  bytes per second one stream carries in each direction while the peer sends back at once
+//              (a ring step, an exchange)
+//   oneway_bw  bytes per second one stream carries with no traffic the other way (a tree's or a
+//              broadcast's transfer). Where the hosts' CPUs copy the bytes (TCP), the sending and receiving
+//              of both directions share them, and one way alone ran near twice as fast (docs/hosts.md)
 //   host_bw    bytes per second all streams leaving one host carry together (the rails at once)
+//   burst_bw   bytes per second of a transfer's first kBurstBytes, which the sockets' buffers take without
+//              waiting for the receiver: on namespace hosts 1 MiB both ways ran near twice the 16 MiB rate;
+//              stream_bw and oneway_bw are the rates beyond them (transfer_seconds, select/link.h)
 // Where they come from: select/link.h.
 struct LinkParams {
   double alpha = 25e-6;
   double stream_bw = 1e9;
+  double oneway_bw = 1e9;
   double host_bw = 1e9;
+  double burst_bw = 1e9;
+  static constexpr double kBurstBytes = 1 << 20;
   char source[32] = "default";
 };
 

@@ -21,11 +21,13 @@ constexpr Key kKeys[] = {{"alpha", &ModelParams::alpha},
                          {"oversub_alpha", &ModelParams::oversub_alpha},
                          {"cma_beta", &ModelParams::cma_beta},
                          {"cma_beta_mem", &ModelParams::cma_beta_mem},
-                         {"cache_bytes", &ModelParams::cache_bytes}};
+                         {"cache_bytes", &ModelParams::cache_bytes},
+                         {"beta_mem", &ModelParams::beta_mem},
+                         {"gamma_mem", &ModelParams::gamma_mem}};
 constexpr size_t kNumKeys = sizeof kKeys / sizeof kKeys[0];
 // Positions in kKeys: the first kRequired are required; from kCmaBeta on, the cache must carry them.
-constexpr size_t kRequired = 3, kCmaBeta = 4, kCmaBetaMem = 5, kCacheBytes = 6;
-static_assert(kCacheBytes + 1 == kNumKeys);
+constexpr size_t kRequired = 3, kCmaBeta = 4, kCmaBetaMem = 5, kCacheBytes = 6, kBetaMem = 7, kGammaMem = 8;
+static_assert(kGammaMem + 1 == kNumKeys);
 // Bounds that keep every price the model computes finite (a step, or a byte, of at most a second; a cache
 // of at most 10^18 bytes, the default "no limit"), so that no algorithm costs infinity or NaN.
 constexpr double kMaxSeconds = 1.0;
@@ -54,13 +56,13 @@ Status parse_model(std::string_view text, std::string_view where, bool need_cma,
     const size_t eq = tok.find('=');
     if (eq == std::string::npos)
       return invalid_arg("{}: {:?} is not key=value (keys: alpha beta gamma oversub_alpha cma_beta cma_beta_mem "
-                         "cache_bytes)", where, tok);
+                         "cache_bytes beta_mem gamma_mem)", where, tok);
     const std::string key = tok.substr(0, eq), val = tok.substr(eq + 1);
     size_t k = 0;
     while (k < kNumKeys && key != kKeys[k].name) ++k;
     if (k == kNumKeys)
       return invalid_arg("{}: unknown key {:?} (keys: alpha beta gamma oversub_alpha cma_beta cma_beta_mem "
-                         "cache_bytes)", where, key);
+                         "cache_bytes beta_mem gamma_mem)", where, key);
     if (seen[k]) return invalid_arg("{}: {} is given twice", where, key);
     seen[k] = true;
     char* end = nullptr;
@@ -79,6 +81,8 @@ Status parse_model(std::string_view text, std::string_view where, bool need_cma,
   if (!seen[kCmaBeta]) out.cma_beta = std::min(3 * out.beta, kMaxSeconds);  // within the bounds a file may give
   if (!seen[kCmaBetaMem]) out.cma_beta_mem = out.cma_beta;
   if (!seen[kCacheBytes]) out.cache_bytes = ModelParams{}.cache_bytes;
+  if (!seen[kBetaMem]) out.beta_mem = out.beta;
+  if (!seen[kGammaMem]) out.gamma_mem = out.gamma;
   *m = out;
   return Status::ok();
 }

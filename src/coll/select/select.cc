@@ -106,6 +106,7 @@ Choice select(const Shape& s, const ModelParams& m, bool deterministic) {
     }
   }
   c.why = "lowest modelled cost";
+  c.cost = best;
   if (const Algorithm* o = override_for(s.kind)) {
     if (!fits(*o, s)) {
       c.why = fmt::format("TESSERA_ALGO asks for {} which does not support this size; lowest modelled cost", o->name);
@@ -115,9 +116,12 @@ Choice select(const Shape& s, const ModelParams& m, bool deterministic) {
     } else {
       c.algo = o;
       c.why = "TESSERA_ALGO";
+      c.cost = priced(*o, s, m);
     }
   }
   return c;
 }
+
+double estimate(const Algorithm& a, const Shape& s, const ModelParams& m) { return priced(a, s, m); }
 
 }  // namespace tessera::coll

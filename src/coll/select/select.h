@@ -19,11 +19,15 @@ struct Candidate {
 struct Choice {
   const Algorithm* algo = nullptr;
   std::string why;  // "lowest cost", "TESSERA_ALGO", ...
+  double cost = 0;  // seconds: the model's estimate for algo (estimate())
 };
 
 // The rows of the shape's collective and scope (one host, or across hosts), each priced.
 std::vector<Candidate> candidates(const Shape& s, const ModelParams& m, bool deterministic);
 Choice select(const Shape& s, const ModelParams& m, bool deterministic);
+// The model's estimate (seconds) for running `a` on `s`: the figure select() compares, which
+// tessera-perf --json reports beside the measured time.
+double estimate(const Algorithm& a, const Shape& s, const ModelParams& m);
 
 bool deterministic_mode();          // TESSERA_DETERMINISTIC
 int check_level();                  // TESSERA_CHECK (0 cheap, 1 thorough)

@@ -14,7 +14,7 @@ namespace {
 LinkParams link(double us, double gbps, double host_gbps) {
   LinkParams l;
   l.alpha = us * 1e-6;
-  l.stream_bw = gbps * 1e9;
+  l.stream_bw = l.oneway_bw = l.burst_bw = gbps * 1e9;
   l.host_bw = host_gbps * 1e9;
   return l;
 }
@@ -90,6 +90,24 @@ TEST(Link, FlatRingEstimateFollowsTheFormula) {
   const Hosts h(4, 2, 8 << 20, link(10, 2, 2));
   const double n = 8, b = 8 << 20;
   EXPECT_NEAR(h.cost(m, "flat_ring"), 2 * (n - 1) * (10e-6 + b / n / 2e9) + (n - 1) * b / n * m.gamma, 1e-9);
+}
+
+// A broadcast's tree sends one way at a time: priced at the one-way rate, where the allgather's ring of host
+// blocks (both ways at once) is priced at the stream's rate with traffic both ways; either transfer's first
+// MiB goes at the burst rate.
+TEST(Link, TreeStepsUseTheOneWayRateRingsTheTwoWayRate) {
+  const ModelParams m;
+  LinkParams l = link(10, 2, 2);
+  l.oneway_bw = 4e9;
+  l.burst_bw = 8e9;
+  const double b = 8 << 20, mib = 1 << 20;
+  const Hosts bcast(4, 1, 8 << 20, l, true, Kind::kBroadcast);
+  EXPECT_NEAR(bcast.cost(m, "tree"), 2 * (10e-6 + mib / 8e9 + (b - mib) / 4e9), 1e-9)
+      << "two tree steps over 4 hosts of one member";
+  const Hosts gather(2, 1, 8 << 20, l, true, Kind::kAllgather);
+  EXPECT_NEAR(gather.cost(m, "leaders"), 10e-6 + mib / 8e9 + (b - mib) / 2e9, 1e-9) << "one ring step of a host's block";
+  const Hosts small(2, 1, 4096, l, true, Kind::kBroadcast);
+  EXPECT_NEAR(small.cost(m, "tree"), 10e-6 + 4096 / 8e9, 1e-12) << "within the burst";
 }
 
 // Every collective has a row across hosts, chosen for a shape that spans hosts, and the engine's rows are

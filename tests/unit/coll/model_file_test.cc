@@ -22,6 +22,8 @@ TEST(ModelFile, ReadsTheThreeRequiredValuesAndDefaultsTheRest) {
   EXPECT_EQ(m.cma_beta, 3 * 2.5e-10);
   EXPECT_EQ(m.cma_beta_mem, m.cma_beta);
   EXPECT_EQ(m.cache_bytes, ModelParams{}.cache_bytes);
+  EXPECT_EQ(m.beta_mem, m.beta) << "a file without the memory's rates prices every footprint alike";
+  EXPECT_EQ(m.gamma_mem, m.gamma);
   EXPECT_EQ(m.oversub_alpha, ModelParams{}.oversub_alpha);
 }
 
@@ -29,10 +31,12 @@ TEST(ModelFile, FormatReadsBackExactly) {
   ModelParams m;
   m.alpha = 4.123456789012345e-7, m.beta = 1.0 / 7.3e9, m.gamma = 1.0 / 11.1e9, m.oversub_alpha = 3.3e-6;
   m.cma_beta = 1.0 / 2.9e9, m.cma_beta_mem = 1.0 / 1.7e9, m.cache_bytes = 3 * 1048576.0;
+  m.beta_mem = 1.0 / 6.1e9, m.gamma_mem = 1.0 / 4.3e9;
   ModelParams back;
   ASSERT_TRUE(parse_model(format_model(m), "cache", true, &back).is_ok()) << format_model(m);
   for (auto f : {&ModelParams::alpha, &ModelParams::beta, &ModelParams::gamma, &ModelParams::oversub_alpha,
-                 &ModelParams::cma_beta, &ModelParams::cma_beta_mem, &ModelParams::cache_bytes})
+                 &ModelParams::cma_beta, &ModelParams::cma_beta_mem, &ModelParams::cache_bytes,
+                 &ModelParams::beta_mem, &ModelParams::gamma_mem})
     EXPECT_EQ(back.*f, m.*f) << format_model(m);
 }
 
@@ -53,6 +57,10 @@ TEST(ModelFile, RefusesWhatItCannotUseAndSaysWhy) {
   // the cache must carry the single-copy figures (an older cache is measured again)
   EXPECT_NE(error_of("alpha=1e-6 beta=1e-10 gamma=1e-10 cache_bytes=1e19").find("at most 1e+18"), std::string::npos);
   EXPECT_NE(error_of("alpha=1e-6 beta=1e-10 gamma=1e-10", true).find("cma_beta is missing"), std::string::npos);
+  // a cache written before the memory's rates were measured (v3) is measured again
+  EXPECT_NE(error_of("alpha=1e-6 beta=1e-10 gamma=1e-10 cma_beta=3e-10 cma_beta_mem=3e-10 cache_bytes=4e6", true)
+                .find("beta_mem is missing"),
+            std::string::npos);
 }
 
 TEST(ModelFile, AnErrorLeavesTheParametersAsTheyWere) {
