@@ -187,9 +187,9 @@ $py -c 'import json,sys
 for l in open(sys.argv[1]):
     r = json.loads(l)
     if r.get("lib") == "tessera" and "link" in r:
-        print(r["coll"], r["ppn"], r["bytes"], r["rank_bytes"], r["link"], r["contention"])' "$res" |
-while read -r coll ppn b rank_bytes link k; do
-  host_exec h1 env -u NETNS_HOSTS_DIR "$build/bin/tessera-info" --predict --hosts 2 --ppn "$ppn" --coll "$coll" \
+        print(r["coll"], r["ppn"], r["bytes"], r["rank_bytes"], r["link"], r["contention"], int(r["cma"]))' "$res" |
+while read -r coll ppn b rank_bytes link k cma; do
+  host_exec h1 env -u NETNS_HOSTS_DIR TESSERA_COLL_CMA=$cma "$build/bin/tessera-info" --predict --hosts 2 --ppn "$ppn" --coll "$coll" \
     --bytes "$rank_bytes" --contention "$k" --unbound --link "$link" |
     $py -c 'import json,re,sys; t=sys.stdin.read(); c=re.search(r"choice: (\w+)", t).group(1)
 m=re.search(r"^\s+"+c+r"\s+([0-9.]+)\s", t, re.M)

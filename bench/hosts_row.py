@@ -14,4 +14,5 @@ if "link" in d:
     row["link"] = (f"us={l['us']},gbps={l['gbps']},oneway_gbps={l['oneway_gbps']},host_gbps={l['host_gbps']},"
                    f"burst_gbps={l['burst_gbps']}")
     row["contention"] = d["contention"]
+    row["cma"] = d["cma"]  # the single-copy path between the PEs of a host, as the job probed it
 print(json.dumps(row))
