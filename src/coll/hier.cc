@@ -29,10 +29,10 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 // the traffic of the rings and exchanges the model prices (median of three after a warm-up; larger than the
 // sockets' buffers, which a 4 MiB one-way probe fitted in: it read well above and below the link's rate,
 // and the model then picked a slower row; docs/journal.md, "Across hosts"), 1 MiB both ways (the burst the
-// sockets' buffers take, the best of nine: their median read 1.1-4.3 GB/s in jobs whose 1 MiB rows all ran
-// at about 4.5; the 16 MiB rates are those of the bytes beyond it), then 16 MiB one
-// way answered by a byte (a tree's transfer; median of three), then every rail at once (what a host's
-// streams carry together). Members of other hosts do nothing.
+// sockets' buffers take, the best of nine: their median read far below the rate every 1 MiB row of those
+// jobs ran at; docs/journal.md, "Measuring the link"; the 16 MiB rates are those of the bytes beyond it),
+// then 16 MiB one way answered by a byte (a tree's transfer; median of three), then every rail at once
+// (what a host's streams carry together). Members of other hosts do nothing.
 LinkParams measure_link(Communicator& c, Hier& h) {
   LinkParams l;
   std::snprintf(l.source, sizeof l.source, "measured");

@@ -87,8 +87,8 @@ ModelParams measure() {
     if (t / static_cast<double>(half) > m.beta / 0.7) break;
     m.cache_bytes = 2.0 * static_cast<double>(half);
   }
-  // The best of 7: the PEs of a host measure at once when its first job starts, and a 32 MiB copy (a few
-  // ms) that shares its CPU read a third of the rate in the best of 3.
+  // The best of 7: the PEs of a host measure at once when its first job starts, and a copy that shares its
+  // CPU and the memory with theirs reads low (docs/journal.md, "The memory's rate").
   const double tb = seconds_of([&] { memcopy(y.data(), x.data(), big); }, 7);
   m.beta_mem = std::max(m.beta, tb / static_cast<double>(big));
   const void* halves[2] = {x.data(), x.data() + big / 2};
