@@ -14,6 +14,22 @@ using c10d::OpType;
 
 #define TS_WHAT(call) (std::string(call) + " on group of " + std::to_string(getSize()))
 
+namespace {
+// The tensors a rooted call takes at its root only (gather's outputs, scatter's inputs): there, one list of
+// `size` tensors like `like`; elsewhere none. `role` names them ("output", "input") in the errors.
+std::vector<at::Tensor> root_list(std::vector<std::vector<at::Tensor>>& lists, const at::Tensor& like, int rank,
+                                  int size, int root, const char* call, const char* role) {
+  if (rank != root) {
+    TORCH_CHECK(lists.empty() || lists[0].empty(), "tessera: ", call, ": only the root ", root, " takes ", role, "s");
+    return {};
+  }
+  TORCH_CHECK(lists.size() == 1 && static_cast<int>(lists[0].size()) == size, "tessera: ", call,
+              ": the root needs one list of ", size, " ", role, " tensors");
+  check_same(lists[0], like, call, role);
+  return lists[0];
+}
+}  // namespace
+
 c10::intrusive_ptr<c10d::Work> ProcessGroupTessera::broadcast(std::vector<at::Tensor>& tensors,
                                                               const c10d::BroadcastOptions& opts) {
   const at::Tensor t = single(tensors, "broadcast");
@@ -179,15 +195,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTessera::gather(std::vector<std::vect
                                                            const c10d::GatherOptions& opts) {
   const at::Tensor in = single(inputs, "gather");
   const int root = static_cast<int>(opts.rootRank);
-  std::vector<at::Tensor> outs;
-  if (getRank() == root) {
-    TORCH_CHECK(outputs.size() == 1 && static_cast<int>(outputs[0].size()) == getSize(), "tessera: gather: the root "
-                "needs one list of ", getSize(), " output tensors");
-    check_same(outputs[0], in, "gather", "output");
-    outs = outputs[0];
-  } else {
-    TORCH_CHECK(outputs.empty() || outputs[0].empty(), "tessera: gather: only the root ", root, " takes outputs");
-  }
+  const std::vector<at::Tensor> outs = root_list(outputs, in, getRank(), getSize(), root, "gather", "output");
   const auto dt = data_type_of(in, "gather");
   return run(OpType::GATHER, TS_WHAT("gather"), outs, bytes_of(in) * getSize(), Lane::kColl, [=, this](WorkTessera&) {
     at::Tensor src = dense(in);
@@ -202,15 +210,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTessera::scatter(std::vector<at::Tens
                                                             const c10d::ScatterOptions& opts) {
   const at::Tensor out = single(outputs, "scatter");
   const int root = static_cast<int>(opts.rootRank);
-  std::vector<at::Tensor> ins;
-  if (getRank() == root) {
-    TORCH_CHECK(inputs.size() == 1 && static_cast<int>(inputs[0].size()) == getSize(), "tessera: scatter: the root "
-                "needs one list of ", getSize(), " input tensors");
-    check_same(inputs[0], out, "scatter", "input");
-    ins = inputs[0];
-  } else {
-    TORCH_CHECK(inputs.empty() || inputs[0].empty(), "tessera: scatter: only the root ", root, " takes inputs");
-  }
+  const std::vector<at::Tensor> ins = root_list(inputs, out, getRank(), getSize(), root, "scatter", "input");
   const auto dt = data_type_of(out, "scatter");
   return run(OpType::SCATTER, TS_WHAT("scatter"), {out}, bytes_of(out) * getSize(), Lane::kColl,
              [=, this](WorkTessera&) {
