@@ -5,8 +5,8 @@
 # engine or the transports; every mutant must be killed. How to add one: docs/testing.md.
 #
 #   scripts/mutants.sh [name-regex]     only the mutants whose name matches
-# Environment: MUTANTS_DIR (scratch, default /tmp/tessera-mutants: the copy in src/, its build in build/,
-# the logs in logs/), MUTANTS_LIST (default tests/mutants/list), JOBS (default nproc), MUTANT_TIMEOUT
+# Environment: MUTANTS_DIR (scratch, default /tmp/tessera-mutants: the copy in src/, its builds in build/
+# and, for mutants that ThreadSanitizer must catch, build-tsan/, the logs in logs/), MUTANTS_LIST (default tests/mutants/list), JOBS (default nproc), MUTANT_TIMEOUT
 # (seconds for the tests of one mutant, default 900; a run that times out counts as killed: a hang is caught).
 #
 # Exit status: 0 when every mutant was killed; 1 when one survived, was not run (the tests that should catch
@@ -20,9 +20,8 @@ jobs=${JOBS:-$(nproc)}
 limit=${MUTANT_TIMEOUT:-900}
 only=${1:-}
 src=$work/src
-build=$work/build
 logs=$work/logs
-mkdir -p "$src" "$build" "$logs"
+mkdir -p "$src" "$work/build" "$logs"
 
 # The file a mutant has changed, put back (with a new time, so the next build recompiles it) on any exit.
 mutated=""
@@ -49,14 +48,38 @@ if [ -f "$work/files" ]; then
   comm -23 "$work/files" "$work/files.new" | while IFS= read -r f; do rm -f "$src/$f"; done
 fi
 mv "$work/files.new" "$work/files"
-echo "== configuring and building the scratch copy in $build"
-cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=Release >"$logs/configure.log" 2>&1 ||
-  { echo "configure failed: $logs/configure.log"; exit 1; }
-cmake --build "$build" -j "$jobs" >"$logs/build.log" 2>&1 || { echo "build failed: $logs/build.log"; exit 1; }
 
-# Targets whose binaries the tests matching $1 run (every target when a script test is among them).
+# The two builds of the scratch copy: release (every target) and tsan (the tsan preset's settings; only the
+# targets its mutants' tests run, configured the first time a mutant needs it). Their tests run with the
+# environment make test-tsan gives them.
+build_dir() { if [ "$1" = tsan ]; then echo "$work/build-tsan"; else echo "$work/build"; fi; }
+configured=""
+configure() {  # configure() kind
+  local b; b=$(build_dir "$1")
+  case " $configured " in *" $1 "*) return 0 ;; esac
+  echo "== configuring the scratch copy's $1 build in $b"
+  if [ "$1" = tsan ]; then
+    cmake -S "$src" -B "$b" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTESSERA_SANITIZE_THREAD=ON -DTESSERA_TORCH=OFF \
+      >"$logs/configure-$1.log" 2>&1 || { echo "configure failed: $logs/configure-$1.log"; exit 1; }
+  else
+    cmake -S "$src" -B "$b" -DCMAKE_BUILD_TYPE=Release >"$logs/configure-$1.log" 2>&1 ||
+      { echo "configure failed: $logs/configure-$1.log"; exit 1; }
+  fi
+  configured+=" $1"
+}
+run_ctest() {  # run_ctest kind ctest-arguments... (within the time limit: 124 when it runs out)
+  local kind=$1; shift
+  if [ "$kind" = tsan ]; then
+    (cd "$(build_dir tsan)" && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$src/tests/tsan.supp" \
+       UCX_MEM_MMAP_HOOK_MODE=none timeout "$limit" ctest "$@")
+  else
+    (cd "$(build_dir release)" && timeout "$limit" ctest "$@")
+  fi
+}
+# Targets whose binaries the tests matching $2 run in build $1 (every target when a script test is among them).
 targets_for() {
-  (cd "$build" && ctest -R "$1" --show-only=json-v1) | python3 -c '
+  local b; b=$(build_dir "$1")
+  (cd "$b" && ctest -R "$2" --show-only=json-v1) | python3 -c '
 import json, os, sys
 bindir = sys.argv[1]
 names = set()
@@ -67,18 +90,19 @@ for t in json.load(sys.stdin)["tests"]:
     for c in cmd:
         if c.startswith(bindir + "/"):
             names.add(os.path.basename(c))
-print(" ".join(sorted(names)))' "$build/bin"
+print(" ".join(sorted(names)))' "$b/bin"
 }
 
 # Parse the list into parallel arrays.
-names=() files=() rules=() patches=() kills=() whats=()
+names=() files=() rules=() patches=() kills=() whats=() builds=()
 flush() {
   if [ -n "${n:-}" ]; then
     names+=("$n"); files+=("${f:-}"); rules+=("${s:-}"); patches+=("${p:-}"); kills+=("${k:-}"); whats+=("${w:-}")
+    builds+=("${b:-release}")
   fi
-  n="" f="" s="" p="" k="" w=""
+  n="" f="" s="" p="" k="" w="" b=""
 }
-n="" f="" s="" p="" k="" w=""
+n="" f="" s="" p="" k="" w="" b=""
 while IFS= read -r line || [ -n "$line" ]; do
   case "$line" in
     \#*) continue ;;
@@ -93,29 +117,44 @@ while IFS= read -r line || [ -n "$line" ]; do
     patch) p=$val ;;
     kill) k=$val ;;
     what) w=$val ;;
+    build) case "$val" in release|tsan) b=$val ;; *) echo "$list: build '$val' is neither release nor tsan"; exit 1 ;; esac ;;
     *) echo "$list: unknown key '$key' in: $line"; exit 1 ;;
   esac
 done <"$list"
 flush
 
-# The tests must pass on the unchanged tree first: a test that already fails would "kill" every mutant.
-selected=()
-for i in "${!names[@]}"; do
-  if [ -z "$only" ] || [[ ${names[$i]} =~ $only ]]; then selected+=("${kills[$i]}"); fi
-done
-if [ "${#selected[@]}" -gt 0 ]; then
+# The tests must pass on the unchanged tree first, in each build: a test that already fails would "kill"
+# every mutant.
+for kind in release tsan; do
+  selected=()
+  for i in "${!names[@]}"; do
+    [ "${builds[$i]}" = "$kind" ] || continue
+    if [ -z "$only" ] || [[ ${names[$i]} =~ $only ]]; then selected+=("${kills[$i]}"); fi
+  done
+  [ "${#selected[@]}" -gt 0 ] || continue
   all_kill=$(printf '%s\n' "${selected[@]}" | sort -u | paste -sd '|')
-  echo "== the unchanged tree: tests matching $all_kill"
-  if ! (cd "$build" && timeout "$limit" ctest -R "$all_kill" -j "$jobs" --output-on-failure) >"$logs/baseline.log" 2>&1; then
-    echo "   they fail without any mutant (log: $logs/baseline.log): fix the tree first"
+  configure "$kind"
+  if [ "$kind" = tsan ]; then
+    echo "== building the scratch copy's tsan build (the targets of $all_kill)"
+    # shellcheck disable=SC2046
+    cmake --build "$(build_dir tsan)" -j "$jobs" --target tessera-run $(targets_for tsan "$all_kill") \
+      >"$logs/build-tsan.log" 2>&1 || { echo "build failed: $logs/build-tsan.log"; exit 1; }
+  else
+    echo "== building the scratch copy in $(build_dir release)"
+    cmake --build "$(build_dir release)" -j "$jobs" >"$logs/build.log" 2>&1 || { echo "build failed: $logs/build.log"; exit 1; }
+  fi
+  echo "== the unchanged tree ($kind): tests matching $all_kill"
+  if ! run_ctest "$kind" -R "$all_kill" -j "$jobs" --output-on-failure >"$logs/baseline-$kind.log" 2>&1; then
+    echo "   they fail without any mutant (log: $logs/baseline-$kind.log): fix the tree first"
     exit 1
   fi
-fi
+done
 
 results=() status=0
 record() { results+=("$name"$'\t'"$kill"$'\t'"$1"$'\t'"$2"); }
 for i in "${!names[@]}"; do
-  name=${names[$i]} file=${files[$i]} kill=${kills[$i]}
+  name=${names[$i]} file=${files[$i]} kill=${kills[$i]} kind=${builds[$i]}
+  build=$(build_dir "$kind")
   [ -n "$only" ] && ! [[ $name =~ $only ]] && continue
   t0=$(date +%s)
   echo "== $name: ${whats[$i]}"
@@ -140,7 +179,7 @@ for i in "${!names[@]}"; do
     fi
   fi
   diff -u "$root/$file" "$src/$file" | sed -n '4,$p' | grep '^[-+]' | sed 's/^/   /' || true
-  tg=$(targets_for "$kill")
+  tg=$(targets_for "$kind" "$kill")
   if [ "$tg" = all ]; then tg=""; else tg="--target tessera-run $tg"; fi
   # shellcheck disable=SC2086
   if ! cmake --build "$build" -j "$jobs" $tg >"$logs/$name.build.log" 2>&1; then
@@ -150,8 +189,8 @@ for i in "${!names[@]}"; do
   # run the tests that must catch it; the first failure is enough (fail fast inside each program too)
   set +e
   # (-V: the programs' output in full, so that a test that skipped instead of running is seen below)
-  (cd "$build" && GTEST_FAIL_FAST=1 timeout "$limit" ctest -R "$kill" -j "$jobs" --stop-on-failure \
-     --output-on-failure -V) >"$logs/$name.test.log" 2>&1
+  GTEST_FAIL_FAST=1 run_ctest "$kind" -R "$kill" -j "$jobs" --stop-on-failure --output-on-failure -V \
+    >"$logs/$name.test.log" 2>&1
   rc=$?
   set -e
   restore
