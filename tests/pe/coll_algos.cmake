@@ -1,14 +1,15 @@
 # Collective layer under tessera-run. Small staging (64 KiB; 8 KiB send/recv channels) so that
 # chunking, slot reuse, pipelining and ring-buffer wrap-around are exercised with modest counts.
-tessera_pe_test(coll_algos NPES 1 2 3 4 7 8 TIMEOUT 300 ENV TESSERA_BUFFSIZE=64K TESSERA_P2P_BUFFSIZE=8K
+tessera_pe_test(coll_algos NPES 1 2 3 4 7 8 TIMEOUT 300 ENV TESSERA_BUFFSIZE=64K TESSERA_P2P_BUFFSIZE=8K)
+# The data paths (single copy, zero copy), with the same staging. The single-copy tests (SingleCopy.*) run on
+# their own, so that a host without the path reports them skipped (pe_main.h) instead of passed.
+tessera_pe_test(coll_paths NPES 1 2 3 4 7 8 TIMEOUT 300 ENV TESSERA_BUFFSIZE=64K TESSERA_P2P_BUFFSIZE=8K
                 ARGS --gtest_filter=-SingleCopy.*)
-# The single-copy (process_vm_readv) tests on their own, so that a host without the path reports them
-# skipped (pe_main.h) instead of passed.
 foreach(n 2 3 4 7 8)
-  add_test(NAME pe.coll_algos_single_copy.n${n}
+  add_test(NAME pe.coll_paths_single_copy.n${n}
            COMMAND ${TESSERA_RUN} -n ${n} --timeout 300 --env TESSERA_BUFFSIZE=64K --env TESSERA_P2P_BUFFSIZE=8K
-                   $<TARGET_FILE:pe_coll_algos> --gtest_brief=1 --gtest_filter=SingleCopy.*)
-  set_tests_properties(pe.coll_algos_single_copy.n${n} PROPERTIES LABELS pe TIMEOUT 300)
+                   $<TARGET_FILE:pe_coll_paths> --gtest_brief=1 --gtest_filter=SingleCopy.*)
+  set_tests_properties(pe.coll_paths_single_copy.n${n} PROPERTIES LABELS pe TIMEOUT 300)
 endforeach()
 # The LL protocol (small calls without steps), with the same staging.
 tessera_pe_test(coll_ll NPES 1 2 3 4 7 8 TIMEOUT 300 ENV TESSERA_BUFFSIZE=64K TESSERA_P2P_BUFFSIZE=8K)
@@ -20,26 +21,34 @@ tessera_pe_test(coll_determinism NPES 2 3 5 TIMEOUT 120
 # The same tests with the single-copy path turned off: the staged algorithms are selected instead.
 add_test(NAME pe.coll_algos_nocma.n4
          COMMAND ${TESSERA_RUN} -n 4 --timeout 300 --env TESSERA_BUFFSIZE=64K --env TESSERA_P2P_BUFFSIZE=8K
-                 --env TESSERA_COLL_CMA=0 $<TARGET_FILE:pe_coll_algos> --gtest_brief=1 --gtest_filter=-SingleCopy.*)
-set_tests_properties(pe.coll_algos_nocma.n4 PROPERTIES LABELS pe TIMEOUT 300)
+                 --env TESSERA_COLL_CMA=0 $<TARGET_FILE:pe_coll_algos> --gtest_brief=1)
+add_test(NAME pe.coll_paths_nocma.n4
+         COMMAND ${TESSERA_RUN} -n 4 --timeout 300 --env TESSERA_BUFFSIZE=64K --env TESSERA_P2P_BUFFSIZE=8K
+                 --env TESSERA_COLL_CMA=0 $<TARGET_FILE:pe_coll_paths> --gtest_brief=1 --gtest_filter=-SingleCopy.*)
+set_tests_properties(pe.coll_algos_nocma.n4 pe.coll_paths_nocma.n4 PROPERTIES LABELS pe TIMEOUT 300)
 # Streaming stores into staging (algos/stage.cc), forced: slots of 256 KiB so that staging writes reach the
 # 64 KiB from which they stream (ZeroCopy counts steps for 64 KiB staging and stays out).
 foreach(n 2 3)
-  add_test(NAME pe.coll_algos_stream_stores.n${n}
-           COMMAND ${TESSERA_RUN} -n ${n} --timeout 300 --env TESSERA_BUFFSIZE=1M --env TESSERA_P2P_BUFFSIZE=8K
-                   --env TESSERA_STAGE_STORES=streaming $<TARGET_FILE:pe_coll_algos> --gtest_brief=1
-                   --gtest_filter=-ZeroCopy.*)
-  set_tests_properties(pe.coll_algos_stream_stores.n${n} PROPERTIES LABELS pe TIMEOUT 300)
+  foreach(t coll_algos coll_paths)
+    set(_filter)
+    if(t STREQUAL coll_paths)
+      set(_filter --gtest_filter=-ZeroCopy.*)
+    endif()
+    add_test(NAME pe.${t}_stream_stores.n${n}
+             COMMAND ${TESSERA_RUN} -n ${n} --timeout 300 --env TESSERA_BUFFSIZE=1M --env TESSERA_P2P_BUFFSIZE=8K
+                     --env TESSERA_STAGE_STORES=streaming $<TARGET_FILE:pe_${t}> --gtest_brief=1 ${_filter})
+    set_tests_properties(pe.${t}_stream_stores.n${n} PROPERTIES LABELS pe TIMEOUT 300)
+  endforeach()
 endforeach()
 # Buffer reuse with a forced window (TESSERA_TEST_STALL_READ): PE 0 sleeps 20 us before each read of another
 # member's staging slot or LL buffer, so the others run ahead to the staging slots' credits (Exec::wait_free)
-# and the LL buffers' reuse check (ll_sync_reuse) every time, not only when a PE happens to lag. Path-choosing
-# tests (ZeroCopy, Cma, SingleCopy) stay out: the stall changes which path the members agree on.
+# and the LL buffers' reuse check (ll_sync_reuse) every time, not only when a PE happens to lag. The data
+# paths' tests stay out: the stall changes which path the members agree on.
 foreach(t coll_algos coll_ll)
   add_test(NAME pe.${t}_stalled.n3
            COMMAND ${TESSERA_RUN} -n 3 --timeout 300 --env TESSERA_TIMEOUT=60 --env TESSERA_BUFFSIZE=64K
                    --env TESSERA_P2P_BUFFSIZE=8K --env TESSERA_TEST_STALL_READ=0:20 $<TARGET_FILE:pe_${t}>
-                   --gtest_brief=1 --gtest_filter=-ZeroCopy.*:Cma.*:SingleCopy.*)
+                   --gtest_brief=1)
   set_tests_properties(pe.${t}_stalled.n3 PROPERTIES LABELS pe TIMEOUT 300)
 endforeach()
 # Comm streams, events and gradient bucketing through the public C++ API.

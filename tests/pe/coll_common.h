@@ -62,6 +62,9 @@ struct Buf {
   double get(size_t i) const { return ref::load(b.data(), i, t); }
 };
 
+// Data movement: element value identifies (source rank, position).
+inline double val(int rank, size_t i) { return static_cast<double>((rank * 37 + i * 11) % 113); }
+
 // Number of elements whose bytes differ from `expect` at [0, count).
 inline size_t count_wrong(const char* got, const char* expect, size_t count, size_t es) {
   size_t w = 0;
