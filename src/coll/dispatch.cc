@@ -128,6 +128,12 @@ Shape make_shape(const Communicator& c, Kind kind, size_t bytes) {
                .oversubscribed = c.oversubscribed, .cma = c.cma, .bound = c.all_bound, .net = c.net};
 }
 
+const Algorithm* row_for(const Shape& s, const ModelParams& m, const Algorithm* force) {
+  if (force && deterministic_mode() && !force->canonical) force = nullptr;  // order beats the request
+  if (force) return force->kind == s.kind && fits(*force, s) ? force : nullptr;
+  return select(s, m, deterministic_mode()).algo;
+}
+
 namespace {
 // The algorithm for a call that missed the one-entry cache (remembered there unless forced).
 [[gnu::noinline]] Result<const Algorithm*> pick(Communicator& c, Kind kind, const Args& a, size_t bytes,
@@ -143,7 +149,7 @@ namespace {
                          force->name, s.bytes, c.size);
     return force;
   }
-  const Algorithm* algo = select(s, c.model, deterministic_mode()).algo;
+  const Algorithm* algo = row_for(s, c.model, nullptr);
   if (!algo) return make_status(Code::kUnsupported, "{}: no algorithm supports {} bytes on {} ranks", who(c, kind), s.bytes, c.size);
   c.last_kind = kind;
   c.last_bytes = s.bytes;

@@ -15,4 +15,9 @@ Status dispatch(Communicator& c, Kind kind, const Args& a, const Algorithm* forc
 // Shape of a call as selection sees it (for tessera-info too).
 Shape make_shape(const Communicator& c, Kind kind, size_t bytes);
 
+// The row a call of shape `s` runs, as dispatch picks it: `force` unless deterministic mode overrules it (a
+// row that is not canonical) or it does not fit the shape (then null: dispatch reports the misfit), else
+// the model's choice (null when no row supports the shape). tessera-perf reports the same row's estimate.
+const Algorithm* row_for(const Shape& s, const ModelParams& m, const Algorithm* force);
+
 }  // namespace tessera::coll

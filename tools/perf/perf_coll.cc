@@ -264,7 +264,7 @@ struct Bench {
     Shape s = make_shape(*c, kind, count * dtype_size(o.dtype));
     s.dtype = o.dtype;
     s.op = o.op;
-    const Algorithm* a = o.algo && fits(*o.algo, s) ? o.algo : select(s, c->model, deterministic_mode()).algo;
+    const Algorithm* a = row_for(s, c->model, o.algo);
     if (!a) return {"none", 0};
     return {a->name, estimate(*a, s, c->model) * 1e6};
   }

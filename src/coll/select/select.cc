@@ -106,7 +106,6 @@ Choice select(const Shape& s, const ModelParams& m, bool deterministic) {
     }
   }
   c.why = "lowest modelled cost";
-  c.cost = best;
   if (const Algorithm* o = override_for(s.kind)) {
     if (!fits(*o, s)) {
       c.why = fmt::format("TESSERA_ALGO asks for {} which does not support this size; lowest modelled cost", o->name);
@@ -116,7 +115,6 @@ Choice select(const Shape& s, const ModelParams& m, bool deterministic) {
     } else {
       c.algo = o;
       c.why = "TESSERA_ALGO";
-      c.cost = priced(*o, s, m);
     }
   }
   return c;

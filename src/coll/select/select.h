@@ -19,7 +19,6 @@ struct Candidate {
 struct Choice {
   const Algorithm* algo = nullptr;
   std::string why;  // "lowest cost", "TESSERA_ALGO", ...
-  double cost = 0;  // seconds: the model's estimate for algo (estimate())
 };
 
 // The rows of the shape's collective and scope (one host, or across hosts), each priced.
