@@ -54,7 +54,7 @@ struct Shape {
   Op op = Op::kSum;
   size_t slot_bytes = 0;  // staging slot size
   bool oversubscribed = false;
-  bool cma = false;       // every member can read every member's memory (coll/cma.h)
+  bool cma = false;       // every member can read every member's memory (coll/single_copy.h)
   bool bound = false;     // every member is bound to one CPU: oversubscribed LL calls wait in order (comm.h)
   bool symmetric = false; // Args::symmetric
   // Set when the members span hosts: only rows with `compose` apply, and the rest of the shape (slot,

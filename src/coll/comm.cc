@@ -12,13 +12,14 @@
 #include "base/config.h"
 #include "base/cpu.h"
 #include "base/log.h"
-#include "coll/cma.h"
+#include "coll/single_copy.h"
 #include "coll/dispatch.h"
 #include "coll/hier.h"
 #include "coll/select/select.h"
 #include "pgas/runtime.h"
 #include "pgas/team.h"
 #include "sync/wait.h"
+#include "transport/shm/peer_copy.h"
 #include "transport/shm/segment.h"
 
 namespace tessera::coll {
@@ -161,7 +162,8 @@ Result<Communicator*> build(std::vector<int> world, int rank, uint64_t uid, Sync
     if (m == rank) continue;
     const Peer& p = reinterpret_cast<const Ctrl*>(c->seg[m])->peer;
     const uint64_t addr = p.probe.load(std::memory_order_relaxed);
-    cma = cma_probe(p.pid.load(std::memory_order_relaxed), reinterpret_cast<const void*>(addr), addr);
+    cma = transport::shm::peer_probe(p.pid.load(std::memory_order_relaxed), reinterpret_cast<const void*>(addr),
+                                     addr);
   }
   mine->peer.cma_ok.store(cma ? 1 : 0, std::memory_order_relaxed);
   sync();

@@ -6,7 +6,7 @@
 
 #include "base/log.h"
 #include "base/memcopy.h"
-#include "coll/cma.h"
+#include "coll/single_copy.h"
 #include "coll/engine.h"
 #include "coll/hier.h"
 

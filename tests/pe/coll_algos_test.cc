@@ -12,7 +12,6 @@
 
 #include <tessera/coll.hpp>
 
-#include "coll/cma.h"
 #include "coll/engine.h"
 #include "coll_common.h"
 #include "pe_main.h"

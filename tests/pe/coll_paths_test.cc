@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "coll/cma.h"
+#include "coll/single_copy.h"
 #include "coll/engine.h"
 #include "coll_common.h"
 #include "pe_main.h"

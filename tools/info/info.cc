@@ -19,16 +19,17 @@
 #include "base/cpu.h"
 #include "base/memcopy.h"
 #include "coll/algo.h"
-#include "coll/cma.h"
 #include "coll/reduce/reduce.h"
 #include "coll/select/link.h"
 #include "coll/select/select.h"
+#include "coll/single_copy.h"
 #include "base/rank_table.h"
 #include <hwloc.h>
 #include "placement.h"
 #include "trace_merge.h"
 #include "shmem.h"
 #include "tessera/version.h"
+#include "transport/shm/peer_copy.h"
 #include "transport/transport.h"
 
 using namespace tessera;
@@ -154,7 +155,7 @@ void print_coll(Kind k, const CollQuery& q, const ModelParams& m, const NetShape
           .bound = q.bound, .symmetric = q.symmetric, .net = net};
   // A communicator probes every pair of members; here only whether this process may use the syscall.
   static const uint64_t probe = 0x7e55e7a;
-  s.cma = cma_enabled() && cma_probe(getpid(), &probe, probe);
+  s.cma = cma_enabled() && transport::shm::peer_probe(getpid(), &probe, probe);
   const bool det = deterministic_mode();
   Choice c = select(s, m, det);
   std::printf("%s, %zu bytes per rank, %d ranks, staging slot %zu bytes%s%s%s%s\n", kind_name(k), q.bytes, q.ranks,

@@ -1,4 +1,4 @@
-// Single-copy collectives: members read peers' user buffers directly with process_vm_readv (coll/cma.h)
+// Single-copy collectives: members read peers' user buffers directly with process_vm_readv (coll/single_copy.h)
 // instead of staging them through the shared segment. A call takes a fixed 2 or 3 synchronisations
 // whatever its size (the staged algorithms take 1-2 per slot-sized chunk), which is what matters when
 // members outnumber CPUs and every wait may cost a context switch.
@@ -12,7 +12,7 @@
 #include "coll/algos/algos.h"
 #include "coll/algos/common.h"
 #include "base/memcopy.h"
-#include "coll/cma.h"
+#include "coll/single_copy.h"
 
 namespace tessera::coll::algos {
 namespace {

@@ -1,6 +1,5 @@
 #include "coll/select/model.h"
 
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -19,6 +18,7 @@
 #include "base/memcopy.h"
 #include "coll/reduce/reduce.h"
 #include "coll/select/model_file.h"
+#include "transport/shm/peer_copy.h"
 
 namespace tessera::coll {
 namespace {
@@ -66,11 +66,9 @@ ModelParams measure() {
   // 1 MiB per call as the algorithms do). Unavailable: the single-copy path is not used anyway.
   bool cma_ok = true;
   double tk = seconds_of([&] {
-    for (size_t o = 0; o < n && cma_ok; o += size_t{1} << 20) {
-      iovec l{reinterpret_cast<char*>(c.data()) + o, size_t{1} << 20};
-      iovec r{reinterpret_cast<char*>(a.data()) + o, size_t{1} << 20};
-      cma_ok = process_vm_readv(getpid(), &l, 1, &r, 1, 0) == static_cast<ssize_t>(size_t{1} << 20);
-    }
+    for (size_t o = 0; o < n && cma_ok; o += size_t{1} << 20)
+      cma_ok = transport::shm::peer_copy_direct(getpid(), reinterpret_cast<char*>(c.data()) + o,
+                                                reinterpret_cast<char*>(a.data()) + o, size_t{1} << 20, false) == 0;
   });
   m.cma_beta = cma_ok ? std::max(m.beta, tk / static_cast<double>(n)) : 3 * m.beta;
   m.cma_beta_mem = m.cma_beta;
@@ -96,11 +94,8 @@ ModelParams measure() {
   m.gamma_mem = std::max(m.gamma, (tg - m.beta_mem * static_cast<double>(big / 2)) / static_cast<double>(big / 2));
   if (cma_ok) {
     double tm = seconds_of([&] {
-      for (size_t o = 0; o < big && cma_ok; o += n) {
-        iovec l{y.data() + o, n};
-        iovec r{x.data() + o, n};
-        cma_ok = process_vm_readv(getpid(), &l, 1, &r, 1, 0) == static_cast<ssize_t>(n);
-      }
+      for (size_t o = 0; o < big && cma_ok; o += n)
+        cma_ok = transport::shm::peer_copy_direct(getpid(), y.data() + o, x.data() + o, n, false) == 0;
     }, 5);
     if (cma_ok) m.cma_beta_mem = std::max(m.cma_beta, tm / static_cast<double>(big));
   }

@@ -29,7 +29,7 @@ struct ModelParams {
   double beta = 1.0 / 8e9;
   double gamma = 1.0 / 10e9;
   double oversub_alpha = 4e-6;  // alpha when members outnumber CPUs (a wait may need a context switch)
-  double cma_beta = 3.0 / 8e9;  // seconds per byte copied from a peer by process_vm_readv (coll/cma.h)
+  double cma_beta = 3.0 / 8e9;  // seconds per byte copied from a peer by process_vm_readv (coll/single_copy.h)
   double cma_beta_mem = 3.0 / 8e9;  // the same once a member's buffers exceed cache_bytes
   double cache_bytes = 1e18;        // footprint (bytes) a repeated copy still finds in cache
   double beta_mem = 1.0 / 8e9;      // beta beyond cache_bytes
