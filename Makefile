@@ -46,7 +46,7 @@ test-asan: deps
 	@cd build-asan && ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp \
 	  UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j $(JOBS) --timeout 900 -LE nosan
 
-# Only what the threaded parts' tests need is built: the launcher, two unit binaries and the PE programs.
+# Only what the threaded parts' tests need is built: the launcher, three unit binaries and the PE programs.
 TSAN_TARGETS = tessera-run tessera_unit_kernel tessera_unit_bootstrap tessera_unit_coll pe_coll_hosts pe_coll_stream pe_kernel_dist \
                pe_pgas_engine pe_pgas_threads
 test-tsan: deps

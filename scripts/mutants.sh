@@ -136,8 +136,10 @@ for kind in release tsan; do
   configure "$kind"
   if [ "$kind" = tsan ]; then
     echo "== building the scratch copy's tsan build (the targets of $all_kill)"
-    # shellcheck disable=SC2046
-    cmake --build "$(build_dir tsan)" -j "$jobs" --target tessera-run $(targets_for tsan "$all_kill") \
+    tg=$(targets_for tsan "$all_kill")
+    [ "$tg" = all ] && tg=""
+    # shellcheck disable=SC2086
+    cmake --build "$(build_dir tsan)" -j "$jobs" --target tessera-run $tg \
       >"$logs/build-tsan.log" 2>&1 || { echo "build failed: $logs/build-tsan.log"; exit 1; }
   else
     echo "== building the scratch copy in $(build_dir release)"

@@ -128,8 +128,9 @@ Shape make_shape(const Communicator& c, Kind kind, size_t bytes) {
                .oversubscribed = c.oversubscribed, .cma = c.cma, .bound = c.all_bound, .net = c.net};
 }
 
-const Algorithm* row_for(const Shape& s, const ModelParams& m, const Algorithm* force) {
+const Algorithm* row_for(const Shape& s, const ModelParams& m, const Algorithm* force, bool* forced) {
   if (force && deterministic_mode() && !force->canonical) force = nullptr;  // order beats the request
+  if (forced) *forced = force != nullptr;
   if (force) return force->kind == s.kind && fits(*force, s) ? force : nullptr;
   return select(s, m, deterministic_mode()).algo;
 }
@@ -142,14 +143,14 @@ namespace {
   s.dtype = a.dtype;
   s.op = a.op;
   s.symmetric = a.symmetric;
-  if (force && deterministic_mode() && !force->canonical) force = nullptr;  // order beats the request
-  if (force) {
-    if (force->kind != kind || !fits(*force, s))
+  bool forced = false;
+  const Algorithm* algo = row_for(s, c.model, force, &forced);
+  if (forced) {
+    if (!algo)
       return make_status(Code::kUnsupported, "{}: algorithm {} does not support {} bytes on {} ranks", who(c, kind),
                          force->name, s.bytes, c.size);
-    return force;
+    return algo;  // a forced row is not cached
   }
-  const Algorithm* algo = row_for(s, c.model, nullptr);
   if (!algo) return make_status(Code::kUnsupported, "{}: no algorithm supports {} bytes on {} ranks", who(c, kind), s.bytes, c.size);
   c.last_kind = kind;
   c.last_bytes = s.bytes;

@@ -16,8 +16,9 @@ Status dispatch(Communicator& c, Kind kind, const Args& a, const Algorithm* forc
 Shape make_shape(const Communicator& c, Kind kind, size_t bytes);
 
 // The row a call of shape `s` runs, as dispatch picks it: `force` unless deterministic mode overrules it (a
-// row that is not canonical) or it does not fit the shape (then null: dispatch reports the misfit), else
-// the model's choice (null when no row supports the shape). tessera-perf reports the same row's estimate.
-const Algorithm* row_for(const Shape& s, const ModelParams& m, const Algorithm* force);
+// row that is not canonical), else the model's choice. Null when the forced row does not fit the shape or
+// no row supports it (dispatch reports which). `*forced` (when given) says whether `force` was taken.
+// tessera-perf reports the same row's estimate.
+const Algorithm* row_for(const Shape& s, const ModelParams& m, const Algorithm* force, bool* forced = nullptr);
 
 }  // namespace tessera::coll

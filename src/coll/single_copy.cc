@@ -1,5 +1,6 @@
 #include "coll/single_copy.h"
 
+#include <cerrno>
 #include <cstring>
 
 #include "base/config.h"

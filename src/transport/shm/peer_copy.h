@@ -18,8 +18,8 @@ bool peer_probe(int64_t pid, const void* remote, uint64_t expect);
 int peer_copy_direct(int64_t pid, void* local, void* remote, size_t bytes, bool write);
 
 // As peer_copy_direct, but when the two addresses alias within a page (base/memcopy.h: copy_aliases), where
-// the kernel's copy runs several times slower, the data goes through a private bounce buffer placed like the
-// remote address, piece by piece, and memcopy() moves it on the local side.
+// the kernel's copy is slow (docs/journal.md, "memcopy and aliasing copies"), the data goes through a private
+// bounce buffer placed like the remote address, piece by piece, and memcopy() moves it on the local side.
 int peer_copy(int64_t pid, void* local, void* remote, size_t bytes, bool write);
 
 }  // namespace tessera::transport::shm

@@ -1,10 +1,11 @@
 // The LL protocol (coll/ll.cc) between threads of one process: each thread is one member of a communicator
 // whose control blocks are plain memory, and runs the real LL algorithms (allgather_ll, allreduce_ll) on it.
 // Under ThreadSanitizer (make test-tsan runs LLThreads.* as unit.coll.threads) the flag's release store in
-// Exec::ll_publish is all that orders a payload's bytes before a reader's loads, and the call-number waits
-// in ll_out are all that keep a writer off a buffer a reader still reads: a flag stored relaxed, or before
-// the payload, or a reuse wait dropped, is a reported data race. In every build the values are checked: each
-// member's input differs per member and per call, so a payload of another call or member is a wrong result.
+// Exec::ll_publish is all that orders a payload's bytes before a reader's loads, and after a call that read
+// no buffer (count 0) the reuse wait in ll_out (ll_sync_reuse) is all that keeps a writer off a buffer a
+// reader may still read: a flag stored relaxed, or before the payload, is a reported data race, and without
+// the reuse wait a member finds a later call's flag in the buffer and waits out the deadline. In every build the values are checked: each member's input differs per member and per
+// call, so a payload of another call or member is a wrong result.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -42,7 +43,7 @@ struct Group {
       c.ctrl = ctrl;
       c.checked.assign(1, 0);
       c.spin_for.assign(kMembers, 0);
-      c.oversubscribed = true;  // three members on two CPUs: waits give the CPU away
+      c.oversubscribed = true;  // the members may outnumber the CPUs: waits yield (coll_wait)
       for (int m = 0; m < kMembers; ++m) {
         c.world.push_back(m);
         if (m != r) c.wait_order.push_back(m);
@@ -64,12 +65,13 @@ void call(Communicator& c, Kind kind, const Args& a) {
 }
 
 // Every member makes kCalls calls, alternating allgather and allreduce and a payload within the flag's line
-// (5 elements) and one past it (48); returns the number of wrong elements member r saw.
+// (5 elements) and one past it (48), every 7th call with nothing to move (count 0: the next call's ll_out
+// must then wait for the reuse of its buffer); returns the number of wrong elements member r saw.
 size_t run_member(Communicator& c) {
   const int r = c.rank;
   size_t wrong = 0;
   for (uint64_t k = 1; k <= kCalls; ++k) {
-    const size_t count = k % 4 < 2 ? 5 : 48;
+    const size_t count = k % 7 == 0 ? 0 : k % 4 < 2 ? 5 : 48;
     std::vector<int64_t> send(count), recv(count * kMembers, -1);
     for (size_t i = 0; i < count; ++i) send[i] = input(r, k, i);
     Args a;
