@@ -6,7 +6,8 @@
 #
 #   scripts/mutants.sh [name-regex]     only the mutants whose name matches
 # Environment: MUTANTS_DIR (scratch, default /tmp/tessera-mutants: the copy in src/, its builds in build/
-# and, for mutants that ThreadSanitizer must catch, build-tsan/, the logs in logs/), MUTANTS_LIST (default tests/mutants/list), JOBS (default nproc), MUTANT_TIMEOUT
+# and, for mutants that ThreadSanitizer must catch, build-tsan/, the logs in logs/), MUTANTS_LIST (default
+# tests/mutants/list), JOBS (default nproc), MUTANT_TIMEOUT
 # (seconds for the tests of one mutant, default 900; a run that times out counts as killed: a hang is caught).
 #
 # Exit status: 0 when every mutant was killed; 1 when one survived, was not run (the tests that should catch

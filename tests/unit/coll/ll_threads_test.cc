@@ -4,8 +4,9 @@
 // Exec::ll_publish is all that orders a payload's bytes before a reader's loads, and after a call that read
 // no buffer (count 0) the reuse wait in ll_out (ll_sync_reuse) is all that keeps a writer off a buffer a
 // reader may still read: a flag stored relaxed, or before the payload, is a reported data race, and without
-// the reuse wait a member finds a later call's flag in the buffer and waits out the deadline. In every build the values are checked: each member's input differs per member and per
-// call, so a payload of another call or member is a wrong result.
+// the reuse wait a member finds a later call's flag in the buffer and waits out the deadline. In every build
+// the values are checked: each member's input differs per member and per call, so a payload of another call
+// or member is a wrong result.
 #include <gtest/gtest.h>
 
 #include <cstdint>
