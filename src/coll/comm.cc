@@ -186,6 +186,15 @@ Result<Communicator*> build(std::vector<int> world, int rank, uint64_t uid, Sync
     c->pids.push_back(c->ctrl[m]->peer.pid.load(std::memory_order_relaxed));
     c->cma = c->cma && c->ctrl[m]->peer.cma_ok.load(std::memory_order_relaxed) == 1;
   }
+  c->sym.my_heap = r.my_base;
+  c->sym.heap_bytes = r.seg_size;
+  c->sym.my_data = r.data_size ? r.data_base : nullptr;
+  c->sym.data_bytes = r.data_size;
+  for (int m = 0; m < n; ++m) {
+    const auto pe = static_cast<size_t>(c->world[m]);
+    c->sym.heap.push_back(r.bases[pe]);
+    c->sym.data.push_back(r.data_size ? r.data_bases[pe] : nullptr);
+  }
   c->oversubscribed = sync::oversubscribed();  // this machine's PEs outnumber its CPUs (sync/wait.h)
   if (const auto [pe, us] = stall_read(); pe == c->world[static_cast<size_t>(c->rank)]) c->stall_read_us = us;
   // Waiting order and policy per member (comm.h: wait_order, spin_for), from the CPUs the PEs published at

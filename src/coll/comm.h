@@ -143,6 +143,40 @@ int stage_stores_setting();
 struct Hier;
 struct NetShape;
 
+// Every member's symmetric memory as this PE maps it (the OpenSHMEM heap, then the program's globals),
+// copied from the PGAS runtime when the communicator is made: the algorithms that work on symmetric buffers
+// in place (algos/symmetric.cc, algos/zcopy.cc) reach a member's copy through it, by symmetric offset,
+// without calling the PGAS layer. Offsets are those of pgas::watch_offset, the same on every PE.
+struct SymMap {
+  char* my_heap = nullptr;
+  size_t heap_bytes = 0;
+  char* my_data = nullptr;  // null when globals are not symmetric
+  size_t data_bytes = 0;
+  std::vector<char*> heap, data;  // per member: its segments in my space, null when not mapped (another host)
+
+  // 1 + the symmetric offset of [p, p + bytes) when all of it is symmetric memory of this PE, else 0.
+  uint64_t word(const void* p, size_t bytes) const {
+    const char* c = static_cast<const char*>(p);
+    if (!c) return 0;
+    const size_t b = bytes ? bytes : 1;
+    const size_t h = static_cast<size_t>(c - my_heap);
+    if (h < heap_bytes && b <= heap_bytes - h) return h + 1;
+    const size_t d = static_cast<size_t>(c - my_data);
+    if (my_data && d < data_bytes && b <= data_bytes - d) return heap_bytes + d + 1;
+    return 0;
+  }
+  // Member m's address of the object at symmetric word `w` (from word()), or null when m is not mapped.
+  char* at(int m, uint64_t w) const {
+    const size_t off = static_cast<size_t>(w - 1);
+    if (off < heap_bytes) {
+      char* b = heap[static_cast<size_t>(m)];
+      return b ? b + off : nullptr;
+    }
+    char* b = data[static_cast<size_t>(m)];
+    return b ? b + (off - heap_bytes) : nullptr;
+  }
+};
+
 struct Communicator {
   int rank = 0, size = 1;
   // Members on more than one host (coll/hier.h): collectives are the rows across hosts, composed of `hier`'s
@@ -195,6 +229,7 @@ struct Communicator {
   std::string name;                  // for messages: "communicator 3f2a (4 ranks)"
   const char* caller = nullptr;      // the API routine of the running call, when it names one (messages)
   bool cma = false;                  // every member can read every member's memory (process_vm_readv)
+  SymMap sym;                        // every member's symmetric memory (members of this host)
   std::vector<int64_t> pids;         // process id of each member
   StageStores stores;                // this member's staging stores (algos/stage.cc)
   // Set while a collective runs on this communicator (the C API's entry): a second thread calling in

@@ -175,7 +175,7 @@ Communicator* hier_local_peer(Communicator& c, int peer, int* local_peer) {
 void* hier_post(Communicator& c, bool send, void* buf, size_t bytes, int peer) {
   Hier& h = *c.hier;
   const int pe = c.world[static_cast<size_t>(peer)];
-  const transport::Transport* t = pgas::rt().messages[static_cast<size_t>(pe)];
+  const transport::Transport* t = h.msg[static_cast<size_t>(peer)];
   const uint64_t p2p_key = h.key | (uint64_t{1} << (62 - kPeBits));  // apart from the collectives' tags
   if (send) return t->send(pe, p2p_key << kPeBits | static_cast<uint64_t>(c.world[static_cast<size_t>(c.rank)]), buf, bytes);
   return t->recv(pe, p2p_key << kPeBits | static_cast<uint64_t>(pe), buf, bytes);
@@ -184,7 +184,7 @@ void* hier_post(Communicator& c, bool send, void* buf, size_t bytes, int peer) {
 void hier_complete(Communicator& c, void* request, bool send, size_t bytes, int peer) {
   if (!request) return;
   const int pe = c.world[static_cast<size_t>(peer)];
-  pgas::rt().messages[static_cast<size_t>(pe)]->wait(request, send ? "send" : "recv", pe, bytes);
+  c.hier->msg[static_cast<size_t>(peer)]->wait(request, send ? "send" : "recv", pe, bytes);
 }
 
 Hier* hier_create(Communicator& c, Communicator* local) {
@@ -200,6 +200,7 @@ Hier* hier_create(Communicator& c, Communicator* local) {
       h->members.emplace_back();
     }
     h->host_of[static_cast<size_t>(i)] = hn;
+    h->msg.push_back(r.messages[static_cast<size_t>(c.world[static_cast<size_t>(i)])]);
     h->members[static_cast<size_t>(hn)].push_back(i);
   }
   h->my_host = h->host_of[static_cast<size_t>(c.rank)];

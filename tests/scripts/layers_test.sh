@@ -15,6 +15,9 @@
 #     needs its declaration, which part 2 keeps out; C declarations leak in through headers a layer may
 #     include (coll.hpp includes coll.h, which includes shmem.h), hence this separate check.
 #  4. Inside transport, the TCP record does not include the UCX record (part 4 below).
+#  5. Inside coll, only the files that make communicators (comm.cc, hier.cc) and the C handles (handle.cc)
+#     include pgas/: the algorithms reach peers' memory and message paths through what the communicator
+#     copied at creation (Communicator::sym, Hier::msg), never through pgas::remote or the runtime.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 declare -A allowed=(
@@ -95,6 +98,12 @@ while IFS= read -r line; do
   fail "${line#$root/}: a layer above transport includes a record's internals"
 done < <(grep -rnE '#include "transport/(ucx|tcp)/' "$root/src" --include='*.h' --include='*.cc' |
          grep -v "^$root/src/transport/")
+
+# Part 5: the engine's data path does not reach into the PGAS runtime.
+while IFS= read -r line; do
+  fail "${line#$root/}: the collective engine includes pgas/ outside comm.cc, hier.cc and handle.cc"
+done < <(grep -rlE '#include "pgas/' "$root/src/coll" --include='*.h' --include='*.cc' |
+         grep -vE "^$root/src/coll/(comm|hier|handle)\.cc$")
 
 echo "$checked includes checked, $calls calls up to capi found"
 echo "$bad failed"

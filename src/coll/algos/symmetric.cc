@@ -20,22 +20,24 @@
 #include "base/memcopy.h"
 #include "coll/algos/algos.h"
 #include "coll/algos/common.h"
-#include "pgas/runtime.h"
 
 namespace tessera::coll::algos {
 namespace {
 
-// Member m's copy of my symmetric object p (bytes long). A member whose transport maps no memory (another
-// host) has no address here: a communicator's engine members share one host (one whose members span hosts
-// runs coll/hier.cc), so reaching one is an internal error, not a silent null.
+// Member m's copy of my symmetric object p (bytes long), through the communicator's map of its members'
+// symmetric memory. A member mapped nowhere here (another host) is an internal error, not a silent null: a
+// communicator's engine members share one host (one whose members span hosts runs coll/hier/). So is an
+// object outside the symmetric memory, which the API entry checked (Args::symmetric).
 template <typename T>
 T* at(Exec& ex, int m, T* p, size_t bytes) {
   if (m == ex.rank()) return p;
-  const int pe = ex.comm().world[m];
-  char* q = pgas::remote("collective", p, bytes, pe);
+  const Communicator& c = ex.comm();
+  const uint64_t w = c.sym.word(p, bytes);
+  char* q = w ? c.sym.at(m, w) : nullptr;
   if (!q) [[unlikely]]
-    log::fatal("{}: rank {} (PE {}) is not mapped on this PE, so an in-place collective cannot reach it",
-               ex.comm().caller ? ex.comm().caller : ex.comm().name.c_str(), m, pe);
+    log::fatal("{}: {} bytes at {} on rank {} (PE {}) are not mapped on this PE, so an in-place collective "
+               "cannot reach them", c.caller ? c.caller : c.name.c_str(), bytes, static_cast<const void*>(p), m,
+               c.world[static_cast<size_t>(m)]);
   return reinterpret_cast<T*>(q);
 }
 

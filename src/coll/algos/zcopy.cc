@@ -18,22 +18,15 @@
 // exchanging anything (Communicator::oversubscribed).
 #include "coll/algos/algos.h"
 #include "coll/algos/common.h"
-#include "pgas/runtime.h"
 
 namespace tessera::coll::algos {
 namespace {
 
-uint64_t sym_word(const void* p, size_t bytes) {
-  return p && pgas::is_symmetric(p, bytes ? bytes : 1) ? pgas::watch_offset(p) + 1 : 0;
-}
+uint64_t sym_word(Exec& ex, const void* p, size_t bytes) { return ex.comm().sym.word(p, bytes); }
 
-// The address in my space of member m's symmetric object at offset word-1 of the symmetric space.
-const char* peer_ptr(Exec& ex, int m, uint64_t word, size_t bytes) {
-  const pgas::Runtime& r = pgas::rt();
-  const uint64_t off = word - 1;
-  const char* mine = off < r.seg_size ? r.my_base + off : r.data_base + (off - r.seg_size);
-  return pgas::remote("collective", mine, bytes, ex.comm().world[m]);
-}
+// The address in my space of member m's symmetric object at word `word` (SymMap::word). The members of a
+// communicator that runs these algorithms share a host (coll/hier/ runs the others), so each is mapped.
+const char* peer_ptr(Exec& ex, int m, uint64_t word) { return ex.comm().sym.at(m, word); }
 
 // Step 0 of a large call. Returns true, with every member's send (and recv) pointer in my space, when all
 // members' buffers are symmetric; then everyone has published step 0 and read the others'. Returns false
@@ -43,11 +36,10 @@ struct Bufs {
   const char* recv[kMaxSources];
 };
 // only >= 0: only that member's send buffer matters (broadcast root).
-bool agree(Exec& ex, const void* send, size_t sbytes, const void* recv, size_t rbytes, Bufs* b, int only = -1,
-           size_t only_bytes = 0) {
+bool agree(Exec& ex, const void* send, size_t sbytes, const void* recv, size_t rbytes, Bufs* b, int only = -1) {
   const int n = ex.size(), r = ex.rank();
   const size_t call = ex.comm().seq % kRecords;
-  const uint64_t ws = sym_word(send, sbytes), wr = sym_word(recv, rbytes);
+  const uint64_t ws = sym_word(ex, send, sbytes), wr = sym_word(ex, recv, rbytes);
   const bool sym = (ws || !sbytes) && (wr || !rbytes);
   auto& mine = ex.comm().ctrl[r]->peer.sym[call];
   mine[0].store(sym ? ws : 0, std::memory_order_relaxed);
@@ -62,8 +54,8 @@ bool agree(Exec& ex, const void* send, size_t sbytes, const void* recv, size_t r
     const size_t sb = only >= 0 ? size_t{1} : sbytes;  // the root's word is what matters
     if ((sb && !s) || (rbytes && !t)) all = false;
     if (all) {
-      b->send[m] = s ? peer_ptr(ex, m, s, only >= 0 ? only_bytes : sbytes) : nullptr;
-      b->recv[m] = rbytes ? peer_ptr(ex, m, t, rbytes) : nullptr;
+      b->send[m] = s ? peer_ptr(ex, m, s) : nullptr;
+      b->recv[m] = rbytes ? peer_ptr(ex, m, t) : nullptr;
     }
   }
   b->send[r] = static_cast<const char*>(send);
@@ -141,7 +133,7 @@ uint64_t broadcast_direct_zc(Exec& ex, const Args& a) {
   Bufs b;
   // Non-roots publish "symmetric" (nothing of theirs is read); the root its input's placement.
   if (!large(ex, bytes) ||
-      !agree(ex, r == a.root ? a.send : nullptr, r == a.root ? bytes : 0, nullptr, 0, &b, a.root, bytes))
+      !agree(ex, r == a.root ? a.send : nullptr, r == a.root ? bytes : 0, nullptr, 0, &b, a.root))
     return broadcast_direct(ex, a);
   if (r != a.root) copy(a.recv, b.send[a.root], bytes, stores_for(bytes));
   else copy(a.recv, a.send, bytes, stores_for(bytes));

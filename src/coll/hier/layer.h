@@ -7,6 +7,7 @@
 
 #include "coll/algo.h"
 #include "coll/comm.h"
+#include "transport/transport.h"
 
 namespace tessera::coll {
 
@@ -19,6 +20,8 @@ struct Hier {
   std::vector<int> rail;                   // members[h][local_rank] (equal hosts only)
   bool equal = false;                      // every host has the same number of members
   uint64_t key = 0;                        // tag: key << 24 | sender's PE (hier_create)
+  // Message path to each rank (the runtime's choice per PE, copied at creation); null for ranks of this host.
+  std::vector<const transport::Transport*> msg;
   // Scratch of the rows, each owned by one use so that rows composed of others never share one: a (rails'
   // slice, allgather packing), b (receives between hosts, alltoall in place), c (every rank's input for
   // the rank-order folds), zeros (avg), not_root (reduce's result at the other ranks).

@@ -6,7 +6,6 @@
 #include "base/memcopy.h"
 #include "coll/dispatch.h"
 #include "coll/reduce/reduce.h"
-#include "pgas/runtime.h"
 #include "sync/barrier_forms.h"
 #include "transport/transport.h"
 
@@ -17,7 +16,7 @@ char* grow(std::vector<char>& v, size_t n) {
   return v.data();
 }
 
-const transport::Transport* Net::t(int rank) const { return pgas::rt().messages[static_cast<size_t>(pe(rank))]; }
+const transport::Transport* Net::t(int rank) const { return h.msg[static_cast<size_t>(rank)]; }
 void* Net::send(int rank, const void* buf, size_t bytes) {
   return t(rank)->send(pe(rank), h.key << kPeBits | static_cast<uint64_t>(pe(c.rank)), buf, bytes);
 }
