@@ -5,13 +5,14 @@
 #   [ROUNDS=5] bash bench/coll_compare.sh [build-dir] [out-dir]
 # The rows the project's targets are set on are measured ROUNDS times, alternating libraries; the report
 # keeps each library's best time of a row.
-# Needs: openmpi-bin libopenmpi-dev python3-matplotlib (scripts/install-deps.sh bench); gloo runs on build/venv's
-# PyTorch 2 (scripts/torch-env.sh).
+# Installs what it needs (scripts/install-deps.sh bench: openmpi-bin libopenmpi-dev python3-matplotlib); gloo
+# runs on build/venv's PyTorch 2 (scripts/torch-env.sh).
 # Each (collective, size) is measured by the three libraries back to back, so drift of the shared machine
 # affects them alike; compare ratios, not absolute numbers from different runs.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 build="$(cd "${1:-$here/../build}" && pwd)"
+bash "$here/../scripts/install-deps.sh" bench
 torch_py=$(bash "$here/../scripts/torch-env.sh" "$build")  # the PyTorch 2 the backend is built with (build/venv)
 out="${2:-$build/bench-coll}"
 mkdir -p "$out"

@@ -1,10 +1,12 @@
 # Sourced by the side-by-side bench drivers (bench/moe, bench/gnn, bench/fused), with $here set to the
 # driver's directory.
 #
-# bench_dirs NAME [build-dir] [out-dir]: sets build (default: the repository's build/), out (default
+# bench_dirs NAME [build-dir] [out-dir]: installs the peers if missing (scripts/install-deps.sh bench: Open
+# MPI's compilers and headers, matplotlib), sets build (default: the repository's build/), out (default
 # <build>/bench-NAME, created) and res (<out>/NAME.jsonl, emptied), and status=0.
 bench_dirs() {
   local name=$1
+  bash "$here/../../scripts/install-deps.sh" bench
   build="$(cd "${2:-$here/../../build}" && pwd)"
   out="${3:-$build/bench-$name}"
   mkdir -p "$out"

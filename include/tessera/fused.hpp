@@ -6,15 +6,15 @@
 //   tessera::fused::MatMulAllReduce op(/*max_m=*/4096, /*n=*/8192);   // collective
 //   op.run(A, B, C, m, k);          // A: m x k, B: k x n (this PE's shard), C: m x n, row-major f32
 //
-// How: the product is computed in tiles of columns (OpenBLAS sgemm) into symmetric memory; as soon as tile
-// i+1 is done, every PE reduces its own share of the rows of tile i from every PE's partial tile, read in
-// place, while the tile is still recent in cache; at the end each PE copies the other PEs' reduced rows
-// into C. One PE sums each element, in PE order, so C is bitwise identical on every PE and run to run.
+// How: the product is computed in slabs of columns (OpenBLAS sgemm) into symmetric memory; as soon as slab
+// i+1 is done, slab i is reduced by the collective engine (an allreduce in place; a reduce-scatter for
+// MatMulReduceScatter) while it is still recent in cache, and copied into C's columns. The engine's
+// reduction gives every PE the same bits; under TESSERA_DETERMINISTIC=1 also run to run (docs/coll.md).
 //
 // Contracts
-// - Constructor, destructor and run() are collective over all PEs. The partial tiles of PEs of this host
-//   are read through the shared mapping; those of PEs on other hosts are fetched with gets (one blocked
-//   get per PE and tile), and so are their reduced rows.
+// - Constructor, destructor and run() are collective over all PEs; the op keeps a communicator of its own
+//   over them. The engine chooses the path: within a host it reads and writes the PEs' slabs in place,
+//   across hosts it runs its rows across hosts.
 // - run(): m <= max_m on every PE and the same m everywhere; k may differ per PE (k = 0 contributes zeros).
 //   C may not alias A or B. Arithmetic in f32.
 // - Bad arguments throw tessera::Error naming the value and the limit.

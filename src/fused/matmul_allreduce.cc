@@ -1,19 +1,17 @@
-// Fused MatMul + AllReduce (tessera/fused.hpp).
+// Fused MatMul + AllReduce (tessera/fused.hpp), on the collective engine.
 //
-// Symmetric memory per PE: partial[max_m][n] (this PE's product), reduced[max_m][n] (the rows this PE
-// reduces, in place), and two flag arrays of max_tiles x n_pes words, tagged with the
-// call number so they never need clearing: ready[i][p] (PE p's partial tile i is written) and done[i][p]
-// (PE p's slice of tile i is reduced). A PE announces its own progress by setting its word in every PE's
-// array (a store plus a wake-up there), so each PE waits only on its own memory.
-// Tiles are slabs of columns (all rows), so B is read once per call. The pipeline, per PE: product of tile
-// 0; then for each tile i: product of tile i+1, announce it, reduce my share of rows of tile i (waiting for
-// every PE's ready[i]), announce done[i]. A reduction thus follows its tile's product by one tile, which
-// keeps the tile recent in cache, and every PE keeps computing while the slowest peer catches up. Finally
-// each PE copies every other PE's reduced rows into C (waiting for their done flags), and a barrier ends
-// the call, so the next call cannot overwrite a tile still being read.
-// PEs of this host are read in place through the shared mapping. A PE on another host is read with gets:
-// its rows of a tile with one blocked get into a private buffer before they are summed, its reduced rows
-// with one get into C; the flags are remote atomics there, and its waits are woken by the transport.
+// The product is computed in slabs of columns (all rows), so B is read once per call, into a symmetric
+// buffer laid out slab by slab: slab i (columns [c, c + w)) is a contiguous rows x w block, so that it is one
+// buffer to the engine. The pipeline, per PE: product of slab 0; then for each slab i: product of slab i+1,
+// then the engine's allreduce of slab i in place (a reduce-scatter of slab i with `MatMulReduceScatter`) and
+// its copy into C's columns. A reduction thus follows its slab's product by one slab, which keeps the slab
+// recent in cache, and a PE computes the next slab while a slower peer catches up.
+// The engine call is an OpenSHMEM-style one (Args::symmetric): within a host its rows read and write the
+// members' slabs in place, with no staging copy; across hosts it runs the rows across hosts, priced by the
+// same cost model as every other collective. It returns only once no member touches this PE's slab any more,
+// so the next slab's or the next call's product may overwrite it without a barrier.
+// The op has a communicator of its own over all PEs (made and freed collectively with the op), so its calls
+// never interleave with other collectives' sequence.
 #include <tessera/fused.hpp>
 
 #include <cblas.h>
@@ -21,16 +19,18 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "base/memcopy.h"
+#include "coll/comm.h"
+#include "coll/dispatch.h"
 #include "pgas/amo.h"
 #include "pgas/barrier.h"
 #include "pgas/heap.h"
 #include "pgas/p2p.h"
 #include "pgas/rma.h"
 #include "pgas/runtime.h"
+#include "pgas/team.h"
 
 namespace tessera::fused {
 namespace {
@@ -41,7 +41,7 @@ int row_lo(int m, int p, int n) { return static_cast<int>(static_cast<int64_t>(m
 }  // namespace
 
 struct MatMulAllReduce::Impl {
-  int n_pes = 0, me = 0, max_m = 0, n = 0, tile = 0, fixed_tile = 0, max_tiles = 0;
+  int n_pes = 0, me = 0, max_m = 0, n = 0, tile = 0, fixed_tile = 0;
   // Columns per slab for a call of m rows. Each slab's GEMM reads the whole of A again, so slabs cost m*k
   // reads each: as many as B is larger than A (n/m), from 2 (to pipeline at all) to 8, and 64 columns at
   // least; a fixed width when the constructor was given one. And at most as many as PEs: pipelining hides
@@ -53,34 +53,19 @@ struct MatMulAllReduce::Impl {
     const int slabs = std::min(std::clamp(n / std::max(1, m), 2, 8), std::max(2, n_pes));
     return std::min(n, std::max(64, (n + slabs - 1) / slabs));
   }
-  float* partial = nullptr;
-  float* reduced = nullptr;
-  uint64_t* ready = nullptr;
-  uint64_t* done = nullptr;
-  uint64_t calls = 0;
-  std::vector<std::vector<float>> fetched;  // per PE: its rows of a tile, when it is on another host
+  float* partial = nullptr;  // max_m x n: this PE's product, slab by slab
+  float* mine = nullptr;     // this PE's reduced rows of one slab (MatMulReduceScatter)
+  coll::Communicator* comm = nullptr;
+  std::vector<size_t> counts;  // per PE: elements of its rows of the slab (reduce-scatter)
 
-  const float* peer(const float* sym, int p, size_t elems) const {
-    return reinterpret_cast<const float*>(pgas::remote(kRoutine, sym, elems * sizeof(float), p));
-  }
-  // PE p's rows [r0, r1) of columns [c, c + w) of `sym` (row stride n), and the stride to step by: in place
-  // through the mapping of a PE of this host; from another host, fetched into fetched[p] (stride w).
-  std::pair<const float*, size_t> rows_of(const float* sym, int p, int r0, int r1, size_t c, size_t w) {
-    const size_t nr = static_cast<size_t>(r1 - r0), first = static_cast<size_t>(r0) * n + c;
-    if (const float* q = peer(sym + first, p, (nr - 1) * n + w)) return {q, static_cast<size_t>(n)};
-    std::vector<float>& buf = fetched[static_cast<size_t>(p)];
-    buf.resize(nr * w);
-    pgas::ibget_bytes(kRoutine, buf.data(), sym + first, static_cast<ptrdiff_t>(w), n, w, nr, sizeof(float), p);
-    return {buf.data(), w};
-  }
-  // Sets my word of flag array `f` for tile i on every PE.
-  void announce(uint64_t* f, int i) {
-    for (int p = 0; p < n_pes; ++p)
-      pgas::atomic_set<uint64_t>(kRoutine, f + static_cast<size_t>(i) * n_pes + me, calls, p);
-  }
-  void wait_all(uint64_t* f, int i, const char* what) {
-    for (int p = 0; p < n_pes; ++p)
-      pgas::wait_until(what, f + static_cast<size_t>(i) * n_pes + p, pgas::kGe, calls);
+  // One engine call over the op's communicator; an error (a mismatch the engine reports) is thrown.
+  void run_coll(coll::Kind kind, const coll::Args& args) {
+    coll::Args a = args;
+    a.symmetric = true;
+    comm->caller = kRoutine;
+    const Status st = coll::dispatch(*comm, kind, a);
+    comm->caller = nullptr;
+    if (!st.is_ok()) throw Error(st.message());
   }
 };
 
@@ -92,12 +77,12 @@ MatMulAllReduce::MatMulAllReduce(int max_m, int n, int tile_cols) : p_(std::make
   if (tile_cols < 0) throw Error(std::string(kRoutine) + ": tile_cols is " + str(tile_cols) + "; it must be 0 (automatic) or more");
   m.n_pes = pgas::rt().n_pes;
   m.me = pgas::rt().my_pe;
-  m.fetched.resize(static_cast<size_t>(m.n_pes));
   m.max_m = max_m;
   m.n = n;
   m.fixed_tile = tile_cols ? std::min(tile_cols, n) : 0;
-  m.max_tiles = m.fixed_tile ? (n + m.fixed_tile - 1) / m.fixed_tile : (n + 63) / 64;
+  m.counts.resize(static_cast<size_t>(m.n_pes));
   const size_t elems = static_cast<size_t>(max_m) * n;
+  const size_t my_elems = static_cast<size_t>((max_m + m.n_pes - 1) / m.n_pes) * n;
   auto alloc = [&](size_t bytes) {
     void* p = pgas::sym_calloc(1, bytes, kRoutine);
     if (!p) throw Error(std::string(kRoutine) + ": the symmetric heap has no room for " + str(static_cast<long long>(bytes)) +
@@ -105,23 +90,24 @@ MatMulAllReduce::MatMulAllReduce(int max_m, int n, int tile_cols) : p_(std::make
     return p;
   };
   m.partial = static_cast<float*>(alloc(elems * sizeof(float)));
-  m.reduced = static_cast<float*>(alloc(elems * sizeof(float)));
-  m.ready = static_cast<uint64_t*>(alloc(static_cast<size_t>(m.max_tiles) * m.n_pes * sizeof(uint64_t)));
-  m.done = static_cast<uint64_t*>(alloc(static_cast<size_t>(m.max_tiles) * m.n_pes * sizeof(uint64_t)));
+  m.mine = static_cast<float*>(alloc(my_elems * sizeof(float)));
+  Result<coll::Communicator*> c = coll::comm_create_team(pgas::team_world());
+  if (!c.is_ok()) throw Error(std::string(kRoutine) + ": cannot make its communicator: " + c.status().message());
+  m.comm = c.value();
 }
 
 MatMulAllReduce::~MatMulAllReduce() {
   if (!pgas::is_initialized()) return;
-  for (void* p : {static_cast<void*>(p_->done), static_cast<void*>(p_->ready), static_cast<void*>(p_->reduced),
-                  static_cast<void*>(p_->partial)})
-    pgas::sym_free(p, kRoutine);
+  coll::comm_destroy(p_->comm);
+  pgas::sym_free(p_->mine, kRoutine);
+  pgas::sym_free(p_->partial, kRoutine);
 }
 
 int MatMulAllReduce::tile_cols(int m) const { return p_->slab(m); }
 
 void MatMulAllReduce::run(const float* A, const float* B, float* C, int rows, int k) { run_rows(A, B, C, rows, k, false); }
 
-// scatter: C holds only this PE's rows [r0, r1), reduced straight into it; no reduced buffer, no gather.
+// scatter: C holds only this PE's rows [r0, r1), reduce-scattered into `mine` slab by slab.
 void MatMulAllReduce::run_rows(const float* A, const float* B, float* C, int rows, int k, bool scatter) {
   Impl& m = *p_;
   if (rows < 0 || rows > m.max_m)
@@ -131,64 +117,41 @@ void MatMulAllReduce::run_rows(const float* A, const float* B, float* C, int row
   if (rows && ((!C && (!scatter || has_rows)) || (k && (!A || !B)))) throw Error(std::string(kRoutine) + "::run: a null matrix with m " + str(rows) + ", k " + str(k));
   m.tile = m.slab(rows);
   const int n = m.n, tiles = (n + m.tile - 1) / m.tile;
-  if (rows == 0) {
-    pgas::barrier_all_internal();
-    return;
-  }
-  ++m.calls;
-  // Tile i: the columns [i*tile, i*tile + w) of C, for all rows: the whole of A with one slab of B, so B is
-  // read once per call (row tiles would stream all of B once per tile).
+  if (rows == 0) return;  // every PE passes the same m: nothing to compute or to reduce anywhere
   auto width = [&](int i) { return std::min(m.tile, n - i * m.tile); };
+  auto slab_of = [&](int i) { return m.partial + static_cast<size_t>(rows) * static_cast<size_t>(i) * m.tile; };
   auto product = [&](int i) {
     const int c = i * m.tile, w = width(i);
-    float* dst = m.partial + c;
-    if (k == 0) {
-      for (int row = 0; row < rows; ++row) std::memset(dst + static_cast<size_t>(row) * n, 0, static_cast<size_t>(w) * sizeof(float));
-    } else {
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, w, k, 1.0f, A, k, B + c, n, 0.0f, dst, n);
-    }
-    m.announce(m.ready, i);
+    float* dst = slab_of(i);
+    if (k == 0) std::memset(dst, 0, static_cast<size_t>(rows) * w * sizeof(float));
+    else cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, w, k, 1.0f, A, k, B + c, n, 0.0f, dst, w);
   };
-  // My share of every tile: rows [r0, r1).
+  // My share of every slab in the scatter form: rows [r0, r1).
   const int r0 = row_lo(rows, m.me, m.n_pes), r1 = row_lo(rows, m.me + 1, m.n_pes);
-  std::vector<std::pair<const float*, size_t>> in(static_cast<size_t>(m.n_pes));
   auto reduce = [&](int i) {
-    m.wait_all(m.ready, i, "tessera::fused::MatMulAllReduce (every PE's product of a tile)");
     const size_t c = static_cast<size_t>(i) * m.tile, w = static_cast<size_t>(width(i));
-    if (r1 > r0)
-      for (int p = 0; p < m.n_pes; ++p) in[static_cast<size_t>(p)] = m.rows_of(m.partial, p, r0, r1, c, w);
-    for (int row = r0; row < r1; ++row) {
-      const size_t at = static_cast<size_t>(row) * n + c, j0 = static_cast<size_t>(row - r0);
-      float* out = scatter ? C + j0 * n + c : m.reduced + at;
-      memcopy(out, in[0].first + j0 * in[0].second, w * sizeof(float));
-      for (int p = 1; p < m.n_pes; ++p) {
-        const float* from = in[static_cast<size_t>(p)].first + j0 * in[static_cast<size_t>(p)].second;
-        for (size_t j = 0; j < w; ++j) out[j] += from[j];
-      }
+    float* slab = slab_of(i);
+    if (!scatter) {
+      m.run_coll(coll::Kind::kAllreduce, {.send = slab, .recv = slab, .count = static_cast<size_t>(rows) * w});
+      for (int row = 0; row < rows; ++row)
+        memcopy(C + static_cast<size_t>(row) * n + c, slab + static_cast<size_t>(row) * w, w * sizeof(float));
+      return;
     }
-    if (!scatter) m.announce(m.done, i);
+    for (int p = 0; p < m.n_pes; ++p)
+      m.counts[static_cast<size_t>(p)] =
+          static_cast<size_t>(row_lo(rows, p + 1, m.n_pes) - row_lo(rows, p, m.n_pes)) * w;
+    coll::Args a{.send = slab, .recv = m.mine, .count = m.counts[static_cast<size_t>(m.me)]};
+    a.rcounts = m.counts.data();
+    m.run_coll(coll::Kind::kReduceScatterv, a);
+    for (int j = 0; j < r1 - r0; ++j)
+      memcopy(C + static_cast<size_t>(j) * n + c, m.mine + static_cast<size_t>(j) * w, w * sizeof(float));
   };
   if (tiles) product(0);
   for (int i = 0; i < tiles; ++i) {
     if (i + 1 < tiles) product(i + 1);
     reduce(i);
   }
-  if (scatter) {
-    pgas::barrier_all_internal();  // nobody overwrites a tile another PE may still be reading
-    return;
-  }
-  // Every PE's reduced rows into C: once all tiles are reduced, each PE's rows are whole rows of C.
-  for (int i = 0; i < tiles; ++i) m.wait_all(m.done, i, "tessera::fused::MatMulAllReduce (every PE's reduced share of a tile)");
-  for (int p = 0; p < m.n_pes; ++p) {
-    const int a = row_lo(rows, p, m.n_pes), b = row_lo(rows, p + 1, m.n_pes);
-    const size_t at = static_cast<size_t>(a) * n, len = static_cast<size_t>(b - a) * n;
-    if (!len) continue;
-    if (const float* from = m.peer(m.reduced + at, p, len)) memcopy(C + at, from, len * sizeof(float));
-    else pgas::get_bytes(kRoutine, C + at, m.reduced + at, len * sizeof(float), p);
-  }
-  pgas::barrier_all_internal();  // nobody overwrites a tile another PE may still be reading
 }
-
 
 // ---- MatMul + ReduceScatter ----
 

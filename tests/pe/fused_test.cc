@@ -74,6 +74,16 @@ TEST(MatMulAllReduce, FewerRowsThanPesAndAutomaticTiles) {
   check(wide, 300, 1024);
 }
 
+// Each op reduces on a communicator of its own: two ops alive at once, taking turns with each other and with
+// the OpenSHMEM reduction inside check(), must not mix up their calls.
+TEST(MatMulAllReduce, TwoOpsTakeTurnsWithEachOtherAndOtherCollectives) {
+  MatMulAllReduce small(64, 29, 4), large(300, 1024);
+  check(small, 37, 29);
+  check(large, 300, 1024);
+  check(small, 64, 29);
+  check(large, 100, 1024);
+}
+
 TEST(MatMulAllReduce, BadArgumentsThrowNamingTheValue) {
   MatMulAllReduce op(8, 4);
   std::vector<float> a(9 * 4), b(16), c(9 * 4);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Dependencies only go down the layers (docs/design.md): base <- sync <- bootstrap <- transport <- pgas <- coll;
-# kernel uses base/sync/bootstrap/transport/pgas (not coll); moe and gnn use those and kernel; fused uses those; coll/patterns uses only
-# base; capi sees everything
+# kernel uses base/sync/bootstrap/transport/pgas (not coll); moe and gnn use those and kernel; fused uses
+# those and coll; coll/patterns uses only base; capi sees everything
 # (tools/ is not checked: it sits above the library). The rule has three parts:
 #  1. `#include "layer/..."` names a layer the including layer may use (the table below).
 #  2. A public header (`<shmem.h>`, `<tessera/coll.hpp>`, also spelt "tessera/...") counts as the layer that
@@ -30,7 +30,7 @@ declare -A allowed=(
   [kernel]="base sync bootstrap transport pgas kernel"
   [moe]="base sync bootstrap transport pgas kernel moe"
   [gnn]="base sync bootstrap transport pgas kernel gnn"
-  [fused]="base sync bootstrap transport pgas fused"
+  [fused]="base sync bootstrap transport pgas coll fused"
   [capi]="base sync bootstrap transport pgas coll kernel moe gnn fused capi"
 )
 # Public header (path under include/) -> the layer that defines its functions.
