@@ -11,6 +11,8 @@ foreach(n 2 3 4 7 8)
                    $<TARGET_FILE:pe_coll_paths> --gtest_brief=1 --gtest_filter=SingleCopy.*)
   set_tests_properties(pe.coll_paths_single_copy.n${n} PROPERTIES LABELS pe TIMEOUT 300)
 endforeach()
+# Barrier, send/recv groups and split, with the same staging.
+tessera_pe_test(coll_groups NPES 1 2 3 4 7 8 TIMEOUT 300 ENV TESSERA_BUFFSIZE=64K TESSERA_P2P_BUFFSIZE=8K)
 # The LL protocol (small calls without steps), with the same staging.
 tessera_pe_test(coll_ll NPES 1 2 3 4 7 8 TIMEOUT 300 ENV TESSERA_BUFFSIZE=64K TESSERA_P2P_BUFFSIZE=8K)
 # The consistency check's mismatches, with the same staging.
@@ -25,7 +27,11 @@ add_test(NAME pe.coll_algos_nocma.n4
 add_test(NAME pe.coll_paths_nocma.n4
          COMMAND ${TESSERA_RUN} -n 4 --timeout 300 --env TESSERA_BUFFSIZE=64K --env TESSERA_P2P_BUFFSIZE=8K
                  --env TESSERA_COLL_CMA=0 $<TARGET_FILE:pe_coll_paths> --gtest_brief=1 --gtest_filter=-SingleCopy.*)
-set_tests_properties(pe.coll_algos_nocma.n4 pe.coll_paths_nocma.n4 PROPERTIES LABELS pe TIMEOUT 300)
+add_test(NAME pe.coll_groups_nocma.n4
+         COMMAND ${TESSERA_RUN} -n 4 --timeout 300 --env TESSERA_BUFFSIZE=64K --env TESSERA_P2P_BUFFSIZE=8K
+                 --env TESSERA_COLL_CMA=0 $<TARGET_FILE:pe_coll_groups> --gtest_brief=1)
+set_tests_properties(pe.coll_algos_nocma.n4 pe.coll_paths_nocma.n4 pe.coll_groups_nocma.n4 PROPERTIES LABELS pe
+                     TIMEOUT 300)
 # Streaming stores into staging (algos/stage.cc), forced: slots of 256 KiB so that staging writes reach the
 # 64 KiB from which they stream (ZeroCopy counts steps for 64 KiB staging and stays out).
 foreach(n 2 3)

@@ -11,7 +11,7 @@ command -v mpirun >/dev/null || { echo "FAIL mpirun not found (install openmpi-b
 
 # 1. Test programs at 1..4 PEs under mpirun.
 for n in 1 2 3 4; do
-  for t in pe_pgas_rma pe_pgas_amo pe_pgas_team pe_pgas_order pe_coll_algos pe_coll_paths; do
+  for t in pe_pgas_rma pe_pgas_amo pe_pgas_team pe_pgas_order pe_coll_algos pe_coll_paths pe_coll_groups; do
     # The collective tests assume the small staging their ctest entry sets (tests/pe/coll_algos.cmake).
     timeout 300 "${mpirun[@]}" -np $n -x TESSERA_BUFFSIZE=64K -x TESSERA_P2P_BUFFSIZE=8K "$build/bin/$t" \
       --gtest_brief=1 > "$tmp/out" 2>&1
