@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Tessera across hosts, side by side with the link's own limits and the peers, in one run, on two namespace
 # hosts of this machine (tests/hosts/netns.sh: veth links on a bridge, private network stacks).
-#   [SIZES="8 1048576 67108864"] bash bench/hosts_compare.sh [build-dir] [out-dir]
+#   [SIZES="8 1048576 67108864"] [ROUNDS=5] bash bench/hosts_compare.sh [build-dir] [out-dir]
 # Measures, in this order:
 #   the link: iperf3 one stream and --bidir (each way), raw TCP ping-pong of 8 bytes (bench/tcp_pingpong.c)
 #   RMA, 1 PE per host: tessera-perf rma (mpirun -> PMIx) and the same source built with oshcc under oshrun
@@ -13,6 +13,9 @@
 #   the best of them
 #   the cost model: every Tessera row carries the row its job chose and the job's estimate (tessera-perf
 #   --json); tessera-info --predict, given the link and contention the job measured, must print the same
+# ROUNDS (default 1): the collectives' rows are measured that many times, alternating the libraries row by row
+# (Tessera, Open MPI, then gloo's sizes of the collective); the report takes each library's median over the
+# rounds (a peer's time of a round is its better congestion control in that round).
 # Every launcher runs inside host h1 (the root namespace has no address on the hosts' network); Open MPI's
 # daemons reach h2 through tests/hosts/rsh. Writes results.jsonl and prints the ratio table.
 # TCP congestion control: Tessera's connections use cubic (TESSERA_NET_CONGESTION); the peers have no such
@@ -40,6 +43,8 @@ hosts_up 2
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 py=/usr/bin/python3
 SIZES=${SIZES:-"8 65536 1048576 16777216 67108864 268435456"}
+ROUNDS=${ROUNDS:-1}
+[[ $ROUNDS =~ ^[1-9][0-9]*$ ]] || { echo "hosts_compare: ROUNDS is '$ROUNDS'; it must be a whole number from 1" >&2; exit 2; }
 cc -O2 -o "$out/tcp_pingpong" "$here/tcp_pingpong.c"
 mpicc -O2 -o "$out/coll_mpi" "$here/coll_mpi.c"
 oshcc -O2 -o "$out/rma_oshmem" "$here/rma/rma_bench.c" "$here/rma/rma_bench_main.c"
@@ -129,7 +134,7 @@ gloo() {  # np ppn coll sizes...
     host_exec "h$((r / ppn + 1))" env -u NETNS_HOSTS_DIR "$torch_py" "$here/hosts_gloo.py" $r "$np" "$h1" $port "$coll" "$@" > /dev/null 2>&1 &
   done
   host_exec h1 env -u NETNS_HOSTS_DIR timeout 900 "$torch_py" "$here/hosts_gloo.py" 0 "$np" "$h1" $port "$coll" "$@" 2>/dev/null |
-    $py -c 'import json,sys; [print(json.dumps(dict(json.loads(l), cc=sys.argv[1]))) for l in sys.stdin if l.strip()]' "${GLOO_CC:-default}" |
+    $py -c 'import json,sys; [print(json.dumps(dict(json.loads(l), cc=sys.argv[1], round=int(sys.argv[2])))) for l in sys.stdin if l.strip()]' "${GLOO_CC:-default}" "${GLOO_ROUND:-1}" |
     while read -r l; do emit "$l"; done
   wait
 }
@@ -144,25 +149,30 @@ for ppn in 1 2; do
       # Broadcast in place (one buffer, as MPI_Bcast and torch.distributed.broadcast); the rest out of place.
       z=0 key=time_us
       [ "$coll" = broadcast ] && z=1 key=inplace_time_us
-      mpirun_ $np $ppn "$build/bin/tessera-perf" "$coll" -b "$b" -e "$b" -n "$it" -w $((it / 4 + 1)) -z $z --json \
-        2>/dev/null | $py "$here/hosts_row.py" tessera "$coll" "$ppn" "$key" | while read -r l; do emit "$l"; done
-      for cc in $ccs; do
-        hosts_cc $cc
-        COLL_MPI_ITERS=$it mpirun_ $np $ppn "$out/coll_mpi" "$coll" "$b" 2>/dev/null |
-          $py -c 'import json,sys; [print(json.dumps(dict(json.loads(l), ppn=int(sys.argv[1]), cc=sys.argv[2]))) for l in sys.stdin if l.strip()]' "$ppn" "$cc" |
+      for ((round = 1; round <= ROUNDS; round++)); do
+        mpirun_ $np $ppn "$build/bin/tessera-perf" "$coll" -b "$b" -e "$b" -n "$it" -w $((it / 4 + 1)) -z $z --json \
+          2>/dev/null | ROUND=$round $py "$here/hosts_row.py" tessera "$coll" "$ppn" "$key" |
           while read -r l; do emit "$l"; done
+        for cc in $ccs; do
+          hosts_cc $cc
+          COLL_MPI_ITERS=$it mpirun_ $np $ppn "$out/coll_mpi" "$coll" "$b" 2>/dev/null |
+            $py -c 'import json,sys; [print(json.dumps(dict(json.loads(l), ppn=int(sys.argv[1]), cc=sys.argv[2], round=int(sys.argv[3])))) for l in sys.stdin if l.strip()]' "$ppn" "$cc" "$round" |
+            while read -r l; do emit "$l"; done
+        done
+        hosts_cc default
       done
-      hosts_cc default
     done
     sizes=""
     for b in $SIZES; do
       { [ "$coll" = allgather ] || [ "$coll" = alltoall ]; } && [ "$b" -lt $((4 * np)) ] && b=$((4 * np))
       sizes="$sizes $b"
     done
-    for cc in $ccs; do
-      hosts_cc $cc
-      # shellcheck disable=SC2086
-      GLOO_CC=$cc gloo $np $ppn "$coll" $sizes
+    for ((round = 1; round <= ROUNDS; round++)); do
+      for cc in $ccs; do
+        hosts_cc $cc
+        # shellcheck disable=SC2086
+        GLOO_CC=$cc GLOO_ROUND=$round gloo $np $ppn "$coll" $sizes
+      done
     done
     hosts_cc default
   done
@@ -187,14 +197,15 @@ $py -c 'import json,sys
 for l in open(sys.argv[1]):
     r = json.loads(l)
     if r.get("lib") == "tessera" and "link" in r:
-        print(r["coll"], r["ppn"], r["bytes"], r["rank_bytes"], r["link"], r["contention"], int(r["cma"]))' "$res" |
-while read -r coll ppn b rank_bytes link k cma; do
+        print(r["coll"], r["ppn"], r["bytes"], r["rank_bytes"], r["link"], r["contention"], int(r["cma"]), r.get("round", 1))' "$res" |
+while read -r coll ppn b rank_bytes link k cma round; do
   host_exec h1 env -u NETNS_HOSTS_DIR TESSERA_COLL_CMA=$cma "$build/bin/tessera-info" --predict --hosts 2 --ppn "$ppn" --coll "$coll" \
     --bytes "$rank_bytes" --contention "$k" --unbound --link "$link" |
     $py -c 'import json,re,sys; t=sys.stdin.read(); c=re.search(r"choice: (\w+)", t).group(1)
 m=re.search(r"^\s+"+c+r"\s+([0-9.]+)\s", t, re.M)
 print(json.dumps({"lib":"tessera-info","coll":sys.argv[1],"ppn":int(sys.argv[2]),"bytes":int(sys.argv[3]),"algo":c,
-                  "predicted_us":float(m.group(1))}))' "$coll" "$ppn" "$b" | while read -r l; do emit "$l"; done
+                  "predicted_us":float(m.group(1)),"round":int(sys.argv[4])}))' "$coll" "$ppn" "$b" "$round" |
+    while read -r l; do emit "$l"; done
 done
 
 $py "$here/hosts_report.py" "$res"

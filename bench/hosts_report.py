@@ -3,7 +3,7 @@
 MPI and gloo (Tessera's time / the peer's: below 1 is faster), the targets of the across-hosts issue, and
 a bandwidth plot (results.png next to the results) when matplotlib is there.
 usage: hosts_report.py results.jsonl"""
-import json, os, sys
+import json, os, statistics, sys
 
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 # The peers and iperf3 ran under the hosts' default congestion control and under cubic (Tessera sets its own):
@@ -35,17 +35,24 @@ print(f"{'size':>10} {'lib':>8} {'put+quiet':>10} {'pingpong':>9} {'put_bw':>8} 
 for (lib, size), r in sorted(rma.items(), key=lambda kv: (kv[0][1], kv[0][0])):
     print(f"{size:>10} {lib:>8} {r['put_lat_us']:>10.2f} {r['pingpong_us']:>9.2f} {r['put_bw_GBps']:>8.3f} {r['get_lat_us']:>8.2f}")
 
-coll = {}
-best_cc = {}  # the congestion control under which a peer's best time of the row was measured
+# Per round, each peer's better congestion control; then each library's median over the rounds.
+per_round = {}
+best_cc = {}  # the congestion control under which a peer's time of the row and round was measured
 for r in rows:
     if "coll" in r and "time_us" in r and r["lib"] in ("tessera", "openmpi", "gloo"):
         ppn = r.get("ppn", r["np"] // 2)
-        key = (r["lib"], r["coll"], ppn, r["bytes"])
-        if key not in coll or r["time_us"] < coll[key]:
-            coll[key] = r["time_us"]
+        key = (r["lib"], r["coll"], ppn, r["bytes"], r.get("round", 1))
+        if key not in per_round or r["time_us"] < per_round[key]:
+            per_round[key] = r["time_us"]
             if "cc" in r:
                 best_cc[key] = r["cc"]
-print("\nCollectives across 2 hosts: Tessera's time / the peer's (below 1: Tessera faster); Tessera's time in us")
+samples = {}
+for (lib, c, ppn, b, _), t in per_round.items():
+    samples.setdefault((lib, c, ppn, b), []).append(t)
+coll = {key: statistics.median(ts) for key, ts in samples.items()}
+rounds = max((len(ts) for ts in samples.values()), default=0)
+print(f"\nCollectives across 2 hosts: Tessera's time / the peer's (below 1: Tessera faster); Tessera's time in us; "
+      f"each library's median of {rounds} round{'s' if rounds != 1 else ''}")
 print(f"{'coll':>10} {'PE/host':>7} {'bytes':>10} {'tessera_us':>11} {'/openmpi':>9} {'/gloo':>7} {'tessera GB/s':>12}")
 for (lib, c, ppn, b), t in sorted(coll.items(), key=lambda kv: (kv[0][1], kv[0][2], kv[0][3])):
     if lib != "tessera":
@@ -71,26 +78,38 @@ if prog:
         print(f"  progress thread {lib.rsplit('-', 1)[1]:>3}: get {p['get_us']:.1f} us, fetch-add {p['fadd_us']:.1f} us "
               f"({p['ops']} of each)")
 
-# The cost model: each Tessera row's estimate by its own job, against the measured time; tessera-info's choice
-# and estimate with the job's link and contention beside it.
-info = {(r["coll"], r["ppn"], r["bytes"]): r for r in rows if r.get("lib") == "tessera-info"}
-tess = [r for r in rows if r.get("lib") == "tessera" and "predicted_us" in r]
+# The cost model: each Tessera row's estimate by its own job, against the measured time (medians over the
+# rounds); tessera-info's choice and estimate with the same job's link and contention beside it, per round.
+info = {(r["coll"], r["ppn"], r["bytes"], r.get("round", 1)): r for r in rows if r.get("lib") == "tessera-info"}
+tess = {}
+for r in rows:
+    if r.get("lib") == "tessera" and "predicted_us" in r:
+        tess.setdefault((r["coll"], r["ppn"], r["bytes"]), []).append(r)
 if tess:
-    print("\nThe cost model: the job's estimate for the row it chose against the measured time (target: within 25%);")
-    print("tessera-info --predict given the job's link and contention: the same row and estimate?")
+    print("\nThe cost model: the job's estimate for the row it chose against the measured time (medians over the "
+          "rounds; target: within 25%);")
+    print("tessera-info --predict given each job's link and contention: the same row and estimate (rounds that agree)?")
     print(f"{'coll':>10} {'PE/host':>7} {'bytes':>10} {'row':>11} {'predicted_us':>13} {'measured_us':>12} "
           f"{'measured/predicted':>19} {'tessera-info':>13}")
     within = 0
-    for r in sorted(tess, key=lambda r: (r["coll"], r["ppn"], r["bytes"])):
-        ratio = r["time_us"] / r["predicted_us"] if r["predicted_us"] else float("nan")
+    for key in sorted(tess):
+        rs = tess[key]
+        measured = statistics.median(r["time_us"] for r in rs)
+        predicted = statistics.median(r["predicted_us"] for r in rs)
+        algos = [r["algo"] for r in rs]
+        algo = max(set(algos), key=algos.count) + ("" if len(set(algos)) == 1 else "*")
+        ratio = measured / predicted if predicted else float("nan")
         within += 0.75 <= ratio <= 1.25
-        i = info.get((r["coll"], r["ppn"], r["bytes"]))
-        same = "-" if not i else ("same" if i["algo"] == r["algo"] and
-                                  abs(i["predicted_us"] - r["predicted_us"]) <= 0.01 * r["predicted_us"] + 0.1
-                                  else f"{i['algo']} {i['predicted_us']:.1f}")
-        print(f"{r['coll']:>10} {r['ppn']:>7} {r['bytes']:>10} {r['algo']:>11} {r['predicted_us']:>13.1f} "
-              f"{r['time_us']:>12.1f} {ratio:>19.2f} {same:>13}")
-    print(f"  within 25%: {within} of {len(tess)} rows")
+        agree = seen = 0
+        for r in rs:
+            i = info.get(key + (r.get("round", 1),))
+            if i:
+                seen += 1
+                agree += i["algo"] == r["algo"] and abs(i["predicted_us"] - r["predicted_us"]) <= 0.01 * r["predicted_us"] + 0.1
+        same = f"{agree} of {seen}" if seen else "-"
+        print(f"{key[0]:>10} {key[1]:>7} {key[2]:>10} {algo:>11} {predicted:>13.1f} {measured:>12.1f} {ratio:>19.2f} "
+              f"{same:>13}")
+    print(f"  within 25%: {within} of {len(tess)} rows (* the job chose different rows in different rounds)")
 
 forced = {}
 for r in rows:
@@ -101,12 +120,15 @@ if forced:
     print("\nAllreduce: the row the model picks against the best forced row (target: within 10%)")
     print(f"{'PE/host':>7} {'bytes':>10} {'picked':>11} {'its_us':>10} {'best':>11} {'best_us':>10} {'picked/best':>12}")
     for (ppn, b), times in sorted(forced.items()):
-        auto = next((r for r in tess if r["coll"] == "allreduce" and r["ppn"] == ppn and r["bytes"] == b), None)
+        rs = tess.get(("allreduce", ppn, b), [])
         best = min(times, key=times.get)
-        if auto:
-            # The picked row's time: its own forced run where there is one (the same job shape), else the auto run.
-            t = times.get(auto["algo"], auto["time_us"])
-            print(f"{ppn:>7} {b:>10} {auto['algo']:>11} {t:>10.1f} {best:>11} {times[best]:>10.1f} {t / times[best]:>12.2f}")
+        if rs:
+            # The row picked most often over the rounds; its time: its own forced run where there is one (the
+            # same job shape), else the median of the automatic runs.
+            algos = [r["algo"] for r in rs]
+            picked = max(set(algos), key=algos.count)
+            t = times.get(picked, statistics.median(r["time_us"] for r in rs))
+            print(f"{ppn:>7} {b:>10} {picked:>11} {t:>10.1f} {best:>11} {times[best]:>10.1f} {t / times[best]:>12.2f}")
 
 print("\nTargets")
 big = 64 << 20
@@ -125,6 +147,31 @@ if small:
 a8 = coll.get(("tessera", "allreduce", 1, 8))
 if a8:
     print(f"  8 B allreduce, 1 PE/host: {a8:.1f} us = {a8 / link['tcp_hop_us']:.1f}x a raw TCP hop (target <= 3)")
+# Against Open MPI, every collective row at most 1.0x its time, allreduce from 64 KiB at most 0.8x; with 2 PEs
+# per host, the rows up to 1 MiB at most 2.5x Tessera's own time with 1 PE per host.
+over, over_ar, slow2 = [], [], []
+n_mpi = n_pairs = 0
+for (lib, c, ppn, b), t in coll.items():
+    if lib != "tessera":
+        continue
+    mpi = coll.get(("openmpi", c, ppn, b))
+    if mpi:
+        n_mpi += 1
+        if t / mpi > 1.0:
+            over.append(f"{c} {ppn}/host {b} B {t / mpi:.2f}x")
+        if c == "allreduce" and b >= 65536 and t / mpi > 0.8:
+            over_ar.append(f"{ppn}/host {b} B {t / mpi:.2f}x")
+    one = coll.get(("tessera", c, 1, b))
+    if ppn == 2 and b <= (1 << 20) and one:
+        n_pairs += 1
+        if t / one > 2.5:
+            slow2.append(f"{c} {b} B {t / one:.1f}x")
+if n_mpi:
+    print(f"  rows at most 1.0x Open MPI's time: {n_mpi - len(over)} of {n_mpi}" + (f"; above: {', '.join(sorted(over))}" if over else ""))
+    print(f"  allreduce from 64 KiB at most 0.8x Open MPI's: " + ("met" if not over_ar else "NOT met: " + ", ".join(sorted(over_ar))))
+if n_pairs:
+    print(f"  2 PEs/host up to 1 MiB at most 2.5x the 1-PE/host time: {n_pairs - len(slow2)} of {n_pairs}" +
+          (f"; above: {', '.join(sorted(slow2))}" if slow2 else ""))
 flat = forced.get((2, big), {}).get("flat_ring")
 for how in ("rails", "leaders"):
     t = forced.get((2, big), {}).get(how)

@@ -1,14 +1,15 @@
 #!/usr/bin/python3
 """One row of bench/hosts_compare.sh from tessera-perf --json on stdin: the measured time, the row the job
 chose and its cost model's estimate, and the link and contention that estimate used.
-usage: hosts_row.py LIB COLL PPN TIME_KEY   (TIME_KEY: time_us, or inplace_time_us for in-place runs)"""
-import json, sys
+usage: [ROUND=k] hosts_row.py LIB COLL PPN TIME_KEY   (TIME_KEY: time_us, or inplace_time_us for in-place runs)"""
+import json, os, sys
 
 lib, coll, ppn, key = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 d = json.load(sys.stdin)
 r = d["results"][0]
 row = {"lib": lib, "coll": coll, "np": d["ranks"], "ppn": ppn, "bytes": r["size"], "time_us": r[key],
-       "algo": r["algo"], "predicted_us": r["predicted_us"], "rank_bytes": r["count"] * 4}
+       "algo": r["algo"], "predicted_us": r["predicted_us"], "rank_bytes": r["count"] * 4,
+       "round": int(os.environ.get("ROUND", "1"))}
 if "link" in d:
     l = d["link"]
     row["link"] = (f"us={l['us']},gbps={l['gbps']},oneway_gbps={l['oneway_gbps']},host_gbps={l['host_gbps']},"
