@@ -176,22 +176,30 @@ TEST(Hosts, GatherScatterEveryRootAndVariants) {
   }
 }
 
+// Alltoall with the model's row and with every row across hosts forced (on one host: the model's only).
 TEST(Hosts, AlltoallAndVariants) {
   Communicator& c = world();
   const int n = c.size, me = c.rank;
   // Block for rank `to` from rank `from`, element i.
   auto cell = [](int from, int to, size_t i) { return word(from, i) ^ (static_cast<uint32_t>(to) << 24); };
-  for (size_t count : kCounts)
-    for (bool ip : {false, true}) {
-      std::vector<uint32_t> send(count * n), recv(count * n, 0);
-      for (int to = 0; to < n; ++to)
-        for (size_t i = 0; i < count; ++i) send[to * count + i] = cell(me, to, i);
-      if (ip) recv = send;
-      run(c, Kind::kAlltoall, Args{.send = ip ? recv.data() : send.data(), .recv = recv.data(), .count = count,
-                                    .dtype = DType::kUint32});
-      for (int from = 0; from < n; ++from)
-        for (size_t i = 0; i < count; ++i) ASSERT_EQ(recv[from * count + i], cell(from, me, i)) << "from " << from;
-    }
+  std::vector<const Algorithm*> rows{nullptr};
+  for (const Algorithm* a : algos_of(Kind::kAlltoall))
+    if (a->compose) rows.push_back(a);
+  for (const Algorithm* a : rows)
+    for (size_t count : kCounts)
+      for (bool ip : {false, true}) {
+        SCOPED_TRACE(testing::Message() << (a ? a->name : "model's row") << ", " << count << " elements"
+                                        << (ip ? ", in place" : ""));
+        std::vector<uint32_t> send(count * n), recv(count * n, 0);
+        for (int to = 0; to < n; ++to)
+          for (size_t i = 0; i < count; ++i) send[to * count + i] = cell(me, to, i);
+        if (ip) recv = send;
+        run(c, Kind::kAlltoall, Args{.send = ip ? recv.data() : send.data(), .recv = recv.data(), .count = count,
+                                      .dtype = DType::kUint32}, a);
+        for (int from = 0; from < n; ++from)
+          for (size_t i = 0; i < count; ++i) ASSERT_EQ(recv[from * count + i], cell(from, me, i)) << "from " << from;
+      }
+  if (c.net) EXPECT_GE(rows.size(), 3u) << "the exchange and leaders rows";
   // alltoallv: rank f sends (f + t) % 3 * 50 elements to rank t.
   std::vector<size_t> sc(n), sd(n), rc(n), rd(n);
   size_t s_at = 0, r_at = 0;

@@ -24,6 +24,7 @@ Status gatherv(Communicator& c, const Args& a);
 Status scatter(Communicator& c, const Args& a);
 Status scatterv(Communicator& c, const Args& a);
 Status alltoall_exchange(Communicator& c, const Args& a);
+Status alltoall_leaders(Communicator& c, const Args& a);
 Status alltoallv_exchange(Communicator& c, const Args& a);
 Status barrier_leaders(Communicator& c, const Args& a);
 Status inscan(Communicator& c, const Args& a);

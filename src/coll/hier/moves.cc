@@ -95,6 +95,73 @@ Status alltoall_exchange(Communicator& c, const Args& a) {
   }
   return alltoallv_bytes(c, h, send, offs.data(), lens.data(), static_cast<char*>(a.recv), offs.data(), lens.data());
 }
+// Alltoall through the hosts' first members: each host's send buffers gathered on its leader, one message
+// per pair of hosts (every block from a member of one to a member of the other), each host's receive
+// buffers assembled on its leader and scattered. (H - 1) messages per leader instead of p (n - p) per
+// member: the row for small blocks with several members per host.
+Status alltoall_leaders(Communicator& c, const Args& a) {
+  Hier& h = *c.hier;
+  const size_t n = static_cast<size_t>(c.size), B = a.count * dtype_size(a.dtype), row = n * B;
+  const std::vector<int>& mine = h.members[static_cast<size_t>(h.my_host)];
+  const size_t p = mine.size();
+  const bool leader = h.local_rank == 0;
+  // Leader: gathered[i] = local member i's send buffer; result[j] = local member j's receive buffer.
+  char* gathered = leader ? grow(h.a, 2 * p * row) : nullptr;
+  char* result = leader ? gathered + p * row : nullptr;
+  if (p > 1) {
+    TS_RETURN_IF_ERROR(local(h, Kind::kGather, Args{.send = a.send, .recv = gathered, .count = row,
+                                                   .dtype = DType::kUint8, .root = 0}));
+  } else if (row) {
+    memcopy(gathered, a.send, row);
+  }
+  if (leader && B) {
+    Net net{c, h};
+    // Per other host g: out[g] holds the blocks from my members (i) to g's (j), i-major; in[g] the blocks
+    // from g's members to mine, in g's layout.
+    size_t total = 0;
+    for (int g = 0; g < h.n_hosts; ++g)
+      if (g != h.my_host) total += 2 * p * h.members[static_cast<size_t>(g)].size() * B;
+    char* buf = grow(h.b, total);
+    std::vector<std::pair<int, void*>> reqs;
+    std::vector<size_t> req_bytes;
+    std::vector<const char*> in(static_cast<size_t>(h.n_hosts), nullptr);
+    for (int g = 0; g < h.n_hosts; ++g) {
+      if (g == h.my_host) continue;
+      const std::vector<int>& theirs = h.members[static_cast<size_t>(g)];
+      const size_t q = theirs.size(), bytes = p * q * B;
+      char* out = buf;
+      in[static_cast<size_t>(g)] = buf + bytes;
+      buf += 2 * bytes;
+      for (size_t i = 0; i < p; ++i)
+        for (size_t j = 0; j < q; ++j)
+          memcopy(out + (i * q + j) * B, gathered + i * row + static_cast<size_t>(theirs[j]) * B, B);
+      const int peer = h.leaders[static_cast<size_t>(g)];
+      reqs.emplace_back(peer, net.recv(peer, const_cast<char*>(in[static_cast<size_t>(g)]), bytes));
+      req_bytes.push_back(bytes);
+      reqs.emplace_back(peer, net.send(peer, out, bytes));
+      req_bytes.push_back(bytes);
+    }
+    // My host's own blocks meanwhile.
+    for (size_t j = 0; j < p; ++j)
+      for (size_t i = 0; i < p; ++i)
+        memcopy(result + j * row + static_cast<size_t>(mine[i]) * B, gathered + i * row + static_cast<size_t>(mine[j]) * B, B);
+    for (size_t k = 0; k < reqs.size(); ++k)
+      net.wait(reqs[k].first, reqs[k].second, "alltoall between the hosts' leaders", req_bytes[k]);
+    for (int g = 0; g < h.n_hosts; ++g) {
+      if (g == h.my_host) continue;
+      const std::vector<int>& theirs = h.members[static_cast<size_t>(g)];
+      const size_t q = theirs.size();
+      for (size_t i = 0; i < q; ++i)  // from their member i to my member j
+        for (size_t j = 0; j < p; ++j)
+          memcopy(result + j * row + static_cast<size_t>(theirs[i]) * B, in[static_cast<size_t>(g)] + (i * p + j) * B, B);
+    }
+  }
+  if (p > 1)
+    return local(h, Kind::kScatter, Args{.send = result, .recv = a.recv, .count = row, .dtype = DType::kUint8, .root = 0});
+  if (row) memcopy(a.recv, result, row);
+  return Status::ok();
+}
+
 Status alltoallv_exchange(Communicator& c, const Args& a) {
   const size_t n = static_cast<size_t>(c.size), es = dtype_size(a.dtype);
   std::vector<size_t> so(n), sl(n), ro(n), rl(n);

@@ -18,8 +18,8 @@
 //              (transfer_seconds, select/link.h)
 // On a machine with more of the job's PEs than CPUs (NetShape::contention = PEs per CPU: hosts that are
 // namespaces or containers of one machine), phases in which every PE works at once take `contention` times
-// longer: all of rails and flat_ring, and the local phases of leaders (its transfer between hosts is the
-// leaders' alone).
+// longer: all of rails, flat_ring and the alltoall exchange, and the local phases of the leaders rows (their
+// transfers between hosts are the leaders' alone).
 // The other collectives have one row each, composed of the byte movers of hier/net.h or of another
 // collective of this communicator (reduce and reduce-scatter of allreduce, gather and the scans of
 // allgather, scatter of broadcast), priced as what they compose.
@@ -215,10 +215,23 @@ constexpr Algorithm kRows[] = {
      .cost = [](const Shape& s, const M& m) {
        const double remote = H(s) * P(s) - P(s);  // members on other hosts
        const double bw = std::min(link(s).host_bw, P(s) * link(s).stream_bw);
-       return transfer_seconds(link(s), P(s) * remote * B(s), bw) + messages_seconds(s, remote) +
-              K(s) * on_host(Kind::kAlltoall, s, s.bytes, m);
+       return K(s) * (transfer_seconds(link(s), P(s) * remote * B(s), bw) + on_host(Kind::kAlltoall, s, s.bytes, m)) +
+              messages_seconds(s, remote);
      },
      .compose = alltoall_exchange},
+    {.kind = Kind::kAlltoall, .id = 65, .name = "leaders",
+     .description = "across hosts: each host's send buffers gathered on its first member, one message per pair "
+                    "of hosts between them, the receive buffers assembled there and scattered",
+     .canonical = true, .supports = spans,
+     .cost = [](const Shape& s, const M& m) {
+       const double n = H(s) * P(s), row = n * B(s);
+       const double copies = 2 * P(s) * row * (2 * P(s) * row <= m.cache_bytes ? m.beta : m.beta_mem);
+       return K(s) * (on_host(Kind::kGather, s, static_cast<size_t>(row), m) +
+                      on_host(Kind::kScatter, s, static_cast<size_t>(row), m)) +
+              copies + transfer_seconds(link(s), (H(s) - 1) * P(s) * P(s) * B(s), link(s).stream_bw) +
+              messages_seconds(s, H(s) - 1);
+     },
+     .compose = alltoall_leaders},
     {.kind = Kind::kAlltoallv, .id = 64, .name = "exchange",
      .description = "alltoall exchange with counts per pair",
      .canonical = true, .supports = spans,
