@@ -104,6 +104,7 @@ Status alltoall_leaders(Communicator& c, const Args& a) {
   const size_t n = static_cast<size_t>(c.size), B = a.count * dtype_size(a.dtype), row = n * B;
   const std::vector<int>& mine = h.members[static_cast<size_t>(h.my_host)];
   const size_t p = mine.size();
+  if (row == 0) return Status::ok();  // every member passes the same count
   const bool leader = h.local_rank == 0;
   // Leader: gathered[i] = local member i's send buffer; result[j] = local member j's receive buffer.
   char* gathered = leader ? grow(h.a, 2 * p * row) : nullptr;
@@ -111,10 +112,10 @@ Status alltoall_leaders(Communicator& c, const Args& a) {
   if (p > 1) {
     TS_RETURN_IF_ERROR(local(h, Kind::kGather, Args{.send = a.send, .recv = gathered, .count = row,
                                                    .dtype = DType::kUint8, .root = 0}));
-  } else if (row) {
+  } else {
     memcopy(gathered, a.send, row);
   }
-  if (leader && B) {
+  if (leader) {
     Net net{c, h};
     // Per other host g: out[g] holds the blocks from my members (i) to g's (j), i-major; in[g] the blocks
     // from g's members to mine, in g's layout.
@@ -158,7 +159,7 @@ Status alltoall_leaders(Communicator& c, const Args& a) {
   }
   if (p > 1)
     return local(h, Kind::kScatter, Args{.send = result, .recv = a.recv, .count = row, .dtype = DType::kUint8, .root = 0});
-  if (row) memcopy(a.recv, result, row);
+  memcopy(a.recv, result, row);
   return Status::ok();
 }
 
