@@ -40,6 +40,7 @@ extern "C" {
 typedef struct tesseraComm* tesseraComm_t;
 typedef struct tesseraStream* tesseraStream_t;
 typedef struct tesseraEvent* tesseraEvent_t;
+typedef struct tesseraPlan* tesseraPlan_t;
 
 typedef enum {
   tesseraSuccess = 0,
@@ -146,6 +147,54 @@ tesseraResult_t tesseraReduceAsync(const void* sendbuff, void* recvbuff, size_t 
 tesseraResult_t tesseraAllToAllAsync(const void* sendbuff, void* recvbuff, size_t count, tesseraDataType_t datatype,
                                      tesseraComm_t comm, tesseraStream_t stream);
 tesseraResult_t tesseraBarrierAsync(tesseraComm_t comm, tesseraStream_t stream);
+
+/* Persistent plans (MPI-4's persistent collectives, MPI_Allreduce_init + MPI_Start): an Init takes the
+ * blocking call's arguments and returns a plan of that call, its arguments checked, its algorithm chosen and
+ * its count arrays copied once; tesseraStart runs it, blocking when stream is NULL (as the blocking call),
+ * else enqueued on the stream (as the Async calls). Init is collective like the call: the members compare
+ * their calls once (collective, type, operator, root, size, algorithm; allgatherv/reduce_scatterv also the
+ * count arrays), and a refused argument or a difference fails Init on every member, with the same message.
+ * The buffers are fixed by Init and their contents read at each start; when every member's buffers are
+ * symmetric (shmem_malloc) at the same offsets within one host, the plan may read and write them in place.
+ * Each start is one collective call: members start their plans in the same order as their other calls.
+ * tesseraPlanFree is local; starts already queued on a stream still run. tesseraPlanAlgorithm gives the
+ * name of the algorithm the plan runs (tessera-info --coll lists them). */
+tesseraResult_t tesseraAllReduceInit(const void* sendbuff, void* recvbuff, size_t count, tesseraDataType_t datatype,
+                                     tesseraRedOp_t op, tesseraComm_t comm, tesseraPlan_t* plan);
+tesseraResult_t tesseraReduceScatterInit(const void* sendbuff, void* recvbuff, size_t recvcount,
+                                         tesseraDataType_t datatype, tesseraRedOp_t op, tesseraComm_t comm,
+                                         tesseraPlan_t* plan);
+tesseraResult_t tesseraReduceScatterVInit(const void* sendbuff, void* recvbuff, const size_t* recvcounts,
+                                          tesseraDataType_t datatype, tesseraRedOp_t op, tesseraComm_t comm,
+                                          tesseraPlan_t* plan);
+tesseraResult_t tesseraAllGatherInit(const void* sendbuff, void* recvbuff, size_t sendcount, tesseraDataType_t datatype,
+                                     tesseraComm_t comm, tesseraPlan_t* plan);
+tesseraResult_t tesseraAllGatherVInit(const void* sendbuff, size_t sendcount, void* recvbuff, const size_t* recvcounts,
+                                      const size_t* displs, tesseraDataType_t datatype, tesseraComm_t comm,
+                                      tesseraPlan_t* plan);
+tesseraResult_t tesseraBroadcastInit(const void* sendbuff, void* recvbuff, size_t count, tesseraDataType_t datatype,
+                                     int root, tesseraComm_t comm, tesseraPlan_t* plan);
+tesseraResult_t tesseraReduceInit(const void* sendbuff, void* recvbuff, size_t count, tesseraDataType_t datatype,
+                                  tesseraRedOp_t op, int root, tesseraComm_t comm, tesseraPlan_t* plan);
+tesseraResult_t tesseraGatherInit(const void* sendbuff, void* recvbuff, size_t sendcount, tesseraDataType_t datatype,
+                                  int root, tesseraComm_t comm, tesseraPlan_t* plan);
+tesseraResult_t tesseraScatterInit(const void* sendbuff, void* recvbuff, size_t recvcount, tesseraDataType_t datatype,
+                                   int root, tesseraComm_t comm, tesseraPlan_t* plan);
+tesseraResult_t tesseraGatherVInit(const void* sendbuff, size_t sendcount, void* recvbuff, const size_t* recvcounts,
+                                   const size_t* displs, tesseraDataType_t datatype, int root, tesseraComm_t comm,
+                                   tesseraPlan_t* plan);
+tesseraResult_t tesseraScatterVInit(const void* sendbuff, const size_t* sendcounts, const size_t* displs,
+                                    void* recvbuff, size_t recvcount, tesseraDataType_t datatype, int root,
+                                    tesseraComm_t comm, tesseraPlan_t* plan);
+tesseraResult_t tesseraAllToAllInit(const void* sendbuff, void* recvbuff, size_t count, tesseraDataType_t datatype,
+                                    tesseraComm_t comm, tesseraPlan_t* plan);
+tesseraResult_t tesseraAllToAllVInit(const void* sendbuff, const size_t* sendcounts, const size_t* sdispls,
+                                     void* recvbuff, const size_t* recvcounts, const size_t* rdispls,
+                                     tesseraDataType_t datatype, tesseraComm_t comm, tesseraPlan_t* plan);
+tesseraResult_t tesseraBarrierInit(tesseraComm_t comm, tesseraPlan_t* plan);
+tesseraResult_t tesseraStart(tesseraPlan_t plan, tesseraStream_t stream);
+tesseraResult_t tesseraPlanFree(tesseraPlan_t plan);
+tesseraResult_t tesseraPlanAlgorithm(const tesseraPlan_t plan, const char** name);
 
 const char* tesseraGetErrorString(tesseraResult_t result);
 /* Message of the last error of this thread ("" if none). */

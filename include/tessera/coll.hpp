@@ -120,6 +120,32 @@ class Event {
   uint64_t ticket_ = 0;
 };
 
+/// A persistent plan of one collective (coll.h: tesseraAllReduceInit ... tesseraStart; MPI-4's persistent
+/// collectives): made by a Comm's *_init call, collective as that call, with its arguments checked, its
+/// algorithm chosen and its count arrays copied once; start() runs it (blocking, or on a stream). The buffers
+/// are fixed, their contents read at each start. Each start is one collective call of the communicator.
+/// Move-only; destruction frees it (local; starts already on a stream still run).
+class Plan {
+ public:
+  Plan() = default;
+  Plan(Plan&& o) noexcept : h_(o.h_) { o.h_ = nullptr; }
+  Plan& operator=(Plan&& o) noexcept;
+  Plan(const Plan&) = delete;
+  Plan& operator=(const Plan&) = delete;
+  ~Plan();
+
+  void start();           // runs the call, blocking
+  void start(Stream& s);  // enqueues the call on s
+  const char* algorithm() const;  // the algorithm it runs (tessera-info --coll)
+  explicit operator bool() const { return h_ != nullptr; }
+  tesseraPlan_t handle() const { return h_; }
+
+ private:
+  friend class Comm;
+  explicit Plan(tesseraPlan_t h) : h_(h) {}
+  tesseraPlan_t h_ = nullptr;
+};
+
 class Comm {
  public:
   /// All PEs of the job, ranks = PE numbers. Collective over all PEs.
@@ -186,6 +212,26 @@ class Comm {
   void reduce(const void* send, void* recv, size_t count, DataType t, RedOp op, int root, Stream& s);
   void alltoall(const void* send, void* recv, size_t count, DataType t, Stream& s);
   void barrier(Stream& s);
+
+  /// Persistent plans of the same collectives (Plan; coll.h's tesseraAllReduceInit ...): collective.
+  Plan allreduce_init(const void* send, void* recv, size_t count, DataType t, RedOp op);
+  Plan reduce_scatter_init(const void* send, void* recv, size_t recvcount, DataType t, RedOp op);
+  Plan reduce_scatterv_init(const void* send, void* recv, const size_t* recvcounts, DataType t, RedOp op);
+  Plan allgather_init(const void* send, void* recv, size_t sendcount, DataType t);
+  Plan allgatherv_init(const void* send, size_t sendcount, void* recv, const size_t* recvcounts, const size_t* displs,
+                       DataType t);
+  Plan broadcast_init(const void* send, void* recv, size_t count, DataType t, int root);
+  Plan reduce_init(const void* send, void* recv, size_t count, DataType t, RedOp op, int root);
+  Plan gather_init(const void* send, void* recv, size_t sendcount, DataType t, int root);
+  Plan scatter_init(const void* send, void* recv, size_t recvcount, DataType t, int root);
+  Plan gatherv_init(const void* send, size_t sendcount, void* recv, const size_t* recvcounts, const size_t* displs,
+                    DataType t, int root);
+  Plan scatterv_init(const void* send, const size_t* sendcounts, const size_t* displs, void* recv, size_t recvcount,
+                     DataType t, int root);
+  Plan alltoall_init(const void* send, void* recv, size_t count, DataType t);
+  Plan alltoallv_init(const void* send, const size_t* scounts, const size_t* sdispls, void* recv,
+                      const size_t* rcounts, const size_t* rdispls, DataType t);
+  Plan barrier_init();
 
   /// Typed conveniences.
   template <typename T>

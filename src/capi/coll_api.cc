@@ -11,6 +11,7 @@
 #include "coll/calls.h"
 #include "coll/handle.h"
 #include "coll/p2p.h"
+#include "coll/plan.h"
 #include "coll/types.h"
 
 using namespace tessera;
@@ -296,6 +297,100 @@ tesseraResult_t tesseraAllToAllAsync(const void* s, void* r, size_t count, tesse
 tesseraResult_t tesseraBarrierAsync(tesseraComm_t comm, tesseraStream_t st) {
   TS_ASYNC("tesseraBarrierAsync", comm, st);
   return enqueue(st, "tesseraBarrierAsync", [=] { return call::barrier("tesseraBarrier", comm); });
+}
+
+// Persistent plans (plan.h): each Init records the blocking call of the same arguments and makes its plan.
+#define TS_INIT(routine, plan, call_expr)                                                            \
+  if (!(plan)) return to_result(invalid_arg(routine ": plan is null"));                              \
+  Result<tesseraPlan*> _ts_p = plan_init(routine, comm, [&](call::Runner go) { return call_expr; }); \
+  if (!_ts_p.is_ok()) return to_result(_ts_p.status());                                              \
+  *(plan) = _ts_p.value();                                                                           \
+  return tesseraSuccess
+
+tesseraResult_t tesseraAllReduceInit(const void* s, void* r, size_t count, tesseraDataType_t t, tesseraRedOp_t op,
+                                     tesseraComm_t comm, tesseraPlan_t* plan) {
+  TS_INIT("tesseraAllReduceInit", plan, call::allreduce("tesseraAllReduceInit", comm, s, r, count, T(t), O(op), go));
+}
+tesseraResult_t tesseraReduceScatterInit(const void* s, void* r, size_t count, tesseraDataType_t t, tesseraRedOp_t op,
+                                         tesseraComm_t comm, tesseraPlan_t* plan) {
+  TS_INIT("tesseraReduceScatterInit", plan,
+          call::reduce_scatter("tesseraReduceScatterInit", comm, s, r, count, T(t), O(op), go));
+}
+tesseraResult_t tesseraReduceScatterVInit(const void* s, void* r, const size_t* rcounts, tesseraDataType_t t,
+                                          tesseraRedOp_t op, tesseraComm_t comm, tesseraPlan_t* plan) {
+  TS_INIT("tesseraReduceScatterVInit", plan,
+          call::reduce_scatterv("tesseraReduceScatterVInit", comm, s, r, rcounts, T(t), O(op), go));
+}
+tesseraResult_t tesseraAllGatherInit(const void* s, void* r, size_t count, tesseraDataType_t t, tesseraComm_t comm,
+                                     tesseraPlan_t* plan) {
+  TS_INIT("tesseraAllGatherInit", plan, call::allgather("tesseraAllGatherInit", comm, s, r, count, T(t), go));
+}
+tesseraResult_t tesseraAllGatherVInit(const void* s, size_t count, void* r, const size_t* rcounts, const size_t* displs,
+                                      tesseraDataType_t t, tesseraComm_t comm, tesseraPlan_t* plan) {
+  TS_INIT("tesseraAllGatherVInit", plan,
+          call::allgatherv("tesseraAllGatherVInit", comm, s, count, r, rcounts, displs, T(t), go));
+}
+tesseraResult_t tesseraBroadcastInit(const void* s, void* r, size_t count, tesseraDataType_t t, int root,
+                                     tesseraComm_t comm, tesseraPlan_t* plan) {
+  TS_INIT("tesseraBroadcastInit", plan, call::broadcast("tesseraBroadcastInit", comm, s, r, count, T(t), root, go));
+}
+tesseraResult_t tesseraReduceInit(const void* s, void* r, size_t count, tesseraDataType_t t, tesseraRedOp_t op, int root,
+                                  tesseraComm_t comm, tesseraPlan_t* plan) {
+  TS_INIT("tesseraReduceInit", plan, call::reduce("tesseraReduceInit", comm, s, r, count, T(t), O(op), root, go));
+}
+tesseraResult_t tesseraGatherInit(const void* s, void* r, size_t count, tesseraDataType_t t, int root,
+                                  tesseraComm_t comm, tesseraPlan_t* plan) {
+  TS_INIT("tesseraGatherInit", plan, call::gather("tesseraGatherInit", comm, s, r, count, T(t), root, go));
+}
+tesseraResult_t tesseraScatterInit(const void* s, void* r, size_t count, tesseraDataType_t t, int root,
+                                   tesseraComm_t comm, tesseraPlan_t* plan) {
+  TS_INIT("tesseraScatterInit", plan, call::scatter("tesseraScatterInit", comm, s, r, count, T(t), root, go));
+}
+tesseraResult_t tesseraGatherVInit(const void* s, size_t count, void* r, const size_t* rcounts, const size_t* displs,
+                                   tesseraDataType_t t, int root, tesseraComm_t comm, tesseraPlan_t* plan) {
+  TS_INIT("tesseraGatherVInit", plan,
+          call::gatherv("tesseraGatherVInit", comm, s, count, r, rcounts, displs, T(t), root, go));
+}
+tesseraResult_t tesseraScatterVInit(const void* s, const size_t* scounts, const size_t* displs, void* r, size_t count,
+                                    tesseraDataType_t t, int root, tesseraComm_t comm, tesseraPlan_t* plan) {
+  TS_INIT("tesseraScatterVInit", plan,
+          call::scatterv("tesseraScatterVInit", comm, s, scounts, displs, r, count, T(t), root, go));
+}
+tesseraResult_t tesseraAllToAllInit(const void* s, void* r, size_t count, tesseraDataType_t t, tesseraComm_t comm,
+                                    tesseraPlan_t* plan) {
+  TS_INIT("tesseraAllToAllInit", plan, call::alltoall("tesseraAllToAllInit", comm, s, r, count, T(t), go));
+}
+tesseraResult_t tesseraAllToAllVInit(const void* s, const size_t* scounts, const size_t* sdispls, void* r,
+                                     const size_t* rcounts, const size_t* rdispls, tesseraDataType_t t,
+                                     tesseraComm_t comm, tesseraPlan_t* plan) {
+  TS_INIT("tesseraAllToAllVInit", plan,
+          call::alltoallv("tesseraAllToAllVInit", comm, s, scounts, sdispls, r, rcounts, rdispls, T(t), go));
+}
+tesseraResult_t tesseraBarrierInit(tesseraComm_t comm, tesseraPlan_t* plan) {
+  TS_INIT("tesseraBarrierInit", plan, call::barrier("tesseraBarrierInit", comm, go));
+}
+#undef TS_INIT
+
+tesseraResult_t tesseraStart(tesseraPlan_t plan, tesseraStream_t stream) {
+  TS_CHECK(check_plan("tesseraStart", plan));
+  if (!stream) return to_result(plan_run("tesseraStart", *plan->p));
+  TS_CHECK(check_stream("tesseraStart", stream));
+  std::shared_ptr<PlanState> p = plan->p;  // queued starts keep the plan alive past tesseraPlanFree
+  stream->s->enqueue(std::string("tesseraStart (") + p->init + ")",
+                     [p] { throw_if_error(plan_run("tesseraStart", *p)); });
+  return tesseraSuccess;
+}
+tesseraResult_t tesseraPlanFree(tesseraPlan_t plan) {
+  if (!plan) return tesseraSuccess;
+  TS_CHECK(check_plan("tesseraPlanFree", plan));
+  plan_free(plan);
+  return tesseraSuccess;
+}
+tesseraResult_t tesseraPlanAlgorithm(const tesseraPlan_t plan, const char** name) {
+  TS_CHECK(check_plan("tesseraPlanAlgorithm", plan));
+  if (!name) return to_result(invalid_arg("tesseraPlanAlgorithm: name is null"));
+  *name = plan_row(*plan->p);
+  return tesseraSuccess;
 }
 
 const char* tesseraGetErrorString(tesseraResult_t r) { return result_text(r); }

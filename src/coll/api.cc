@@ -9,6 +9,7 @@
 #include "coll/engine.h"
 #include "coll/handle.h"
 #include "coll/p2p.h"
+#include "coll/plan.h"
 #include "coll/types.h"
 
 namespace tessera::coll {
@@ -149,6 +150,114 @@ void Comm::alltoall(const void* s, void* r, size_t count, DataType t, Stream& st
 }
 void Comm::barrier(Stream& st) {
   st.enqueue("barrier", [h = h_] { throw_if_error(call::barrier("tesseraBarrier", h)); });
+}
+
+// ---- persistent plans (plan.h)
+namespace {
+template <typename Make>
+tesseraPlan_t planned(const char* routine, tesseraComm_t h, Make make) {
+  Result<tesseraPlan*> r = plan_init(routine, h, make);
+  throw_if_error(r.status());
+  return r.value();
+}
+}  // namespace
+
+Plan Comm::allreduce_init(const void* s, void* r, size_t count, DataType t, RedOp op) {
+  return Plan(planned("tesseraAllReduceInit", h_, [&](call::Runner go) {
+    return call::allreduce("tesseraAllReduceInit", h_, s, r, count, T(t), O(op), go);
+  }));
+}
+Plan Comm::reduce_scatter_init(const void* s, void* r, size_t count, DataType t, RedOp op) {
+  return Plan(planned("tesseraReduceScatterInit", h_, [&](call::Runner go) {
+    return call::reduce_scatter("tesseraReduceScatterInit", h_, s, r, count, T(t), O(op), go);
+  }));
+}
+Plan Comm::reduce_scatterv_init(const void* s, void* r, const size_t* counts, DataType t, RedOp op) {
+  return Plan(planned("tesseraReduceScatterVInit", h_, [&](call::Runner go) {
+    return call::reduce_scatterv("tesseraReduceScatterVInit", h_, s, r, counts, T(t), O(op), go);
+  }));
+}
+Plan Comm::allgather_init(const void* s, void* r, size_t count, DataType t) {
+  return Plan(planned("tesseraAllGatherInit", h_, [&](call::Runner go) {
+    return call::allgather("tesseraAllGatherInit", h_, s, r, count, T(t), go);
+  }));
+}
+Plan Comm::allgatherv_init(const void* s, size_t count, void* r, const size_t* counts, const size_t* displs,
+                           DataType t) {
+  return Plan(planned("tesseraAllGatherVInit", h_, [&](call::Runner go) {
+    return call::allgatherv("tesseraAllGatherVInit", h_, s, count, r, counts, displs, T(t), go);
+  }));
+}
+Plan Comm::broadcast_init(const void* s, void* r, size_t count, DataType t, int root) {
+  return Plan(planned("tesseraBroadcastInit", h_, [&](call::Runner go) {
+    return call::broadcast("tesseraBroadcastInit", h_, s, r, count, T(t), root, go);
+  }));
+}
+Plan Comm::reduce_init(const void* s, void* r, size_t count, DataType t, RedOp op, int root) {
+  return Plan(planned("tesseraReduceInit", h_, [&](call::Runner go) {
+    return call::reduce("tesseraReduceInit", h_, s, r, count, T(t), O(op), root, go);
+  }));
+}
+Plan Comm::gather_init(const void* s, void* r, size_t count, DataType t, int root) {
+  return Plan(planned("tesseraGatherInit", h_, [&](call::Runner go) {
+    return call::gather("tesseraGatherInit", h_, s, r, count, T(t), root, go);
+  }));
+}
+Plan Comm::scatter_init(const void* s, void* r, size_t count, DataType t, int root) {
+  return Plan(planned("tesseraScatterInit", h_, [&](call::Runner go) {
+    return call::scatter("tesseraScatterInit", h_, s, r, count, T(t), root, go);
+  }));
+}
+Plan Comm::gatherv_init(const void* s, size_t count, void* r, const size_t* counts, const size_t* displs, DataType t,
+                        int root) {
+  return Plan(planned("tesseraGatherVInit", h_, [&](call::Runner go) {
+    return call::gatherv("tesseraGatherVInit", h_, s, count, r, counts, displs, T(t), root, go);
+  }));
+}
+Plan Comm::scatterv_init(const void* s, const size_t* counts, const size_t* displs, void* r, size_t count, DataType t,
+                         int root) {
+  return Plan(planned("tesseraScatterVInit", h_, [&](call::Runner go) {
+    return call::scatterv("tesseraScatterVInit", h_, s, counts, displs, r, count, T(t), root, go);
+  }));
+}
+Plan Comm::alltoall_init(const void* s, void* r, size_t count, DataType t) {
+  return Plan(planned("tesseraAllToAllInit", h_, [&](call::Runner go) {
+    return call::alltoall("tesseraAllToAllInit", h_, s, r, count, T(t), go);
+  }));
+}
+Plan Comm::alltoallv_init(const void* s, const size_t* sc, const size_t* sd, void* r, const size_t* rc,
+                          const size_t* rd, DataType t) {
+  return Plan(planned("tesseraAllToAllVInit", h_, [&](call::Runner go) {
+    return call::alltoallv("tesseraAllToAllVInit", h_, s, sc, sd, r, rc, rd, T(t), go);
+  }));
+}
+Plan Comm::barrier_init() {
+  return Plan(planned("tesseraBarrierInit", h_, [&](call::Runner go) { return call::barrier("tesseraBarrierInit", h_, go); }));
+}
+
+Plan& Plan::operator=(Plan&& o) noexcept {
+  if (this != &o) {
+    if (h_ && check_plan("Plan", h_).is_ok()) plan_free(h_);
+    h_ = o.h_;
+    o.h_ = nullptr;
+  }
+  return *this;
+}
+Plan::~Plan() {
+  if (h_ && check_plan("Plan", h_).is_ok()) plan_free(h_);
+}
+void Plan::start() {
+  throw_if_error(check_plan("Plan::start", h_));
+  throw_if_error(plan_run("tesseraStart", *h_->p));
+}
+void Plan::start(Stream& st) {
+  throw_if_error(check_plan("Plan::start", h_));
+  std::shared_ptr<PlanState> p = h_->p;  // queued starts keep the plan alive past its destruction
+  st.enqueue(std::string("tesseraStart (") + p->init + ")", [p] { throw_if_error(plan_run("tesseraStart", *p)); });
+}
+const char* Plan::algorithm() const {
+  throw_if_error(check_plan("Plan::algorithm", h_));
+  return plan_row(*h_->p);
 }
 
 Group::Group() { group_start(); }

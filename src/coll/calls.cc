@@ -10,82 +10,82 @@ Args args(const void* s, void* r, size_t count, DType t, Op op = Op::kSum, int r
 }
 }  // namespace
 
-Status allreduce(const char* routine, tesseraComm* h, const void* s, void* r, size_t count, DType t, Op op) {
+Status allreduce(const char* routine, tesseraComm* h, const void* s, void* r, size_t count, DType t, Op op, Runner go) {
   TS_RETURN_IF_ERROR(check_comm(routine, h));
-  return run(routine, *h->c, Kind::kAllreduce, args(s, r, count, t, op));
+  return go(routine, *h->c, Kind::kAllreduce, args(s, r, count, t, op));
 }
-Status reduce_scatter(const char* routine, tesseraComm* h, const void* s, void* r, size_t count, DType t, Op op) {
+Status reduce_scatter(const char* routine, tesseraComm* h, const void* s, void* r, size_t count, DType t, Op op, Runner go) {
   TS_RETURN_IF_ERROR(check_comm(routine, h));
-  return run(routine, *h->c, Kind::kReduceScatter, args(s, r, count, t, op));
+  return go(routine, *h->c, Kind::kReduceScatter, args(s, r, count, t, op));
 }
 Status reduce_scatterv(const char* routine, tesseraComm* h, const void* s, void* r, const size_t* rcounts, DType t,
-                       Op op) {
+                       Op op, Runner go) {
   TS_RETURN_IF_ERROR(check_comm(routine, h));
   Args a = args(s, r, rcounts ? rcounts[h->c->rank] : 0, t, op);
   a.rcounts = rcounts;
-  return run(routine, *h->c, Kind::kReduceScatterv, a);
+  return go(routine, *h->c, Kind::kReduceScatterv, a);
 }
-Status allgather(const char* routine, tesseraComm* h, const void* s, void* r, size_t count, DType t) {
+Status allgather(const char* routine, tesseraComm* h, const void* s, void* r, size_t count, DType t, Runner go) {
   TS_RETURN_IF_ERROR(check_comm(routine, h));
-  return run(routine, *h->c, Kind::kAllgather, args(s, r, count, t));
+  return go(routine, *h->c, Kind::kAllgather, args(s, r, count, t));
 }
 Status allgatherv(const char* routine, tesseraComm* h, const void* s, size_t count, void* r, const size_t* rcounts,
-                  const size_t* displs, DType t) {
+                  const size_t* displs, DType t, Runner go) {
   TS_RETURN_IF_ERROR(check_comm(routine, h));
   Args a = args(s, r, count, t);
   a.rcounts = rcounts;
   a.rdispls = displs;
-  return run(routine, *h->c, Kind::kAllgatherv, a);
+  return go(routine, *h->c, Kind::kAllgatherv, a);
 }
-Status broadcast(const char* routine, tesseraComm* h, const void* s, void* r, size_t count, DType t, int root) {
+Status broadcast(const char* routine, tesseraComm* h, const void* s, void* r, size_t count, DType t, int root, Runner go) {
   TS_RETURN_IF_ERROR(check_comm(routine, h));
-  return run(routine, *h->c, Kind::kBroadcast, args(s, r, count, t, Op::kSum, root));
+  return go(routine, *h->c, Kind::kBroadcast, args(s, r, count, t, Op::kSum, root));
 }
-Status reduce(const char* routine, tesseraComm* h, const void* s, void* r, size_t count, DType t, Op op, int root) {
+Status reduce(const char* routine, tesseraComm* h, const void* s, void* r, size_t count, DType t, Op op, int root, Runner go) {
   TS_RETURN_IF_ERROR(check_comm(routine, h));
-  return run(routine, *h->c, Kind::kReduce, args(s, r, count, t, op, root));
+  return go(routine, *h->c, Kind::kReduce, args(s, r, count, t, op, root));
 }
-Status gather(const char* routine, tesseraComm* h, const void* s, void* r, size_t count, DType t, int root) {
+Status gather(const char* routine, tesseraComm* h, const void* s, void* r, size_t count, DType t, int root, Runner go) {
   TS_RETURN_IF_ERROR(check_comm(routine, h));
-  return run(routine, *h->c, Kind::kGather, args(s, r, count, t, Op::kSum, root));
+  return go(routine, *h->c, Kind::kGather, args(s, r, count, t, Op::kSum, root));
 }
-Status scatter(const char* routine, tesseraComm* h, const void* s, void* r, size_t count, DType t, int root) {
+Status scatter(const char* routine, tesseraComm* h, const void* s, void* r, size_t count, DType t, int root, Runner go) {
   TS_RETURN_IF_ERROR(check_comm(routine, h));
-  return run(routine, *h->c, Kind::kScatter, args(s, r, count, t, Op::kSum, root));
+  return go(routine, *h->c, Kind::kScatter, args(s, r, count, t, Op::kSum, root));
 }
 Status gatherv(const char* routine, tesseraComm* h, const void* s, size_t count, void* r, const size_t* rcounts,
-               const size_t* displs, DType t, int root) {
+               const size_t* displs, DType t, int root, Runner go) {
   TS_RETURN_IF_ERROR(check_comm(routine, h));
   Args a = args(s, r, count, t, Op::kSum, root);
   a.rcounts = rcounts;
   a.rdispls = displs;
-  return run(routine, *h->c, Kind::kGatherv, a);
+  return go(routine, *h->c, Kind::kGatherv, a);
 }
 Status scatterv(const char* routine, tesseraComm* h, const void* s, const size_t* scounts, const size_t* displs,
-                void* r, size_t count, DType t, int root) {
+                void* r, size_t count, DType t, int root, Runner go) {
   TS_RETURN_IF_ERROR(check_comm(routine, h));
   Args a = args(s, r, count, t, Op::kSum, root);
   a.scounts = scounts;
   a.sdispls = displs;
-  return run(routine, *h->c, Kind::kScatterv, a);
+  return go(routine, *h->c, Kind::kScatterv, a);
 }
-Status alltoall(const char* routine, tesseraComm* h, const void* s, void* r, size_t count, DType t) {
+Status alltoall(const char* routine, tesseraComm* h, const void* s, void* r, size_t count, DType t, Runner go) {
   TS_RETURN_IF_ERROR(check_comm(routine, h));
-  return run(routine, *h->c, Kind::kAlltoall, args(s, r, count, t));
+  return go(routine, *h->c, Kind::kAlltoall, args(s, r, count, t));
 }
 Status alltoallv(const char* routine, tesseraComm* h, const void* s, const size_t* scounts, const size_t* sdispls,
-                 void* r, const size_t* rcounts, const size_t* rdispls, DType t) {
+                 void* r, const size_t* rcounts, const size_t* rdispls, DType t, Runner go) {
   TS_RETURN_IF_ERROR(check_comm(routine, h));
   Args a = args(s, r, 0, t);
   a.scounts = scounts;
   a.sdispls = sdispls;
   a.rcounts = rcounts;
   a.rdispls = rdispls;
-  return run(routine, *h->c, Kind::kAlltoallv, a);
+  return go(routine, *h->c, Kind::kAlltoallv, a);
 }
-Status barrier(const char* routine, tesseraComm* h) {
+Status barrier(const char* routine, tesseraComm* h, Runner go) {
   TS_RETURN_IF_ERROR(check_comm(routine, h));
-  return run(routine, *h->c, Kind::kBarrier, Args{});
+  return go(routine, *h->c, Kind::kBarrier, Args{});
 }
 
 // send/recv go to p2p.h, not through dispatch: inside a group they are only queued.

@@ -26,6 +26,8 @@ static_assert(replicated(Kind::kAllgatherv) && !replicated(Kind::kReduce));
 // run(), the OpenSHMEM collectives), else the collective.
 const char* who(const Communicator& c, Kind kind) { return c.caller ? c.caller : kind_name(kind); }
 
+}  // namespace
+
 uint64_t hash_bytes(const void* p, size_t n) {
   const unsigned char* b = static_cast<const unsigned char*>(p);
   uint64_t h = 0xcbf29ce484222325ull ^ n;
@@ -39,6 +41,8 @@ uint64_t hash_bytes(const void* p, size_t n) {
   for (; i < n; ++i) h = (h ^ b[i]) * 0x100000001b3ull;
   return h;
 }
+
+namespace {
 
 // The count arrays of the v variants and of gatherv/scatterv at the root: their sum is the call's total.
 [[gnu::noinline]] Status check_counts(const Communicator& c, Kind kind, const Args& a, size_t* elems) {
@@ -179,27 +183,13 @@ namespace {
 }
 }  // namespace
 
-Status dispatch(Communicator& c, Kind kind, const Args& a, const Algorithm* force) {
-  // The call this PE is in, for the hang report; its number (c.seq + 1) is the same on every member.
-  const int32_t stride = c.where_stride != INT32_MIN ? c.where_stride : members_stride(c);
-  sync::WhereScope where(sync::Call::kCollective, static_cast<uint16_t>(kind), c.seq + 1,
-                         a.count * dtype_size(a.dtype), c.world[0], stride, c.size);
-  size_t total = a.count;
-  if (!args_plainly_ok(c, kind, a)) [[unlikely]]
-    TS_RETURN_IF_ERROR(check_args(c, kind, a, &total));
+namespace {
+// The call once its row is known: the engine's run under an Exec (or the row across hosts), the thorough
+// check when asked, and the call closed. Shared by dispatch and run_resolved, inlined into both.
+[[gnu::always_inline]] inline Status run_row(Communicator& c, Kind kind, const Args& a, const Algorithm* algo,
+                                             size_t per_rank_bytes, size_t total) {
+  if (algo->compose) [[unlikely]] return compose(c, *algo, kind, a, per_rank_bytes);
   const size_t es = dtype_size(a.dtype);
-  // Selection sees the per-rank payload; v variants use the average.
-  size_t per_rank = (kind_flags(kind) & kVCounts) ? total / static_cast<size_t>(c.size) : a.count;
-  if (counts_unshared(kind)) per_rank = 0;
-  // One-entry cache: the same call again skips the shape and the cost evaluation.
-  const Algorithm* algo = c.last_algo;
-  if (force || c.last_kind != kind || c.last_bytes != per_rank * es || c.last_symmetric != a.symmetric || !algo)
-      [[unlikely]] {
-    Result<const Algorithm*> r = pick(c, kind, a, per_rank * es, force);
-    if (!r.is_ok()) return r.status();
-    algo = r.value();
-  }
-  if (algo->compose) [[unlikely]] return compose(c, *algo, kind, a, per_rank * es);
   CallDesc d;
   d.kind = kind;
   d.dtype = a.dtype;
@@ -207,7 +197,7 @@ Status dispatch(Communicator& c, Kind kind, const Args& a, const Algorithm* forc
   d.algo = algo->id;
   d.root = rooted(kind) ? a.root : -1;
   d.count = counts_unshared(kind) ? 0 : total;
-  const uint64_t t0 = stage_call_begin(c, kind, per_rank * es);
+  const uint64_t t0 = stage_call_begin(c, kind, per_rank_bytes);
   const uint64_t traced = trace::g_on ? trace::coll_begin() : 0;  // TESSERA_TRACE: the call and its steps
   static const int check = check_level();
   const bool thorough = check >= 1 && replicated(kind) && c.size > 1;
@@ -237,9 +227,55 @@ Status dispatch(Communicator& c, Kind kind, const Args& a, const Algorithm* forc
     ++steps;
   }
   ex.end(steps, h);
-  if (traced) [[unlikely]] trace::coll_end(traced, kind_name(kind), algo->name, per_rank * es, steps);
-  stage_call_end(c, t0, per_rank * es);
+  if (traced) [[unlikely]] trace::coll_end(traced, kind_name(kind), algo->name, per_rank_bytes, steps);
+  stage_call_end(c, t0, per_rank_bytes);
   return Status::ok();
+}
+
+// Selection sees the per-rank payload; v variants use the average, and calls whose counts are not shared
+// by every member none.
+size_t per_rank_elems(const Communicator& c, Kind kind, const Args& a, size_t total) {
+  if (counts_unshared(kind)) return 0;
+  return (kind_flags(kind) & kVCounts) ? total / static_cast<size_t>(c.size) : a.count;
+}
+}  // namespace
+
+Status dispatch(Communicator& c, Kind kind, const Args& a, const Algorithm* force) {
+  // The call this PE is in, for the hang report; its number (c.seq + 1) is the same on every member.
+  const int32_t stride = c.where_stride != INT32_MIN ? c.where_stride : members_stride(c);
+  sync::WhereScope where(sync::Call::kCollective, static_cast<uint16_t>(kind), c.seq + 1,
+                         a.count * dtype_size(a.dtype), c.world[0], stride, c.size);
+  size_t total = a.count;
+  if (!args_plainly_ok(c, kind, a)) [[unlikely]]
+    TS_RETURN_IF_ERROR(check_args(c, kind, a, &total));
+  const size_t es = dtype_size(a.dtype);
+  const size_t per_rank = per_rank_elems(c, kind, a, total);
+  // One-entry cache: the same call again skips the shape and the cost evaluation.
+  const Algorithm* algo = c.last_algo;
+  if (force || c.last_kind != kind || c.last_bytes != per_rank * es || c.last_symmetric != a.symmetric || !algo)
+      [[unlikely]] {
+    Result<const Algorithm*> r = pick(c, kind, a, per_rank * es, force);
+    if (!r.is_ok()) return r.status();
+    algo = r.value();
+  }
+  return run_row(c, kind, a, algo, per_rank * es, total);
+}
+
+Status resolve(Communicator& c, Kind kind, const Args& a, Resolved* out) {
+  size_t total = a.count;
+  TS_RETURN_IF_ERROR(check_args(c, kind, a, &total));
+  const size_t bytes = per_rank_elems(c, kind, a, total) * dtype_size(a.dtype);
+  Result<const Algorithm*> r = pick(c, kind, a, bytes, nullptr);
+  if (!r.is_ok()) return r.status();
+  *out = Resolved{.kind = kind, .algo = r.value(), .per_rank_bytes = bytes, .total = total};
+  return Status::ok();
+}
+
+Status run_resolved(Communicator& c, const Resolved& r, const Args& a) {
+  const int32_t stride = c.where_stride != INT32_MIN ? c.where_stride : members_stride(c);
+  sync::WhereScope where(sync::Call::kCollective, static_cast<uint16_t>(r.kind), c.seq + 1,
+                         a.count * dtype_size(a.dtype), c.world[0], stride, c.size);
+  return run_row(c, r.kind, a, r.algo, r.per_rank_bytes, r.total);
 }
 
 }  // namespace tessera::coll

@@ -10,8 +10,6 @@
 #include "pgas/team_handle.h"
 
 namespace tessera::coll {
-namespace {
-// Destroyed handles stay listed here, reachable (see handle.h).
 void keep_dead_handle(void* h) {
   static std::mutex mu;
   static auto* kept = new std::vector<void*>;
@@ -19,6 +17,7 @@ void keep_dead_handle(void* h) {
   kept->push_back(h);
 }
 
+namespace {
 Result<tesseraComm*> new_comm(Result<Communicator*> r) {
   if (!r.is_ok()) return r.status();
   return r.value() ? new tesseraComm{kCommMagic, r.value()} : nullptr;
@@ -83,16 +82,13 @@ void close_event(tesseraEvent* h) {
   keep_dead_handle(h);
 }
 
+Status in_use_error(const char* routine, const Communicator& c) {
+  return invalid_arg("{}: {} is in use by another thread (work on a comm stream?): one thread at a time per "
+                     "communicator; synchronize the stream first", routine, c.name);
+}
+
 Status run(const char* routine, Communicator& c, Kind kind, const Args& a) {
-  if (c.in_use.load(std::memory_order_relaxed))
-    return invalid_arg("{}: {} is in use by another thread (work on a comm stream?): one thread at a time per "
-                       "communicator; synchronize the stream first", routine, c.name);
-  c.in_use.store(true, std::memory_order_relaxed);
-  c.caller = routine;
-  Status st = dispatch(c, kind, a);
-  c.caller = nullptr;
-  c.in_use.store(false, std::memory_order_release);
-  return st;
+  return exclusive(routine, c, [&] { return dispatch(c, kind, a); });
 }
 
 tesseraResult_t result_of(const Status& st) {

@@ -43,6 +43,9 @@ inline constexpr uint64_t kStreamMagic = 0x57e4a0c0'11c0ffeeull;
 inline constexpr uint64_t kEventMagic = 0xe7e47c0c'11c0ffeeull;
 inline constexpr uint64_t kDeadHandleMagic = 0xdeadc0aa'deadbeefull;
 
+// Destroyed handles stay listed, reachable (above); each kind's close calls this once its magic is dead.
+void keep_dead_handle(void* h);
+
 Status bad_comm(const char* routine, const tesseraComm* h);
 Status bad_stream(const char* routine, const tesseraStream* h);
 Status bad_event(const char* routine, const tesseraEvent* h);
@@ -79,8 +82,22 @@ void close_stream(tesseraStream* h);
 tesseraEvent* open_event();
 void close_event(tesseraEvent* h);
 
-// Runs one collective on `c` through dispatch, under the communicator's one-thread-at-a-time guard: a call
-// that finds the communicator in use (by a comm stream's work, say) fails with a message saying so.
+// Runs f() as the communicator's one call at a time: a call that finds the communicator in use (by a comm
+// stream's work, say) fails with a message saying so. `routine` is the communicator's caller meanwhile, the
+// name dispatch's errors give.
+Status in_use_error(const char* routine, const Communicator& c);
+template <typename F>
+Status exclusive(const char* routine, Communicator& c, F&& f) {
+  if (c.in_use.load(std::memory_order_relaxed)) [[unlikely]] return in_use_error(routine, c);
+  c.in_use.store(true, std::memory_order_relaxed);
+  c.caller = routine;
+  Status st = f();
+  c.caller = nullptr;
+  c.in_use.store(false, std::memory_order_release);
+  return st;
+}
+
+// Runs one collective on `c` through dispatch, under exclusive().
 Status run(const char* routine, Communicator& c, Kind kind, const Args& a);
 
 // The public result code of a Status, and the text of a result code (tesseraGetErrorString).

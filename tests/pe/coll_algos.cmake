@@ -85,3 +85,6 @@ foreach(algos IN LISTS _forced)
   endforeach()
   math(EXPR _i "${_i} + 1")
 endforeach()
+# Persistent plans (coll.h's Init calls, tesseraStart) through the public APIs, on one host and across hosts.
+tessera_pe_test(coll_plan NPES 1 2 3 4 TIMEOUT 120 ENV TESSERA_TIMEOUT=60 TESSERA_BUFFSIZE=64K)
+tessera_pe_hosts_test(coll_plan 2:1 4:2)
