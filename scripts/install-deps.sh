@@ -15,7 +15,7 @@ build_pkgs=(g++ cmake make pkg-config libhwloc-dev libucx-dev libpmix-dev libssl
 # libclang-rt-dev: the parsers' libFuzzer harnesses (tests/fuzz, make fuzz, part of make test), which need clang's
 # -fsanitize=fuzzer and its runtime. The names are those of Debian 12 and 13 alike (libclang-rt-dev follows the
 # release's clang: 14 on 12, 19 on 13).
-bench_pkgs=(libopenmpi-dev ucx-utils python3-matplotlib iperf3)
+bench_pkgs=(libopenmpi-dev ucx-utils python3-matplotlib iperf3 valgrind)
 
 want=("${build_pkgs[@]}")
 [ "$profile" = bench ] && want+=("${bench_pkgs[@]}")
