@@ -47,7 +47,7 @@ test-asan: deps
 	  UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j $(JOBS) --timeout 900 -LE nosan
 
 # Only what the threaded parts' tests need is built: the launcher, three unit binaries and the PE programs.
-TSAN_TARGETS = tessera-run tessera_unit_kernel tessera_unit_bootstrap tessera_unit_coll pe_coll_hosts pe_coll_stream pe_coll_plan pe_kernel_dist \
+TSAN_TARGETS = tessera-run tessera_unit_kernel tessera_unit_bootstrap tessera_unit_coll pe_coll_hosts pe_coll_stream pe_coll_plan pe_compute_stream pe_kernel_dist \
                pe_pgas_engine pe_pgas_threads
 test-tsan: deps
 	@cmake --preset tsan >/dev/null

@@ -33,10 +33,12 @@
 #include <tessera/error.hpp>
 #include <tessera/version.h>
 #include <tessera/dtypes.h>
+#include <tessera/stream.hpp>
 #include <climits>
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -110,6 +112,18 @@ void launch(const LaunchOptions& opts, F&& f) {
              const_cast<void*>(static_cast<const void*>(&f)));
 }
 
+/// The kernel enqueued on a stream (a compute stream, tessera/stream.hpp) instead of run now: it runs after
+/// the stream's earlier items, with block 0 on the stream's thread, and the call returns at once. `f` is
+/// moved into the item (its captures must outlive the run, as a stream's buffers must). Bad options, or a
+/// kernel that throws, fail the item: the stream's error is then sticky (Stream::synchronize throws).
+/// Events order it against collectives on comm streams in either direction:
+///   compute.enqueue ... ; ready.record(compute); comm_stream.wait(ready); comm.allreduce(..., comm_stream);
+template <typename F>
+void launch(Stream& s, const LaunchOptions& opts, F f) {
+  auto fn = std::make_shared<F>(std::move(f));
+  s.enqueue(opts.name ? opts.name : "kernel", [opts, fn] { launch(opts, *fn); });
+}
+
 /// The block the calling thread is running, or nullptr outside a kernel.
 BlockContext* current_block() noexcept;
 /// Block count used for kAutoBlocks.
@@ -169,10 +183,13 @@ float f16_to_f32(uint16_t h) noexcept;
 uint16_t f32_to_f16(float f) noexcept;
 
 // ---------------------------------------------------------------------------------------------------------
-/// Operators. x and y must not overlap unless stated. Every call is a kernel launch (blocking).
+/// Operators. x and y must not overlap unless stated. Every call is a kernel launch: blocking, or, with
+/// `stream` set, enqueued on that stream as launch(stream, ...) is (the call returns at once; its argument
+/// errors then fail the stream's item, and the tensors must outlive the run).
 struct OpOptions {
   int block_num = kAutoBlocks;
   Combine combine = Combine::kAuto;
+  Stream* stream = nullptr;
 };
 
 // The kernels' reduction operators, each an entry of the one list (tessera/dtypes.h): X(enumerator, entry).

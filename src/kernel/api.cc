@@ -13,6 +13,20 @@ namespace {
 void throw_if_error(const Status& st) {
   if (!st.is_ok()) throw Error(st.message());
 }
+
+// An operator now, or with opts.stream set one item of that stream, which runs the same call later with
+// the stream cleared.
+template <typename Call>
+void run_op(const char* op, ConstTensor x, const OpOptions& opts, Call call) {
+  if (!opts.stream) {
+    throw_if_error(call(opts));
+    return;
+  }
+  OpOptions later = opts;
+  later.stream = nullptr;
+  opts.stream->enqueue(std::string(op) + " " + to_string(x.shape) + " " + dtype_name(x.dtype),
+                       [call, later] { throw_if_error(call(later)); });
+}
 }  // namespace
 
 void launch_raw(const LaunchOptions& opts, KernelFn fn, void* arg) { throw_if_error(rt::launch(opts, fn, arg)); }
@@ -41,25 +55,30 @@ float f16_to_f32(uint16_t h) noexcept { return ops::f16_bits_to_f32(h); }
 uint16_t f32_to_f16(float f) noexcept { return ops::f32_to_f16_bits(f); }
 
 void reduce(ReduceOp op, ConstTensor x, Tensor y, int axis, const OpOptions& opts) {
-  throw_if_error(ops::reduce(op, x, y, axis, opts));
+  run_op(reduce_op_name(op), x, opts, [=](const OpOptions& o) { return ops::reduce(op, x, y, axis, o); });
 }
-void softmax(ConstTensor x, Tensor y, const OpOptions& opts) { throw_if_error(ops::softmax(x, y, false, opts)); }
-void log_softmax(ConstTensor x, Tensor y, const OpOptions& opts) { throw_if_error(ops::softmax(x, y, true, opts)); }
+void softmax(ConstTensor x, Tensor y, const OpOptions& opts) {
+  run_op("softmax", x, opts, [=](const OpOptions& o) { return ops::softmax(x, y, false, o); });
+}
+void log_softmax(ConstTensor x, Tensor y, const OpOptions& opts) {
+  run_op("log_softmax", x, opts, [=](const OpOptions& o) { return ops::softmax(x, y, true, o); });
+}
 void layer_norm(ConstTensor x, Tensor y, const NormParams& p, const OpOptions& opts) {
-  throw_if_error(ops::layer_norm(x, y, p, false, opts));
+  run_op("layer_norm", x, opts, [=](const OpOptions& o) { return ops::layer_norm(x, y, p, false, o); });
 }
 void rms_norm(ConstTensor x, Tensor y, const NormParams& p, const OpOptions& opts) {
-  throw_if_error(ops::layer_norm(x, y, p, true, opts));
+  run_op("rms_norm", x, opts, [=](const OpOptions& o) { return ops::layer_norm(x, y, p, true, o); });
 }
 void batch_norm_stats(ConstTensor x, float* mean, float* var, const OpOptions& opts) {
-  throw_if_error(ops::batch_norm_stats(x, mean, var, opts));
+  run_op("batch_norm_stats", x, opts, [=](const OpOptions& o) { return ops::batch_norm_stats(x, mean, var, o); });
 }
 void batch_norm_train(ConstTensor x, Tensor y, const BatchNormParams& p, float* save_mean, float* save_var,
                       const OpOptions& opts) {
-  throw_if_error(ops::batch_norm_train(x, y, p, save_mean, save_var, opts));
+  run_op("batch_norm_train", x, opts,
+         [=](const OpOptions& o) { return ops::batch_norm_train(x, y, p, save_mean, save_var, o); });
 }
 void batch_norm_infer(ConstTensor x, Tensor y, const BatchNormParams& p, const OpOptions& opts) {
-  throw_if_error(ops::batch_norm_infer(x, y, p, opts));
+  run_op("batch_norm_infer", x, opts, [=](const OpOptions& o) { return ops::batch_norm_infer(x, y, p, o); });
 }
 
 }  // namespace tessera::kernel

@@ -1,4 +1,4 @@
-// Comm streams and events (coll.hpp): an ordered queue of work run by one progress thread per stream.
+// Streams and events (tessera/stream.hpp): an ordered queue of work run by one thread per stream.
 //
 // Completion is a counter: the stream's thread runs item k (numbered from 1 in enqueue order) and then
 // publishes done = k, so "everything enqueued before ticket t has run" is done >= t. An event is a
@@ -14,14 +14,14 @@
 #include <mutex>
 #include <thread>
 
-#include <tessera/coll.hpp>
+#include <tessera/stream.hpp>
 
 #include "base/cpu.h"
 #include "base/log.h"
 #include "base/trace.h"
 #include "sync/word_wait.h"
 
-namespace tessera::coll {
+namespace tessera {
 namespace detail {
 
 struct StreamState {
@@ -42,10 +42,11 @@ struct StreamState {
   std::atomic<uint32_t> done32{0};       // low bits of done: the futex word
   std::atomic<uint32_t> sleepers{0};
   std::thread thread;
+  std::string label = "comm stream";     // traces and messages: "comm stream", "compute stream", ...
 
   void run(int id) {
     unbind_thread_to_job_cpus();
-    if (trace::g_on) trace::name_thread(fmt::format("comm stream {}", id));
+    if (trace::g_on) trace::name_thread(fmt::format("{} {}", label, id));
     for (;;) {
       Item item;
       {
@@ -99,14 +100,14 @@ struct StreamState {
     for (uint64_t d; (d = done.load(std::memory_order_acquire)) < ticket;) {
       sync::wait_while_equal(done32, static_cast<uint32_t>(d), sleepers, {}, [&] {
         std::lock_guard lk(mu);
-        return fmt::format("{}: comm stream to finish item #{} ({} of {} items done; running: {}; {} queued)", who,
+        return fmt::format("{}: {} to finish item #{} ({} of {} items done; running: {}; {} queued)", who, label,
                            ticket, done.load(), enqueued, running.empty() ? "nothing" : running, queue.size());
       });
     }
     std::lock_guard lk(mu);
     if (throw_error && error_item != 0 && error_item <= ticket) {
       reported = true;
-      throw Error(fmt::format("comm stream: item #{} ({}) failed; the items after it were skipped", error_item, error));
+      throw Error(fmt::format("{}: item #{} ({}) failed; the items after it were skipped", label, error_item, error));
     }
   }
 
@@ -125,8 +126,11 @@ struct StreamState {
 
 }  // namespace detail
 
-Stream::Stream() : s_(std::make_shared<detail::StreamState>()) {
+Stream::Stream() : Stream(std::string()) {}
+
+Stream::Stream(std::string label) : s_(std::make_shared<detail::StreamState>()) {
   static std::atomic<int> streams{0};  // numbers the streams' trace tracks in creation order
+  if (!label.empty()) s_->label = std::move(label);
   s_->thread = std::thread([s = s_, id = streams.fetch_add(1)] { s->run(id); });
 }
 
@@ -135,7 +139,7 @@ Stream::~Stream() {
   {
     std::lock_guard lk(s_->mu);
     if (!s_->error.empty() && !s_->reported)
-      log::warn("comm stream destroyed with a failure nobody synchronized on: item #{} ({})", s_->error_item,
+      log::warn("{} destroyed with a failure nobody synchronized on: item #{} ({})", s_->label, s_->error_item,
                 s_->error);
     s_->stop = true;
     s_->cv.notify_one();
@@ -171,4 +175,4 @@ void Event::synchronize() const {
   if (s_) s_->wait_for(ticket_, "Event::synchronize");
 }
 
-}  // namespace tessera::coll
+}  // namespace tessera

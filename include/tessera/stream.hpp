@@ -1,0 +1,82 @@
+// Streams and events: ordered asynchronous work on a thread of its own, shared by the collectives (comm
+// streams, coll.hpp) and the SPMD kernels and operators (compute streams, kernel.hpp), with CUDA's semantics:
+// - items of one stream run in enqueue order, each after the previous one has returned;
+// - Event::record(s) marks everything enqueued on s so far; the event completes when all of it has run
+//   (an event never recorded is complete); recording again moves the mark;
+// - Stream::wait(e) makes the items enqueued on the stream after the call start only once e has completed,
+//   whichever stream e belongs to: a compute stream may wait for a collective and a comm stream for a kernel,
+//   with no host thread joining them;
+// - Stream::synchronize() and Event::synchronize() block the calling thread; every such wait has the
+//   TESSERA_TIMEOUT deadline and names what it waited for.
+#pragma once
+#include <tessera/needs_cxx20.hpp>  // first: an older standard stops here, with one message
+#include <tessera/error.hpp>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+namespace tessera {
+
+namespace detail {
+struct StreamState;
+}
+class Event;
+
+
+/// A stream: work enqueued on it runs in order, one item at a time, on the stream's own thread, while the
+/// enqueuing thread goes on. The same type carries collectives (a comm stream: tessera::coll's calls with a
+/// Stream argument, the Bucketer) and kernels and operators (a compute stream: tessera::kernel::launch(stream,
+/// ...), OpOptions::stream); events join streams of either kind in either direction. Not collective: each
+/// PE makes its own.
+/// - Buffers passed to work on a stream must stay valid, and unmodified where they are inputs, until an
+///   Event recorded after that work has completed (or synchronize() returned).
+/// - A communicator used on a stream belongs to that stream until the stream is synchronized: calls on it
+///   from another thread or stream meanwhile are an error (the library reports concurrent use when it sees
+///   it), and every member must enqueue the same collectives in the same order, as with blocking calls.
+/// - The first work item that fails (it throws, e.g. a bad argument) makes the stream's error sticky: later
+///   items are skipped, and synchronize() and the Event::synchronize() of events recorded after it throw an
+///   Error naming the item. Peers then wait for this PE in their collective until TESSERA_TIMEOUT. The
+///   destructor waits for the queue and, if nobody was told of a failure, logs it (it never throws).
+/// - Every wait for a stream or event has the TESSERA_TIMEOUT deadline; on expiry the PE prints what the
+///   stream was running and how many items were pending, and the job ends.
+/// - The progress thread runs on every CPU of the job, not only the PE's own.
+class Stream {
+ public:
+  Stream();
+  /// `label` names the stream's thread in traces ("<label> <n>"; the default is "comm stream").
+  explicit Stream(std::string label);
+  ~Stream();  // waits for everything enqueued, then ends the thread
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+
+  /// Runs fn after everything enqueued before it. `what` names the item in errors and timeouts. fn (with
+  /// its captures) is destroyed on the stream's thread before the item counts as done for synchronize()
+  /// and events.
+  void enqueue(std::string what, std::function<void()> fn);
+  /// Later items start only once `e` has completed (e may belong to another stream).
+  void wait(const Event& e);
+  /// Blocks until everything enqueued so far has run; throws Error if an item failed.
+  void synchronize();
+
+ private:
+  friend class Event;
+  std::shared_ptr<detail::StreamState> s_;
+};
+
+/// A point in a stream: record() marks everything enqueued on the stream so far; the event completes when
+/// all of it has run. An event never recorded counts as complete. Cheap to copy.
+class Event {
+ public:
+  Event() = default;
+  void record(Stream& s);
+  bool query() const;     // completed? (never blocks)
+  void synchronize() const;  // blocks until completed; throws Error if the stream failed before it
+
+ private:
+  friend class Stream;
+  std::shared_ptr<detail::StreamState> s_;
+  uint64_t ticket_ = 0;
+};
+
+}  // namespace tessera
