@@ -245,6 +245,10 @@ class Bucketer {
 
   size_t add(void* data, size_t count, DataType t);  // returns the gradient's index
   void mark_ready(size_t index);
+  /// Gradient i becomes final when `ready` completes (an event recorded on a compute stream after the kernel
+  /// that writes it): the bucket's allreduce waits for it on the stream, and this call returns at once. With
+  /// a time window, readiness is timed at this call, not at the event.
+  void mark_ready(size_t index, const Event& ready);
   void finish();
   size_t bucket_count() const;  // after the first mark_ready (the layout is fixed then)
   size_t bucket_of(size_t index) const;

@@ -59,6 +59,7 @@ struct Bucketer::Impl {
     size_t bucket = 0;
     bool ready = false;
     std::chrono::steady_clock::time_point ready_at{};  // first step only, with a window
+    Event after{};  // mark_ready(i, event): the bucket's allreduce waits for it on the stream
   };
   struct Bucket {
     size_t first = 0, last = 0;  // gradients [first, last)
@@ -147,6 +148,10 @@ struct Bucketer::Impl {
   void launch(size_t k) {
     Bucket& b = buckets[k];
     const DataType t = b.type;
+    // Gradients made by work on another stream (a compute stream): the allreduce starts after their events,
+    // which the stream waits for; the caller's thread does not.
+    for (size_t i = b.first; i < b.last; ++i)
+      if (!grads[i].after.query()) stream.wait(grads[i].after);
     // TESSERA_TRACE: the launch on the caller's track (the allreduce itself runs on the stream's).
     trace::Scope traced(trace::Cat::kBucket, "bucket launch", b.contiguous ? "in place" : "packed",
                         {.k0 = "bucket", .a0 = static_cast<int64_t>(k),
@@ -198,11 +203,13 @@ size_t Bucketer::add(void* data, size_t count, DataType t) {
   if (!data && count) throw Error("Bucketer::add: gradient " + std::to_string(p_->grads.size()) + " is null with a count of " + std::to_string(count));
   if (static_cast<size_t>(t) >= kNumDTypes)
     throw Error("Bucketer::add: data type " + std::to_string(static_cast<int>(t)) + " is not one of the 10 supported types");
-  p_->grads.push_back({data, count, t});
+  p_->grads.push_back({.data = data, .count = count, .type = t});
   return p_->grads.size() - 1;
 }
 
-void Bucketer::mark_ready(size_t index) {
+void Bucketer::mark_ready(size_t index) { mark_ready(index, Event()); }
+
+void Bucketer::mark_ready(size_t index, const Event& ready) {
   Impl& m = *p_;
   if (index >= m.grads.size())
     throw Error("Bucketer::mark_ready: gradient " + std::to_string(index) + " is out of range: " +
@@ -212,6 +219,7 @@ void Bucketer::mark_ready(size_t index) {
   if (g.ready)
     throw Error("Bucketer::mark_ready: gradient " + std::to_string(index) + " was already marked ready in this step");
   g.ready = true;
+  g.after = ready;
   if (m.timing) g.ready_at = std::chrono::steady_clock::now();
   --m.buckets[g.bucket].pending;
   while (m.next_launch < m.buckets.size() && m.buckets[m.next_launch].pending == 0) m.launch(m.next_launch++);
@@ -233,7 +241,7 @@ void Bucketer::finish() {
                 " were not launched");
   }
   m.stream.synchronize();
-  for (auto& g : m.grads) g.ready = false;
+  for (auto& g : m.grads) g.ready = false, g.after = Event();
   for (auto& b : m.buckets) b.pending = b.last - b.first;
   m.next_launch = 0;
   if (m.timing) {

@@ -65,6 +65,9 @@ foreach(n 1 3)
            COMMAND ${TESSERA_RUN} -n ${n} --timeout 120 $<TARGET_FILE:data_parallel_step>)
   set_tests_properties(example.data_parallel_step.n${n} PROPERTIES LABELS pe TIMEOUT 120)
 endforeach()
+add_test(NAME example.data_parallel_step_host_joins.n3
+         COMMAND ${TESSERA_RUN} -n 3 --timeout 120 $<TARGET_FILE:data_parallel_step> --host-joins)
+set_tests_properties(example.data_parallel_step_host_joins.n3 PROPERTIES LABELS pe TIMEOUT 120)
 # The public C and C++ reduction calls (every type and operator) with each algorithm forced in turn through
 # TESSERA_ALGO, as a user would force it: the internal matrix forces algorithms through dispatch, this pins the
 # public entry points to the same algorithms. A forced algorithm that does not support a call falls back to

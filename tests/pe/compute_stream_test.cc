@@ -115,6 +115,38 @@ TEST(ComputeStream, PlansStartAfterKernelEvents) {
   }
 }
 
+// Gradients made by late kernels on a compute stream and handed to the Bucketer with their events: every
+// bucket's allreduce waits for them (a bucket that did not would average last step's values).
+TEST(ComputeStream, BucketerWaitsForGradientEvents) {
+  const int n = npes(), r = me();
+  tc::Comm comm = tc::Comm::world();
+  tessera::Stream compute("compute stream"), comm_stream;
+  const std::vector<size_t> sizes = {3000, 70, 20000, 5, 9000};
+  size_t total = 0;
+  std::vector<size_t> off;
+  for (size_t c : sizes) off.push_back(total), total += c;
+  std::vector<double> grads(total);
+  tc::Bucketer buckets(comm, comm_stream, 64 << 10, tc::RedOp::kSum);
+  for (size_t k = 0; k < sizes.size(); ++k) buckets.add(grads.data() + off[k], sizes[k], tc::DataType::kFloat64);
+  for (int step = 0; step < 6; ++step) {
+    for (size_t k = sizes.size(); k-- > 0;) {
+      tk::launch(compute, {.block_num = 2, .name = "gradient"}, [&, k, step](tk::BlockContext& b) {
+        std::this_thread::sleep_for(1ms);
+        for (size_t i = static_cast<size_t>(b.block_idx()); i < sizes[k]; i += 2)
+          grads[off[k] + i] = (r + 1) * (step + 1) + static_cast<double>(k * 1000 + i % 100);
+      });
+      tessera::Event ready;
+      ready.record(compute);
+      buckets.mark_ready(k, ready);
+    }
+    buckets.finish();
+    for (size_t k = 0; k < sizes.size(); ++k)
+      for (size_t i = 0; i < sizes[k]; ++i)
+        ASSERT_EQ(grads[off[k] + i], (step + 1) * n * (n + 1) / 2 + n * static_cast<double>(k * 1000 + i % 100))
+            << "step " << step << " gradient " << k << " element " << i;
+  }
+}
+
 // A bad operator on a compute stream fails its item; the error is sticky and names it; later items are skipped.
 TEST(ComputeStream, ErrorsAreSticky) {
   tessera::Stream s("compute stream");
