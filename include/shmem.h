@@ -111,6 +111,10 @@ int shmem_addr_accessible(const void* addr, int pe);
 void* shmem_ptr(const void* dest, int pe);
 void shmem_info_get_version(int* major, int* minor);
 void shmem_info_get_name(char* name);
+/* OpenSHMEM 1.6: 1 between the first shmem_init (or _thread) and the matching last shmem_finalize, else 0;
+ * and 1 once the library has been finalized. Callable at any time; they return 0. */
+int shmem_query_initialized(int* initialized);
+int shmem_query_finalized(int* finalized);
 
 /* ---- Memory management ---- */
 void* shmem_malloc(size_t size);
@@ -134,6 +138,24 @@ void shmem_team_destroy(shmem_team_t team);
 void* shmem_team_ptr(shmem_team_t team, const void* dest, int pe);
 
 /* ---- Contexts ---- */
+/* Sessions (OpenSHMEM 1.6): hints that a context is about to issue many operations. The options and the
+ * configuration are checked (an unknown bit ends the job naming it); a session changes no result or
+ * ordering, and its end completes nothing (shmem_ctx_quiet does). shmem_ctx_session_start/stop and
+ * shmem_ctx_session_config_t are the names of the specification's drafts. */
+#define SHMEM_SESSION_BATCH (1L << 0)
+#define SHMEM_SESSION_SAME_AMO (1L << 1)
+#define SHMEM_SESSION_TOTAL_OPS (1L << 0)
+typedef struct {
+  size_t total_ops;
+} shmem_session_config_t;
+void shmem_session_start(shmem_ctx_t ctx, long options, const shmem_session_config_t* config, long config_mask);
+void shmem_session_stop(shmem_ctx_t ctx);
+typedef shmem_session_config_t shmem_ctx_session_config_t;
+#define SHMEM_CTX_SESSION_BATCH SHMEM_SESSION_BATCH
+#define SHMEM_CTX_SESSION_SAME_AMO SHMEM_SESSION_SAME_AMO
+#define SHMEM_CTX_SESSION_TOTAL_OPS SHMEM_SESSION_TOTAL_OPS
+void shmem_ctx_session_start(shmem_ctx_t ctx, long options, const shmem_session_config_t* config, long config_mask);
+void shmem_ctx_session_stop(shmem_ctx_t ctx);
 int shmem_ctx_create(long options, shmem_ctx_t* ctx);
 int shmem_team_create_ctx(shmem_team_t team, long options, shmem_ctx_t* ctx);
 void shmem_ctx_destroy(shmem_ctx_t ctx);

@@ -14,6 +14,7 @@ struct tessera_ctx {
   uint32_t magic;
   long options;
   shmem_team_t team;
+  bool session = false;  // between shmem_session_start and shmem_session_stop
 };
 
 namespace tessera::capi {

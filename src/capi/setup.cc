@@ -19,7 +19,7 @@ using namespace tessera;
 
 struct tessera_team tessera_team_world_handle = {capi::kTeamMagic, nullptr};
 struct tessera_team tessera_team_shared_handle = {capi::kTeamMagic, nullptr};
-struct tessera_ctx tessera_ctx_default_handle = {capi::kCtxMagic, 0, &tessera_team_world_handle};
+struct tessera_ctx tessera_ctx_default_handle = {capi::kCtxMagic, 0, &tessera_team_world_handle, false};
 
 namespace tessera::capi {
 
@@ -54,7 +54,7 @@ shmem_team_t new_team_handle(pgas::Team* t) {
 
 shmem_ctx_t new_ctx_handle(long options, shmem_team_t team) {
   std::lock_guard lk(g_handles_mu);
-  g_ctx_handles.push_back(std::make_unique<tessera_ctx>(tessera_ctx{kCtxMagic, options, team}));
+  g_ctx_handles.push_back(std::make_unique<tessera_ctx>(tessera_ctx{kCtxMagic, options, team, false}));
   return g_ctx_handles.back().get();
 }
 
@@ -95,6 +95,15 @@ void shmem_finalize(void) {
   pgas::finalize();
 }
 void shmem_global_exit(int status) { pgas::global_exit(status); }
+int shmem_query_initialized(int* initialized) {
+  if (initialized) *initialized = pgas::is_initialized() ? 1 : 0;
+  return 0;
+}
+int shmem_query_finalized(int* finalized) {
+  if (finalized)
+    *finalized = !pgas::is_initialized() && pgas::rt().ever_initialized.load(std::memory_order_relaxed) ? 1 : 0;
+  return 0;
+}
 // Before shmem_init these end the job like every other routine (a program that prints shmem_my_pe() before
 // init would otherwise label its output -1); after shmem_finalize they answer -1, as programs that print a
 // last line after finalize expect.
@@ -228,6 +237,31 @@ void shmem_ctx_destroy(shmem_ctx_t ctx) {
   pgas::quiet();
   ctx->magic = capi::kDeadMagic;  // handle kept (see handles.h)
 }
+void shmem_session_start(shmem_ctx_t ctx, long options, const shmem_session_config_t* config, long config_mask) {
+  require_init("shmem_session_start");
+  capi::check_ctx("shmem_session_start", ctx);
+  constexpr long kOptions = SHMEM_SESSION_BATCH | SHMEM_SESSION_SAME_AMO, kMask = SHMEM_SESSION_TOTAL_OPS;
+  if (options & ~kOptions)
+    log::fatal("shmem_session_start: options {:#x} hold bits no session option has (SHMEM_SESSION_BATCH {:#x}, "
+               "SHMEM_SESSION_SAME_AMO {:#x})", options, SHMEM_SESSION_BATCH, SHMEM_SESSION_SAME_AMO);
+  if (config_mask & ~kMask)
+    log::fatal("shmem_session_start: config_mask {:#x} holds bits no configuration field has "
+               "(SHMEM_SESSION_TOTAL_OPS {:#x})", config_mask, SHMEM_SESSION_TOTAL_OPS);
+  if (config_mask && !config) log::fatal("shmem_session_start: config_mask is {:#x} but config is null", config_mask);
+  if (ctx->session) log::fatal("shmem_session_start: context {} is in a session already", (void*)ctx);
+  ctx->session = true;
+}
+void shmem_session_stop(shmem_ctx_t ctx) {
+  require_init("shmem_session_stop");
+  capi::check_ctx("shmem_session_stop", ctx);
+  if (!ctx->session) log::fatal("shmem_session_stop: context {} is not in a session", (void*)ctx);
+  ctx->session = false;
+}
+void shmem_ctx_session_start(shmem_ctx_t ctx, long options, const shmem_session_config_t* config, long config_mask) {
+  shmem_session_start(ctx, options, config, config_mask);
+}
+void shmem_ctx_session_stop(shmem_ctx_t ctx) { shmem_session_stop(ctx); }
+
 int shmem_ctx_get_team(shmem_ctx_t ctx, shmem_team_t* team) {
   if (team) *team = SHMEM_TEAM_INVALID;
   if (ctx == SHMEM_CTX_INVALID || !team) return -1;

@@ -242,7 +242,17 @@ void log_job(const Runtime& r) {
 Status init(int thread_level) {
   std::lock_guard lk(g_init_mu);
   Runtime& r = g_rt;
-  if (r.init_count++ > 0) return Status::ok();
+  if (r.init_count > 0) {
+    ++r.init_count;  // nested pairs (OpenSHMEM 1.6): only the last finalize ends the library
+    return Status::ok();
+  }
+  // Initializing again after the last finalize (OpenSHMEM 1.6 allows it) needs a second join with the job's
+  // start-up, which a launcher, PMIx or the TCP rendezvous does not take: a job of one PE only.
+  if (g_boot && g_boot != &bootstrap::kSingleBackend)
+    return invalid_arg("the library was finalized in this process and started by the {} bootstrap, which takes "
+                       "one join per PE: initializing it again is supported in a job of one PE started without "
+                       "a launcher only", g_boot->name);
+  ++r.init_count;
   log::set_level(static_cast<log::Level>(std::clamp<int64_t>(kLogLevel.get(), 0, 3)));
   TS_RETURN_IF_ERROR(config::check_unknown());
   bootstrap::set_abort_hook(remote_abort);

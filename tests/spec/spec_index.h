@@ -91,7 +91,8 @@
   R(shmem_pcontrol)                                                                                       \
   /* 1.6 additions Tessera claims */                                                                      \
   R(shmem_team_ptr) R(shmem_pe_quiet) R(shmem_ctx_pe_quiet) R(shmem_signal_add) R(shmem_ctx_signal_add)   \
-  R(shmem_signal_set) R(shmem_ctx_signal_set)
+  R(shmem_signal_set) R(shmem_ctx_signal_set) R(shmem_query_initialized) R(shmem_query_finalized)           \
+  R(shmem_session_start) R(shmem_session_stop)
 
 /* ---- Typed families: F(TYPENAME) lists the routines of one type ---- */
 #define SPEC_RMA_ROUTINES(R, N)                                                                              \

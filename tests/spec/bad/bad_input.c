@@ -52,6 +52,15 @@ int main(int argc, char** argv) {
     shmem_long_sum_reduce(SHMEM_TEAM_WORLD, local, src, 4);
   } else if (!strcmp(c, "partial_overlap")) {
     shmem_long_sum_reduce(SHMEM_TEAM_WORLD, src + 1, src, 4);
+  } else if (!strcmp(c, "session_bad_option")) {
+    shmem_session_start(SHMEM_CTX_DEFAULT, 1L << 5, NULL, 0);
+  } else if (!strcmp(c, "session_not_started")) {
+    shmem_session_stop(SHMEM_CTX_DEFAULT);
+  } else if (!strcmp(c, "session_null_config")) {
+    shmem_session_start(SHMEM_CTX_DEFAULT, 0, NULL, SHMEM_SESSION_TOTAL_OPS);
+  } else if (!strcmp(c, "init_after_finalize")) {
+    shmem_finalize();
+    shmem_init();
   } else if (!strcmp(c, "collective_before_init")) {
     /* not reachable after shmem_init; covered by the ordering below */
   } else {
