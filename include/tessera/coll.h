@@ -148,6 +148,20 @@ tesseraResult_t tesseraAllToAllAsync(const void* sendbuff, void* recvbuff, size_
                                      tesseraComm_t comm, tesseraStream_t stream);
 tesseraResult_t tesseraBarrierAsync(tesseraComm_t comm, tesseraStream_t stream);
 
+/* Registered buffers (NCCL's ncclCommRegister): a member's own buffer made reachable by the other members of
+ * its host once, so that collectives on it read and write it in place as they do symmetric-heap buffers.
+ * Collective, in the same order on every member, each with its own buffer (sizes may differ); *handle is
+ * the registration (the same handle, counted once more, for a buffer registered again). The buffer keeps
+ * its address and contents (its whole pages become shared memory of this host); it must be private,
+ * writable memory, must not overlap (in whole pages) another buffer registered on the communicator, and
+ * must be deregistered before it is freed. A collective whose send and receive buffers both lie in
+ * registered buffers of a communicator within one host takes the in-place algorithms: every member must
+ * then pass its own registered buffers at the same offsets (allreduce, broadcast, allgather, alltoall).
+ * Across hosts a registration is accepted and changes nothing. Deregister drops one count; the last one
+ * gives the pages back as private memory. Errors name the buffer, the limit, or the member that refused. */
+tesseraResult_t tesseraCommRegister(tesseraComm_t comm, void* buff, size_t size, void** handle);
+tesseraResult_t tesseraCommDeregister(tesseraComm_t comm, void* handle);
+
 /* Persistent plans (MPI-4's persistent collectives, MPI_Allreduce_init + MPI_Start): an Init takes the
  * blocking call's arguments and returns a plan of that call, its arguments checked, its algorithm chosen and
  * its count arrays copied once; tesseraStart runs it, blocking when stream is NULL (as the blocking call),

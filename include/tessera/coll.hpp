@@ -164,6 +164,10 @@ class Comm {
   void alltoall(const void* send, void* recv, size_t count, DataType t, Stream& s);
   void barrier(Stream& s);
 
+  /// Registered buffers (coll.h: tesseraCommRegister): collective; returns the registration's handle.
+  void* register_buffer(void* p, size_t bytes);
+  void deregister_buffer(void* handle);
+
   /// Persistent plans of the same collectives (Plan; coll.h's tesseraAllReduceInit ...): collective.
   Plan allreduce_init(const void* send, void* recv, size_t count, DataType t, RedOp op);
   Plan reduce_scatter_init(const void* send, void* recv, size_t recvcount, DataType t, RedOp op);

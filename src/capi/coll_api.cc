@@ -12,6 +12,7 @@
 #include "coll/handle.h"
 #include "coll/p2p.h"
 #include "coll/plan.h"
+#include "coll/register.h"
 #include "coll/types.h"
 
 using namespace tessera;
@@ -297,6 +298,20 @@ tesseraResult_t tesseraAllToAllAsync(const void* s, void* r, size_t count, tesse
 tesseraResult_t tesseraBarrierAsync(tesseraComm_t comm, tesseraStream_t st) {
   TS_ASYNC("tesseraBarrierAsync", comm, st);
   return enqueue(st, "tesseraBarrierAsync", [=] { return call::barrier("tesseraBarrier", comm); });
+}
+
+tesseraResult_t tesseraCommRegister(tesseraComm_t comm, void* buff, size_t size, void** handle) {
+  TS_CHECK(check_comm("tesseraCommRegister", comm));
+  if (!handle) return to_result(invalid_arg("tesseraCommRegister: handle is null"));
+  Result<Registration*> r =
+      exclusive("tesseraCommRegister", *comm->c, [&] { return register_buffer("tesseraCommRegister", *comm->c, buff, size); });
+  if (!r.is_ok()) return to_result(r.status());
+  *handle = r.value();
+  return tesseraSuccess;
+}
+tesseraResult_t tesseraCommDeregister(tesseraComm_t comm, void* handle) {
+  TS_CHECK(check_comm("tesseraCommDeregister", comm));
+  return to_result(deregister_buffer("tesseraCommDeregister", *comm->c, handle));
 }
 
 // Persistent plans (plan.h): each Init records the blocking call of the same arguments and makes its plan.

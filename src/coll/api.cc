@@ -10,6 +10,7 @@
 #include "coll/handle.h"
 #include "coll/p2p.h"
 #include "coll/plan.h"
+#include "coll/register.h"
 #include "coll/types.h"
 
 namespace tessera::coll {
@@ -150,6 +151,18 @@ void Comm::alltoall(const void* s, void* r, size_t count, DataType t, Stream& st
 }
 void Comm::barrier(Stream& st) {
   st.enqueue("barrier", [h = h_] { throw_if_error(call::barrier("tesseraBarrier", h)); });
+}
+
+void* Comm::register_buffer(void* p, size_t bytes) {
+  throw_if_error(check_comm("Comm::register_buffer", h_));
+  Result<Registration*> r = exclusive("tesseraCommRegister", *h_->c,
+                                      [&] { return coll::register_buffer("tesseraCommRegister", *h_->c, p, bytes); });
+  throw_if_error(r.status());
+  return r.value();
+}
+void Comm::deregister_buffer(void* handle) {
+  throw_if_error(check_comm("Comm::deregister_buffer", h_));
+  throw_if_error(coll::deregister_buffer("tesseraCommDeregister", *h_->c, handle));
 }
 
 // ---- persistent plans (plan.h)

@@ -14,6 +14,7 @@
 #include "base/log.h"
 #include "coll/single_copy.h"
 #include "coll/dispatch.h"
+#include "coll/register.h"
 #include "coll/hier.h"
 #include "coll/select/select.h"
 #include "pgas/runtime.h"
@@ -88,6 +89,14 @@ void log_choices(const Communicator& c) {
   }
 }
 
+// This member's symmetric memory (the heap segment, the program's globals) in a communicator's map.
+void own_symmetric(SymMap& sym, const pgas::Runtime& r) {
+  sym.my_heap = r.my_base;
+  sym.heap_bytes = r.seg_size;
+  sym.my_data = r.data_size ? r.data_base : nullptr;
+  sym.data_bytes = r.data_size;
+}
+
 // Creates the segments of a communicator whose members are `world` (in rank order). `sync` is a barrier
 // over (at least) every member; it is called exactly twice on every member.
 template <typename Sync>
@@ -112,6 +121,11 @@ Result<Communicator*> build(std::vector<int> world, int rank, uint64_t uid, Sync
     c->name = fmt::format("communicator {:04x} ({} rank{}, PE{} {}{})", uid & 0xffff, c->size, c->size > 1 ? "s" : "",
                           c->size > 1 ? "s" : "", c->world[0],
                           c->size > 1 ? fmt::format("..{}", c->world[static_cast<size_t>(c->size - 1)]) : "");
+    // This member's own symmetric ranges, so that words name them; no member is mapped (the rows across
+    // hosts never read a peer in place), and a registered buffer gets no region (register.h).
+    own_symmetric(c->sym, pgas::rt());
+    c->sym.heap.assign(static_cast<size_t>(c->size), nullptr);
+    c->sym.data.assign(static_cast<size_t>(c->size), nullptr);
     c->hier = hier_create(*c, local);
     return c.release();
   }
@@ -186,10 +200,7 @@ Result<Communicator*> build(std::vector<int> world, int rank, uint64_t uid, Sync
     c->pids.push_back(c->ctrl[m]->peer.pid.load(std::memory_order_relaxed));
     c->cma = c->cma && c->ctrl[m]->peer.cma_ok.load(std::memory_order_relaxed) == 1;
   }
-  c->sym.my_heap = r.my_base;
-  c->sym.heap_bytes = r.seg_size;
-  c->sym.my_data = r.data_size ? r.data_base : nullptr;
-  c->sym.data_bytes = r.data_size;
+  own_symmetric(c->sym, r);
   for (int m = 0; m < n; ++m) {
     const auto pe = static_cast<size_t>(c->world[m]);
     c->sym.heap.push_back(r.bases[pe]);
@@ -334,6 +345,7 @@ void comm_destroy(Communicator* c) {
   if (!c) return;
   // Nobody may still read this member's segment.
   if (pgas::is_initialized()) (void)dispatch(*c, Kind::kBarrier, Args{});
+  deregister_all(*c);
   for (char* s : c->seg)
     if (s) transport::shm::unmap(s, c->seg_bytes);
   hier_destroy(c->hier);

@@ -142,6 +142,7 @@ int stage_stores_setting();
 
 struct Hier;
 struct NetShape;
+struct Registration;
 
 // Every member's symmetric memory as this PE maps it (the OpenSHMEM heap, then the program's globals),
 // copied from the PGAS runtime when the communicator is made: the algorithms that work on symmetric buffers
@@ -153,8 +154,20 @@ struct SymMap {
   char* my_data = nullptr;  // null when globals are not symmetric
   size_t data_bytes = 0;
   std::vector<char*> heap, data;  // per member: its segments in my space, null when not mapped (another host)
+  // Registered buffers (coll/register.h), after the heap and the globals in the word space: region k holds
+  // words [word, word + span) on every member (span: the largest member's range), member m's range mapped
+  // here at at[m] (its own address for this member; null where not mapped) for len[m] bytes.
+  struct Region {
+    uint64_t word = 0, span = 0;
+    char* mine = nullptr;  // this member's range (at[rank])
+    size_t mine_len = 0;
+    std::vector<char*> at;
+    std::vector<size_t> len;
+  };
+  std::vector<Region> regions;
 
-  // 1 + the symmetric offset of [p, p + bytes) when all of it is symmetric memory of this PE, else 0.
+  // 1 + the symmetric offset of [p, p + bytes) when all of it is symmetric memory of this PE (the heap, the
+  // globals, or one registered buffer), else 0.
   uint64_t word(const void* p, size_t bytes) const {
     const char* c = static_cast<const char*>(p);
     if (!c) return 0;
@@ -163,7 +176,7 @@ struct SymMap {
     if (h < heap_bytes && b <= heap_bytes - h) return h + 1;
     const size_t d = static_cast<size_t>(c - my_data);
     if (my_data && d < data_bytes && b <= data_bytes - d) return heap_bytes + d + 1;
-    return 0;
+    return regions.empty() ? 0 : region_word(c, b);
   }
   // Member m's address of the object at symmetric word `w` (from word()), or null when m is not mapped.
   char* at(int m, uint64_t w) const {
@@ -172,9 +185,16 @@ struct SymMap {
       char* b = heap[static_cast<size_t>(m)];
       return b ? b + off : nullptr;
     }
-    char* b = data[static_cast<size_t>(m)];
-    return b ? b + (off - heap_bytes) : nullptr;
+    if (off - heap_bytes < data_bytes) {
+      char* b = data[static_cast<size_t>(m)];
+      return b ? b + (off - heap_bytes) : nullptr;
+    }
+    return region_at(m, w);
   }
+
+ private:
+  uint64_t region_word(const char* p, size_t bytes) const;
+  char* region_at(int m, uint64_t w) const;
 };
 
 struct Communicator {
@@ -230,6 +250,8 @@ struct Communicator {
   const char* caller = nullptr;      // the API routine of the running call, when it names one (messages)
   bool cma = false;                  // every member can read every member's memory (process_vm_readv)
   SymMap sym;                        // every member's symmetric memory (members of this host)
+  std::vector<Registration*> registrations;  // live registered buffers (coll/register.h)
+  uint64_t next_region_word = 0;             // the next registration's first word (0: after heap and globals)
   std::vector<int64_t> pids;         // process id of each member
   StageStores stores;                // this member's staging stores (algos/stage.cc)
   // Set while a collective runs on this communicator (the C API's entry): a second thread calling in

@@ -87,11 +87,11 @@ void close_event(tesseraEvent* h);
 // name dispatch's errors give.
 Status in_use_error(const char* routine, const Communicator& c);
 template <typename F>
-Status exclusive(const char* routine, Communicator& c, F&& f) {
+auto exclusive(const char* routine, Communicator& c, F&& f) -> decltype(f()) {
   if (c.in_use.load(std::memory_order_relaxed)) [[unlikely]] return in_use_error(routine, c);
   c.in_use.store(true, std::memory_order_relaxed);
   c.caller = routine;
-  Status st = f();
+  auto st = f();
   c.caller = nullptr;
   c.in_use.store(false, std::memory_order_release);
   return st;

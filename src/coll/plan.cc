@@ -3,25 +3,14 @@
 
 #include <array>
 
+#include "coll/register.h"
+
 namespace tessera::coll {
 namespace {
 
 // What each member says of its plan in Init's one exchange (an allgather of these words).
 enum Word : size_t { kOk, kKind, kType, kOp, kRoot, kBytes, kRow, kCounts, kSendAt, kRecvAt, kWords };
 constexpr uint64_t kArgsOk = 1, kAllMapped = 2;  // bits of word kOk
-
-// The symmetric words (SymMap::word) of a member's buffers, for the kinds with symmetric rows whose every
-// member passes both buffers; 0 when not symmetric.
-std::pair<uint64_t, uint64_t> symmetric_words(const Communicator& c, Kind kind, const Args& a) {
-  const size_t b = a.count * dtype_size(a.dtype), n = static_cast<size_t>(c.size);
-  switch (kind) {
-    case Kind::kAllreduce:
-    case Kind::kBroadcast: return {c.sym.word(a.send, b), c.sym.word(a.recv, b)};
-    case Kind::kAllgather: return {c.sym.word(a.send, b), c.sym.word(a.recv, n * b)};
-    case Kind::kAlltoall: return {c.sym.word(a.send, n * b), c.sym.word(a.recv, n * b)};
-    default: return {0, 0};
-  }
-}
 
 bool maps_every_member(const Communicator& c, uint64_t w) {
   if (w == 0) return false;

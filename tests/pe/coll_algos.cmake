@@ -91,3 +91,6 @@ endforeach()
 # Persistent plans (coll.h's Init calls, tesseraStart) through the public APIs, on one host and across hosts.
 tessera_pe_test(coll_plan NPES 1 2 3 4 TIMEOUT 120 ENV TESSERA_TIMEOUT=60 TESSERA_BUFFSIZE=64K)
 tessera_pe_hosts_test(coll_plan 2:1 4:2)
+# Registered buffers (coll.h's tesseraCommRegister) through the public APIs, on one host and across hosts.
+tessera_pe_test(coll_register NPES 1 2 3 4 TIMEOUT 120 ENV TESSERA_TIMEOUT=60)
+tessera_pe_hosts_test(coll_register 2:1 4:2)
