@@ -25,6 +25,10 @@ PYBIND11_MODULE(_C, m) {
            }),
            py::arg("store"), py::arg("rank"), py::arg("size"), py::arg("timeout"), py::arg("group_id"),
            py::arg("global_ranks"), py::call_guard<py::gil_scoped_release>())
+      .def("register_tensor", &ProcessGroupTessera::register_tensor, py::arg("tensor"),
+           py::call_guard<py::gil_scoped_release>())
+      .def("deregister_tensor", &ProcessGroupTessera::deregister_tensor, py::arg("handle"),
+           py::call_guard<py::gil_scoped_release>())
       .def_property("inline_bytes", &ProcessGroupTessera::inline_bytes, &ProcessGroupTessera::set_inline_bytes,
                     "Calls of at most this many bytes made while the group's stream is idle run on the calling thread");
   m.def("shutdown", &tessera_torch::shutdown, "Ends Tessera if this module started it (collective over all ranks)",

@@ -151,6 +151,27 @@ ProcessGroupTessera::ProcessGroupTessera(const c10::intrusive_ptr<c10d::Store>& 
   g_groups.insert(this);
 }
 
+uintptr_t ProcessGroupTessera::register_tensor(const at::Tensor& t) {
+  TORCH_CHECK(t.device().is_cpu(), "tessera_torch.register_tensor: the tensor is on ", t.device(), "; only CPU "
+              "tensors can be registered");
+  TORCH_CHECK(t.is_contiguous(), "tessera_torch.register_tensor: the tensor is not contiguous");
+  drain();
+  try {
+    return reinterpret_cast<uintptr_t>(comm_.register_buffer(t.data_ptr(), t.numel() * t.element_size()));
+  } catch (const tessera::Error& e) {
+    TORCH_CHECK(false, e.what());
+  }
+}
+
+void ProcessGroupTessera::deregister_tensor(uintptr_t handle) {
+  drain();
+  try {
+    comm_.deregister_buffer(reinterpret_cast<void*>(handle));
+  } catch (const tessera::Error& e) {
+    TORCH_CHECK(false, e.what());
+  }
+}
+
 void ProcessGroupTessera::drain() {
   for (auto* s : {coll_stream_.get(), send_stream_.get(), recv_stream_.get()}) {
     try {

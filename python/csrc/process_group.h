@@ -124,6 +124,11 @@ class ProcessGroupTessera : public c10d::Backend {
   size_t inline_bytes() const { return inline_bytes_; }
   void set_inline_bytes(size_t b) { inline_bytes_ = b; }
   tc::Comm& comm() { return comm_; }
+  // A tensor's memory registered with the group's communicator (coll.h: tesseraCommRegister), after the
+  // group's streams have drained: collective over the group's ranks, in the same order on each. The tensor
+  // must be contiguous on the CPU; the handle is for deregister_tensor.
+  uintptr_t register_tensor(const at::Tensor& t);
+  void deregister_tensor(uintptr_t handle);
   // Waits until this rank's streams have run (and released) everything enqueued; errors stay with their Work.
   void drain();
 

@@ -17,7 +17,7 @@ import torch.distributed as dist
 from . import _C
 
 __all__ = ["empty", "zeros", "is_symmetric", "pool_bytes", "pool_free_bytes", "symmetric_allreduce_hook",
-           "SymmetricHookState", "ProcessGroupTessera"]
+           "SymmetricHookState", "ProcessGroupTessera", "register_tensor", "deregister_tensor"]
 
 ProcessGroupTessera = _C.ProcessGroupTessera
 
@@ -64,6 +64,28 @@ def zeros(*size, dtype=torch.float32):
 def is_symmetric(tensor):
     """Whether the tensor's storage lies in the symmetric pool."""
     return _C.is_symmetric(tensor)
+
+
+def _tessera_backend(group):
+    group = group if group is not None else dist.group.WORLD
+    backend = group._get_backend(torch.device("cpu"))
+    if not isinstance(backend, ProcessGroupTessera):
+        raise RuntimeError(f"tessera_torch: the group's CPU backend is {type(backend).__name__}, not tessera")
+    return backend
+
+
+def register_tensor(tensor, group=None):
+    """Registers a contiguous CPU tensor's memory with the group's communicator (tesseraCommRegister,
+    docs/coll.md): collective over the group, in the same order on every rank, each with its own tensor.
+    Collectives whose input and output tensors are registered then read and write every rank's tensor in
+    place on one host. The tensor keeps its storage and contents; deregister it (deregister_tensor with the
+    returned handle) before it is freed."""
+    return _tessera_backend(group).register_tensor(tensor)
+
+
+def deregister_tensor(handle, group=None):
+    """Drops one registration of register_tensor (the last one gives the memory back as private memory)."""
+    _tessera_backend(group).deregister_tensor(handle)
 
 
 def pool_bytes():
