@@ -41,6 +41,7 @@ typedef struct tesseraComm* tesseraComm_t;
 typedef struct tesseraStream* tesseraStream_t;
 typedef struct tesseraEvent* tesseraEvent_t;
 typedef struct tesseraPlan* tesseraPlan_t;
+typedef struct tesseraGraph* tesseraGraph_t;
 
 typedef enum {
   tesseraSuccess = 0,
@@ -147,6 +148,16 @@ tesseraResult_t tesseraReduceAsync(const void* sendbuff, void* recvbuff, size_t 
 tesseraResult_t tesseraAllToAllAsync(const void* sendbuff, void* recvbuff, size_t count, tesseraDataType_t datatype,
                                      tesseraComm_t comm, tesseraStream_t stream);
 tesseraResult_t tesseraBarrierAsync(tesseraComm_t comm, tesseraStream_t stream);
+/* Captured schedules (a CUDA graph's role; stream.hpp's Stream::begin_capture): between BeginCapture and
+ * EndCapture the stream records what is enqueued on it instead of running it, and every collective enqueued
+ * meanwhile (the Async calls, tesseraStart) is made into a persistent plan at once (collective: every member
+ * captures the same sequence, on an idle communicator); tesseraGraphLaunch enqueues the recorded items again,
+ * in order, on any stream not capturing, as often as wanted. Waiting for or recording an event on a capturing
+ * stream is an error. */
+tesseraResult_t tesseraStreamBeginCapture(tesseraStream_t stream);
+tesseraResult_t tesseraStreamEndCapture(tesseraStream_t stream, tesseraGraph_t* graph);
+tesseraResult_t tesseraGraphLaunch(tesseraGraph_t graph, tesseraStream_t stream);
+tesseraResult_t tesseraGraphDestroy(tesseraGraph_t graph);
 
 /* Registered buffers (NCCL's ncclCommRegister): a member's own buffer made reachable by the other members of
  * its host once, so that collectives on it read and write it in place as they do symmetric-heap buffers.

@@ -15,6 +15,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace tessera {
 
@@ -22,6 +23,27 @@ namespace detail {
 struct StreamState;
 }
 class Event;
+class Stream;
+
+/// A captured schedule (a CUDA graph's role): the items one stream was given between begin_capture() and
+/// end_capture(), replayed in the same order by launch(), as often as wanted. Collectives enqueued while
+/// capturing are captured as persistent plans (coll.hpp: Plan), so their algorithm and checks are fixed
+/// once; kernels keep their launch options. Cheap to copy (the items are shared).
+class Graph {
+ public:
+  /// Enqueues every captured item on `s` (any stream not capturing), in order.
+  void launch(Stream& s) const;
+  size_t size() const;  // items captured
+
+ private:
+  friend class Stream;
+  friend struct detail::StreamState;
+  struct Item {
+    std::string what;
+    std::function<void()> fn;
+  };
+  std::shared_ptr<std::vector<Item>> items_;
+};
 
 
 /// A stream: work enqueued on it runs in order, one item at a time, on the stream's own thread, while the
@@ -58,6 +80,14 @@ class Stream {
   void wait(const Event& e);
   /// Blocks until everything enqueued so far has run; throws Error if an item failed.
   void synchronize();
+
+  /// Capture: until end_capture(), items enqueued on this stream (by this thread) are recorded into a Graph
+  /// instead of run. A collective enqueued meanwhile is made into a persistent plan at once (collective, so
+  /// every member captures the same sequence), which needs the communicator idle: synchronize the streams
+  /// that use it first. Waiting for an event or recording one on a capturing stream throws Error.
+  void begin_capture();
+  Graph end_capture();
+  bool capturing() const;
 
  private:
   friend class Event;

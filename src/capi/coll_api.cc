@@ -33,10 +33,20 @@ tesseraResult_t stream_error(const std::exception& e) {
   return tesseraStreamError;
 }
 
-// Enqueues a blocking call on a stream; a failing Status fails the item with the call's own message.
+// Enqueues a blocking call on a stream; a failing Status fails the item with the call's own message. `call`
+// takes the Runner its calls.h function runs with. On a capturing stream the call is made into a persistent
+// plan now (collective, as the capture is on every member) and the plan's start is what the graph records.
 template <typename Call>
-tesseraResult_t enqueue(tesseraStream_t st, const char* what, Call call) {
-  st->s->enqueue(what, [call] { throw_if_error(call()); });
+tesseraResult_t enqueue(tesseraComm_t comm, tesseraStream_t st, const char* what, Call call) {
+  if (st->s->capturing()) {
+    Result<tesseraPlan*> p = plan_init(what, comm, call);
+    if (!p.is_ok()) return to_result(p.status());
+    std::shared_ptr<PlanState> state = p.value()->p;
+    plan_free(p.value());
+    st->s->enqueue(std::string("tesseraStart (") + what + ")", [state] { throw_if_error(plan_run("tesseraStart", *state)); });
+    return tesseraSuccess;
+  }
+  st->s->enqueue(what, [call] { throw_if_error(call(&run)); });
   return tesseraSuccess;
 }
 
@@ -219,7 +229,11 @@ tesseraResult_t tesseraStreamSynchronize(tesseraStream_t stream) {
 tesseraResult_t tesseraStreamWaitEvent(tesseraStream_t stream, tesseraEvent_t event) {
   TS_CHECK(check_stream("tesseraStreamWaitEvent", stream));
   TS_CHECK(check_event("tesseraStreamWaitEvent", event));
-  stream->s->wait(event->e);
+  try {
+    stream->s->wait(event->e);
+  } catch (const std::exception& e) {
+    return to_result(invalid_arg("tesseraStreamWaitEvent: {}", e.what()));
+  }
   return tesseraSuccess;
 }
 tesseraResult_t tesseraEventCreate(tesseraEvent_t* event) {
@@ -236,7 +250,11 @@ tesseraResult_t tesseraEventDestroy(tesseraEvent_t event) {
 tesseraResult_t tesseraEventRecord(tesseraEvent_t event, tesseraStream_t stream) {
   TS_CHECK(check_event("tesseraEventRecord", event));
   TS_CHECK(check_stream("tesseraEventRecord", stream));
-  event->e.record(*stream->s);
+  try {
+    event->e.record(*stream->s);
+  } catch (const std::exception& e) {
+    return to_result(invalid_arg("tesseraEventRecord: {}", e.what()));
+  }
   return tesseraSuccess;
 }
 tesseraResult_t tesseraEventQuery(tesseraEvent_t event) {
@@ -262,42 +280,77 @@ tesseraResult_t tesseraEventSynchronize(tesseraEvent_t event) {
 tesseraResult_t tesseraAllReduceAsync(const void* s, void* r, size_t count, tesseraDataType_t t, tesseraRedOp_t op,
                                       tesseraComm_t comm, tesseraStream_t st) {
   TS_ASYNC("tesseraAllReduceAsync", comm, st);
-  return enqueue(st, "tesseraAllReduceAsync",
-                 [=] { return call::allreduce("tesseraAllReduce", comm, s, r, count, T(t), O(op)); });
+  return enqueue(comm, st, "tesseraAllReduceAsync",
+                 [=](call::Runner go) { return call::allreduce("tesseraAllReduce", comm, s, r, count, T(t), O(op), go); });
 }
 tesseraResult_t tesseraReduceScatterAsync(const void* s, void* r, size_t count, tesseraDataType_t t, tesseraRedOp_t op,
                                           tesseraComm_t comm, tesseraStream_t st) {
   TS_ASYNC("tesseraReduceScatterAsync", comm, st);
-  return enqueue(st, "tesseraReduceScatterAsync",
-                 [=] { return call::reduce_scatter("tesseraReduceScatter", comm, s, r, count, T(t), O(op)); });
+  return enqueue(comm, st, "tesseraReduceScatterAsync",
+                 [=](call::Runner go) { return call::reduce_scatter("tesseraReduceScatter", comm, s, r, count, T(t), O(op), go); });
 }
 tesseraResult_t tesseraAllGatherAsync(const void* s, void* r, size_t count, tesseraDataType_t t, tesseraComm_t comm,
                                       tesseraStream_t st) {
   TS_ASYNC("tesseraAllGatherAsync", comm, st);
-  return enqueue(st, "tesseraAllGatherAsync",
-                 [=] { return call::allgather("tesseraAllGather", comm, s, r, count, T(t)); });
+  return enqueue(comm, st, "tesseraAllGatherAsync",
+                 [=](call::Runner go) { return call::allgather("tesseraAllGather", comm, s, r, count, T(t), go); });
 }
 tesseraResult_t tesseraBroadcastAsync(const void* s, void* r, size_t count, tesseraDataType_t t, int root,
                                       tesseraComm_t comm, tesseraStream_t st) {
   TS_ASYNC("tesseraBroadcastAsync", comm, st);
-  return enqueue(st, "tesseraBroadcastAsync",
-                 [=] { return call::broadcast("tesseraBroadcast", comm, s, r, count, T(t), root); });
+  return enqueue(comm, st, "tesseraBroadcastAsync",
+                 [=](call::Runner go) { return call::broadcast("tesseraBroadcast", comm, s, r, count, T(t), root, go); });
 }
 tesseraResult_t tesseraReduceAsync(const void* s, void* r, size_t count, tesseraDataType_t t, tesseraRedOp_t op, int root,
                                    tesseraComm_t comm, tesseraStream_t st) {
   TS_ASYNC("tesseraReduceAsync", comm, st);
-  return enqueue(st, "tesseraReduceAsync",
-                 [=] { return call::reduce("tesseraReduce", comm, s, r, count, T(t), O(op), root); });
+  return enqueue(comm, st, "tesseraReduceAsync",
+                 [=](call::Runner go) { return call::reduce("tesseraReduce", comm, s, r, count, T(t), O(op), root, go); });
 }
 tesseraResult_t tesseraAllToAllAsync(const void* s, void* r, size_t count, tesseraDataType_t t, tesseraComm_t comm,
                                      tesseraStream_t st) {
   TS_ASYNC("tesseraAllToAllAsync", comm, st);
-  return enqueue(st, "tesseraAllToAllAsync",
-                 [=] { return call::alltoall("tesseraAllToAll", comm, s, r, count, T(t)); });
+  return enqueue(comm, st, "tesseraAllToAllAsync",
+                 [=](call::Runner go) { return call::alltoall("tesseraAllToAll", comm, s, r, count, T(t), go); });
+}
+tesseraResult_t tesseraStreamBeginCapture(tesseraStream_t stream) {
+  TS_CHECK(check_stream("tesseraStreamBeginCapture", stream));
+  try {
+    stream->s->begin_capture();
+  } catch (const std::exception& e) {
+    return to_result(invalid_arg("tesseraStreamBeginCapture: {}", e.what()));
+  }
+  return tesseraSuccess;
+}
+tesseraResult_t tesseraStreamEndCapture(tesseraStream_t stream, tesseraGraph_t* graph) {
+  TS_CHECK(check_stream("tesseraStreamEndCapture", stream));
+  if (!graph) return to_result(invalid_arg("tesseraStreamEndCapture: graph is null"));
+  try {
+    *graph = open_graph(stream->s->end_capture());
+  } catch (const std::exception& e) {
+    return to_result(invalid_arg("tesseraStreamEndCapture: {}", e.what()));
+  }
+  return tesseraSuccess;
+}
+tesseraResult_t tesseraGraphLaunch(tesseraGraph_t graph, tesseraStream_t stream) {
+  TS_CHECK(check_graph("tesseraGraphLaunch", graph));
+  TS_CHECK(check_stream("tesseraGraphLaunch", stream));
+  try {
+    graph->g.launch(*stream->s);
+  } catch (const std::exception& e) {
+    return to_result(invalid_arg("tesseraGraphLaunch: {}", e.what()));
+  }
+  return tesseraSuccess;
+}
+tesseraResult_t tesseraGraphDestroy(tesseraGraph_t graph) {
+  if (!graph) return tesseraSuccess;
+  TS_CHECK(check_graph("tesseraGraphDestroy", graph));
+  close_graph(graph);
+  return tesseraSuccess;
 }
 tesseraResult_t tesseraBarrierAsync(tesseraComm_t comm, tesseraStream_t st) {
   TS_ASYNC("tesseraBarrierAsync", comm, st);
-  return enqueue(st, "tesseraBarrierAsync", [=] { return call::barrier("tesseraBarrier", comm); });
+  return enqueue(comm, st, "tesseraBarrierAsync", [=](call::Runner go) { return call::barrier("tesseraBarrier", comm, go); });
 }
 
 tesseraResult_t tesseraCommRegister(tesseraComm_t comm, void* buff, size_t size, void** handle) {

@@ -123,33 +123,41 @@ std::string item(const char* coll, size_t count, DataType t) {
 }  // namespace
 
 // The work captures the handle, not the Comm object, so moving the Comm while work is queued is harmless.
-// Destroying it is collective and must wait until the stream is synchronized.
+// Destroying it is collective and must wait until the stream is synchronized. On a capturing stream the call
+// becomes a persistent plan now (collective) and the graph records its start.
 void Comm::allreduce(const void* s, void* r, size_t count, DataType t, RedOp op, Stream& st) {
+  if (st.capturing()) return allreduce_init(s, r, count, t, op).start(st);
   st.enqueue(item("allreduce", count, t),
              [=, h = h_] { throw_if_error(call::allreduce("tesseraAllReduce", h, s, r, count, T(t), O(op))); });
 }
 void Comm::reduce_scatter(const void* s, void* r, size_t count, DataType t, RedOp op, Stream& st) {
+  if (st.capturing()) return reduce_scatter_init(s, r, count, t, op).start(st);
   st.enqueue(item("reduce_scatter", count, t), [=, h = h_] {
     throw_if_error(call::reduce_scatter("tesseraReduceScatter", h, s, r, count, T(t), O(op)));
   });
 }
 void Comm::allgather(const void* s, void* r, size_t count, DataType t, Stream& st) {
+  if (st.capturing()) return allgather_init(s, r, count, t).start(st);
   st.enqueue(item("allgather", count, t),
              [=, h = h_] { throw_if_error(call::allgather("tesseraAllGather", h, s, r, count, T(t))); });
 }
 void Comm::broadcast(const void* s, void* r, size_t count, DataType t, int root, Stream& st) {
+  if (st.capturing()) return broadcast_init(s, r, count, t, root).start(st);
   st.enqueue(item("broadcast", count, t),
              [=, h = h_] { throw_if_error(call::broadcast("tesseraBroadcast", h, s, r, count, T(t), root)); });
 }
 void Comm::reduce(const void* s, void* r, size_t count, DataType t, RedOp op, int root, Stream& st) {
+  if (st.capturing()) return reduce_init(s, r, count, t, op, root).start(st);
   st.enqueue(item("reduce", count, t),
              [=, h = h_] { throw_if_error(call::reduce("tesseraReduce", h, s, r, count, T(t), O(op), root)); });
 }
 void Comm::alltoall(const void* s, void* r, size_t count, DataType t, Stream& st) {
+  if (st.capturing()) return alltoall_init(s, r, count, t).start(st);
   st.enqueue(item("alltoall", count, t),
              [=, h = h_] { throw_if_error(call::alltoall("tesseraAllToAll", h, s, r, count, T(t))); });
 }
 void Comm::barrier(Stream& st) {
+  if (st.capturing()) return barrier_init().start(st);
   st.enqueue("barrier", [h = h_] { throw_if_error(call::barrier("tesseraBarrier", h)); });
 }
 

@@ -34,6 +34,10 @@ Status bad_comm(const char* routine, const tesseraComm* h) {
 Status bad_stream(const char* routine, const tesseraStream* h) {
   return invalid_arg("{}: {} is not a stream (null, destroyed or never created)", routine, (const void*)h);
 }
+Status bad_graph(const char* routine, const tesseraGraph* h) {
+  return invalid_arg("{}: {} is not a graph (null, destroyed or never made by tesseraStreamEndCapture)", routine,
+                     (const void*)h);
+}
 Status bad_event(const char* routine, const tesseraEvent* h) {
   return invalid_arg("{}: {} is not an event (null, destroyed or never created)", routine, (const void*)h);
 }
@@ -74,6 +78,12 @@ tesseraStream* open_stream() { return new tesseraStream{kStreamMagic, std::make_
 void close_stream(tesseraStream* h) {
   h->magic = kDeadHandleMagic;
   h->s.reset();  // ~Stream waits for the queue
+  keep_dead_handle(h);
+}
+tesseraGraph* open_graph(tessera::Graph g) { return new tesseraGraph{kGraphMagic, std::move(g)}; }
+void close_graph(tesseraGraph* h) {
+  h->magic = kDeadHandleMagic;
+  h->g = tessera::Graph();
   keep_dead_handle(h);
 }
 tesseraEvent* open_event() { return new tesseraEvent{kEventMagic, {}}; }

@@ -35,12 +35,17 @@ struct tesseraEvent {
   uint64_t magic;
   tessera::coll::Event e;
 };
+struct tesseraGraph {
+  uint64_t magic;
+  tessera::Graph g;
+};
 
 namespace tessera::coll {
 
 inline constexpr uint64_t kCommMagic = 0x7e55c0aa'11c0ffeeull;
 inline constexpr uint64_t kStreamMagic = 0x57e4a0c0'11c0ffeeull;
 inline constexpr uint64_t kEventMagic = 0xe7e47c0c'11c0ffeeull;
+inline constexpr uint64_t kGraphMagic = 0x69a9c0aa'11c0ffeeull;
 inline constexpr uint64_t kDeadHandleMagic = 0xdeadc0aa'deadbeefull;
 
 // Destroyed handles stay listed, reachable (above); each kind's close calls this once its magic is dead.
@@ -59,6 +64,11 @@ inline Status check_comm(const char* routine, const tesseraComm* h) {
 inline Status check_stream(const char* routine, const tesseraStream* h) {
   if (h && h->magic == kStreamMagic) [[likely]] return {};
   return bad_stream(routine, h);
+}
+Status bad_graph(const char* routine, const tesseraGraph* h);
+inline Status check_graph(const char* routine, const tesseraGraph* h) {
+  if (h && h->magic == kGraphMagic) [[likely]] return {};
+  return bad_graph(routine, h);
 }
 inline Status check_event(const char* routine, const tesseraEvent* h) {
   if (h && h->magic == kEventMagic) [[likely]] return {};
@@ -81,6 +91,8 @@ tesseraStream* open_stream();
 void close_stream(tesseraStream* h);
 tesseraEvent* open_event();
 void close_event(tesseraEvent* h);
+tesseraGraph* open_graph(tessera::Graph g);
+void close_graph(tesseraGraph* h);
 
 // Runs f() as the communicator's one call at a time: a call that finds the communicator in use (by a comm
 // stream's work, say) fails with a message saying so. `routine` is the communicator's caller meanwhile, the

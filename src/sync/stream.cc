@@ -13,6 +13,7 @@
 #include <exception>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include <tessera/stream.hpp>
 
@@ -43,6 +44,8 @@ struct StreamState {
   std::atomic<uint32_t> sleepers{0};
   std::thread thread;
   std::string label = "comm stream";     // traces and messages: "comm stream", "compute stream", ...
+  // Between begin_capture and end_capture (only the owning thread enqueues then): items recorded, not run.
+  std::shared_ptr<std::vector<Graph::Item>> capture;
 
   void run(int id) {
     unbind_thread_to_job_cpus();
@@ -149,10 +152,39 @@ Stream::~Stream() {
 
 void Stream::enqueue(std::string what, std::function<void()> fn) {
   if (!fn) throw Error("Stream::enqueue(" + what + "): empty function");
+  if (s_->capture) {
+    s_->capture->push_back({std::move(what), std::move(fn)});
+    return;
+  }
   s_->push(std::move(what), std::move(fn));
 }
 
+bool Stream::capturing() const { return s_->capture != nullptr; }
+
+void Stream::begin_capture() {
+  if (s_->capture) throw Error(s_->label + ": begin_capture: the stream is capturing already");
+  s_->capture = std::make_shared<std::vector<Graph::Item>>();
+}
+
+Graph Stream::end_capture() {
+  if (!s_->capture) throw Error(s_->label + ": end_capture: the stream is not capturing (begin_capture first)");
+  Graph g;
+  g.items_ = std::move(s_->capture);
+  return g;
+}
+
+void Graph::launch(Stream& s) const {
+  if (!items_) throw Error("Graph::launch: an empty graph (not made by Stream::end_capture)");
+  if (s.capturing()) throw Error("Graph::launch: the stream is capturing");
+  for (const Item& it : *items_) s.enqueue(it.what, it.fn);
+}
+
+size_t Graph::size() const { return items_ ? items_->size() : 0; }
+
 void Stream::wait(const Event& e) {
+  if (s_->capture)
+    throw Error(s_->label + ": wait: a capturing stream cannot wait for an event (a captured graph replays the "
+                "items of one stream; join streams around its launch)");
   if (!e.s_) return;
   if (e.s_ == s_) return;  // a stream runs in order: its own earlier work is done by then
   auto other = e.s_;
@@ -163,6 +195,8 @@ void Stream::wait(const Event& e) {
 void Stream::synchronize() { s_->wait_for(s_->ticket(), "Stream::synchronize"); }
 
 void Event::record(Stream& s) {
+  if (s.s_->capture)
+    throw Error(s.s_->label + ": Event::record: the stream is capturing (record the event after the graph's launch)");
   s_ = s.s_;
   ticket_ = s_->ticket();
   if (trace::g_on)

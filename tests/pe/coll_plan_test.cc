@@ -286,6 +286,44 @@ TEST_F(Plans, StartsOnAStreamAlsoAfterFree) {
   EXPECT_EQ(tesseraStreamDestroy(s), tesseraSuccess);
 }
 
+// The C form of a captured schedule: Async calls recorded between BeginCapture and EndCapture (as plans), the
+// graph launched several times with new inputs.
+TEST_F(Plans, CapturedGraphOfAsyncCalls) {
+  const int n = npes();
+  tesseraStream_t s = nullptr;
+  ASSERT_EQ(tesseraStreamCreate(&s), tesseraSuccess);
+  std::vector<int64_t> a(300), b(300), c(300);
+  ASSERT_EQ(tesseraStreamBeginCapture(s), tesseraSuccess);
+  ASSERT_EQ(tesseraAllReduceAsync(a.data(), b.data(), a.size(), tesseraInt64, tesseraSum, comm_, s), tesseraSuccess)
+      << last_error();
+  ASSERT_EQ(tesseraBroadcastAsync(b.data(), c.data(), b.size(), tesseraInt64, n - 1, comm_, s), tesseraSuccess);
+  tesseraEvent_t ev = nullptr;
+  ASSERT_EQ(tesseraEventCreate(&ev), tesseraSuccess);
+  EXPECT_EQ(tesseraEventRecord(ev, s), tesseraInvalidArgument);
+  EXPECT_NE(last_error().find("the stream is capturing"), std::string::npos) << last_error();
+  EXPECT_EQ(tesseraStreamBeginCapture(s), tesseraInvalidArgument);
+  tesseraGraph_t g = nullptr;
+  ASSERT_EQ(tesseraStreamEndCapture(s, &g), tesseraSuccess);
+  EXPECT_EQ(tesseraStreamEndCapture(s, &g), tesseraInvalidArgument);
+  EXPECT_NE(last_error().find("the stream is not capturing"), std::string::npos) << last_error();
+  for (int k = 0; k < 3; ++k) {
+    for (size_t i = 0; i < a.size(); ++i) a[i] = val(me(), i, k);
+    ASSERT_EQ(tesseraGraphLaunch(g, s), tesseraSuccess) << last_error();
+    ASSERT_EQ(tesseraStreamSynchronize(s), tesseraSuccess) << last_error();
+    for (size_t i = 0; i < a.size(); ++i) {
+      int64_t want = 0;
+      for (int m = 0; m < n; ++m) want += val(m, i, k);
+      ASSERT_EQ(b[i], want);
+      ASSERT_EQ(c[i], want);
+    }
+  }
+  EXPECT_EQ(tesseraGraphDestroy(g), tesseraSuccess);
+  EXPECT_EQ(tesseraGraphLaunch(g, s), tesseraInvalidArgument);
+  EXPECT_NE(last_error().find("is not a graph"), std::string::npos) << last_error();
+  EXPECT_EQ(tesseraEventDestroy(ev), tesseraSuccess);
+  EXPECT_EQ(tesseraStreamDestroy(s), tesseraSuccess);
+}
+
 // Buffers in the symmetric heap at the same offsets on every member of one host: the plan is made for the
 // rows that work in place; private buffers, or heap buffers at offsets that differ, are not.
 TEST_F(Plans, SymmetricBuffersAreSeenOnce) {
