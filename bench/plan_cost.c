@@ -13,27 +13,7 @@
 #include <string.h>
 #include <tessera/coll.h>
 
-#define CHECK(call)                                                                               \
-  do {                                                                                            \
-    tesseraResult_t r_ = (call);                                                                  \
-    if (r_ != tesseraSuccess) {                                                                   \
-      fprintf(stderr, "plan_cost: %s failed: %s\n", #call, tesseraGetLastError());                \
-      exit(1);                                                                                    \
-    }                                                                                             \
-  } while (0)
-
-static int cmp_double(const void* a, const void* b) {
-  const double x = *(const double*)a, y = *(const double*)b;
-  return x < y ? -1 : x > y;
-}
-
-/* The slowest PE's time per call of `iters` calls. */
-static double max_over_pes(double v) {
-  static double src, dst;
-  src = v;
-  shmem_double_max_reduce(SHMEM_TEAM_WORLD, &dst, &src, 1);
-  return dst;
-}
+#include "coll_capi_bench.h"
 
 enum { kOneShot, kPlan, kForms };
 
@@ -86,9 +66,7 @@ int main(int argc, char** argv) {
       CHECK(tesseraPlanAlgorithm(plan, &row));
       CHECK(tesseraPlanFree(plan));
       if (shmem_my_pe() != 0) continue;
-      qsort(t[kOneShot], (size_t)rounds, sizeof(double), cmp_double);
-      qsort(t[kPlan], (size_t)rounds, sizeof(double), cmp_double);
-      const double one = t[kOneShot][rounds / 2], pl = t[kPlan][rounds / 2];
+      const double one = median_of(t[kOneShot], rounds), pl = median_of(t[kPlan], rounds);
       printf("%-9s %6zu B %d PEs (%s): one-shot %8.3f us  plan %8.3f us  plan/one-shot %.2f\n",
              coll == 0 ? "allreduce" : "broadcast", sizes[s], shmem_n_pes(), row, one, pl, one > 0 ? pl / one : 0);
     }

@@ -12,25 +12,7 @@
 #include <stdlib.h>
 #include <tessera/coll.h>
 
-#define CHECK(call)                                                                  \
-  do {                                                                               \
-    tesseraResult_t r_ = (call);                                                     \
-    if (r_ != tesseraSuccess) {                                                      \
-      fprintf(stderr, "register_cost: %s failed: %s\n", #call, tesseraGetLastError()); \
-      exit(1);                                                                       \
-    }                                                                                \
-  } while (0)
-
-static int cmp_double(const void* a, const void* b) {
-  const double x = *(const double*)a, y = *(const double*)b;
-  return x < y ? -1 : x > y;
-}
-static double max_over_pes(double v) {
-  static double src, dst;
-  src = v;
-  shmem_double_max_reduce(SHMEM_TEAM_WORLD, &dst, &src, 1);
-  return dst;
-}
+#include "coll_capi_bench.h"
 
 enum { kHeap, kRegistered, kPlain, kForms };
 static const char* const kNames[kForms] = {"symmetric heap", "registered", "unregistered"};
@@ -88,10 +70,7 @@ int main(int argc, char** argv) {
   CHECK(tesseraCommDeregister(comm, h2));
   if (shmem_my_pe() == 0) {
     double med[kForms];
-    for (int f = 0; f < kForms; f++) {
-      qsort(t[f], (size_t)rounds, sizeof(double), cmp_double);
-      med[f] = t[f][rounds / 2];
-    }
+    for (int f = 0; f < kForms; f++) med[f] = median_of(t[f], rounds);
     printf("allreduce %zu B, %d PEs (heap plan's row: %s): %s %.1f us, %s %.1f us, %s %.1f us; registered/heap time "
            "%.2f, unregistered/registered time %.2f\n", bytes, shmem_n_pes(), row, kNames[0], med[0], kNames[1], med[1],
            kNames[2], med[2], med[1] / med[0], med[2] / med[1]);
