@@ -20,7 +20,7 @@ run=$bin/tessera-run
 . "$here/netns.sh"
 hosts_require_root
 for b in tessera-run pe_pgas_rma pe_pgas_amo pe_pgas_signal pe_shmem_coll pe_coll_hosts pe_moe pe_gnn pe_fused \
-         pe_barrier_loop; do
+         pe_coll_plan pe_compute_stream pe_coll_register pe_barrier_loop; do
   [ -x "$bin/$b" ] || { echo "FAIL $bin/$b is not built"; exit 1; }
 done
 work=$(mktemp -d "${TMPDIR:-/tmp}/tessera-run-hosts.XXXXXX")
@@ -129,8 +129,10 @@ check "h1's eth0 sent more than 1 MiB during the run ($((tx1 - tx0)) bytes)" "[ 
 # "more PEs than CPUs" counts (a real host of two PEs would count two).
 check "PE 0 counts the 4 PEs of both namespace hosts as sharing this machine's CPUs" \
       "grep -q 'usable CPUs for the 4 PEs of the job on this machine' '$work/rma.err'"
-# The workloads too: MoE dispatch/combine, GNN aggregation and the fused products across the hosts' network.
-for p in pe_pgas_amo pe_pgas_signal pe_shmem_coll pe_coll_hosts pe_moe pe_gnn pe_fused; do
+# The workloads too: MoE dispatch/combine, GNN aggregation and the fused products across the hosts' network;
+# persistent plans and captured graphs, compute streams joined to collectives by events, registered buffers.
+for p in pe_pgas_amo pe_pgas_signal pe_shmem_coll pe_coll_hosts pe_moe pe_gnn pe_fused pe_coll_plan \
+         pe_compute_stream pe_coll_register; do
   job 60 "$p" --hosts h1:2,h2:2 "${job_env[@]}" "$bin/$p" --gtest_brief=1
   check "$p on h1:2,h2:2 passes (rc=$rc, ${ms} ms)" "[ $rc -eq 0 ]"
   [ "$rc" -eq 0 ] || tail -n 30 "$work/$p.out" "$work/$p.err" | sed 's/^/     | /'

@@ -332,7 +332,7 @@ TEST_F(Plans, SymmetricBuffersAreSeenOnce) {
   auto* heap = static_cast<float*>(shmem_malloc(3 * kCount * sizeof(float)));
   ASSERT_NE(heap, nullptr);
   std::vector<float> priv(kCount);
-  const bool one_host = std::getenv("TEST_PES_PER_HOST") == nullptr;
+  const bool one_host = comm_->c->hier == nullptr;
   tesseraPlan_t sym = nullptr, mixed = nullptr, skewed = nullptr;
   ASSERT_EQ(tesseraAllReduceInit(heap, heap + kCount, kCount, tesseraFloat32, tesseraSum, comm_, &sym), tesseraSuccess);
   ASSERT_EQ(tesseraAllReduceInit(heap, priv.data(), kCount, tesseraFloat32, tesseraSum, comm_, &mixed), tesseraSuccess);

@@ -23,8 +23,6 @@ namespace {
 int me() { return shmem_my_pe(); }
 int npes() { return shmem_n_pes(); }
 std::string last_error() { return tesseraGetLastError(); }
-// Within one host the registered calls are in place; across hosts (as_hosts.sh) or alone they are not.
-bool in_place_expected() { return npes() > 1 && std::getenv("TEST_PES_PER_HOST") == nullptr; }
 
 // Memory of its own pages (registration shares whole pages, so two small vectors could share one).
 template <typename T>
@@ -44,6 +42,9 @@ class Registered : public testing::Test {
  protected:
   void SetUp() override { ASSERT_EQ(tesseraCommInitAll(&comm_), tesseraSuccess) << last_error(); }
   void TearDown() override { EXPECT_EQ(tesseraCommDestroy(comm_), tesseraSuccess) << last_error(); }
+  // Within one host the registered calls are in place; across hosts (as_hosts.sh, namespace hosts) or alone
+  // they are not.
+  bool in_place_expected() const { return npes() > 1 && comm_->c->hier == nullptr; }
   // The last call's symmetric flag (the dispatch cache's record of it).
   bool last_in_place() const { return comm_->c->last_symmetric; }
   void check_usable() {
