@@ -165,7 +165,9 @@ tesseraResult_t tesseraGraphDestroy(tesseraGraph_t graph);
  * the registration (the same handle, counted once more, for a buffer registered again). The buffer keeps
  * its address and contents (its whole pages become shared memory of this host); it must be private,
  * writable memory, must not overlap (in whole pages) another buffer registered on the communicator, and
- * must be deregistered before it is freed. A collective whose send and receive buffers both lie in
+ * must be deregistered before it is freed. Its first and last pages are copied and remapped, so while it is
+ * registered or deregistered no other thread may write other objects on those pages (a buffer of 128 KiB or
+ * more from malloc has pages of its own). A collective whose send and receive buffers both lie in
  * registered buffers of a communicator within one host takes the in-place algorithms: every member must
  * then pass its own registered buffers at the same offsets (allreduce, broadcast, allgather, alltoall).
  * Across hosts a registration is accepted and changes nothing. Deregister drops one count; the last one

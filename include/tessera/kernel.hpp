@@ -114,14 +114,20 @@ void launch(const LaunchOptions& opts, F&& f) {
 
 /// The kernel enqueued on a stream (a compute stream, tessera/stream.hpp) instead of run now: it runs after
 /// the stream's earlier items, with block 0 on the stream's thread, and the call returns at once. `f` is
-/// moved into the item (its captures must outlive the run, as a stream's buffers must). Bad options, or a
-/// kernel that throws, fail the item: the stream's error is then sticky (Stream::synchronize throws).
+/// moved into the item (its captures must outlive the run, as a stream's buffers must); opts.name is copied.
+/// Bad options fail the item: the stream's error is then sticky (Stream::synchronize throws). A kernel that
+/// throws ends the job, as on the calling thread.
 /// Events order it against collectives on comm streams in either direction:
 ///   compute.enqueue ... ; ready.record(compute); comm_stream.wait(ready); comm.allreduce(..., comm_stream);
 template <typename F>
 void launch(Stream& s, const LaunchOptions& opts, F f) {
   auto fn = std::make_shared<F>(std::move(f));
-  s.enqueue(opts.name ? opts.name : "kernel", [opts, fn] { launch(opts, *fn); });
+  auto name = std::make_shared<std::string>(opts.name ? opts.name : "kernel");
+  s.enqueue(*name, [opts, fn, name] {
+    LaunchOptions o = opts;
+    o.name = name->c_str();
+    launch(o, *fn);
+  });
 }
 
 /// The block the calling thread is running, or nullptr outside a kernel.

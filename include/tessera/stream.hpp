@@ -82,9 +82,10 @@ class Stream {
   void synchronize();
 
   /// Capture: until end_capture(), items enqueued on this stream (by this thread) are recorded into a Graph
-  /// instead of run. A collective enqueued meanwhile is made into a persistent plan at once (collective, so
-  /// every member captures the same sequence), which needs the communicator idle: synchronize the streams
-  /// that use it first. Waiting for an event or recording one on a capturing stream throws Error.
+  /// instead of run. begin_capture() first waits for the stream's earlier items. A collective enqueued
+  /// meanwhile is made into a persistent plan at once (collective, so every member captures the same
+  /// sequence), which needs the communicator idle: other streams that use it must be synchronized first.
+  /// Waiting for an event or recording one on a capturing stream throws Error.
   void begin_capture();
   Graph end_capture();
   bool capturing() const;

@@ -355,24 +355,27 @@ tesseraResult_t tesseraBarrierAsync(tesseraComm_t comm, tesseraStream_t st) {
 
 tesseraResult_t tesseraCommRegister(tesseraComm_t comm, void* buff, size_t size, void** handle) {
   TS_CHECK(check_comm("tesseraCommRegister", comm));
-  if (!handle) return to_result(invalid_arg("tesseraCommRegister: handle is null"));
-  Result<Registration*> r =
-      exclusive("tesseraCommRegister", *comm->c, [&] { return register_buffer("tesseraCommRegister", *comm->c, buff, size); });
+  const Status refused = handle ? Status::ok() : invalid_arg("tesseraCommRegister: handle is null");
+  Result<Registration*> r = exclusive("tesseraCommRegister", *comm->c, [&] {
+    return register_buffer("tesseraCommRegister", *comm->c, buff, size, refused);
+  });
   if (!r.is_ok()) return to_result(r.status());
   *handle = r.value();
   return tesseraSuccess;
 }
 tesseraResult_t tesseraCommDeregister(tesseraComm_t comm, void* handle) {
   TS_CHECK(check_comm("tesseraCommDeregister", comm));
-  return to_result(deregister_buffer("tesseraCommDeregister", *comm->c, handle));
+  return to_result(exclusive("tesseraCommDeregister", *comm->c,
+                             [&] { return deregister_buffer("tesseraCommDeregister", *comm->c, handle); }));
 }
 
 // Persistent plans (plan.h): each Init records the blocking call of the same arguments and makes its plan.
-#define TS_INIT(routine, plan, call_expr)                                                            \
-  if (!(plan)) return to_result(invalid_arg(routine ": plan is null"));                              \
-  Result<tesseraPlan*> _ts_p = plan_init(routine, comm, [&](call::Runner go) { return call_expr; }); \
-  if (!_ts_p.is_ok()) return to_result(_ts_p.status());                                              \
-  *(plan) = _ts_p.value();                                                                           \
+// A null place for the plan is refused in the exchange, as a bad argument is, so every member fails alike.
+#define TS_INIT(routine, plan, call_expr)                                                                  \
+  Result<tesseraPlan*> _ts_p = plan_init(routine, comm, [&](call::Runner go) { return call_expr; },        \
+                                         (plan) ? Status::ok() : invalid_arg(routine ": plan is null"));   \
+  if (!_ts_p.is_ok()) return to_result(_ts_p.status());                                                    \
+  *(plan) = _ts_p.value();                                                                                 \
   return tesseraSuccess
 
 tesseraResult_t tesseraAllReduceInit(const void* s, void* r, size_t count, tesseraDataType_t t, tesseraRedOp_t op,

@@ -14,7 +14,7 @@ struct tessera_ctx {
   uint32_t magic;
   long options;
   shmem_team_t team;
-  bool session = false;  // between shmem_session_start and shmem_session_stop
+  int sessions = 0;  // shmem_session_start calls not yet stopped (atomic_ref: a context may be shared)
 };
 
 namespace tessera::capi {

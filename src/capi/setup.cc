@@ -2,6 +2,7 @@
 #include <shmemx.h>
 #include <time.h>
 
+#include <atomic>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -19,7 +20,7 @@ using namespace tessera;
 
 struct tessera_team tessera_team_world_handle = {capi::kTeamMagic, nullptr};
 struct tessera_team tessera_team_shared_handle = {capi::kTeamMagic, nullptr};
-struct tessera_ctx tessera_ctx_default_handle = {capi::kCtxMagic, 0, &tessera_team_world_handle, false};
+struct tessera_ctx tessera_ctx_default_handle = {capi::kCtxMagic, 0, &tessera_team_world_handle, 0};
 
 namespace tessera::capi {
 
@@ -54,7 +55,7 @@ shmem_team_t new_team_handle(pgas::Team* t) {
 
 shmem_ctx_t new_ctx_handle(long options, shmem_team_t team) {
   std::lock_guard lk(g_handles_mu);
-  g_ctx_handles.push_back(std::make_unique<tessera_ctx>(tessera_ctx{kCtxMagic, options, team, false}));
+  g_ctx_handles.push_back(std::make_unique<tessera_ctx>(tessera_ctx{kCtxMagic, options, team, 0}));
   return g_ctx_handles.back().get();
 }
 
@@ -248,14 +249,15 @@ void shmem_session_start(shmem_ctx_t ctx, long options, const shmem_session_conf
     log::fatal("shmem_session_start: config_mask {:#x} holds bits no configuration field has "
                "(SHMEM_SESSION_TOTAL_OPS {:#x})", config_mask, SHMEM_SESSION_TOTAL_OPS);
   if (config_mask && !config) log::fatal("shmem_session_start: config_mask is {:#x} but config is null", config_mask);
-  if (ctx->session) log::fatal("shmem_session_start: context {} is in a session already", (void*)ctx);
-  ctx->session = true;
+  std::atomic_ref<int>(ctx->sessions).fetch_add(1, std::memory_order_relaxed);  // threads may share the context
 }
 void shmem_session_stop(shmem_ctx_t ctx) {
   require_init("shmem_session_stop");
   capi::check_ctx("shmem_session_stop", ctx);
-  if (!ctx->session) log::fatal("shmem_session_stop: context {} is not in a session", (void*)ctx);
-  ctx->session = false;
+  if (std::atomic_ref<int>(ctx->sessions).fetch_sub(1, std::memory_order_relaxed) <= 0) {
+    std::atomic_ref<int>(ctx->sessions).fetch_add(1, std::memory_order_relaxed);
+    log::fatal("shmem_session_stop: context {} is not in a session", (void*)ctx);
+  }
 }
 void shmem_ctx_session_start(shmem_ctx_t ctx, long options, const shmem_session_config_t* config, long config_mask) {
   shmem_session_start(ctx, options, config, config_mask);

@@ -170,7 +170,8 @@ void* Comm::register_buffer(void* p, size_t bytes) {
 }
 void Comm::deregister_buffer(void* handle) {
   throw_if_error(check_comm("Comm::deregister_buffer", h_));
-  throw_if_error(coll::deregister_buffer("tesseraCommDeregister", *h_->c, handle));
+  throw_if_error(exclusive("tesseraCommDeregister", *h_->c,
+                           [&] { return coll::deregister_buffer("tesseraCommDeregister", *h_->c, handle); }));
 }
 
 // ---- persistent plans (plan.h)

@@ -149,9 +149,9 @@ struct Bucketer::Impl {
     Bucket& b = buckets[k];
     const DataType t = b.type;
     // Gradients made by work on another stream (a compute stream): the allreduce starts after their events,
-    // which the stream waits for; the caller's thread does not.
-    for (size_t i = b.first; i < b.last; ++i)
-      if (!grads[i].after.query()) stream.wait(grads[i].after);
+    // which the stream waits for (and, if the compute stream failed, fails its item too: the sticky error
+    // then reaches finish()); the caller's thread does not wait.
+    for (size_t i = b.first; i < b.last; ++i) stream.wait(grads[i].after);
     // TESSERA_TRACE: the launch on the caller's track (the allreduce itself runs on the stream's).
     trace::Scope traced(trace::Cat::kBucket, "bucket launch", b.contiguous ? "in place" : "packed",
                         {.k0 = "bucket", .a0 = static_cast<int64_t>(k),

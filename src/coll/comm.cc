@@ -335,6 +335,7 @@ Result<Communicator*> comm_split(Communicator* parent, int color, int key) {
 
 void comm_abandon(Communicator* c) {
   if (!c) return;
+  deregister_all(*c);  // local: peers keep their own mappings of this member's registered pages
   for (char* s : c->seg)
     if (s) transport::shm::unmap(s, c->seg_bytes);
   hier_destroy(c->hier);

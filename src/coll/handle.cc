@@ -99,12 +99,14 @@ Status in_use_error(const char* routine, const Communicator& c) {
 }
 
 Status run(const char* routine, Communicator& c, Kind kind, const Args& a) {
-  if (!c.sym.regions.empty() && !a.symmetric && in_registered(c, kind, a)) [[unlikely]] {
-    Args in_place = a;  // registered buffers: the members' promise of register.h
-    in_place.symmetric = true;
-    return exclusive(routine, c, [&] { return dispatch(c, kind, in_place); });
-  }
-  return exclusive(routine, c, [&] { return dispatch(c, kind, a); });
+  return exclusive(routine, c, [&] {
+    if (!c.sym.regions.empty() && !a.symmetric && in_registered(c, kind, a)) [[unlikely]] {
+      Args in_place = a;  // registered buffers: the members' promise of register.h
+      in_place.symmetric = true;
+      return dispatch(c, kind, in_place);
+    }
+    return dispatch(c, kind, a);
+  });
 }
 
 tesseraResult_t result_of(const Status& st) {

@@ -2,6 +2,7 @@
 #include "coll/plan.h"
 
 #include <array>
+#include <tuple>
 
 #include "coll/register.h"
 
@@ -19,10 +20,13 @@ bool maps_every_member(const Communicator& c, uint64_t w) {
   return true;
 }
 
-// Copies the call's count arrays into the plan and points its Args at the copies.
-void keep_arrays(PlanState& p, size_t n) {
-  auto keep = [n](const size_t* from, std::vector<size_t>& to) -> const size_t* {
-    if (!from) return nullptr;
+// Copies the count arrays the call reads into the plan and points its Args at the copies; gatherv's and
+// scatterv's are read at the root only, so a member that is not the root may pass anything there.
+void keep_arrays(PlanState& p, size_t n, int rank) {
+  const bool root_only = p.r.kind == Kind::kGatherv || p.r.kind == Kind::kScatterv;
+  const bool reads = !root_only || p.a.root == rank;
+  auto keep = [n, reads](const size_t* from, std::vector<size_t>& to) -> const size_t* {
+    if (!from || !reads) return nullptr;
     to.assign(from, from + n);
     return to.data();
   };
@@ -107,7 +111,7 @@ Status record(const char* routine, Communicator& c, Kind kind, const Args& a) {
   return Status::ok();
 }
 
-Result<tesseraPlan*> plan_make(const char* routine, tesseraComm* h, const Recorded& rec) {
+Result<tesseraPlan*> plan_make(const char* routine, tesseraComm* h, const Recorded& rec, const Status& refused) {
   if (!rec.done) return make_status(Code::kInternal, "{}: the call made no collective to plan", routine);
   Communicator& c = *rec.c;
   auto p = std::make_shared<PlanState>();
@@ -115,20 +119,24 @@ Result<tesseraPlan*> plan_make(const char* routine, tesseraComm* h, const Record
   p->init = routine;
   p->a = rec.a;
   p->r.kind = rec.kind;
-  keep_arrays(*p, static_cast<size_t>(c.size));
+  keep_arrays(*p, static_cast<size_t>(c.size), c.rank);
   std::vector<uint64_t> all(static_cast<size_t>(c.size) * kWords);
-  Status mine;
-  TS_RETURN_IF_ERROR(exclusive(routine, c, [&] {
-    mine = resolve(c, rec.kind, p->a, &p->r);
+  // One guarded section: the exchange, the verdict and the symmetric re-resolution, so that no member can
+  // fail locally after the others have agreed.
+  TS_RETURN_IF_ERROR(exclusive(routine, c, [&]() -> Status {
+    Status mine = refused.is_ok() ? resolve(c, rec.kind, p->a, &p->r) : refused;
     const std::array<uint64_t, kWords> d = describe(c, *p, mine);
-    return dispatch(c, Kind::kAllgather, Args{.send = d.data(), .recv = all.data(), .count = kWords,
-                                              .dtype = DType::kUint64});
+    TS_RETURN_IF_ERROR(dispatch(c, Kind::kAllgather, Args{.send = d.data(), .recv = all.data(), .count = kWords,
+                                                          .dtype = DType::kUint64}));
+    TS_RETURN_IF_ERROR(agree(routine, c, all, mine));
+    if (c.size > 1 && all_symmetric(c, all)) {
+      p->a.symmetric = true;
+      TS_RETURN_IF_ERROR(resolve(c, rec.kind, p->a, &p->r));
+      std::tie(p->send_word, p->recv_word) = symmetric_words(c, rec.kind, p->a);
+      p->registered = in_registered(c, rec.kind, p->a);
+    }
+    return Status::ok();
   }));
-  TS_RETURN_IF_ERROR(agree(routine, c, all, mine));
-  if (c.size > 1 && all_symmetric(c, all)) {
-    p->a.symmetric = true;
-    TS_RETURN_IF_ERROR(exclusive(routine, c, [&] { return resolve(c, rec.kind, p->a, &p->r); }));
-  }
   return new tesseraPlan{kPlanMagic, std::move(p)};
 }
 
@@ -141,7 +149,14 @@ Status bad_plan(const char* routine, const tesseraPlan* h) {
 Status plan_run(const char* routine, PlanState& p) {
   TS_RETURN_IF_ERROR(check_comm(routine, p.h));
   Communicator& c = *p.h->c;
-  return exclusive(routine, c, [&] { return run_resolved(c, p.r, p.a); });
+  return exclusive(routine, c, [&]() -> Status {
+    // A plan made in place over registered buffers: they must still be registered (every member
+    // deregisters alike, so every member refuses alike).
+    if (p.registered && symmetric_words(c, p.r.kind, p.a) != std::pair{p.send_word, p.recv_word}) [[unlikely]]
+      return invalid_arg("{}: the plan of {} works on registered buffers in place, and they are no longer "
+                         "registered on {}", routine, p.init, c.name);
+    return run_resolved(c, p.r, p.a);
+  });
 }
 
 const char* plan_row(const PlanState& p) { return p.r.algo->name; }

@@ -36,6 +36,8 @@ struct PlanState {
   Args a;                      // its count arrays point into the vectors below
   Resolved r;
   std::vector<size_t> scounts, sdispls, rcounts, rdispls;
+  uint64_t send_word = 0, recv_word = 0;  // the symmetric words of its buffers, when made in place
+  bool registered = false;                 // in place on registered buffers (checked at each start)
 };
 
 }  // namespace tessera::coll
@@ -58,8 +60,10 @@ inline Status check_plan(const char* routine, const tesseraPlan* h) {
 
 // Makes the plan of the one call that `make(go)` makes: it must call one collective of calls.h with `go`,
 // which records the call instead of running it. Collective over the communicator, like the call itself.
+// `refused` (say, a null place for the plan) is this member's verdict on its own arguments before any
+// check of the call's: the member still joins the exchange, so every member fails alike.
 template <typename Make>
-Result<tesseraPlan*> plan_init(const char* routine, tesseraComm* h, Make make);
+Result<tesseraPlan*> plan_init(const char* routine, tesseraComm* h, Make make, const Status& refused = Status::ok());
 
 // Runs the plan's call once, blocking, under the communicator's one-call-at-a-time guard.
 Status plan_run(const char* routine, PlanState& p);
@@ -80,17 +84,17 @@ struct Recorded {
 };
 Recorded*& recording();  // this thread's slot, set during plan_init
 Status record(const char* routine, Communicator& c, Kind kind, const Args& a);  // a call::Runner
-Result<tesseraPlan*> plan_make(const char* routine, tesseraComm* h, const Recorded& rec);
+Result<tesseraPlan*> plan_make(const char* routine, tesseraComm* h, const Recorded& rec, const Status& refused);
 
 template <typename Make>
-Result<tesseraPlan*> plan_init(const char* routine, tesseraComm* h, Make make) {
+Result<tesseraPlan*> plan_init(const char* routine, tesseraComm* h, Make make, const Status& refused) {
   TS_RETURN_IF_ERROR(check_comm(routine, h));
   Recorded rec;
   recording() = &rec;
   Status st = make(&record);
   recording() = nullptr;
   if (!st.is_ok()) return st;
-  return plan_make(routine, h, rec);
+  return plan_make(routine, h, rec, refused);
 }
 
 }  // namespace tessera::coll

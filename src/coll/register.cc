@@ -8,6 +8,7 @@
 
 #include "base/log.h"
 #include "coll/dispatch.h"
+#include "coll/handle.h"
 #include "transport/shm/remap.h"
 
 namespace tessera::coll {
@@ -47,9 +48,13 @@ namespace {
 // What each member says of its registration in the one exchange.
 enum Word : size_t { kOk, kFd, kOffset, kRange, kBytes, kNext, kWords };
 
+// A released registration is kept (its few bytes, as other handles are: handle.h), so that a late
+// deregistration of its handle is refused rather than taken for a new registration at the same address.
 void keep_dead(Registration* r) {
   r->magic = 0;
-  delete r;
+  r->peer_base.clear();
+  r->peer_bytes.clear();
+  keep_dead_handle(r);
 }
 
 Registration* find(const Communicator& c, const void* handle) {
@@ -107,8 +112,9 @@ Status release(const char* routine, Communicator& c, Registration* r) {
 
 }  // namespace
 
-Result<Registration*> register_buffer(const char* routine, Communicator& c, void* p, size_t bytes) {
-  Result<Registration*> again = check_mine(routine, c, p, bytes);
+Result<Registration*> register_buffer(const char* routine, Communicator& c, void* p, size_t bytes,
+                                      const Status& refused) {
+  Result<Registration*> again = refused.is_ok() ? check_mine(routine, c, p, bytes) : Result<Registration*>(refused);
   Status mine = again.status();
   Registration* reg = nullptr;
   const bool share = !c.hier && c.size > 1;

@@ -30,10 +30,13 @@ namespace tessera::coll {
 
 struct Registration;
 
-// Collective. `routine` names errors ("tesseraCommRegister: ...").
-Result<Registration*> register_buffer(const char* routine, Communicator& c, void* p, size_t bytes);
+// Collective. `routine` names errors ("tesseraCommRegister: ..."). `refused`: this member's verdict on an
+// argument of the API's own (a null place for the handle); it still joins the exchange, so all fail alike.
+Result<Registration*> register_buffer(const char* routine, Communicator& c, void* p, size_t bytes,
+                                      const Status& refused = Status::ok());
 // Not collective in effect (each member drops its own reference) but must be called by every member in the
 // same order as register_buffer. Errors: a handle that is not one of this communicator's live registrations.
+// Callers hold the communicator (handle.h: exclusive), so no call on it uses the buffer meanwhile.
 Status deregister_buffer(const char* routine, Communicator& c, void* handle);
 // Every registration of `c`, when the communicator is destroyed.
 void deregister_all(Communicator& c);

@@ -163,6 +163,9 @@ bool Stream::capturing() const { return s_->capture != nullptr; }
 
 void Stream::begin_capture() {
   if (s_->capture) throw Error(s_->label + ": begin_capture: the stream is capturing already");
+  // The stream's earlier items run first: a collective captured next is made into a plan on this thread,
+  // which needs its communicator idle. A failure among them stays sticky for the next synchronize().
+  s_->wait_for(s_->ticket(), "Stream::begin_capture", false);
   s_->capture = std::make_shared<std::vector<Graph::Item>>();
 }
 

@@ -98,9 +98,15 @@ TEST_F(Registered, ContentsSurviveAndCollectivesRunInPlace) {
     ASSERT_EQ(tesseraAllReduceInit(send.data(), recv.data(), count, tesseraFloat32, tesseraSum, comm_, &plan), tesseraSuccess);
     EXPECT_EQ(plan->p->a.symmetric, in_place_expected());
     ASSERT_EQ(tesseraStart(plan, nullptr), tesseraSuccess) << last_error();
-    tesseraPlanFree(plan);
     ASSERT_EQ(tesseraCommDeregister(comm_, hs), tesseraSuccess) << last_error();
     ASSERT_EQ(tesseraCommDeregister(comm_, hr), tesseraSuccess) << last_error();
+    // The plan was made in place on them: it refuses to start now, on every member alike.
+    if (in_place_expected()) {
+      EXPECT_EQ(tesseraStart(plan, nullptr), tesseraInvalidArgument);
+      EXPECT_NE(last_error().find("tesseraStart: the plan of tesseraAllReduceInit works on registered buffers in "
+                                  "place, and they are no longer registered"), std::string::npos) << last_error();
+    }
+    tesseraPlanFree(plan);
     // Private again, contents kept, writable; calls are no longer in place.
     const float kept = recv[count / 2];
     recv[count / 2] = kept + 1;
