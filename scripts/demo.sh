@@ -23,7 +23,7 @@ if "$perf" --help | grep -q '^  allreduce '; then
   "$run" -n "$n" "$perf" allreduce -b 8 -e 64M -f 4 -c 1
 fi
 echo
-echo "== data_parallel_step on $n PEs (gradient bucketing on a comm stream) =="
+echo "== data_parallel_step on $n PEs (backward kernels on a compute stream, gradient buckets on a comm stream, joined by events) =="
 "$run" -n "$n" "$build/bin/data_parallel_step"
 
 if "$perf" --help | grep -q '^  ops '; then
