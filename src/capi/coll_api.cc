@@ -41,9 +41,8 @@ tesseraResult_t enqueue(tesseraComm_t comm, tesseraStream_t st, const char* what
   if (st->s->capturing()) {
     Result<tesseraPlan*> p = plan_init(what, comm, call);
     if (!p.is_ok()) return to_result(p.status());
-    std::shared_ptr<PlanState> state = p.value()->p;
+    plan_enqueue(*st->s, p.value()->p);
     plan_free(p.value());
-    st->s->enqueue(std::string("tesseraStart (") + what + ")", [state] { throw_if_error(plan_run("tesseraStart", *state)); });
     return tesseraSuccess;
   }
   st->s->enqueue(what, [call] { throw_if_error(call(&run)); });
@@ -446,9 +445,7 @@ tesseraResult_t tesseraStart(tesseraPlan_t plan, tesseraStream_t stream) {
   TS_CHECK(check_plan("tesseraStart", plan));
   if (!stream) return to_result(plan_run("tesseraStart", *plan->p));
   TS_CHECK(check_stream("tesseraStart", stream));
-  std::shared_ptr<PlanState> p = plan->p;  // queued starts keep the plan alive past tesseraPlanFree
-  stream->s->enqueue(std::string("tesseraStart (") + p->init + ")",
-                     [p] { throw_if_error(plan_run("tesseraStart", *p)); });
+  plan_enqueue(*stream->s, plan->p);
   return tesseraSuccess;
 }
 tesseraResult_t tesseraPlanFree(tesseraPlan_t plan) {

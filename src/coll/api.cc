@@ -274,8 +274,7 @@ void Plan::start() {
 }
 void Plan::start(Stream& st) {
   throw_if_error(check_plan("Plan::start", h_));
-  std::shared_ptr<PlanState> p = h_->p;  // queued starts keep the plan alive past its destruction
-  st.enqueue(std::string("tesseraStart (") + p->init + ")", [p] { throw_if_error(plan_run("tesseraStart", *p)); });
+  plan_enqueue(st, h_->p);
 }
 const char* Plan::algorithm() const {
   throw_if_error(check_plan("Plan::algorithm", h_));

@@ -165,6 +165,8 @@ struct SymMap {
     std::vector<size_t> len;
   };
   std::vector<Region> regions;
+  // The first word after the heap and the globals: where registered regions begin.
+  uint64_t first_region_word() const { return heap_bytes + data_bytes + 1; }
 
   // 1 + the symmetric offset of [p, p + bytes) when all of it is symmetric memory of this PE (the heap, the
   // globals, or one registered buffer), else 0.

@@ -159,6 +159,11 @@ Status plan_run(const char* routine, PlanState& p) {
   });
 }
 
+void plan_enqueue(Stream& s, std::shared_ptr<PlanState> p) {
+  std::string what = std::string("tesseraStart (") + p->init + ")";
+  s.enqueue(std::move(what), [p = std::move(p)] { throw_if_error(plan_run("tesseraStart", *p)); });
+}
+
 const char* plan_row(const PlanState& p) { return p.r.algo->name; }
 
 void plan_free(tesseraPlan* h) {

@@ -68,6 +68,10 @@ Result<tesseraPlan*> plan_init(const char* routine, tesseraComm* h, Make make, c
 // Runs the plan's call once, blocking, under the communicator's one-call-at-a-time guard.
 Status plan_run(const char* routine, PlanState& p);
 
+// Enqueues one start of the plan on a stream (a failure fails the item); the item keeps the plan alive, so
+// it runs even if the plan's handle is freed first.
+void plan_enqueue(Stream& s, std::shared_ptr<PlanState> p);
+
 // The row the plan runs ("ll", "ring", ...), for tesseraPlanAlgorithm and tests.
 const char* plan_row(const PlanState& p);
 
