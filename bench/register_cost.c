@@ -1,6 +1,6 @@
 /* Registered buffers against the symmetric heap and against plain user buffers: a float32 sum allreduce of
  * SIZE bytes with send and receive buffers (1) from shmem_malloc, started from a plan (which sees them
- * symmetric), (2) from malloc and registered with tesseraCommRegister, (3) from malloc, not registered; the
+ * symmetric), (2) page-aligned whole pages registered with tesseraCommRegister, (3) from malloc, not registered; the
  * three alternated round by round in one run, through the public C API.
  *   tessera-cc -O2 bench/register_cost.c -o register_cost
  *   tessera-run -n 2 --env SHMEM_SYMMETRIC_SIZE=512M ./register_cost [bytes] [iterations] [rounds]
@@ -31,8 +31,9 @@ int main(int argc, char** argv) {
   CHECK(tesseraCommInitAll(&comm));
   float* hs = shmem_malloc(bytes);
   float* hr = shmem_malloc(bytes);
-  float* rs = malloc(bytes);
-  float* rr = malloc(bytes);
+  /* Registered buffers are shared in place when they are whole pages (coll.h). */
+  float *rs = NULL, *rr = NULL;
+  if (posix_memalign((void**)&rs, 4096, bytes) != 0 || posix_memalign((void**)&rr, 4096, bytes) != 0) rs = rr = NULL;
   float* ps = malloc(bytes);
   float* pr = malloc(bytes);
   if (!hs || !hr || !rs || !rr || !ps || !pr) {

@@ -163,13 +163,13 @@ tesseraResult_t tesseraGraphDestroy(tesseraGraph_t graph);
  * its host once, so that collectives on it read and write it in place as they do symmetric-heap buffers.
  * Collective, in the same order on every member, each with its own buffer (sizes may differ); *handle is
  * the registration (the same handle, counted once more, for a buffer registered again). The buffer keeps
- * its address and contents (its whole pages become shared memory of this host); it must be private,
- * writable memory, must not overlap (in whole pages) another buffer registered on the communicator, and
- * must be deregistered before it is freed. Its first and last pages are copied and remapped, so while it is
- * registered or deregistered no other thread may write other objects on those pages (a buffer of 128 KiB or
- * more from malloc has pages of its own). A collective whose send and receive buffers both lie in
- * registered buffers of a communicator within one host takes the in-place algorithms: every member must
- * then pass its own registered buffers at the same offsets (allreduce, broadcast, allgather, alltoall).
+ * its address and contents. It must be private, writable memory and must not overlap (in whole pages)
+ * another buffer registered on the communicator; it must be deregistered before it is freed. A buffer that
+ * starts on a page boundary and spans whole pages on every member becomes shared memory of this host, in
+ * place (same addresses and contents); another one is registered without that, and calls on it take their
+ * usual paths. A collective whose send and receive buffers both lie in shared registered buffers of a
+ * communicator within one host takes the in-place algorithms: every member must then pass its own
+ * registered buffers at the same offsets (allreduce, broadcast, allgather, alltoall).
  * Across hosts a registration is accepted and changes nothing. Deregister drops one count; the last one
  * gives the pages back as private memory. Errors name the buffer, the limit, or the member that refused. */
 tesseraResult_t tesseraCommRegister(tesseraComm_t comm, void* buff, size_t size, void** handle);

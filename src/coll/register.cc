@@ -70,7 +70,7 @@ Result<Registration*> check_mine(const char* routine, const Communicator& c, voi
   if (reinterpret_cast<uintptr_t>(lo) + bytes < reinterpret_cast<uintptr_t>(lo))
     return invalid_arg("{}: {} bytes at {} wrap around the address space", routine, bytes, p);
   const uint64_t w = c.sym.word(p, bytes);
-  if (w && w < c.sym.heap_bytes + c.sym.data_bytes + 1)
+  if (w && w < c.sym.first_region_word())
     return invalid_arg("{}: {} bytes at {} lie in the symmetric heap or the program's globals, which every member "
                        "reaches already", routine, bytes, p);
   const long page = sysconf(_SC_PAGESIZE);
@@ -95,19 +95,21 @@ void drop_mappings(Registration& r) {
   r.peer_bytes.clear();
 }
 
+// The peers' mappings unmapped, the pages private again, the handle kept dead.
+Status tear_down(Registration* r) {
+  drop_mappings(*r);
+  Status st = r->range.fd >= 0 ? transport::shm::unshare(r->range) : Status::ok();
+  keep_dead(r);
+  return st;
+}
+
 Status release(const char* routine, Communicator& c, Registration* r) {
   c.sym.regions.erase(std::remove_if(c.sym.regions.begin(), c.sym.regions.end(),
                                      [&](const SymMap::Region& g) { return r->word && g.word == r->word; }),
                       c.sym.regions.end());
   c.registrations.erase(std::find(c.registrations.begin(), c.registrations.end(), r));
-  drop_mappings(*r);
-  Status st = Status::ok();
-  if (r->range.fd >= 0) {
-    st = transport::shm::unshare(r->range);
-    if (!st.is_ok()) st = make_status(st.code(), "{}: {}", routine, st.message());
-  }
-  keep_dead(r);
-  return st;
+  Status st = tear_down(r);
+  return st.is_ok() ? st : make_status(st.code(), "{}: {}", routine, st.message());
 }
 
 }  // namespace
@@ -117,7 +119,12 @@ Result<Registration*> register_buffer(const char* routine, Communicator& c, void
   Result<Registration*> again = refused.is_ok() ? check_mine(routine, c, p, bytes) : Result<Registration*>(refused);
   Status mine = again.status();
   Registration* reg = nullptr;
-  const bool share = !c.hier && c.size > 1;
+  // Only whole pages are shared in place: sharing copies and remaps the pages, and another thread's write to
+  // another object on a page the buffer only partly fills (the heap's own bookkeeping, say) would be lost.
+  const long page = sysconf(_SC_PAGESIZE);
+  const bool whole_pages = reinterpret_cast<uintptr_t>(p) % static_cast<uintptr_t>(page) == 0 &&
+                           bytes % static_cast<size_t>(page) == 0;
+  const bool share = !c.hier && c.size > 1 && whole_pages;
   // A new registration shares its pages before the exchange, so the peers can map them right after it.
   if (mine.is_ok() && !again.value()) {
     reg = new Registration();
@@ -129,7 +136,7 @@ Result<Registration*> register_buffer(const char* routine, Communicator& c, void
       else mine = make_status(sr.status().code(), "{}: {} bytes at {}: {}", routine, bytes, p, sr.status().message());
     }
   }
-  const uint64_t base = c.next_region_word ? c.next_region_word : c.sym.heap_bytes + c.sym.data_bytes + 1;
+  const uint64_t base = c.next_region_word ? c.next_region_word : c.sym.first_region_word();
   std::array<uint64_t, kWords> d{};
   d[kOk] = mine.is_ok() ? (again.value() ? 2 : 1) : 0;
   d[kFd] = static_cast<uint64_t>(reg ? reg->range.fd : -1);
@@ -141,11 +148,7 @@ Result<Registration*> register_buffer(const char* routine, Communicator& c, void
   Status ex = dispatch(c, Kind::kAllgather, Args{.send = d.data(), .recv = all.data(), .count = kWords, .dtype = DType::kUint64});
   auto at = [&](int m, Word w) { return all[static_cast<size_t>(m) * kWords + w]; };
   auto undo = [&](Status st) -> Result<Registration*> {
-    if (reg) {
-      drop_mappings(*reg);
-      if (reg->range.fd >= 0) (void)transport::shm::unshare(reg->range);
-      keep_dead(reg);
-    }
+    if (reg) (void)tear_down(reg);
     return st;
   };
   if (!ex.is_ok()) return undo(ex);
@@ -168,7 +171,22 @@ Result<Registration*> register_buffer(const char* routine, Communicator& c, void
     return again.value();
   }
   c.registrations.push_back(reg);
-  if (!share) return reg;
+  // In place only when every member's buffer was shared (the same verdict everywhere): otherwise the
+  // registration is kept without a region, and calls on it take their usual paths.
+  bool all_shared = !c.hier && c.size > 1;
+  for (int m = 0; m < c.size; ++m) all_shared = all_shared && at(m, kRange) != 0;
+  if (!all_shared) {
+    if (reg->range.fd >= 0) {
+      Status st = transport::shm::unshare(reg->range);
+      reg->range = {};
+      if (!st.is_ok()) {
+        c.registrations.pop_back();
+        keep_dead(reg);
+        return make_status(st.code(), "{}: {}", routine, st.message());
+      }
+    }
+    return reg;
+  }
   // Map every other member's range; the verdict on the mappings is the same everywhere again.
   reg->peer_base.assign(static_cast<size_t>(c.size), nullptr);
   reg->peer_bytes.assign(static_cast<size_t>(c.size), 0);
@@ -241,8 +259,7 @@ std::pair<uint64_t, uint64_t> symmetric_words(const Communicator& c, Kind kind, 
 bool in_registered(const Communicator& c, Kind kind, const Args& a) {
   if (c.hier || c.sym.regions.empty()) return false;
   const auto [s, r] = symmetric_words(c, kind, a);
-  const uint64_t first = c.sym.heap_bytes + c.sym.data_bytes + 1;  // region words start here
-  return s >= first && r >= first;
+  return s >= c.sym.first_region_word() && r >= c.sym.first_region_word();
 }
 
 }  // namespace tessera::coll
