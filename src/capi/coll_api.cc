@@ -8,6 +8,7 @@
 #include <iterator>
 #include <string>
 
+#include "capi/last_error.h"
 #include "coll/calls.h"
 #include "coll/handle.h"
 #include "coll/p2p.h"
@@ -15,21 +16,27 @@
 #include "coll/register.h"
 #include "coll/types.h"
 
+namespace tessera::capi {
+std::string& last_error() {
+  thread_local std::string text;
+  return text;
+}
+tesseraResult_t to_result(const Status& st) {
+  if (st.is_ok()) return tesseraSuccess;
+  last_error() = st.message();
+  return coll::result_of(st);
+}
+}  // namespace tessera::capi
+
 using namespace tessera;
 using namespace tessera::coll;
 
 namespace {
-thread_local std::string t_error;
-
-tesseraResult_t to_result(const Status& st) {
-  if (st.is_ok()) return tesseraSuccess;
-  t_error = st.message();
-  return result_of(st);
-}
+using capi::to_result;
 
 // A stream's failure, as a C result: the message goes to tesseraGetLastError.
 tesseraResult_t stream_error(const std::exception& e) {
-  t_error = e.what();
+  capi::last_error() = e.what();
   return tesseraStreamError;
 }
 
@@ -462,6 +469,6 @@ tesseraResult_t tesseraPlanAlgorithm(const tesseraPlan_t plan, const char** name
 }
 
 const char* tesseraGetErrorString(tesseraResult_t r) { return result_text(r); }
-const char* tesseraGetLastError(void) { return t_error.c_str(); }
+const char* tesseraGetLastError(void) { return capi::last_error().c_str(); }
 
 }  // extern "C"

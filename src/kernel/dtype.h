@@ -33,5 +33,11 @@ constexpr std::optional<DType> kernel_dtype(::tessera::DType t) {
     if (kDTypeEntries[i] == t) return static_cast<DType>(i);
   return std::nullopt;
 }
+// The kernel enumerator of a list operator, if the kernels take it.
+constexpr std::optional<ReduceOp> kernel_op(::tessera::ReduceOp o) {
+  for (int i = 0; i < kNumReduceOps; ++i)
+    if (kReduceOpEntries[i] == o) return static_cast<ReduceOp>(i);
+  return std::nullopt;
+}
 
 }  // namespace tessera::kernel

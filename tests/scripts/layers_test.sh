@@ -38,7 +38,7 @@ declare -A public=(
   [shmem.h]=capi [shmemx.h]=capi [aclshmem.h]=capi
   [tessera/shmem_extra.h]=capi [tessera/shmem_generic.h]=capi [tessera/tessera.hpp]=capi
   [tessera/coll.h]=capi [tessera/coll.hpp]=coll [tessera/kernel.hpp]=kernel [tessera/stream.hpp]=sync
-  [tessera/moe.hpp]=moe [tessera/moe.h]=capi [tessera/gnn.hpp]=gnn [tessera/fused.hpp]=fused
+  [tessera/moe.hpp]=moe [tessera/moe.h]=capi [tessera/kernel.h]=capi [tessera/gnn.hpp]=gnn [tessera/fused.hpp]=fused
   [tessera/shmem_types.h]=base [tessera/version.h]=base [tessera/error.hpp]=base
   [tessera/needs_cxx20.hpp]=base [tessera/dtypes.h]=base
 )
