@@ -13,6 +13,7 @@
 #include "pgas/barrier.h"
 #include "pgas/heap.h"
 #include "pgas/order.h"
+#include "pgas/peers.h"
 #include "pgas/runtime.h"
 #include "pgas/team.h"
 
@@ -250,6 +251,7 @@ void shmem_session_start(shmem_ctx_t ctx, long options, const shmem_session_conf
                "(SHMEM_SESSION_TOTAL_OPS {:#x})", config_mask, SHMEM_SESSION_TOTAL_OPS);
   if (config_mask && !config) log::fatal("shmem_session_start: config_mask is {:#x} but config is null", config_mask);
   std::atomic_ref<int>(ctx->sessions).fetch_add(1, std::memory_order_relaxed);  // threads may share the context
+  pgas::routed_session(true);  // small puts to other hosts are batched until the session ends (or a quiet)
 }
 void shmem_session_stop(shmem_ctx_t ctx) {
   require_init("shmem_session_stop");
@@ -258,6 +260,7 @@ void shmem_session_stop(shmem_ctx_t ctx) {
     std::atomic_ref<int>(ctx->sessions).fetch_add(1, std::memory_order_relaxed);
     log::fatal("shmem_session_stop: context {} is not in a session", (void*)ctx);
   }
+  pgas::routed_session(false);
 }
 void shmem_ctx_session_start(shmem_ctx_t ctx, long options, const shmem_session_config_t* config, long config_mask) {
   shmem_session_start(ctx, options, config, config_mask);

@@ -237,6 +237,10 @@ void routed_quiet() {
   trace::Scope traced(trace::Cat::kRma, "quiet", "routed");
   for (int i = 0; i < g_routed_count; ++i) g_routed[i]->quiet();
 }
+void routed_session(bool start) {
+  for (int i = 0; i < g_routed_count; ++i)
+    if (g_routed[i]->batch) g_routed[i]->batch(start);
+}
 void routed_progress() {
   for (int i = 0; i < g_routed_count; ++i)
     if (g_routed[i]->progress) g_routed[i]->progress();

@@ -65,5 +65,8 @@ void routed_fence();
 void routed_quiet();
 // Advances every transport without a mapping in use (sync::WaitContext::progress).
 void routed_progress();
+// Sessions (shmem_session_start/stop): each routed transport that batches (Transport::batch) opens or
+// closes one; closing the last sends what it holds.
+void routed_session(bool start);
 
 }  // namespace tessera::pgas

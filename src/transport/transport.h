@@ -141,6 +141,11 @@ struct Transport {
   void (*fence)() = nullptr;
   void (*quiet)() = nullptr;
   void (*progress)() = nullptr;
+  // Sessions (OpenSHMEM 1.6's shmem_session_start/stop; optional): start opens one, !start closes one. While
+  // any is open the record may hold small puts and send them together; it sends them before a quiet,
+  // fence, get, atomic or put with signal that must see them, when the last session closes, and whenever
+  // progress() is called (every wait of the PE calls it).
+  void (*batch)(bool start) = nullptr;
 
   // Two-sided messages to a peer on another host (kMessages; the collectives across hosts: coll/hier/net.cc). A receive
   // matches the sender's `tag` exactly; messages of one sender with one tag arrive in the order sent. A tag

@@ -2,6 +2,7 @@
 // wrap (128 bits). Properties: a put, get or atomic passes exactly when every byte it touches (data and signal
 // word) lies inside one of this PE's two segments, its length matches, its operator is known and its words are
 // aligned; whatever the fields, the checks never overflow (UBSan) and name what failed.
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 
@@ -50,5 +51,34 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const bool at_ok = (word == 4 || word == 8) && op >= 0 && op <= 7 && off % static_cast<uint64_t>(word) == 0 &&
                      inside(off, static_cast<uint64_t>(word), s.heap_bytes, s.data_bytes);
   FUZZ_CHECK(at.empty() == at_ok);
+
+  // A batch of puts built from the rest of the input: entries as the fuzzer gives them (any lengths, so that
+  // entries that overrun, end short or leave bytes over are reached), checked against a walk in 128 bits.
+  const auto puts = static_cast<uint64_t>(in.byte() % 6);
+  alignas(8) uint8_t batch[512] = {};
+  const size_t length_b = std::min<size_t>(in.byte() * 2u, sizeof batch);
+  for (size_t i = 0; i + 8 <= length_b; i += 8) {
+    const uint64_t v = in.byte() < 128 ? size_like(in) : u64(in);
+    std::memcpy(batch + i, &v, 8);
+  }
+  bool batch_ok = true;
+  u128 pos = 0;
+  for (uint64_t i = 0; i < puts && batch_ok; ++i) {
+    if (pos + 16 > length_b) {
+      batch_ok = false;
+      break;
+    }
+    uint64_t e_off, e_bytes;
+    std::memcpy(&e_off, batch + static_cast<size_t>(pos), 8);
+    std::memcpy(&e_bytes, batch + static_cast<size_t>(pos) + 8, 8);
+    pos += 16;
+    const u128 padded = (static_cast<u128>(e_bytes) + 7) / 8 * 8;
+    if (pos + padded > length_b || !inside(e_off, e_bytes, s.heap_bytes, s.data_bytes)) batch_ok = false;
+    pos += padded;
+  }
+  batch_ok = batch_ok && pos == length_b;
+  const std::string be = ucx::batch_error(reinterpret_cast<const char*>(batch), length_b, puts, s);
+  FUZZ_CHECK(be.empty() == batch_ok);
+  FUZZ_CHECK(batch_ok || be.find("batch") != std::string::npos);
   return 0;
 }

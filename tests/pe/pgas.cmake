@@ -83,3 +83,7 @@ foreach(group rma signal order)
     set_tests_properties(pe.pgas_${group}.hosts3x1_${_name} PROPERTIES LABELS "pe;hosts" TIMEOUT 120)
   endforeach()
 endforeach()
+# Sessions: small puts to other hosts held and sent in batches (transport/ucx/rma.cc), on one host and as
+# hosts of one and two PEs, where the batches travel.
+tessera_pe_test(pgas_session NPES 1 2 4 TIMEOUT 120 ENV TESSERA_TIMEOUT=60)
+tessera_pe_hosts_test(pgas_session 2:1 3:1 4:2)

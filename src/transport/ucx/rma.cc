@@ -18,6 +18,12 @@
 //                    back an eager put that arrives before them, and a rendezvous put is sent only once
 //                    they are acknowledged;
 //   put with signal  one message: the target applies the signal once the data is in place.
+// Sessions (OpenSHMEM 1.6's shmem_session_start; batch()): while one is open, a put of at most
+// kBatchPutMax bytes is appended to its target's batch instead of sent, and the batch goes as one eager
+// message (kBatch; one put in the counts above) when it reaches kBatchBytes, and before anything that must
+// see or order it: a quiet or fence (every batch), a get, atomic, put with signal or larger put to its
+// target (that batch), the last session's end, and any wait of this PE (progress()), so that a program
+// that puts and then waits for an answer is never left waiting for a put this PE holds.
 // Large gets (kAmMin bytes and up) do not use UCX's RMA either: UCX emulates a get with small copies the
 // target serves one by one. A large get is a small active message asking the target to send the bytes
 // back: as a frame on the pair's TCP stream (kGetReply, numbered; the requester's progress thread reads
@@ -40,6 +46,7 @@
 #include "sync/wait.h"
 #include "transport/tcp/tcp.h"
 #include "transport/ucx/ucx.h"
+#include "transport/ucx/wire.h"
 
 namespace tessera::transport::ucx {
 
@@ -137,6 +144,87 @@ void am_put(int pe, uint64_t off, const void* src, size_t bytes, uint64_t sig_of
                sig_op < 0 ? "put" : "put with signal", pe, bytes);
 }
 
+// ---- sessions: batches of small puts (see the top of this file)
+
+namespace {
+
+constexpr size_t kBatchPutMax = 1024, kBatchBytes = 16 * 1024;
+static_assert(kBatchBytes + kBatchPutMax + sizeof(BatchEntry) + 8 < kAmMin, "a batch must go eagerly");
+
+void send_batch(int pe, const std::vector<char>& data, uint64_t puts) {
+  AmPutHeader h = put_header(pe, 0, data.size(), 0, puts, -1);
+  h.flags |= kBatch;
+  ucp_request_param_t prm{};
+  prm.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+  prm.flags = UCP_AM_SEND_FLAG_EAGER;
+  wait_request(ucp_am_send_nbx(g.peers[static_cast<size_t>(pe)].ep, kAmPut, &h, sizeof h, data.data(), data.size(),
+                               &prm),
+               "batch of puts", pe, data.size());
+}
+
+// Sends `pe`'s held puts, if any. Not reentered from the waits of its own send (progress() below).
+thread_local bool t_flushing = false;
+void flush_batch(int pe) {
+  Outbound& o = g.out[static_cast<size_t>(pe)];
+  std::vector<char> data;
+  uint64_t puts = 0;
+  {
+    std::lock_guard lock(o.m);
+    if (o.batch.empty()) return;
+    data.swap(o.batch);
+    puts = o.batch_puts;
+    o.batch_puts = 0;
+    g.batched.fetch_sub(1, std::memory_order_acq_rel);
+  }
+  t_flushing = true;
+  send_batch(pe, data, puts);
+  t_flushing = false;
+}
+// Before an operation to `pe` that must come after its held puts.
+inline void flush_for(int pe) {
+  if (g.batched.load(std::memory_order_acquire) != 0 && !t_flushing) [[unlikely]] flush_batch(pe);
+}
+
+// Holds the put in its target's batch when a session is open and it is small; false: send it now.
+bool hold(int pe, uint64_t off, const void* src, size_t bytes) {
+  if (g.sessions.load(std::memory_order_relaxed) == 0 || bytes > kBatchPutMax) return false;
+  Outbound& o = g.out[static_cast<size_t>(pe)];
+  bool full;
+  {
+    std::lock_guard lock(o.m);
+    if (o.batch.empty()) {
+      g.batched.fetch_add(1, std::memory_order_acq_rel);
+      o.batch.reserve(kBatchBytes + kBatchPutMax + sizeof(BatchEntry) + 8);
+    }
+    const BatchEntry e{off, bytes};
+    const size_t at = o.batch.size();
+    o.batch.resize(at + sizeof e + batch_padded(bytes));
+    std::memcpy(o.batch.data() + at, &e, sizeof e);  // copy-ok: an entry header
+    if (bytes) memcopy(o.batch.data() + at + sizeof e, src, bytes);
+    ++o.batch_puts;
+    full = o.batch.size() >= kBatchBytes;
+  }
+  if (full && !t_flushing) flush_batch(pe);
+  return true;
+}
+
+}  // namespace
+
+void flush_batches() {
+  if (g.batched.load(std::memory_order_acquire) == 0 || t_flushing) return;
+  for (int q = 0; q < g.n_pes; ++q)
+    if (g.peers[static_cast<size_t>(q)].ep) flush_batch(q);
+}
+
+void batch(bool start) {
+  if (start) {
+    g.sessions.fetch_add(1, std::memory_order_acq_rel);
+    return;
+  }
+  g.sessions.fetch_sub(1, std::memory_order_acq_rel);
+  flush_batches();
+}
+
 // A non-blocking put's header, alive until its send completes.
 struct NbiPut {
   AmPutHeader h;
@@ -154,13 +242,18 @@ void on_put_nbi_sent(void* req, ucs_status_t st, void* user_data) {
   ucp_request_free(req);
 }
 
-void put(int pe, uint64_t off, const void* src, size_t bytes) { am_put(pe, off, src, bytes, 0, 0, -1); }
+void put(int pe, uint64_t off, const void* src, size_t bytes) {
+  if (hold(pe, off, src, bytes)) return;
+  flush_for(pe);
+  am_put(pe, off, src, bytes, 0, 0, -1);
+}
 
 // A large non-blocking put: sent without waiting; `src` is read until its acknowledgment, which the next
 // fence or quiet waits for. Smaller ones are blocking puts (their data is copied out at once).
 // Over Tessera's connections a large put is written at once, like a blocking one.
 void put_nbi(int pe, uint64_t off, const void* src, size_t bytes) {
   if (bytes < kAmMin || tcp::streams_on()) return put(pe, off, src, bytes);
+  flush_for(pe);
   auto* n = new NbiPut{put_header(pe, off, bytes, 0, 0, -1), pe};
   ucp_request_param_t prm{};
   prm.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS | UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
@@ -177,6 +270,7 @@ void put_nbi(int pe, uint64_t off, const void* src, size_t bytes) {
 }
 
 void get(void* dst, int pe, uint64_t off, size_t bytes) {
+  flush_for(pe);
   uint64_t addr;
   ucp_rkey_h rkey;
   Peer& p = target(pe, off, &addr, &rkey);
@@ -212,6 +306,7 @@ void get(void* dst, int pe, uint64_t off, size_t bytes) {
 }
 
 uint64_t atomic(int pe, uint64_t off, size_t size, AtomicOp op, uint64_t value, uint64_t cond) {
+  flush_for(pe);
   wait_put_acks(pe);  // an atomic comes after this PE's earlier puts to the peer
   uint64_t old = 0;
   const AmAtomicHeader h{off, value, cond, kGetReplyTag | (g.get_seq.fetch_add(1) & (kGetReplyTag - 1)), g.my_pe,
@@ -231,18 +326,21 @@ uint64_t atomic(int pe, uint64_t off, size_t size, AtomicOp op, uint64_t value, 
 // One message: the target applies the signal once the data is in place.
 void put_signal(int pe, uint64_t off, const void* src, size_t bytes, uint64_t sig_off, uint64_t signal,
                 SignalOp op) {
+  flush_for(pe);
   am_put(pe, off, src, bytes, sig_off, signal, op == kSignalAdd ? kSignalAdd : kSignalSet);
 }
 
 // Puts after this one follow every put before it (next_put); atomics and gets wait for the puts to their
 // peer anyway (and are blocking); UCX's fence orders what else UCX may have in flight.
 void fence() {
+  flush_batches();
   g.fence_epoch.fetch_add(1, std::memory_order_acq_rel);
   const ucs_status_t st = ucp_worker_fence(g.worker);
   if (st != UCS_OK) log::fatal("UCX fence: {}", ucs_status_string(st));
 }
 
 void quiet() {
+  flush_batches();
   wait_put_acks(-1);
   ucp_request_param_t prm{};
   wait_request(ucp_worker_flush_nbx(g.worker, &prm), "quiet (flush)", -1, 0);

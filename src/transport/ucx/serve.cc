@@ -82,7 +82,7 @@ void landed(const AmPutHeader& h, Acks& acks) {
     else word.store(h.signal, std::memory_order_release);
   }
   if (h.sig_op >= 0) sync::notify_range(g.my_pe, h.sig_off, sizeof(uint64_t));
-  sync::notify_range(g.my_pe, h.off, h.bytes);
+  if (!(h.flags & kBatch)) sync::notify_range(g.my_pe, h.off, h.bytes);  // a batch's entries rang in apply()
   const auto from = static_cast<size_t>(h.from);
   const uint64_t n = ++g.landed[from];
   if (g.ack_wanted[from] != 0 && n >= g.ack_wanted[from]) {
@@ -90,6 +90,40 @@ void landed(const AmPutHeader& h, Acks& acks) {
     acks.emplace_back(h.from, n);
   } else if (h.flags & kAckOnLanding) {
     acks.emplace_back(h.from, n);
+  }
+}
+
+// Bytes of a put into symmetric memory. An aligned word of 4 or 8 bytes is stored as one atomic store: a
+// thread of this PE may be waiting on that very word (shmem_wait_until reads it with atomic loads), and
+// the store must be one it can see whole, not a copy racing with its loads.
+void land(char* dest, const char* src, size_t bytes) {
+  const auto at = reinterpret_cast<uintptr_t>(dest);
+  if (bytes == 8 && at % 8 == 0) {
+    uint64_t v;
+    std::memcpy(&v, src, 8);  // copy-ok: one word
+    std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(dest)).store(v, std::memory_order_release);
+  } else if (bytes == 4 && at % 4 == 0) {
+    uint32_t v;
+    std::memcpy(&v, src, 4);  // copy-ok: one word
+    std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(dest)).store(v, std::memory_order_release);
+  } else if (bytes) {
+    memcopy(dest, src, bytes);
+  }
+}
+
+// An eager put's data into place: its bytes, or a batch's entries (each then rings for the words it wrote).
+void apply(const AmPutHeader& h, const char* data, size_t length) {
+  if (!(h.flags & kBatch)) {
+    land(local_address(h.off), data, length);
+    return;
+  }
+  for (size_t at = 0; at < length;) {
+    BatchEntry e;
+    std::memcpy(&e, data + at, sizeof e);  // copy-ok: an entry header
+    at += sizeof e;
+    land(local_address(e.off), data + at, e.bytes);
+    sync::notify_range(g.my_pe, e.off, e.bytes);
+    at += batch_padded(e.bytes);
   }
 }
 
@@ -105,7 +139,7 @@ void drain_deferred(int64_t from, Acks& acks) {
       }
       const Deferred d = std::move(*it);
       it = q.erase(it);
-      if (!d.data.empty()) memcopy(local_address(d.h.off), d.data.data(), d.data.size());
+      apply(d.h, d.data.data(), d.data.size());
       landed(d.h, acks);
       more = true;
     }
@@ -132,8 +166,18 @@ ucs_status_t on_am_put(void*, const void* header, size_t header_length, void* da
   AmPutHeader h;
   if (!read_header(header, header_length, &h) || !remote_peer(h.from))
     return UCS_ERR_INVALID_PARAM;
-  refuse_unless_empty(h.from, put_error(h.off, h.bytes, length, h.sig_op, h.sig_off, segments()));
-  char* dest = local_address(h.off);
+  const bool batch = h.flags & kBatch;
+  if (batch) {
+    refuse_unless_empty(h.from, (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) || length != h.bytes
+                                    ? fmt::format("a batch of puts of {} bytes that carries {}{}", h.bytes, length,
+                                                  length == h.bytes ? " by rendezvous" : "")
+                                    : "");
+  } else {
+    refuse_unless_empty(h.from, put_error(h.off, h.bytes, length, h.sig_op, h.sig_off, segments()));
+  }
+  const char* bytes = static_cast<const char*>(data);
+  if (batch) refuse_unless_empty(h.from, batch_error(bytes, length, h.signal, segments()));
+  char* dest = batch ? nullptr : local_address(h.off);
   if (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) {
     auto* landing = new AmPutHeader(h);
     ucp_request_param_t prm{};
@@ -155,11 +199,10 @@ ucs_status_t on_am_put(void*, const void* header, size_t header_length, void* da
   {
     std::lock_guard lk(g.target_m);
     if (h.after > g.landed[static_cast<size_t>(h.from)]) {
-      const char* bytes = static_cast<const char*>(data);
       g.deferred[static_cast<size_t>(h.from)].push_back(Deferred{h, std::vector<char>(bytes, bytes + length)});
       return UCS_OK;
     }
-    if (length) memcopy(dest, data, length);
+    apply(h, bytes, length);
     landed(h, acks);
     drain_deferred(h.from, acks);
   }

@@ -365,7 +365,9 @@ Status map(PeerMemory* m) {
 void unmap(PeerMemory* m) { m->heap = m->data = nullptr; }
 
 void progress() {
-  if (g.worker) ucp_worker_progress(g.worker);
+  if (!g.worker) return;
+  flush_batches();  // a wait never waits for a put this PE holds (rma.cc: sessions)
+  ucp_worker_progress(g.worker);
 }
 
 void* send(int pe, uint64_t tag, const void* buf, size_t bytes) {
@@ -412,6 +414,7 @@ const Transport kUcx{
     .fence = ucx::fence,
     .quiet = ucx::quiet,
     .progress = ucx::progress,
+    .batch = ucx::batch,
     .send = ucx::send,
     .recv = ucx::recv,
     .wait = ucx::wait,

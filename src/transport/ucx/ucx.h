@@ -49,6 +49,9 @@ constexpr uint32_t kAckOnLanding = 1;
 // A frame on TCP's stream that answers a large get (serve.cc): `after` holds the get's number, `off` is
 // unused; it lands in the requester's buffer, not in symmetric memory, and is not a put (never counted).
 constexpr uint32_t kGetReply = 2;
+// A session's batch of small puts (rma.cc): the data holds `signal` entries (wire.h: BatchEntry), `bytes` is
+// its length, and the message counts as one put; `off` and the signal fields are unused.
+constexpr uint32_t kBatch = 4;
 
 // A large get answered on TCP's stream (rma.cc posts it; the stream's sink fills it, serve.cc).
 struct StreamGet {
@@ -107,6 +110,9 @@ struct Outbound {
   uint64_t floor = 0;
   uint64_t fence_seen = 0;
   std::atomic<uint64_t> promised{0};
+  // Small puts held while a session is open (rma.cc), sent as one message: entries and their count.
+  std::vector<char> batch;
+  uint64_t batch_puts = 0;
 };
 
 struct State {
@@ -132,6 +138,8 @@ struct State {
   std::unique_ptr<std::atomic<uint64_t>[]> am_sent, am_acked;
   std::unique_ptr<Outbound[]> out;      // per peer
   std::atomic<uint64_t> fence_epoch{0};  // fences so far
+  std::atomic<int> sessions{0};          // open sessions (batch()): small puts are held while above 0
+  std::atomic<int> batched{0};           // peers whose held puts are not sent yet
   // Threads of this PE waiting for a UCX request (or an acknowledgment): the progress thread rings the
   // PE's doorbell after an event only then. Writes into symmetric memory ring it themselves, for the words
   // they wrote (landed(), on_am_atomic()).
@@ -194,6 +202,10 @@ void put_signal(int pe, uint64_t off, const void* src, size_t bytes, uint64_t si
                 SignalOp op);
 void fence();
 void quiet();
+// Sessions (transport.h: batch): open one (start) or close one, which sends what is held; flush_batches
+// sends every peer's held puts now (waits call it through progress(), so a held put never blocks a wait).
+void batch(bool start);
+void flush_batches();
 
 // serve.cc: starts and stops the thread that writes the replies to large gets on TCP's streams.
 void start_replier();

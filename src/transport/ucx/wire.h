@@ -7,6 +7,7 @@
 // without UCX.
 #pragma once
 #include <cstdint>
+#include <cstring>
 #include <string>
 
 #include <fmt/format.h>
@@ -38,6 +39,35 @@ inline std::string put_error(uint64_t off, uint64_t bytes, uint64_t length, int3
   if (sig_op >= 0 && (sig_off % 8 != 0 || !symmetric_range(sig_off, 8, s.heap_bytes, s.data_bytes)))
     return fmt::format("a put whose signal word is at symmetric offset {:#x}, not an aligned 8-byte word of this "
                        "PE's symmetric memory", sig_off);
+  return "";
+}
+
+// A batch of small puts (a session's, rma.cc): one message whose data is `puts` entries, each a BatchEntry
+// followed by its bytes, padded to a multiple of 8.
+struct BatchEntry {
+  uint64_t off;
+  uint64_t bytes;
+};
+inline constexpr uint64_t batch_padded(uint64_t bytes) { return (bytes + 7) & ~uint64_t{7}; }
+
+// "" when `length` bytes at `data` hold exactly `puts` entries, each of which may land here, else why not.
+inline std::string batch_error(const char* data, uint64_t length, uint64_t puts, Segments s) {
+  uint64_t at = 0;
+  for (uint64_t i = 0; i < puts; ++i) {
+    if (length - at < sizeof(BatchEntry))
+      return fmt::format("a batch of {} puts whose {} bytes end inside entry {}", puts, length, i);
+    BatchEntry e;
+    std::memcpy(&e, data + at, sizeof e);
+    at += sizeof(BatchEntry);
+    if (e.bytes > length - at || batch_padded(e.bytes) > length - at)
+      return fmt::format("a batch of {} puts whose entry {} says {} bytes where {} are left", puts, i, e.bytes,
+                         length - at);
+    if (!symmetric_range(e.off, e.bytes, s.heap_bytes, s.data_bytes))
+      return fmt::format("a batched put of {} bytes at symmetric offset {:#x}, outside this PE's heap ({} bytes) and "
+                         "data segment ({} bytes)", e.bytes, e.off, s.heap_bytes, s.data_bytes);
+    at += batch_padded(e.bytes);
+  }
+  if (at != length) return fmt::format("a batch of {} puts that carries {} bytes beyond them", puts, length - at);
   return "";
 }
 

@@ -5,6 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <vector>
+#include <string>
+#include <cstring>
 #include <limits>
 
 namespace tessera::transport::ucx {
@@ -62,6 +65,40 @@ TEST(Wire, AtomicsNeedAKnownOperatorOnAnAlignedWord) {
   EXPECT_NE(atomic_error(4, 8, 0, kLastOp, kSegs).find("aligned"), std::string::npos);
   EXPECT_NE(atomic_error(kHeap + kData, 8, 0, kLastOp, kSegs), "");
   EXPECT_NE(atomic_error(kHeap + kData - 4, 8, 0, kLastOp, kSegs), "");
+}
+
+// A session's batch of puts (rma.cc): entries of {offset, length} and their bytes padded to 8.
+class Batch {
+ public:
+  Batch& put(uint64_t off, uint64_t bytes, uint64_t carried) {
+    const BatchEntry e{off, bytes};
+    const size_t at = buf_.size();
+    buf_.resize(at + sizeof e + batch_padded(carried));
+    std::memcpy(buf_.data() + at, &e, sizeof e);
+    ++puts_;
+    return *this;
+  }
+  std::string error(uint64_t puts_said = ~uint64_t{0}, size_t extra = 0) {
+    std::vector<char> b = buf_;
+    b.resize(b.size() + extra);
+    return batch_error(b.data(), b.size(), puts_said == ~uint64_t{0} ? puts_ : puts_said, kSegs);
+  }
+
+ private:
+  std::vector<char> buf_;
+  uint64_t puts_ = 0;
+};
+
+TEST(Wire, BatchesOfPuts) {
+  EXPECT_EQ(Batch().error(), "");  // an empty batch
+  EXPECT_EQ(Batch().put(0, 8, 8).put(kHeap - 3, 3, 3).put(kHeap, kData, kData).put(64, 0, 0).error(), "");
+  EXPECT_NE(Batch().put(kHeap - 3, 4, 4).error().find("outside this PE's heap"), std::string::npos);
+  EXPECT_NE(Batch().put(kHeap + kData, 1, 1).error().find("outside"), std::string::npos);
+  EXPECT_NE(Batch().put(0, 16, 8).error().find("says 16 bytes where 8 are left"), std::string::npos);
+  EXPECT_NE(Batch().put(0, kMax, 8).error().find("where 8 are left"), std::string::npos);  // no padding wrap
+  EXPECT_NE(Batch().put(0, 8, 8).error(2).find("end inside entry 1"), std::string::npos);  // fewer than said
+  EXPECT_NE(Batch().put(0, 8, 8).put(8, 8, 8).error(1).find("beyond them"), std::string::npos);
+  EXPECT_NE(Batch().put(0, 8, 8).error(~uint64_t{0}, 8).find("8 bytes beyond"), std::string::npos);
 }
 
 }  // namespace
