@@ -6,6 +6,9 @@
 //   launcher -> PE  kWelcome    {}
 //   PE -> launcher  kAllgather  {bytes}; once all PEs sent theirs (same length), every PE gets
 //   launcher -> PE  kGathered   {rank-ordered concatenation}
+//   client -> launcher  kHealth {secret (64 hex chars), u32: overdue limit in ms, bit 31 set for JSON}, as the
+//                               first message instead of a hello (tessera-info --health); the launcher checks
+//                               the secret as a hello's, answers kHealthReport {text or JSON} and closes
 // Environment set by tessera-run for each PE: TESSERA_JOB_SOCKET, TESSERA_JOB_SECRET, TESSERA_JOB_RANK,
 // TESSERA_JOB_SIZE, TESSERA_JOB_ID, TESSERA_JOB_CONTROL.
 #pragma once
@@ -31,7 +34,11 @@ enum class MsgType : uint32_t {
   kAbort = 9,
   kGoodbye = 10,
   kGoodbyeAck = 11,
+  kHealth = 12,
+  kHealthReport = 13,
 };
+// kHealth's u32: the overdue limit in ms (bits 0-30) and the JSON flag.
+inline constexpr uint32_t kHealthJson = 1u << 31;
 
 struct MsgHeader {
   uint32_t type;

@@ -6,6 +6,7 @@
 //   tessera-info                                           a summary of this host and build
 //   tessera-info --topo                                    this host's topology (hwloc), the rank table, the link
 //   tessera-info --predict --hosts 1024 --ppn 8 --bytes 1G allreduce across hosts: each row's estimate
+//   tessera-info --health [--job PID] [--overdue S] [--json]   a running job's PEs: state, call, overdue
 // Selection is the library's own (same table, same model, same TESSERA_ALGO / TESSERA_DETERMINISTIC), so the
 // choice printed is the one a job on this host makes.
 #include <unistd.h>
@@ -25,6 +26,7 @@
 #include "coll/single_copy.h"
 #include "base/rank_table.h"
 #include <hwloc.h>
+#include "health_client.h"
 #include "placement.h"
 #include "trace_merge.h"
 #include "shmem.h"
@@ -42,6 +44,10 @@ constexpr const char* kUsage =
     "                    [--unbound] [--symmetric]\n"
     "       tessera-info --env | --model | --topo | --version | --help\n"
     "       tessera-info --trace-summary FILE | --trace-merge DIR\n"
+    "       tessera-info --health [--job PID] [--overdue SECONDS] [--json]\n"
+    "  --health: a running job's health from its launcher: each PE's process and call, whom it waits for, the\n"
+    "  PEs overdue (in one call longer than --overdue, default 1); the job of --job PID (a PE or tessera-run),\n"
+    "  else the job this shell runs in, else this user's one running job; exit 0 healthy, 1 not, 2 no answer\n"
     "  --trace-summary: the top time sinks of a merged trace (TESSERA_TRACE; tessera-run writes DIR/trace.json)\n"
     "  --trace-merge: merges DIR/pe*.trace into DIR/trace.json (a job started by another launcher)\n"
     "       tessera-info --predict --hosts N --ppn N [--coll allreduce] [--bytes N] [--contention X]\n"
@@ -241,7 +247,9 @@ int main(int argc, char** argv) {
   size_t bytes = 1 << 20, buffsize = 0;
   int ranks = 0;
   bool env = false, model = false, oversub = false, oversub_set = false, bound = true, topo = false, predict = false,
-       symmetric = false;
+       symmetric = false, health = false, json = false;
+  long job_pid = 0;
+  double overdue_s = 1.0;
   int hosts = 0, ppn = 1;
   std::string link;
   double contention = 0;
@@ -291,6 +299,16 @@ int main(int argc, char** argv) {
         usage("--contention " + v + ": PEs per CPU, a number from 1 to 4096");
     }
     else if (a == "--model") model = true;
+    else if (a == "--health") health = true;
+    else if (a == "--json") json = true;
+    else if (a == "--job") job_pid = whole(a, val(), 1, 1 << 30);
+    else if (a == "--overdue") {
+      const std::string v = val();
+      char* end = nullptr;
+      overdue_s = std::strtod(v.c_str(), &end);
+      if (v.empty() || *end != '\0' || !(overdue_s >= 0.001) || !(overdue_s <= 1e6))
+        usage("--overdue " + v + ": seconds, a number from 0.001 to 1000000");
+    }
     else if (a == "--trace-summary" || a == "--trace-merge") {
       const char* v = val();
       std::string what;
@@ -311,6 +329,8 @@ int main(int argc, char** argv) {
     }
     else usage("unknown option " + a);
   }
+  if (health) return info::health_main(job_pid, overdue_s, json);
+  if ((json || job_pid || overdue_s != 1.0) && !health) usage("--json, --job and --overdue go with --health");
   if (env) {
     print_env();
     return 0;

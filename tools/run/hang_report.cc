@@ -8,34 +8,11 @@
 
 #include "coll/types.h"
 #include "sync/where.h"
+#include "where_read.h"
 
 namespace tessera::run {
+namespace where {
 namespace {
-
-using sync::Call;
-
-// One recorded call, copied out of the shared area.
-struct Entry {
-  Call call = Call::kNone;
-  uint16_t detail = 0;
-  int start = 0, stride = 0, size = 0;
-  uint64_t seq = 0, arg = 0, start_ns = 0;
-
-  bool same_call(const Entry& o) const {
-    return call == o.call && detail == o.detail && start == o.start && stride == o.stride && size == o.size;
-  }
-};
-
-// One PE's area, copied out.
-struct Snap {
-  uint32_t state = 0;
-  bool in_call = false;
-  bool settled = false;
-  std::vector<Entry> calls;  // newest first
-  std::string detail;
-  std::vector<int> awaited;  // PEs this one waits for (calls over a strided team)
-  bool peer_unknown = false; // in a wait that names no PE
-};
 
 Entry read_entry(const sync::WhereEntry& e) {
   Entry r;
@@ -49,6 +26,8 @@ Entry read_entry(const sync::WhereEntry& e) {
   r.start_ns = e.start_ns.load(std::memory_order_relaxed);
   return r;
 }
+
+}  // namespace
 
 Snap read_pe(pgas::JobControl* ctl, int pe) {
   Snap s;
@@ -70,6 +49,7 @@ std::string pe_list(const std::vector<int>& pes) {
   return s;
 }
 
+namespace {
 std::string members(const Entry& e, int n_pes) {
   if (e.start == 0 && e.stride == 1 && e.size == n_pes) return "world";
   if (e.stride == 0) return fmt::format("{} PE{}", e.size, e.size == 1 ? "" : "s");
@@ -77,6 +57,7 @@ std::string members(const Entry& e, int n_pes) {
   for (int i = 0; i < e.size && i < 8; ++i) pes.push_back(e.start + i * e.stride);
   return pe_list(pes) + (e.size > 8 ? ",..." : "");
 }
+}  // namespace
 
 std::string call_text(const Entry& e, int n_pes) {
   switch (e.call) {
@@ -92,7 +73,6 @@ std::string call_text(const Entry& e, int n_pes) {
   }
 }
 
-// Whom a wait that names no PE waits for, in words.
 const char* unnamed_text(const Snap& s) {
   return s.calls[0].call == Call::kWaitUntil ? "for a write (no PE named)"
                                               : "for members it cannot name (not a strided set of PEs)";
@@ -102,7 +82,6 @@ std::string ago(uint64_t then, uint64_t now) {
   return fmt::format("{:.1f} s", static_cast<double>(now > then ? now - then : 0) / 1e9);
 }
 
-// Whom PE `pe` waits for (see the header); empty when it is in no call over a strided team.
 std::vector<int> awaited_by(const std::vector<Snap>& all, int pe, bool* unknown) {
   const Snap& s = all[static_cast<size_t>(pe)];
   std::vector<int> out;
@@ -123,7 +102,6 @@ std::vector<int> awaited_by(const std::vector<Snap>& all, int pe, bool* unknown)
   return out;
 }
 
-// "is not in a Tessera call (last: ...)" / "is in ... for 2.0 s"
 std::string state_text(const Snap& s, int n_pes, uint64_t now) {
   if (s.state == pgas::JobControl::kNotStarted) return "has not initialized (no shmem_init yet)";
   if (s.state == pgas::JobControl::kFinalized) return "has finalized";
@@ -138,7 +116,9 @@ std::string state_text(const Snap& s, int n_pes, uint64_t now) {
                      ago(s.calls[0].start_ns, now));
 }
 
-}  // namespace
+}  // namespace where
+
+using namespace where;
 
 bool hang_report_settled(pgas::JobControl* ctl, const std::vector<bool>& exited) {
   for (int pe = 0; pe < static_cast<int>(ctl->n_pes); ++pe) {

@@ -19,6 +19,7 @@
 #include "bootstrap/protocol.h"
 #include "bootstrap/tcp_socket.h"
 #include "hang_report.h"
+#include "health.h"
 #include "placement.h"
 #include "proc.h"
 #include "server.h"
@@ -365,6 +366,12 @@ int Job::run() {
   }
   BootstrapServer server(opt_.n_pes, secret_);
   server_ = &server;
+  server.set_health([this](uint64_t overdue_ns, bool json) {
+    std::vector<PeProcess> procs;
+    for (const Pe& p : pes_) procs.push_back({p.pid, p.running});
+    const Health h = health_report(ctl_, job_id_, procs, now_ns(), overdue_ns);
+    return json ? h.json + "\n" : h.text;
+  });
   auto sock = server.listen();
   if (!sock.is_ok()) {
     std::fprintf(stderr, "tessera-run: %s\n", sock.status().message().c_str());

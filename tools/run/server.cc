@@ -121,6 +121,21 @@ bool BootstrapServer::on_message(size_t i, bootstrap::tcp::Frame& f) {
   Conn& c = conns_[i];
   if (!c.authed) {
     uint32_t rank = 0;
+    if (f.type == MsgType::kHealth && f.payload.size() == kHelloBytes) {
+      // A health request (tessera-info --health): the job's secret as a hello has it, then one answer.
+      if (!bootstrap::secret_equal(std::string(f.payload.data(), bootstrap::kSecretChars), secret_)) {
+        refuse(i, "wrong secret in a health request");
+        return false;
+      }
+      uint32_t word = 0;
+      std::memcpy(&word, f.payload.data() + bootstrap::kSecretChars, sizeof word);
+      const std::string report =
+          health_ ? health_(uint64_t{word & ~bootstrap::kHealthJson} * 1'000'000, (word & bootstrap::kHealthJson) != 0)
+                  : std::string("tessera-run: no health view in this launcher\n");
+      (void)bootstrap::send_msg(c.fd, MsgType::kHealthReport, report.data(), report.size());
+      close_conn(i);
+      return false;
+    }
     if (f.type != MsgType::kHello || f.payload.size() != kHelloBytes) {
       refuse(i, fmt::format("a message of type {} and {} bytes instead of a hello", static_cast<uint32_t>(f.type),
                             f.payload.size()));

@@ -1,5 +1,7 @@
 // The bootstrap server side of the launcher (see src/bootstrap/protocol.h).
 #pragma once
+#include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -23,6 +25,8 @@ class BootstrapServer {
   // connection whose first message is not a hello with the job's secret (kHelloBytes at most), whose
   // peer runs under another uid, or that breaks the protocol later is closed; nothing else is affected.
   void on_readable(int fd);
+  // What answers a health request (protocol.h: kHealth): the report for an overdue limit, as JSON or text.
+  void set_health(std::function<std::string(uint64_t overdue_ns, bool json)> f) { health_ = std::move(f); }
 
   // A hello's payload: the secret and a rank. Before it, a connection may announce no longer message, so
   // an unauthenticated client cannot make the launcher allocate more than this.
@@ -48,6 +52,7 @@ class BootstrapServer {
 
   int n_;
   std::string secret_;
+  std::function<std::string(uint64_t, bool)> health_;
   std::vector<Conn> conns_;
   int listen_fd_ = -1;
   std::string dir_, path_;
