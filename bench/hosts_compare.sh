@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Tessera across hosts, side by side with the link's own limits and the peers, in one run, on two namespace
 # hosts of this machine (tests/hosts/netns.sh: veth links on a bridge, private network stacks).
-#   [SIZES="8 1048576 67108864"] [ROUNDS=5] bash bench/hosts_compare.sh [build-dir] [out-dir]
+#   [SIZES="8 1048576 67108864"] [ROUNDS=5] [RATE=1gbit] bash bench/hosts_compare.sh [build-dir] [out-dir]
 # Measures, in this order:
 #   the link: iperf3 one stream and --bidir (each way), raw TCP ping-pong of 8 bytes (bench/tcp_pingpong.c)
 #   RMA, 1 PE per host: tessera-perf rma (mpirun -> PMIx) and the same source built with oshcc under oshrun
@@ -40,6 +40,9 @@ trap hosts_down EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 hosts_up 2
+# RATE=1gbit (or 10gbit, ...): every host's link limited by tc tbf (tests/hosts/netns.sh: hosts_link), for the
+# peers as for Tessera; unset: the plain veth links.
+[ -n "${RATE:-}" ] && hosts_link rate="$RATE"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 py=/usr/bin/python3
 SIZES=${SIZES:-"8 65536 1048576 16777216 67108864 268435456"}

@@ -175,6 +175,21 @@ tesseraResult_t tesseraGraphDestroy(tesseraGraph_t graph);
 tesseraResult_t tesseraCommRegister(tesseraComm_t comm, void* buff, size_t size, void** handle);
 tesseraResult_t tesseraCommDeregister(tesseraComm_t comm, void* handle);
 
+/* Compressed collectives across hosts: on a communicator whose members span hosts, the phase between hosts
+ * of float32 sum and average allreduces (and of the reductions made of them: reduce, reduce-scatter) is
+ * coded for the wire as bfloat16, fp8 (e4m3) or int8, the last two with a float32 scale per block of 256
+ * values; the host-local phases stay float32, and every member gets the same bits. With error_feedback
+ * (nonzero) what the code loses on a buffer is added to that buffer's next call (per communicator, send
+ * buffer and count), so repeated steps on one buffer do not drift. Collective: every member passes the same
+ * values (checked); it applies to the calls after it, until set again; TESSERA_COMPRESS=none|bf16|fp8|int8
+ * sets the start value of every communicator (with feedback). The cost model prices the coded rows (fewer
+ * bytes, the coding's CPU time) and picks them when they pay. Other types and operators, and deterministic
+ * mode's canonical rows, are not coded. Within one host it is accepted and changes nothing. */
+typedef enum {
+  tesseraCompressNone = 0, tesseraCompressBf16 = 1, tesseraCompressFp8 = 2, tesseraCompressInt8 = 3
+} tesseraCompress_t;
+tesseraResult_t tesseraCommSetCompression(tesseraComm_t comm, tesseraCompress_t mode, int error_feedback);
+
 /* Persistent plans (MPI-4's persistent collectives, MPI_Allreduce_init + MPI_Start): an Init takes the
  * blocking call's arguments and returns a plan of that call, its arguments checked, its algorithm chosen and
  * its count arrays copied once; tesseraStart runs it, blocking when stream is NULL (as the blocking call),

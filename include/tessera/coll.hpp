@@ -164,6 +164,10 @@ class Comm {
   void alltoall(const void* send, void* recv, size_t count, DataType t, Stream& s);
   void barrier(Stream& s);
 
+  /// Compressed collectives across hosts (coll.h: tesseraCommSetCompression): collective.
+  enum class Compression { kNone = 0, kBf16 = 1, kFp8 = 2, kInt8 = 3 };
+  void set_compression(Compression mode, bool error_feedback = true);
+
   /// Registered buffers (coll.h: tesseraCommRegister): collective; returns the registration's handle.
   void* register_buffer(void* p, size_t bytes);
   void deregister_buffer(void* handle);

@@ -11,6 +11,7 @@
 #include "capi/last_error.h"
 #include "coll/calls.h"
 #include "coll/handle.h"
+#include "coll/hier.h"
 #include "coll/p2p.h"
 #include "coll/plan.h"
 #include "coll/register.h"
@@ -369,6 +370,15 @@ tesseraResult_t tesseraCommRegister(tesseraComm_t comm, void* buff, size_t size,
   *handle = r.value();
   return tesseraSuccess;
 }
+tesseraResult_t tesseraCommSetCompression(tesseraComm_t comm, tesseraCompress_t mode, int error_feedback) {
+  TS_CHECK(check_comm("tesseraCommSetCompression", comm));
+  return to_result(exclusive("tesseraCommSetCompression", *comm->c, [&] {
+    return set_compression("tesseraCommSetCompression", *comm->c, static_cast<int>(mode), error_feedback != 0);
+  }));
+}
+static_assert(tesseraCompressInt8 == static_cast<int>(Compress::kInt8) && tesseraCompressNone == 0,
+              "coll.h's compression modes and hier/compress.h's differ");
+
 tesseraResult_t tesseraCommDeregister(tesseraComm_t comm, void* handle) {
   TS_CHECK(check_comm("tesseraCommDeregister", comm));
   return to_result(exclusive("tesseraCommDeregister", *comm->c,

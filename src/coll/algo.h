@@ -7,6 +7,7 @@
 #include <span>
 
 #include "base/status.h"
+#include "coll/hier/compress.h"
 #include "coll/select/model.h"
 #include "coll/types.h"
 
@@ -43,6 +44,10 @@ struct NetShape {
   bool equal = true;        // every host has ppn members
   double contention = 1;    // PEs of the job per CPU of this machine, when above 1 (hier/rows.cc)
   LinkParams link;
+  // The phase between hosts of float32 sums and averages coded for the wire (hier/compress.h), with error
+  // feedback or without; the same on every member (tesseraCommSetCompression, TESSERA_COMPRESS).
+  Compress compress = Compress::kNone;
+  bool feedback = true;
 };
 
 // What selection sees (identical on every member).

@@ -8,6 +8,7 @@
 #include "coll/calls.h"
 #include "coll/engine.h"
 #include "coll/handle.h"
+#include "coll/hier.h"
 #include "coll/p2p.h"
 #include "coll/plan.h"
 #include "coll/register.h"
@@ -168,6 +169,13 @@ void* Comm::register_buffer(void* p, size_t bytes) {
   throw_if_error(r.status());
   return r.value();
 }
+void Comm::set_compression(Compression mode, bool error_feedback) {
+  throw_if_error(check_comm("Comm::set_compression", h_));
+  throw_if_error(exclusive("tesseraCommSetCompression", *h_->c, [&] {
+    return coll::set_compression("tesseraCommSetCompression", *h_->c, static_cast<int>(mode), error_feedback);
+  }));
+}
+
 void Comm::deregister_buffer(void* handle) {
   throw_if_error(check_comm("Comm::deregister_buffer", h_));
   throw_if_error(exclusive("tesseraCommDeregister", *h_->c,

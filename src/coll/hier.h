@@ -22,6 +22,14 @@ void hier_destroy(Hier* h);
 // "2 hosts, 2 members each, rails" for messages and tessera-info.
 std::string hier_describe(const Communicator& c);
 
+// TESSERA_COMPRESS as a mode; an unknown value ends the job naming the choices.
+Compress default_compress();
+// tesseraCommSetCompression: collective; every member passes the same mode (0..3, hier/compress.h) and
+// feedback flag, which one exchange checks (a member with another value, or a mode out of range, fails every
+// member alike). On a communicator within one host it is accepted and changes nothing (no phase between hosts).
+// Error feedback residuals kept so far are dropped.
+Status set_compression(const char* routine, Communicator& c, int mode, bool feedback);
+
 // Send/recv (coll/p2p.cc). A peer on this host is reached through the local communicator: returns it and
 // sets *local_peer; a peer on another host: returns null, and the message goes through hier_post (a tag of
 // its own, apart from the collectives' messages), completed by hier_complete.

@@ -107,7 +107,7 @@ int main(int argc, char** argv) {
     comm.allreduce(x, x, 8);
   }
   // A communicator reads the collective settings when it is created.
-  if (c == "bad_stage_stores") tessera::coll::Comm comm = tessera::coll::Comm::world();
+  if (c == "bad_stage_stores" || c == "bad_compress") tessera::coll::Comm comm = tessera::coll::Comm::world();
   // A Bucketer made without a window reads TESSERA_BUCKET_WINDOW_US.
   if (c == "bad_bucket_window" || c == "negative_bucket_window") {
     tessera::coll::Comm comm = tessera::coll::Comm::world();

@@ -94,3 +94,6 @@ tessera_pe_hosts_test(coll_plan 2:1 4:2)
 # Registered buffers (coll.h's tesseraCommRegister) through the public APIs, on one host and across hosts.
 tessera_pe_test(coll_register NPES 1 2 3 4 TIMEOUT 120 ENV TESSERA_TIMEOUT=60)
 tessera_pe_hosts_test(coll_register 2:1 4:2)
+# Compressed collectives across hosts (tesseraCommSetCompression): coded between hosts, unchanged on one.
+tessera_pe_test(coll_compress NPES 1 2 TIMEOUT 120 ENV TESSERA_TIMEOUT=60)
+tessera_pe_hosts_test(coll_compress 2:1 3:1 4:2)

@@ -56,6 +56,7 @@ expect bad_size_suffix     1 nonzero "environment: SHMEM_SYMMETRIC_SIZE=\"12Q\":
 expect size_over_limit     1 nonzero "SHMEM_SYMMETRIC_SIZE=100 TiB: larger than the limit of 64 TiB" SHMEM_SYMMETRIC_SIZE=100T
 expect bad_timeout         1 nonzero "TESSERA_TIMEOUT=\"soon\": expected a number" TESSERA_TIMEOUT=soon
 expect bad_stage_stores    2 nonzero "TESSERA_STAGE_STORES=sometimes: expected auto, ordinary or streaming" TESSERA_STAGE_STORES=sometimes
+expect bad_compress        2 nonzero "TESSERA_COMPRESS=zip: expected none, bf16, fp8 or int8" TESSERA_COMPRESS=zip
 expect bad_bucket_window   2 nonzero "TESSERA_BUCKET_WINDOW_US=\"soon\": expected an integer" TESSERA_BUCKET_WINDOW_US=soon
 expect negative_bucket_window 2 nonzero "TESSERA_BUCKET_WINDOW_US=-5: must be 0 \(off\) or a positive number of microseconds" TESSERA_BUCKET_WINDOW_US=-5
 expect unknown_variable    1 nonzero "unknown variable TESSERA_TIMEOUTT" TESSERA_TIMEOUTT=5

@@ -52,9 +52,11 @@ constexpr const char* kUsage =
     "  --trace-merge: merges DIR/pe*.trace into DIR/trace.json (a job started by another launcher)\n"
     "       tessera-info --predict --hosts N --ppn N [--coll allreduce] [--bytes N] [--contention X]\n"
     "                    [--unbound] [--link us=L,gbps=B[,oneway_gbps=O][,host_gbps=H][,burst_gbps=F]]\n"
+    "                    [--compress none|bf16|fp8|int8]\n"
     "  --predict: a collective's rows across hosts priced by the cost model and the link (TESSERA_LINK, the\n"
     "  rank table, or --link; measured at run time when none is given); --contention: the job's PEs per CPU of\n"
-    "  the machine, when its hosts share one (namespaces, containers; default: ppn per CPU of this host)\n"
+    "  the machine, when its hosts share one (namespaces, containers; default: ppn per CPU of this host);\n"
+    "  --compress: the phase between hosts coded as tesseraCommSetCompression sets it (float32 sums)\n"
     "  without --coll, --ranks N says where tessera-run would place N PEs (default: one per CPU)\n"
     "  --unbound: the PEs are not bound to one CPU each (tessera-run --bind-to none, TESSERA_BIND=none)\n"
     "  --symmetric: every member's buffers are symmetric (the OpenSHMEM collectives), which adds the in-place rows\n"
@@ -229,8 +231,9 @@ void print_topology() {
 
 // The rows across hosts of collective `k` for `hosts` hosts of `ppn` PEs, as a job would price them.
 void print_prediction(Kind k, int hosts, int ppn, size_t bytes, size_t slot, const ModelParams& m,
-                      const LinkParams& l, double contention, bool bound) {
+                      const LinkParams& l, double contention, bool bound, Compress compress) {
   NetShape net;
+  net.compress = compress;
   net.hosts = hosts;
   net.ppn = ppn;
   net.equal = true;
@@ -238,6 +241,9 @@ void print_prediction(Kind k, int hosts, int ppn, size_t bytes, size_t slot, con
   net.link = l;
   std::printf("%d hosts x %d PEs = %d PEs\nlink: %s\nlocal: %s\n", hosts, ppn, hosts * ppn, describe(l).c_str(),
               describe(m).c_str());
+  if (compress != Compress::kNone)
+    std::printf("between hosts: float32 sums coded as %s (tesseraCommSetCompression; priced for float32 sum)\n",
+                compress_name(compress));
   // A host's members outnumber its CPUs, or the job's PEs the machine's (hosts sharing one): as a job sees it.
   print_coll(k, CollQuery{bytes, slot, hosts * ppn, ppn > usable_cpus() || net.contention > 1, bound, false}, m, &net);
 }
@@ -249,6 +255,7 @@ int main(int argc, char** argv) {
   bool env = false, model = false, oversub = false, oversub_set = false, bound = true, topo = false, predict = false,
        symmetric = false, health = false, json = false;
   long job_pid = 0;
+  Compress compress = Compress::kNone;
   double overdue_s = 1.0;
   int hosts = 0, ppn = 1;
   std::string link;
@@ -291,6 +298,14 @@ int main(int argc, char** argv) {
     else if (a == "--hosts") hosts = whole(a, val(), 1, 1 << 20);
     else if (a == "--ppn") ppn = whole(a, val(), 1, 4096);
     else if (a == "--link") link = val();
+    else if (a == "--compress") {
+      const std::string v = val();
+      int found = -1;
+      for (int c = 0; c < kNumCompress; ++c)
+        if (v == compress_name(static_cast<Compress>(c))) found = c;
+      if (found < 0) usage("--compress " + v + ": expected none, bf16, fp8 or int8");
+      compress = static_cast<Compress>(found);
+    }
     else if (a == "--contention") {
       const std::string v = val();
       char* end = nullptr;
@@ -350,7 +365,7 @@ int main(int argc, char** argv) {
     LinkParams l = configured_link();
     if (!link.empty()) std::snprintf(l.source, sizeof l.source, "--link");  // its source, not the variable it went through
     const size_t slot = buffsize ? buffsize / 4 : (size_t{8} << 20) / 4;  // TESSERA_BUFFSIZE default / kSlots
-    print_prediction(*kind, hosts, ppn, bytes, slot, m, l, contention, bound);
+    print_prediction(*kind, hosts, ppn, bytes, slot, m, l, contention, bound, compress);
     return 0;
   }
   if (model || coll.empty()) {

@@ -24,6 +24,27 @@ void divide_avg(Communicator& c, Hier& h, const Args& a) {
 Op inner(Op op) { return op == Op::kAvg ? Op::kSum : op; }
 using NetAllreduce = void (*)(Net&, const std::vector<int>&, int, const char*, char*, size_t, DType, Op);
 
+// The phase between hosts coded for the wire (NetShape::compress) when the call is a float32 sum or
+// average; false when it runs as it is. `at`: where this member's values start in the call's buffers (the
+// residual of error feedback is kept per send buffer, count and slice).
+bool coded_between(Communicator& c, const Args& a, const std::vector<int>& group, int gi, const char* in, char* out,
+                   size_t count, size_t at) {
+  const NetShape& ns = *c.net;
+  if (ns.compress == Compress::kNone || a.dtype != DType::kFloat32 || (a.op != Op::kSum && a.op != Op::kAvg))
+    return false;
+  Hier& h = *c.hier;
+  float* residual = nullptr;
+  if (ns.feedback) {
+    std::vector<float>& r = h.feedback[{a.send, a.count, at}];
+    if (r.size() != count) r.assign(count, 0.0f);
+    residual = r.data();
+  }
+  Net net{c, h};
+  net_allreduce_compressed(net, group, gi, reinterpret_cast<const float*>(in), reinterpret_cast<float*>(out), count,
+                           ns.compress, residual);
+  return true;
+}
+
 // My slice of the local reduce-scatter, allreduced with the same slice of every other host, then the
 // local allgather.
 Status rails(Communicator& c, const Args& a, NetAllreduce between) {
@@ -41,7 +62,8 @@ Status rails(Communicator& c, const Args& a, NetAllreduce between) {
   TS_RETURN_IF_ERROR(local(h, Kind::kReduceScatterv, Args{.send = a.send, .recv = slice, .count = mine,
                                                           .dtype = a.dtype, .op = op, .rcounts = counts.data()}));
   Net net{c, h};
-  between(net, h.rail, h.my_host, slice, slice, mine, a.dtype, op);
+  if (!coded_between(c, a, h.rail, h.my_host, slice, slice, mine, displs[static_cast<size_t>(h.local_rank)]))
+    between(net, h.rail, h.my_host, slice, slice, mine, a.dtype, op);
   TS_RETURN_IF_ERROR(local(h, Kind::kAllgatherv, Args{.send = slice, .recv = a.recv, .count = mine, .dtype = a.dtype,
                                                       .rcounts = counts.data(), .rdispls = displs.data()}));
   divide_avg(c, h, a);
@@ -61,7 +83,8 @@ Status leaders(Communicator& c, const Args& a, NetAllreduce between) {
     mine = static_cast<const char*>(a.recv);
   }
   Net net{c, h};
-  if (h.local_rank == 0) between(net, h.leaders, h.my_host, mine, static_cast<char*>(a.recv), a.count, a.dtype, op);
+  if (h.local_rank == 0 && !coded_between(c, a, h.leaders, h.my_host, mine, static_cast<char*>(a.recv), a.count, 0))
+    between(net, h.leaders, h.my_host, mine, static_cast<char*>(a.recv), a.count, a.dtype, op);
   if (h.local_size > 1)
     TS_RETURN_IF_ERROR(local(h, Kind::kBroadcast, Args{.send = a.recv, .recv = a.recv, .count = a.count,
                                                        .dtype = a.dtype, .root = 0}));

@@ -3,6 +3,8 @@
 // two-level byte movers, hier/rows.cc the registry rows that compose them.
 #pragma once
 #include <cstdint>
+#include <map>
+#include <tuple>
 #include <vector>
 
 #include "coll/algo.h"
@@ -26,6 +28,10 @@ struct Hier {
   // slice, allgather packing), b (receives between hosts, alltoall in place), c (every rank's input for
   // the rank-order folds), zeros (avg), not_root (reduce's result at the other ranks).
   std::vector<char> a, b, c, zeros, not_root;
+  // Compressed phase between hosts (hier/compress.h): every member's code, packed (z); the residuals of
+  // error feedback, per buffer: the call's send buffer, its count and where this member's slice of it starts.
+  std::vector<char> z;
+  std::map<std::tuple<const void*, size_t, size_t>, std::vector<float>> feedback;
   // Layout and link as selection sees them (Shape::net), rank 0's on every member (agree_link).
   NetShape net;
 };

@@ -71,6 +71,19 @@ void net_allreduce_doubling(Net& net, const std::vector<int>& group, int gi, con
   }
 }
 
+void net_allreduce_compressed(Net& net, const std::vector<int>& group, int gi, const float* in, float* out,
+                              size_t count, Compress c, float* residual) {
+  const int n = static_cast<int>(group.size());
+  if (count == 0) return;
+  const size_t cb = encoded_bytes(c, count);
+  char* all = grow(net.h.z, cb * static_cast<size_t>(n));
+  encode(c, in, residual, count, all + static_cast<size_t>(gi) * cb);
+  std::vector<size_t> offs(static_cast<size_t>(n)), lens(static_cast<size_t>(n), cb);
+  for (int i = 0; i < n; ++i) offs[static_cast<size_t>(i)] = static_cast<size_t>(i) * cb;
+  net_allgatherv(net, group, gi, all, offs, lens);
+  for (int i = 0; i < n; ++i) decode(c, all + static_cast<size_t>(i) * cb, count, out, i > 0);
+}
+
 void net_allreduce_ring(Net& net, const std::vector<int>& group, int gi, const char* in, char* out, size_t count,
                         DType t, Op op) {
   const int n = static_cast<int>(group.size());

@@ -45,6 +45,12 @@ void net_allreduce_doubling(Net& net, const std::vector<int>& group, int gi, con
                             DType t, Op op);
 void net_allreduce_ring(Net& net, const std::vector<int>& group, int gi, const char* in, char* out, size_t count,
                         DType t, Op op);
+// Allreduce (sum) of float32 among `group`, the values coded for the wire (hier/compress.h): each member
+// codes `in` (plus `residual`, which then holds what the code lost; null: no feedback), the codes are
+// allgathered, and every member sums the decoded codes in group order into `out`, so every member holds the
+// same bits. in may equal out.
+void net_allreduce_compressed(Net& net, const std::vector<int>& group, int gi, const float* in, float* out,
+                              size_t count, Compress c, float* residual);
 // Ring allgather: member i's block is [offs[i], offs[i] + lens[i]) bytes of buf.
 void net_allgatherv(Net& net, const std::vector<int>& group, int gi, char* buf, const std::vector<size_t>& offs,
                     const std::vector<size_t>& lens);

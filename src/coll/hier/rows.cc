@@ -80,20 +80,50 @@ double messages_seconds(const Shape& s, double messages) {
   return messages > 1 ? K(s) * (messages - 1) * link(s).alpha : 0;
 }
 
+// The phase between hosts coded for the wire (hier/compress.h: float32 sums and averages): an allgather of
+// every member's code, then one coding and H decodings, each about a reduction pass over the values.
+bool coded(const Shape& s) {
+  return spans(s) && s.net->compress != Compress::kNone && s.dtype == DType::kFloat32 &&
+         (s.op == Op::kSum || s.op == Op::kAvg);
+}
+// A ring over every member codes nothing: with compression set it does not apply, so that a coded call
+// always codes (the user asked for it; tessera-info --predict --compress says whether it pays).
+bool uncoded(const Shape& s) { return spans(s) && !coded(s); }
+// Coding one value and decoding one, each in passes of a reduction at the memory's rate (gamma_mem), as
+// the codes ran on the machine docs/coll.md names: bf16's and int8's loops vectorize, fp8's code is scalar.
+struct CodeCost {
+  double encode, decode;
+};
+CodeCost code_cost(Compress c) {
+  switch (c) {
+    case Compress::kBf16: return {0.65, 0.35};
+    case Compress::kFp8: return {3.5, 1.1};
+    case Compress::kInt8: return {1.45, 0.35};
+    default: return {0, 0};
+  }
+}
+double coded_seconds(const Shape& s, size_t bytes, double bw, const LinkParams& l, const M& m) {
+  const double code = static_cast<double>(encoded_bytes(s.net->compress, bytes / sizeof(float)));
+  const CodeCost k = code_cost(s.net->compress);
+  return (H(s) - 1) * transfer_seconds(l, code, bw) + (k.encode + H(s) * k.decode) * static_cast<double>(bytes) * m.gamma_mem;
+}
+
 double rails_cost(const Shape& s, const M& m, bool doubling) {
   // A rail's share of the host's streams, its burst included (the rails send at once).
   LinkParams l = link(s);
   const double bw = std::min(l.stream_bw, l.host_bw / P(s));
   l.burst_bw *= bw / l.stream_bw;
   const size_t slice = per_member(s);
-  const double net = doubling ? net_doubling_seconds(s.net->hosts, slice, bw, l, m)
-                              : net_ring_seconds(s.net->hosts, slice, bw, l, m);
+  const double net = coded(s) ? coded_seconds(s, slice, bw, l, m)
+                     : doubling ? net_doubling_seconds(s.net->hosts, slice, bw, l, m)
+                                : net_ring_seconds(s.net->hosts, slice, bw, l, m);
   return K(s) * (on_host(Kind::kReduceScatter, s, slice, m) + net + on_host(Kind::kAllgather, s, slice, m));
 }
 double leaders_cost(const Shape& s, const M& m, bool doubling) {
   const LinkParams& l = link(s);
-  const double net = doubling ? net_doubling_seconds(s.net->hosts, s.bytes, l.stream_bw, l, m)
-                              : net_ring_seconds(s.net->hosts, s.bytes, l.stream_bw, l, m);
+  const double net = coded(s) ? coded_seconds(s, s.bytes, l.stream_bw, l, m)
+                     : doubling ? net_doubling_seconds(s.net->hosts, s.bytes, l.stream_bw, l, m)
+                                : net_ring_seconds(s.net->hosts, s.bytes, l.stream_bw, l, m);
   return K(s) * on_host(Kind::kReduce, s, s.bytes, m) + net + K(s) * on_host(Kind::kBroadcast, s, s.bytes, m);
 }
 double flat_ring_cost(const Shape& s, const M& m) {
@@ -114,6 +144,11 @@ double broadcast_cost_of(const Shape& s, size_t bytes, const M& m) {
 }
 double gather_fold_cost(const Shape& s, const M& m) {
   return allgather_cost_of(s, s.bytes, m) + H(s) * P(s) * B(s) * m.gamma;
+}
+// With compression set the canonical row codes nothing: it is then priced out, so that a coded call
+// codes, and runs only where it is the one row allowed (deterministic mode).
+double gather_fold_or_coded(const Shape& s, const M& m) {
+  return coded(s) ? std::numeric_limits<double>::infinity() : gather_fold_cost(s, m);
 }
 // The cheapest allreduce row of this communicator for `bytes`.
 double allreduce_cost_of(const Shape& s, size_t bytes, const M& m) {
@@ -146,11 +181,11 @@ constexpr Algorithm kRows[] = {
      .canonical = false, .supports = pow2_hosts,
      .cost = [](const Shape& s, const M& m) { return leaders_cost(s, m, true); }, .compose = allreduce_leaders_rd},
     {.kind = Kind::kAllreduce, .id = 68, .name = "flat_ring",
-     .description = "across hosts: one ring over every member in rank order (send/recv)",
-     .canonical = false, .supports = spans, .cost = flat_ring_cost, .compose = allreduce_flat_ring},
+     .description = "across hosts: one ring over every member in rank order (send/recv); not with compression",
+     .canonical = false, .supports = uncoded, .cost = flat_ring_cost, .compose = allreduce_flat_ring},
     {.kind = Kind::kAllreduce, .id = 69, .name = "gather_fold",
      .description = "across hosts: every member's input allgathered, folded in rank order (canonical)",
-     .canonical = true, .supports = spans, .cost = gather_fold_cost, .compose = allreduce_gather_fold},
+     .canonical = true, .supports = spans, .cost = gather_fold_or_coded, .compose = allreduce_gather_fold},
     // ---- reductions composed of allreduce: canonical, because the allreduce they call is selected under the
     // same deterministic mode
     {.kind = Kind::kReduce, .id = 64, .name = "via_allreduce",
