@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "coll/types.h"
+#include "control_segment.h"
 #include "sync/where.h"
 
 namespace tessera::run {
@@ -15,29 +16,8 @@ namespace {
 
 using sync::Call;
 
-struct Job {
-  explicit Job(int n) : bytes(pgas::JobControl::bytes_for(n)) {
-    ctl = static_cast<pgas::JobControl*>(std::aligned_alloc(kCacheLine, (bytes + 63) & ~size_t{63}));
-    std::memset(static_cast<void*>(ctl), 0, bytes);
-    ctl->magic = pgas::JobControl::kMagic;
-    ctl->n_pes = static_cast<uint32_t>(n);
-    for (int pe = 0; pe < n; ++pe) ctl->state(pe)->store(pgas::JobControl::kInitialized);
-  }
-  ~Job() {
-    sync::set_where_context({});
-    std::free(ctl);
-  }
-  // Records a call of PE `pe`; `open`: it is still in it (else it returned).
-  void call(int pe, Call c, uint64_t seq, bool open, int start = 0, int stride = 1, int size = 4, uint16_t kind = 0) {
-    sync::set_where_context({.all = ctl->where(0), .mine = ctl->where(pe), .deadline = &ctl->deadline_pe, .my_pe = pe});
-    const bool recorded = sync::where_begin(c, kind, seq, 0, start, stride, size);
-    ASSERT_TRUE(recorded);
-    if (!open) sync::where_end(recorded);
-  }
-  void settle(int pe, const char* what, bool deadline = false) {
-    sync::set_where_context({.all = ctl->where(0), .mine = ctl->where(pe), .deadline = &ctl->deadline_pe, .my_pe = pe});
-    sync::where_settle(what, deadline);
-  }
+struct Job : ControlSegment {
+  using ControlSegment::ControlSegment;
   std::string report() { return hang_report(ctl, "test", fast_now_ns()); }
   // The report's line for PE `pe`, without its "for N s" (the time taken here varies).
   static std::string line(const std::string& r, int pe) {
@@ -50,8 +30,6 @@ struct Job {
       l.erase(f, (semi == std::string::npos ? l.size() : semi) - f);
     return l;
   }
-  size_t bytes;
-  pgas::JobControl* ctl;
 };
 
 TEST(HangReport, NamesThePeOutsideTessera) {

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "control_segment.h"
 #include "sync/where.h"
 
 namespace tessera::run {
@@ -19,26 +20,11 @@ namespace {
 
 using sync::Call;
 
-struct Job {
-  explicit Job(int n) : bytes(pgas::JobControl::bytes_for(n)) {
-    ctl = static_cast<pgas::JobControl*>(std::aligned_alloc(kCacheLine, (bytes + 63) & ~size_t{63}));
-    std::memset(static_cast<void*>(ctl), 0, bytes);
-    ctl->magic = pgas::JobControl::kMagic;
-    ctl->n_pes = static_cast<uint32_t>(n);
-    for (int pe = 0; pe < n; ++pe) ctl->state(pe)->store(pgas::JobControl::kInitialized);
-  }
-  ~Job() {
-    sync::set_where_context({});
-    std::free(ctl);
-  }
+struct Job : ControlSegment {
+  using ControlSegment::ControlSegment;
   void call(int pe, Call c, uint64_t seq, bool open) {
-    sync::set_where_context({.all = ctl->where(0), .mine = ctl->where(pe), .deadline = &ctl->deadline_pe, .my_pe = pe});
-    const bool recorded = sync::where_begin(c, 0, seq, 0, 0, 1, static_cast<int>(ctl->n_pes));
-    ASSERT_TRUE(recorded);
-    if (!open) sync::where_end(recorded);
+    ControlSegment::call(pe, c, seq, open, 0, 1, static_cast<int>(ctl->n_pes));
   }
-  size_t bytes;
-  pgas::JobControl* ctl;
 };
 
 // A child that sleeps until killed, stopped by SIGSTOP; reaped at the end.
