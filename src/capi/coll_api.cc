@@ -5,6 +5,7 @@
 #include <tessera/coll.hpp>
 
 #include <algorithm>
+#include <cstring>
 #include <iterator>
 #include <string>
 
@@ -372,8 +373,12 @@ tesseraResult_t tesseraCommRegister(tesseraComm_t comm, void* buff, size_t size,
 }
 tesseraResult_t tesseraCommSetCompression(tesseraComm_t comm, tesseraCompress_t mode, int error_feedback) {
   TS_CHECK(check_comm("tesseraCommSetCompression", comm));
+  // The mode's bits as an int: a C caller may pass any value, which a load as the enum type would not allow.
+  static_assert(sizeof(tesseraCompress_t) == sizeof(int));
+  int m = 0;
+  std::memcpy(&m, &mode, sizeof m);  // copy-ok: one word
   return to_result(exclusive("tesseraCommSetCompression", *comm->c, [&] {
-    return set_compression("tesseraCommSetCompression", *comm->c, static_cast<int>(mode), error_feedback != 0);
+    return set_compression("tesseraCommSetCompression", *comm->c, m, error_feedback != 0);
   }));
 }
 static_assert(tesseraCompressInt8 == static_cast<int>(Compress::kInt8) && tesseraCompressNone == 0,
