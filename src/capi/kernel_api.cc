@@ -100,6 +100,14 @@ tesseraResult_t norm(const char* routine, const tesseraTensor_t* x, const tesser
   return run(routine, [&] { rms ? tk::rms_norm(k.x, k.y, p, k.opts) : tk::layer_norm(k.x, k.y, p, k.opts); });
 }
 
+tesseraResult_t softmax(const char* routine, const tesseraTensor_t* x, const tesseraTensor_t* y,
+                        const tesseraOpOptions_t* opts, tesseraStream_t stream, bool log) {
+  Result<OpCall> c = op_call(routine, x, y, opts, stream);
+  if (!c.is_ok()) return to_result(c.status());
+  const OpCall& o = c.value();
+  return run(routine, [&] { log ? tk::log_softmax(o.x, o.y, o.opts) : tk::softmax(o.x, o.y, o.opts); });
+}
+
 tk::BlockContext& block_of(tesseraBlock_t b) { return *reinterpret_cast<tk::BlockContext*>(b); }
 
 }  // namespace
@@ -151,18 +159,12 @@ tesseraResult_t tesseraTensorReduce(tesseraRedOp_t op, const tesseraTensor_t* x,
 
 tesseraResult_t tesseraSoftmax(const tesseraTensor_t* x, const tesseraTensor_t* y, const tesseraOpOptions_t* opts,
                                tesseraStream_t stream) {
-  Result<OpCall> c = op_call("tesseraSoftmax", x, y, opts, stream);
-  if (!c.is_ok()) return to_result(c.status());
-  const OpCall& o = c.value();
-  return run("tesseraSoftmax", [&] { tk::softmax(o.x, o.y, o.opts); });
+  return softmax("tesseraSoftmax", x, y, opts, stream, false);
 }
 
 tesseraResult_t tesseraLogSoftmax(const tesseraTensor_t* x, const tesseraTensor_t* y, const tesseraOpOptions_t* opts,
                                   tesseraStream_t stream) {
-  Result<OpCall> c = op_call("tesseraLogSoftmax", x, y, opts, stream);
-  if (!c.is_ok()) return to_result(c.status());
-  const OpCall& o = c.value();
-  return run("tesseraLogSoftmax", [&] { tk::log_softmax(o.x, o.y, o.opts); });
+  return softmax("tesseraLogSoftmax", x, y, opts, stream, true);
 }
 
 tesseraResult_t tesseraLayerNorm(const tesseraTensor_t* x, const tesseraTensor_t* y, const tesseraTensor_t* weight,

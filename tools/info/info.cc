@@ -267,6 +267,13 @@ int main(int argc, char** argv) {
       usage(opt + " " + v + ": expected a whole number from " + std::to_string(lo) + " to " + std::to_string(hi));
     return static_cast<int>(r);
   };
+  // A real number in [lo, hi], or a usage error naming the option, the value and what it must be.
+  auto real = [&](const std::string& opt, const std::string& v, double lo, double hi, const char* must) {
+    char* end = nullptr;
+    const double r = std::strtod(v.c_str(), &end);
+    if (v.empty() || *end != '\0' || !(r >= lo) || !(r <= hi)) usage(opt + " " + v + ": " + must);
+    return r;
+  };
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto val = [&]() -> const char* {
@@ -306,24 +313,12 @@ int main(int argc, char** argv) {
       if (found < 0) usage("--compress " + v + ": expected none, bf16, fp8 or int8");
       compress = static_cast<Compress>(found);
     }
-    else if (a == "--contention") {
-      const std::string v = val();
-      char* end = nullptr;
-      contention = std::strtod(v.c_str(), &end);
-      if (v.empty() || *end != '\0' || !(contention >= 1) || !(contention <= 4096))
-        usage("--contention " + v + ": PEs per CPU, a number from 1 to 4096");
-    }
+    else if (a == "--contention") contention = real(a, val(), 1, 4096, "PEs per CPU, a number from 1 to 4096");
     else if (a == "--model") model = true;
     else if (a == "--health") health = true;
     else if (a == "--json") json = true;
     else if (a == "--job") job_pid = whole(a, val(), 1, 1 << 30);
-    else if (a == "--overdue") {
-      const std::string v = val();
-      char* end = nullptr;
-      overdue_s = std::strtod(v.c_str(), &end);
-      if (v.empty() || *end != '\0' || !(overdue_s >= 0.001) || !(overdue_s <= 1e6))
-        usage("--overdue " + v + ": seconds, a number from 0.001 to 1000000");
-    }
+    else if (a == "--overdue") overdue_s = real(a, val(), 0.001, 1e6, "seconds, a number from 0.001 to 1000000");
     else if (a == "--trace-summary" || a == "--trace-merge") {
       const char* v = val();
       std::string what;
