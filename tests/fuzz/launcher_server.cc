@@ -7,8 +7,9 @@
 // The harness keeps its own model of the protocol and checks the server against it: a connection is kept
 // after a kHello with the job's secret and a rank below the PEs that no connection has claimed before (it
 // gets an empty kWelcome), and then only while it sends one kAllgather per round; once every rank has its
-// contribution in, every one of them gets the rank-ordered concatenation. Anything else closes the
-// connection, and nothing else is ever sent.
+// contribution in, every one of them gets the rank-ordered concatenation. A first message kHealth of a
+// hello's size with the job's secret gets one kHealthReport (this harness's server has no health view, so
+// the report says so) and is closed. Anything else closes the connection, and nothing else is ever sent.
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -66,6 +67,12 @@ void drain(Peer& p) {
 void model(std::vector<Peer>& peers, Peer& p, int n_pes, std::set<int>& claimed, uint32_t type,
            const std::string& payload) {
   if (!p.authed) {
+    if (type == static_cast<uint32_t>(bs::MsgType::kHealth) && payload.size() == bs::kSecretChars + 4) {
+      if (payload.compare(0, bs::kSecretChars, kSecret) == 0)
+        p.expected += frame(bs::MsgType::kHealthReport, "tessera-run: no health view in this launcher\n");
+      p.open = false;
+      return;
+    }
     uint32_t rank = 0;
     bool ok = type == static_cast<uint32_t>(bs::MsgType::kHello) && payload.size() == bs::kSecretChars + 4;
     if (ok) {
