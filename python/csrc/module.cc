@@ -29,6 +29,8 @@ PYBIND11_MODULE(_C, m) {
            py::call_guard<py::gil_scoped_release>())
       .def("deregister_tensor", &ProcessGroupTessera::deregister_tensor, py::arg("handle"),
            py::call_guard<py::gil_scoped_release>())
+      .def("set_compression", &ProcessGroupTessera::set_compression, py::arg("mode"), py::arg("error_feedback"),
+           py::call_guard<py::gil_scoped_release>())
       .def_property("inline_bytes", &ProcessGroupTessera::inline_bytes, &ProcessGroupTessera::set_inline_bytes,
                     "Calls of at most this many bytes made while the group's stream is idle run on the calling thread");
   m.def("shutdown", &tessera_torch::shutdown, "Ends Tessera if this module started it (collective over all ranks)",

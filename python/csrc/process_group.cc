@@ -1,5 +1,6 @@
 // ProcessGroupTessera (process_group.h).
 #include "process_group.h"
+
 #include "tensors.h"
 
 #include <ATen/ATen.h>
@@ -7,7 +8,9 @@
 #include <pybind11/pybind11.h>
 #include <shmem.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <iterator>
 #include <optional>
 #include <set>
 #include <thread>
@@ -167,6 +170,21 @@ void ProcessGroupTessera::deregister_tensor(uintptr_t handle) {
   drain();
   try {
     comm_.deregister_buffer(reinterpret_cast<void*>(handle));
+  } catch (const tessera::Error& e) {
+    TORCH_CHECK(false, e.what());
+  }
+}
+
+void ProcessGroupTessera::set_compression(const std::string& mode, bool error_feedback) {
+  using C = tc::Comm::Compression;
+  static const std::pair<const char*, C> kModes[] = {
+      {"none", C::kNone}, {"bf16", C::kBf16}, {"fp8", C::kFp8}, {"int8", C::kInt8}};
+  const auto* m = std::find_if(std::begin(kModes), std::end(kModes), [&](const auto& e) { return mode == e.first; });
+  TORCH_CHECK(m != std::end(kModes), "tessera_torch.set_compression: mode '", mode,
+              "' is not one of none, bf16, fp8, int8");
+  drain();
+  try {
+    comm_.set_compression(m->second, error_feedback);
   } catch (const tessera::Error& e) {
     TORCH_CHECK(false, e.what());
   }

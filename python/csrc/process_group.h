@@ -129,6 +129,10 @@ class ProcessGroupTessera : public c10d::Backend {
   // must be contiguous on the CPU; the handle is for deregister_tensor.
   uintptr_t register_tensor(const at::Tensor& t);
   void deregister_tensor(uintptr_t handle);
+  // Compression of the phase between hosts for this group's float32 sum and average reductions (coll.h:
+  // tesseraCommSetCompression), after the group's streams have drained: collective over the group's ranks.
+  // mode: "none", "bf16", "fp8" or "int8".
+  void set_compression(const std::string& mode, bool error_feedback);
   // Waits until this rank's streams have run (and released) everything enqueued; errors stay with their Work.
   void drain();
 

@@ -6,7 +6,8 @@
 
 Every collective of torch.distributed on CPU tensors, send/recv, subgroups (dist.new_group) and async work
 with futures. Tensors made with tessera_torch.empty() live in symmetric memory and take Tessera's zero-copy
-paths; symmetric_allreduce_hook keeps DDP's gradient buckets there. See docs/torch.md.
+paths; symmetric_allreduce_hook keeps DDP's gradient buckets there; set_compression and
+compressed_allreduce_hook code the phase between hosts of gradient reductions. See docs/torch.md.
 """
 import atexit
 import os
@@ -17,7 +18,8 @@ import torch.distributed as dist
 from . import _C
 
 __all__ = ["empty", "zeros", "is_symmetric", "pool_bytes", "pool_free_bytes", "symmetric_allreduce_hook",
-           "SymmetricHookState", "ProcessGroupTessera", "register_tensor", "deregister_tensor"]
+           "SymmetricHookState", "ProcessGroupTessera", "register_tensor", "deregister_tensor", "set_compression",
+           "CompressedHookState", "compressed_allreduce_hook"]
 
 ProcessGroupTessera = _C.ProcessGroupTessera
 
@@ -86,6 +88,48 @@ def register_tensor(tensor, group=None):
 def deregister_tensor(handle, group=None):
     """Drops one registration of register_tensor (the last one gives the memory back as private memory)."""
     _tessera_backend(group).deregister_tensor(handle)
+
+
+def set_compression(mode, error_feedback=True, group=None):
+    """Codes the phase between hosts of the group's float32 sum and average reductions (all_reduce, reduce,
+    reduce_scatter) as "bf16", "fp8" or "int8" ("none" turns it off), with error feedback kept per buffer
+    (tesseraCommSetCompression, docs/coll.md). Collective over the group's ranks, each passing the same mode
+    and flag, after the group's earlier calls have run. Within one host nothing changes. Feedback is keyed by
+    the buffer's address and length: it suits buffers reused step after step (as compressed_allreduce_hook's
+    are); for buffers that change every call, pass error_feedback=False."""
+    _tessera_backend(group).set_compression(str(mode), bool(error_feedback))
+
+
+class CompressedHookState:
+    """State of compressed_allreduce_hook. Made on every rank of process_group (collective): it makes a group
+    of the same ranks for the gradients alone (so the program's own reductions on process_group stay exact)
+    and sets its compression. Keeps one buffer per gradient bucket across steps, so that each bucket's error
+    feedback stays with it."""
+
+    def __init__(self, mode="int8", error_feedback=True, process_group=None):
+        base = process_group if process_group is not None else dist.group.WORLD
+        self.process_group = dist.new_group(dist.get_process_group_ranks(base), backend="tessera")
+        self.mode = mode
+        self.error_feedback = error_feedback
+        set_compression(mode, error_feedback, self.process_group)
+        # Keyed by (bucket index, length): DDP rebuilds its buckets once, after the first step; the buffers
+        # of the first layout are kept, so that no later buffer takes over their addresses and residuals.
+        self.buffers = {}
+
+
+def compressed_allreduce_hook(state, bucket):
+    """A DDP communication hook (model.register_comm_hook(CompressedHookState("int8"),
+    compressed_allreduce_hook)) that averages each float32 gradient bucket with the phase between hosts
+    coded as the state says, with error feedback per bucket. Other types are averaged exactly."""
+    buf = bucket.buffer()
+    key = (bucket.index(), buf.numel(), buf.dtype)
+    kept = state.buffers.get(key)
+    if kept is None:
+        kept = torch.empty_like(buf)
+        state.buffers[key] = kept
+    kept.copy_(buf)
+    work = dist.all_reduce(kept, op=dist.ReduceOp.AVG, group=state.process_group, async_op=True)
+    return work.get_future().then(lambda fut: fut.value()[0])
 
 
 def pool_bytes():

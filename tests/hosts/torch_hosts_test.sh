@@ -4,7 +4,7 @@
 # and gets torch's env:// variables (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR the first
 # host, MASTER_PORT a port free there). Every operation of ops_test.py then passes with two PEs on each of two
 # hosts, and a DDP run matches one process; ops_test.py passes again under torch's own launcher started on
-# each host (--nnodes 2).
+# each host (--nnodes 2). compress_test.py codes DDP's gradients between the hosts.
 # Usage: torch_hosts_test.sh BUILD_DIR. Skips (77) unless run as root and the backend was built.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -37,6 +37,8 @@ print("env ok on rank", dist.get_rank())
 out=$(run "$py" "$here/../torch/ops_test.py") || { echo "$out" | tail -20; echo "FAIL ops_test.py on 2 hosts x 2 PEs"; fails=1; }
 echo "$out" | grep -q "ops_test: .* cases passed on 4 ranks" || { echo "FAIL ops_test.py did not report its cases"; fails=1; }
 out=$(run "$py" "$here/../torch/ddp_test.py" 3) || { echo "$out" | tail -20; echo "FAIL ddp_test.py on 2 hosts x 2 PEs"; fails=1; }
+out=$(run "$py" "$here/../torch/compress_test.py") || { echo "$out" | tail -20; echo "FAIL compress_test.py on 2 hosts x 2 PEs"; fails=1; }
+echo "$out" | grep -q "compress_test: all checks passed at 4 ranks across hosts" || { echo "FAIL compress_test.py did not check across hosts"; fails=1; }
 
 # torch's own launcher on each host, as a user runs it across nodes: the rendezvous at h1, Tessera wired
 # through the id rank 0 publishes in torch's store.
@@ -52,5 +54,5 @@ for node in 0 1; do
 done
 grep -q "ops_test: .* cases passed on 4 ranks" "$NETNS_HOSTS_DIR/torchrun0.out" || { echo "FAIL ops_test.py under torchrun across hosts did not report its cases"; fails=1; }
 
-[ $fails -eq 0 ] && echo "ok: torch programs across 2 namespace hosts under tessera-run --hosts (environment, every operation, DDP) and torchrun"
+[ $fails -eq 0 ] && echo "ok: torch programs across 2 namespace hosts under tessera-run --hosts (environment, every operation, DDP, compressed gradients) and torchrun"
 exit $fails

@@ -37,6 +37,9 @@ if(TESSERA_TORCH_BUILT)
   foreach(n 2 4)
     add_test(NAME torch.register.n${n} COMMAND ${TESSERA_RUN} -n ${n} --timeout 300 ${_py} ${_dir}/register_test.py)
   endforeach()
+  # Compressed gradient reductions (set_compression, compressed_allreduce_hook): on one host nothing is coded;
+  # tests/hosts/torch_hosts_test.sh runs the same file across hosts, where it is.
+  add_test(NAME torch.compress.n2 COMMAND ${TESSERA_RUN} -n 2 --timeout 300 ${_py} ${_dir}/compress_test.py)
   get_property(_torch_tests DIRECTORY PROPERTY TESTS)
   list(FILTER _torch_tests INCLUDE REGEX "^torch\\.")
   set_tests_properties(${_torch_tests} PROPERTIES LABELS "torch;nosan" TIMEOUT 300)
