@@ -6,10 +6,12 @@
 //   tessera::fused::MatMulAllReduce op(/*max_m=*/4096, /*n=*/8192);   // collective
 //   op.run(A, B, C, m, k);          // A: m x k, B: k x n (this PE's shard), C: m x n, row-major f32
 //
-// How: the product is computed in slabs of columns (OpenBLAS sgemm) into symmetric memory; as soon as slab
-// i+1 is done, slab i is reduced by the collective engine (an allreduce in place; a reduce-scatter for
-// MatMulReduceScatter) while it is still recent in cache, and copied into C's columns. The engine's
-// reduction gives every PE the same bits; under TESSERA_DETERMINISTIC=1 also run to run (docs/coll.md).
+// How: the product is computed in slabs of columns (OpenBLAS sgemm) into symmetric memory; each slab is
+// reduced by the collective engine (an allreduce in place; a reduce-scatter for MatMulReduceScatter) and
+// copied into C's columns. Within a host, slab i is reduced as soon as slab i+1 is done, while it is still
+// recent in cache; when the PEs span hosts, the reductions run on a thread of the op's own while the calling
+// thread computes the next slabs, so the network phase hides behind the product. The engine's reduction
+// gives every PE the same bits; under TESSERA_DETERMINISTIC=1 also run to run (docs/coll.md).
 //
 // Contracts
 // - Constructor, destructor and run() are collective over all PEs; the op keeps a communicator of its own
@@ -31,7 +33,8 @@ class MatMulAllReduce {
  public:
   // tile_cols 0: chosen per call: n/m slabs (each slab's GEMM reads all of A again, so fewer slabs when A is
   // large), 2 to 8 of them and no more than the PEs (beyond that the extra reads of A cost more than the
-  // reduction they hide, for k = n / PEs), at least 64 columns each.
+  // reduction they hide, for k = n / PEs), at least 64 columns each; 8 when the PEs span hosts (the
+  // reductions then overlap the products, all but one slab's of each).
   MatMulAllReduce(int max_m, int n, int tile_cols = 0);
   ~MatMulAllReduce();
   MatMulAllReduce(const MatMulAllReduce&) = delete;

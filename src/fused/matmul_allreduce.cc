@@ -2,17 +2,24 @@
 //
 // The product is computed in slabs of columns (all rows), so B is read once per call, into a symmetric
 // buffer laid out slab by slab: slab i (columns [c, c + w)) is a contiguous rows x w block, so that it is one
-// buffer to the engine. The pipeline, per PE: product of slab 0; then for each slab i: product of slab i+1,
-// then the engine's allreduce of slab i in place (a reduce-scatter of slab i with `MatMulReduceScatter`) and
-// its copy into C's columns. A reduction thus follows its slab's product by one slab, which keeps the slab
-// recent in cache, and a PE computes the next slab while a slower peer catches up.
+// buffer to the engine. Each slab is reduced by the engine (an allreduce in place; a reduce-scatter of the
+// slab with `MatMulReduceScatter`) and copied into C's columns.
+// - Within a host the reduction is memory traffic on the same CPUs as the product, so the two alternate on
+//   the calling thread: product of slab 0; then for each slab i, product of slab i+1, then slab i's
+//   reduction. A reduction follows its slab's product by one slab, which keeps the slab recent in cache, and
+//   a PE computes the next slab while a slower peer catches up.
+// - When the op's PEs span hosts, a reduction is mostly waiting for the network, so it runs on a stream of
+//   the op's own (its thread sleeps in those waits) while the calling thread computes the next slabs; the
+//   call ends when the last reduction has. The slabs are then narrower (up to kNetSlabs), since only the
+//   first product and the last reduction are not overlapped.
 // The engine call is an OpenSHMEM-style one (Args::symmetric): within a host its rows read and write the
 // members' slabs in place, with no staging copy; across hosts it runs the rows across hosts, priced by the
 // same cost model as every other collective. It returns only once no member touches this PE's slab any more,
 // so the next slab's or the next call's product may overwrite it without a barrier.
 // The op has a communicator of its own over all PEs (made and freed collectively with the op), so its calls
-// never interleave with other collectives' sequence.
+// never interleave with other collectives' sequence; across hosts only the op's stream calls it.
 #include <tessera/fused.hpp>
+#include <tessera/stream.hpp>
 
 #include <cblas.h>
 
@@ -38,6 +45,9 @@ constexpr const char* kRoutine = "tessera::fused::MatMulAllReduce";
 std::string str(long long v) { return std::to_string(v); }
 // PE p's share of m rows: [row_lo(m, p, n), row_lo(m, p + 1, n)), the split every op here uses.
 int row_lo(int m, int p, int n) { return static_cast<int>(static_cast<int64_t>(m) * p / n); }
+// Slabs of a call across hosts (at least 64 columns each): with S slabs the product and the reductions
+// overlap but for one slab's product and one slab's reduction, while each slab's GEMM reads A again.
+constexpr int kNetSlabs = 8;
 }  // namespace
 
 struct MatMulAllReduce::Impl {
@@ -50,12 +60,13 @@ struct MatMulAllReduce::Impl {
   // k itself may differ between PEs, and the tiling must not.
   int slab(int m) const {
     if (fixed_tile) return fixed_tile;
-    const int slabs = std::min(std::clamp(n / std::max(1, m), 2, 8), std::max(2, n_pes));
+    const int slabs = net ? kNetSlabs : std::min(std::clamp(n / std::max(1, m), 2, 8), std::max(2, n_pes));
     return std::min(n, std::max(64, (n + slabs - 1) / slabs));
   }
   float* partial = nullptr;  // max_m x n: this PE's product, slab by slab
   float* mine = nullptr;     // this PE's reduced rows of one slab (MatMulReduceScatter)
   coll::Communicator* comm = nullptr;
+  std::unique_ptr<Stream> net;  // across hosts: where the reductions run (the op's communicator is its own)
   std::vector<size_t> counts;  // per PE: elements of its rows of the slab (reduce-scatter)
 
   // One engine call over the op's communicator; an error (a mismatch the engine reports) is thrown.
@@ -94,9 +105,11 @@ MatMulAllReduce::MatMulAllReduce(int max_m, int n, int tile_cols) : p_(std::make
   Result<coll::Communicator*> c = coll::comm_create_team(pgas::team_world());
   if (!c.is_ok()) throw Error(std::string(kRoutine) + ": cannot make its communicator: " + c.status().message());
   m.comm = c.value();
+  if (m.comm->hier) m.net = std::make_unique<Stream>("fused reductions");
 }
 
 MatMulAllReduce::~MatMulAllReduce() {
+  p_->net.reset();  // waits for its queue (empty between calls), then ends the thread
   if (!pgas::is_initialized()) return;
   coll::comm_destroy(p_->comm);
   pgas::sym_free(p_->mine, kRoutine);
@@ -147,9 +160,25 @@ void MatMulAllReduce::run_rows(const float* A, const float* B, float* C, int row
       memcopy(C + static_cast<size_t>(j) * n + c, m.mine + static_cast<size_t>(j) * w, w * sizeof(float));
   };
   if (tiles) product(0);
+  if (!m.net) {
+    for (int i = 0; i < tiles; ++i) {
+      if (i + 1 < tiles) product(i + 1);
+      reduce(i);
+    }
+    return;
+  }
+  // Slab i's reduction is enqueued before slab i+1's product starts; reductions and products touch different
+  // slabs, and the reductions write disjoint columns of C. The stream's items refer to this frame, which
+  // synchronize() keeps alive until all of them have run.
   for (int i = 0; i < tiles; ++i) {
+    m.net->enqueue(kRoutine, [&reduce, i] { reduce(i); });
     if (i + 1 < tiles) product(i + 1);
-    reduce(i);
+  }
+  try {
+    m.net->synchronize();
+  } catch (const Error&) {
+    m.net = std::make_unique<Stream>("fused reductions");  // a failed item makes a stream's error sticky
+    throw;
   }
 }
 
