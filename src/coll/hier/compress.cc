@@ -2,6 +2,7 @@
 #include "coll/hier/compress.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 
@@ -20,12 +21,15 @@ inline uint8_t f32_to_e4m3(float v) {
   const uint32_t sign = (b >> 24) & 0x80u;
   b &= 0x7fffffffu;
   const uint32_t r = (b + 0x7ffffu + ((b >> 20) & 1u)) & 0xfff00000u;  // 3 mantissa bits, to nearest even
-  const uint32_t normal = std::min<uint32_t>(((r >> 23) - 120u) << 3 | ((r >> 20) & 7u), 0x7eu);
+  // Signed 32-bit lanes from here: baseline x86-64 has their compares, not unsigned ones.
+  int32_t normal = (static_cast<int32_t>(r >> 23) - 120) << 3 | static_cast<int32_t>((r >> 20) & 7u);
+  normal = normal < 0x7e ? normal : 0x7e;
   float a;
   std::memcpy(&a, &b, 4);  // copy-ok: one word
   constexpr float kMagic = 12582912.0f;  // round to nearest even (round_even below)
-  const auto sub = static_cast<uint32_t>((a * 512.0f + kMagic) - kMagic);
-  return static_cast<uint8_t>(sign | (b < 0x3c800000u ? sub : normal));
+  const auto sub = static_cast<int32_t>((a * 512.0f + kMagic) - kMagic);
+  const int32_t is_sub = -static_cast<int32_t>(static_cast<int32_t>(b) < 0x3c800000);  // all ones or none
+  return static_cast<uint8_t>(sign | static_cast<uint32_t>((sub & is_sub) | (normal & ~is_sub)));
 }
 inline float e4m3_to_f32(uint8_t x) {
   const uint32_t e = (x >> 3) & 15u, m = x & 7u;
@@ -34,6 +38,16 @@ inline float e4m3_to_f32(uint8_t x) {
   std::memcpy(&normal, &bits, 4);  // copy-ok: one word
   const float v = e == 0 ? static_cast<float>(m) * (1.0f / 512.0f) : normal;
   return (x & 0x80) ? -v : v;
+}
+
+// e4m3's 256 values: decoding is then one load per code instead of a select on the exponent.
+const float* e4m3_values() {
+  static const std::array<float, 256> table = [] {
+    std::array<float, 256> t{};
+    for (int c = 0; c < 256; ++c) t[static_cast<size_t>(c)] = e4m3_to_f32(static_cast<uint8_t>(c));
+    return t;
+  }();
+  return table.data();
 }
 
 constexpr float kFp8Max = 448.0f, kInt8Max = 127.0f;
@@ -65,10 +79,9 @@ void encode_scaled(const float* x, float* r, size_t n, char* out) {
     std::memcpy(scales + k, &scale, sizeof scale);  // copy-ok: one word (the code may be unaligned)
     uint8_t* c = codes + b0;
     if constexpr (kFp8) {
-      for (size_t i = 0; i < len; ++i) {
-        c[i] = f32_to_e4m3(e[i] * inv);
-        back[i] = e4m3_to_f32(c[i]) * scale;
-      }
+      const float* values = e4m3_values();
+      for (size_t i = 0; i < len; ++i) c[i] = f32_to_e4m3(e[i] * inv);
+      for (size_t i = 0; i < len; ++i) back[i] = values[c[i]] * scale;
     } else {
       for (size_t i = 0; i < len; ++i) {
         const float q = std::min(std::max(round_even(e[i] * inv), -kInt8Max), kInt8Max);
@@ -84,12 +97,13 @@ void encode_scaled(const float* x, float* r, size_t n, char* out) {
 template <bool kFp8>
 void decode_scaled(const char* in, size_t n, float* y, bool add) {
   const auto* codes = reinterpret_cast<const uint8_t*>(in + blocks(n) * sizeof(float));
+  const float* values = kFp8 ? e4m3_values() : nullptr;
   for (size_t b0 = 0, k = 0; b0 < n; b0 += kCompressBlock, ++k) {
     float scale;
     std::memcpy(&scale, in + k * sizeof(float), sizeof scale);  // copy-ok: one word
     const size_t len = std::min(kCompressBlock, n - b0);
     for (size_t i = 0; i < len; ++i) {
-      const float v = kFp8 ? e4m3_to_f32(codes[b0 + i]) * scale
+      const float v = kFp8 ? values[codes[b0 + i]] * scale
                            : static_cast<float>(static_cast<int8_t>(codes[b0 + i])) * scale;
       y[b0 + i] = add ? y[b0 + i] + v : v;
     }
