@@ -4,7 +4,7 @@
 # OpenBLAS + MPI_Allreduce (Open MPI, ob1/tcp) on the same link, alternated round by round, PPN ranks per
 # host, over tensor-parallel shapes (tokens x hidden; each rank holds hidden/ranks of the inner dimension).
 # Prints, per shape, the medians, the reduction's share of the unfused time and the fused op's speedup.
-#   [RATE=1gbit] [PPN=1] [ROUNDS=3] [SHAPES="512:2048 2048:2048 2048:4096"] bash bench/fused/fused_hosts.sh [build-dir]
+#   [RATE=1gbit] [PPN=1] [ROUNDS=3] [SHAPES="512:2048 512:4096 2048:4096"] bash bench/fused/fused_hosts.sh [build-dir]
 # One BLAS thread per rank (OPENBLAS_NUM_THREADS=1). Needs root and Open MPI (scripts/install-deps.sh bench).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -20,7 +20,7 @@ trap 'exit 143' TERM
 RATE=${RATE:-1gbit}
 PPN=${PPN:-1}
 ROUNDS=${ROUNDS:-3}
-SHAPES=${SHAPES:-"512:2048 2048:2048 2048:4096"}
+SHAPES=${SHAPES:-"512:2048 512:4096 2048:4096"}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
 export TESSERA_RSH=$root/tests/hosts/rsh
 mpicc -O2 $(pkg-config --cflags openblas) -o "$out/fused_mpi" "$here/fused_mpi.c" $(pkg-config --libs openblas)
