@@ -2,9 +2,11 @@
 # Does DDP training still converge with compressed gradients? examples/torch/ddp_train.py across two
 # namespace hosts (tests/hosts/netns.sh) with PPN ranks on each, the same seeds and steps in every run: the
 # gradients averaged exactly (tessera_torch's default), and with compressed_allreduce_hook in bf16, fp8 and
-# int8, each with and without error feedback. Prints each run's loss on the fixed evaluation set, its
-# difference from the exact run's, and the median step time; with RATE (tc tbf, e.g. 1gbit) on the link.
-#   [STEPS=300] [PPN=2] [LR=0.01] [RATE=off] [MODES="int8 fp8 bf16"] bash bench/compress_ddp.sh [build-dir]
+# int8, each with and without error feedback, once per seed (SEEDS: the model's, the data's and the
+# evaluation set's). Prints each run's loss on the evaluation set, its difference from the exact run of the
+# same seed, the mean over seeds, and the median step time; with RATE (tc tbf, e.g. 1gbit) on the link. One
+# torch thread per rank (OMP_NUM_THREADS=1): the namespace hosts share this machine's CPUs.
+#   [STEPS=300] [PPN=2] [LR=0.01] [SEEDS="0 1 2"] [RATE=off] [MODES="int8 fp8 bf16"] bash bench/compress_ddp.sh [build-dir]
 # Needs root and the torch backend (make test builds it).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -23,32 +25,41 @@ PPN=${PPN:-2}
 LR=${LR:-0.01}
 RATE=${RATE:-off}
 MODES=${MODES:-"int8 fp8 bf16"}
+SEEDS=${SEEDS:-"0 1 2"}
 hosts_up 2
 [ "$RATE" = off ] || hosts_link rate="$RATE"
 export TESSERA_RSH=$root/tests/hosts/rsh
-train() {  # a name, then ddp_train.py's options
-  local name=$1; shift
+train() {  # a name, a seed, then ddp_train.py's options
+  local name=$1 seed=$2; shift 2
   env -u PYTHONPATH -u RANK -u WORLD_SIZE -u MASTER_ADDR -u MASTER_PORT timeout 1800 \
-    "$build/bin/tessera-run" --hosts "h1:$PPN,h2:$PPN" --timeout 1700 "$torch_py" \
-    "$root/examples/torch/ddp_train.py" "$STEPS" --lr "$LR" "$@" > "$out/$name.log" 2>&1 ||
-    { tail -20 "$out/$name.log"; echo "compress_ddp: the run '$name' failed" >&2; exit 1; }
+    "$build/bin/tessera-run" --hosts "h1:$PPN,h2:$PPN" --timeout 1700 --env OMP_NUM_THREADS=1 "$torch_py" \
+    "$root/examples/torch/ddp_train.py" "$STEPS" --lr "$LR" --seed "$seed" "$@" > "$out/$name.$seed.log" 2>&1 ||
+    { tail -20 "$out/$name.$seed.log"; echo "compress_ddp: the run '$name' (seed $seed) failed" >&2; exit 1; }
   local loss ms
-  loss=$(sed -n 's/^eval loss //p' "$out/$name.log")
-  ms=$(sed -n 's/.*median step \([0-9.]*\) ms.*/\1/p' "$out/$name.log")
-  echo "$name $loss $ms" >> "$out/results"
-  echo "compress_ddp: $name: eval loss $loss, median step $ms ms"
+  loss=$(sed -n 's/^eval loss //p' "$out/$name.$seed.log")
+  ms=$(sed -n 's/.*median step \([0-9.]*\) ms.*/\1/p' "$out/$name.$seed.log")
+  echo "$name $seed $loss $ms" >> "$out/results"
+  echo "compress_ddp: $name, seed $seed: eval loss $loss, median step $ms ms"
 }
-echo "compress_ddp: 2 hosts x $PPN ranks, $STEPS steps, lr $LR, link rate $RATE"
-train exact
-for mode in $MODES; do
-  train "$mode+feedback" --compress "$mode"
-  train "$mode-nofeedback" --compress "$mode" --no-feedback
+echo "compress_ddp: 2 hosts x $PPN ranks, $STEPS steps, lr $LR, seeds $SEEDS, link rate $RATE"
+for seed in $SEEDS; do
+  train exact "$seed"
+  for mode in $MODES; do
+    train "$mode+feedback" "$seed" --compress "$mode"
+    train "$mode-nofeedback" "$seed" --compress "$mode" --no-feedback
+  done
 done
 python3 - "$out/results" <<'PY'
-import sys
+import statistics, sys
 rows = [l.split() for l in open(sys.argv[1])]
-base = float(rows[0][1])
-print(f"{'run':22s} {'eval loss':>12s} {'vs exact':>9s} {'step ms':>8s}")
-for name, loss, ms in rows:
-    print(f"{name:22s} {float(loss):12.6f} {100 * (float(loss) / base - 1):+8.2f}% {float(ms):8.2f}")
+exact = {seed: float(loss) for name, seed, loss, _ in rows if name == "exact"}
+names = list(dict.fromkeys(r[0] for r in rows))
+seeds = list(exact)
+print(f"{'run':20s} " + " ".join(f"{'seed ' + s:>18s}" for s in seeds) + f" {'mean vs exact':>14s} {'mean |diff|':>12s} {'step ms':>8s}")
+for name in names:
+    mine = {seed: (float(loss), float(ms)) for n, seed, loss, ms in rows if n == name}
+    rel = [100 * (mine[s][0] / exact[s] - 1) for s in seeds]
+    cells = " ".join(f"{mine[s][0]:9.6f} ({r:+6.2f}%)" for s, r in zip(seeds, rel))
+    print(f"{name:20s} {cells} {statistics.mean(rel):+13.2f}% {statistics.mean(abs(r) for r in rel):11.2f}%"
+          f" {statistics.median(m[1] for m in mine.values()):8.2f}")
 PY

@@ -29,17 +29,18 @@ def main():
     ap.add_argument("--compress", choices=["bf16", "fp8", "int8"])
     ap.add_argument("--no-feedback", action="store_true")
     ap.add_argument("--lr", type=float, default=0.01)
+    ap.add_argument("--seed", type=int, default=0, help="shifts every generator (model, data, evaluation set)")
     args = ap.parse_args()
     dist.init_process_group(args.backend)
     r, n = dist.get_rank(), dist.get_world_size()
-    torch.manual_seed(0)
+    torch.manual_seed(args.seed)
     model = DDP(nn.Sequential(nn.Linear(64, 1024), nn.ReLU(), nn.Linear(1024, 1024), nn.ReLU(), nn.Linear(1024, 1)))
     if args.compress:
         state = tessera_torch.CompressedHookState(args.compress, error_feedback=not args.no_feedback)
         model.register_comm_hook(state, tessera_torch.compressed_allreduce_hook)
     opt = torch.optim.SGD(model.parameters(), lr=args.lr)
-    g = torch.Generator().manual_seed(1 + r)
-    w_true = torch.randn(64, 1, generator=torch.Generator().manual_seed(7))
+    g = torch.Generator().manual_seed(1 + r + 1000 * args.seed)
+    w_true = torch.randn(64, 1, generator=torch.Generator().manual_seed(7 + args.seed))
     times = []
     for step in range(args.steps):
         x = torch.randn(32, 64, generator=g)
@@ -52,7 +53,7 @@ def main():
         times.append(time.perf_counter() - t0)
         if r == 0 and (step % 10 == 0 or step == args.steps - 1):
             print(f"step {step:3d}  loss {loss.item():.4f}")
-    x = torch.randn(1024, 64, generator=torch.Generator().manual_seed(11))
+    x = torch.randn(1024, 64, generator=torch.Generator().manual_seed(11 + args.seed))
     with torch.no_grad():
         eval_loss = nn.functional.mse_loss(model.module(x), x @ w_true).item()
     params = sum(p.numel() for p in model.parameters())
