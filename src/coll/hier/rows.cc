@@ -89,23 +89,25 @@ bool coded(const Shape& s) {
 // A ring over every member codes nothing: with compression set it does not apply, so that a coded call
 // always codes (the user asked for it; tessera-info --predict --compress says whether it pays).
 bool uncoded(const Shape& s) { return spans(s) && !coded(s); }
-// Coding one value and decoding one, each in passes of a reduction at the memory's rate (gamma_mem), as
-// the codes ran on the machine docs/coll.md names: bf16's and int8's loops vectorize, fp8's code is scalar.
+// Coding one value and decoding one, each in full passes of a two-input reduction at the memory's rate
+// (beta_mem + gamma_mem per byte, what ModelParams measures at start-up), as bench/code_speed.cc measured
+// the codes against that pass on the machine docs/coll.md names.
 struct CodeCost {
   double encode, decode;
 };
 CodeCost code_cost(Compress c) {
   switch (c) {
-    case Compress::kBf16: return {0.65, 0.35};
-    case Compress::kFp8: return {3.5, 1.1};
-    case Compress::kInt8: return {1.45, 0.35};
+    case Compress::kBf16: return {1.4, 0.85};
+    case Compress::kFp8: return {4.0, 1.25};
+    case Compress::kInt8: return {3.0, 0.75};
     default: return {0, 0};
   }
 }
 double coded_seconds(const Shape& s, size_t bytes, double bw, const LinkParams& l, const M& m) {
   const double code = static_cast<double>(encoded_bytes(s.net->compress, bytes / sizeof(float)));
   const CodeCost k = code_cost(s.net->compress);
-  return (H(s) - 1) * transfer_seconds(l, code, bw) + (k.encode + H(s) * k.decode) * static_cast<double>(bytes) * m.gamma_mem;
+  return (H(s) - 1) * transfer_seconds(l, code, bw) +
+         (k.encode + H(s) * k.decode) * static_cast<double>(bytes) * (m.beta_mem + m.gamma_mem);
 }
 
 double rails_cost(const Shape& s, const M& m, bool doubling) {
