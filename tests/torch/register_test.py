@@ -11,16 +11,7 @@ import torch
 import torch.distributed as dist
 
 import tessera_torch
-
-
-def expect_error(fn, *needles):
-    try:
-        fn()
-    except RuntimeError as e:
-        for s in needles:
-            assert s in str(e), f"{s!r} not in: {e}"
-        return
-    raise AssertionError(f"no error; wanted one with {needles}")
+from checks import expect_error
 
 
 def main():

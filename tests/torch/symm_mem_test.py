@@ -20,19 +20,9 @@ import torch.distributed as dist
 import torch.distributed._symmetric_memory as symm_mem
 
 import tessera_torch
+from checks import expect_error
 
 DTYPES = [torch.float32, torch.float64, torch.bfloat16, torch.float16]
-
-
-def expect_error(fn, *needles):
-    try:
-        fn()
-    except RuntimeError as e:
-        msg = str(e)
-        for s in needles:
-            assert s in msg, f"{s!r} not in: {msg}"
-        return msg
-    raise AssertionError(f"no error; wanted one with {needles}")
 
 
 def rank_input(rank, size, dtype, salt=0):
