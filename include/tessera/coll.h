@@ -50,7 +50,9 @@ typedef enum {
   tesseraSystemError = 3,
   tesseraInternalError = 4,
   tesseraStreamError = 5, /* an earlier work item of the stream failed; tesseraGetLastError names it */
-  tesseraInProgress = 6   /* tesseraEventQuery: the event has not completed yet */
+  tesseraInProgress = 6,  /* tesseraEventQuery: the event has not completed yet */
+  tesseraPeerFailed = 7,  /* resilient mode: a member failed; tesseraGetLastError names it (docs/resilience.md) */
+  tesseraRevoked = 8      /* resilient mode: the communicator was revoked (tesseraCommRevoke) */
 } tesseraResult_t;
 
 /* Element types and reduction operators: the one list of tessera/dtypes.h, in its order and numbering. */
@@ -77,6 +79,20 @@ tesseraResult_t tesseraCommSplit(tesseraComm_t comm, int color, int key, tessera
 tesseraResult_t tesseraCommDestroy(tesseraComm_t comm);
 tesseraResult_t tesseraCommCount(const tesseraComm_t comm, int* count);
 tesseraResult_t tesseraCommUserRank(const tesseraComm_t comm, int* rank);
+
+/* Resilient mode (tessera-run --on-failure continue; docs/resilience.md), as MPI's ULFM. After a member
+ * fails, calls on the communicator return tesseraPeerFailed (tesseraGetLastError names the PE) and the
+ * communicator is broken: the survivors shrink it. One host so far.
+ * Revoke: every member's pending and later calls fail with tesseraRevoked (any member, not collective).
+ * Agree: collective over the survivors; *flag becomes the bitwise AND of their flags (and of any flag a
+ *   failed member published before it died), and every survivor learns the same failed set.
+ * Shrink: agrees, then makes the communicator of the survivors (ranks in the old order).
+ * Failed: the members this PE knows to have failed (world PE numbers, ascending); *count may exceed
+ *   max_pes, then the first max_pes are written. */
+tesseraResult_t tesseraCommRevoke(tesseraComm_t comm);
+tesseraResult_t tesseraCommAgree(tesseraComm_t comm, int* flag);
+tesseraResult_t tesseraCommShrink(tesseraComm_t comm, tesseraComm_t* newcomm);
+tesseraResult_t tesseraCommFailed(const tesseraComm_t comm, int* pes, int max_pes, int* count);
 
 /* Collectives. */
 tesseraResult_t tesseraAllReduce(const void* sendbuff, void* recvbuff, size_t count, tesseraDataType_t datatype,

@@ -65,6 +65,7 @@ template <> struct DataTypeOf<std::complex<float>> { static constexpr DataType v
 template <> struct DataTypeOf<std::complex<double>> { static constexpr DataType value = DataType::kComplex128; };
 
 using Error = tessera::Error;  // one exception type for the whole C++ API (error.hpp)
+using PeerFailure = tessera::PeerFailure;  // resilient mode: a member failed, or the communicator was revoked
 
 /// Comm streams and events are the library's one kind of stream (tessera/stream.hpp): a collective and a
 /// kernel enqueue on the same Stream type, and events join them in either direction.
@@ -126,6 +127,17 @@ class Comm {
   /// a later call of theirs on this communicator waits for this member until its deadline. Idempotent.
   void release();
   explicit operator bool() const { return h_ != nullptr; }
+
+  /// Resilient mode (tessera-run --on-failure continue; docs/resilience.md, coll.h's tesseraCommRevoke):
+  /// after a member fails, calls throw PeerFailure and the communicator is broken. revoke() makes every
+  /// member's calls throw PeerFailure (revoked()); agree(flag) is collective over the survivors and returns
+  /// the bitwise AND of their flags; shrink() agrees on the failed members and returns the communicator of
+  /// the others; failed() lists the members this PE knows to have failed (world PEs, ascending).
+  void revoke();
+  int agree(int flag);
+  Comm shrink();
+  std::vector<int> failed() const;
+
   int rank() const;
   int size() const;
   tesseraComm_t handle() const { return h_; }

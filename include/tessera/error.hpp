@@ -4,12 +4,25 @@
 #pragma once
 #include <tessera/needs_cxx20.hpp>  // first: an older standard stops here, with one message
 #include <stdexcept>
+#include <string>
 
 namespace tessera {
 
 class Error : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
+};
+
+// Resilient mode (docs/resilience.md): a call on a communicator stopped because a member failed
+// (tesseraPeerFailed) or the communicator was revoked (tesseraRevoked). Comm::failed() names the failed
+// members; Comm::shrink() makes the communicator of the survivors.
+class PeerFailure : public Error {
+ public:
+  PeerFailure(const std::string& what, bool revoked) : Error(what), revoked_(revoked) {}
+  bool revoked() const { return revoked_; }
+
+ private:
+  bool revoked_;
 };
 
 }  // namespace tessera

@@ -12,6 +12,8 @@ const char* code_name(Code c) {
     case Code::kOutOfMemory: return "out of memory";
     case Code::kTimeout: return "timeout";
     case Code::kAborted: return "aborted";
+    case Code::kPeerFailed: return "peer failed";
+    case Code::kRevoked: return "revoked";
     case Code::kSystem: return "system error";
     case Code::kUnsupported: return "unsupported";
     case Code::kInternal: return "internal error";

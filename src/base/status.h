@@ -21,6 +21,8 @@ enum class Code : int {
   kSystem,            // a system call failed (errno in the message)
   kUnsupported,
   kInternal,
+  kPeerFailed,        // resilient mode: a PE the call depends on failed (the message names it)
+  kRevoked,           // resilient mode: the communicator was revoked (docs/resilience.md)
 };
 
 const char* code_name(Code c);

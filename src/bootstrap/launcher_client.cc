@@ -61,6 +61,14 @@ const config::Var<std::string> kRsh{
     "/path/to/tessera-run --agent` (words split at spaces, e.g. \"ssh -o BatchMode=yes\"; a relative path is "
     "taken from the launcher's working directory)"};
 
+// Read by tessera-run (tools/run/job.cc): the launcher passes the mode to the PEs in the job's control
+// segment (pgas::JobControl::resilient). Declared here so that tessera-info lists it and the PEs accept it.
+const config::Var<bool> kResilient{
+    "TESSERA_RESILIENT", false,
+    "tessera-run: 1 is --on-failure continue (a PE's failure leaves the others running; their calls on "
+    "communicators it belonged to fail naming it, and they may shrink them: docs/resilience.md); 0 ends the "
+    "job (default). --on-failure wins over it"};
+
 void apply_binding() {
   if (config::one_of(kBind, {"auto", "core", "none"}) == 2) unbind_thread_to_job_cpus();
 }

@@ -8,6 +8,7 @@
 #include "coll/calls.h"
 #include "coll/engine.h"
 #include "coll/handle.h"
+#include "coll/resilience.h"
 #include "coll/hier.h"
 #include "coll/p2p.h"
 #include "coll/plan.h"
@@ -51,6 +52,21 @@ void Comm::release() {
     if (check_comm("Comm::release", h_).is_ok()) release_comm(h_);
     h_ = nullptr;
   }
+}
+void Comm::revoke() {
+  throw_if_error(check_comm("Comm::revoke", h_));
+  throw_if_error(coll::revoke(*h_->c));
+}
+int Comm::agree(int flag) {
+  throw_if_error(check_comm("Comm::agree", h_));
+  std::vector<int> failed;
+  throw_if_error(coll::agree(*h_->c, &flag, &failed));
+  return flag;
+}
+Comm Comm::shrink() { return Comm(opened(open_shrink("Comm::shrink", h_))); }
+std::vector<int> Comm::failed() const {
+  throw_if_error(check_comm("Comm::failed", h_));
+  return known_failed(*h_->c);
 }
 int Comm::rank() const {
   throw_if_error(check_comm("tesseraCommUserRank", h_));

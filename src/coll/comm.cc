@@ -16,6 +16,7 @@
 #include "coll/dispatch.h"
 #include "coll/register.h"
 #include "coll/hier.h"
+#include "coll/resilience.h"
 #include "coll/select/select.h"
 #include "pgas/runtime.h"
 #include "pgas/team.h"
@@ -128,6 +129,7 @@ Result<Communicator*> build(std::vector<int> world, int rank, uint64_t uid, Sync
     c->sym.heap.assign(static_cast<size_t>(c->size), nullptr);
     c->sym.data.assign(static_cast<size_t>(c->size), nullptr);
     c->hier = hier_create(*c, local);
+    c->resilient = resilient_job();
     return c.release();
   }
   auto c = std::make_unique<Communicator>();
@@ -230,10 +232,27 @@ Result<Communicator*> build(std::vector<int> world, int rank, uint64_t uid, Sync
   c->p2p_taken.assign(static_cast<size_t>(n), 0);
   c->checked.assign((static_cast<size_t>(n) + 63) / 64, 0);
   c->tag = 1;
+  c->resilient = resilient_job();
   if (rank == 0 && log::level() >= log::Level::kInfo) log_choices(*c);
   return c.release();
 }
 }  // namespace
+
+bool resilient_job() {
+  const pgas::JobControl* jc = pgas::is_initialized() ? pgas::rt().control : nullptr;
+  return jc && jc->resilient.load(std::memory_order_relaxed) != 0;
+}
+uint32_t job_failures() {
+  pgas::JobControl* jc = pgas::is_initialized() ? pgas::rt().control : nullptr;
+  return jc ? jc->failures.load(std::memory_order_acquire) : 0;
+}
+bool pe_failed(int pe) {
+  pgas::JobControl* jc = pgas::is_initialized() ? pgas::rt().control : nullptr;
+  return jc && jc->state(pe)->load(std::memory_order_acquire) == pgas::JobControl::kFailed;
+}
+uint32_t pe_fail_index(int pe) {
+  return pgas::rt().control->fail_index(pe)->load(std::memory_order_relaxed);
+}
 
 Line* Communicator::sent(int m, int peer) const {
   return reinterpret_cast<Line*>(reinterpret_cast<char*>(ctrl[m]) + sizeof(Ctrl)) + peer;
@@ -345,8 +364,10 @@ void comm_abandon(Communicator* c) {
 
 void comm_destroy(Communicator* c) {
   if (!c) return;
-  // Nobody may still read this member's segment.
-  if (pgas::is_initialized()) (void)dispatch(*c, Kind::kBarrier, Args{});
+  // Nobody may still read this member's segment. A broken communicator (resilient mode) has no barrier
+  // left: its members read nothing of each other's any more but its agreement and shrink lines, which a
+  // member's own mapping keeps.
+  if (pgas::is_initialized() && !c->broken) (void)dispatch(*c, Kind::kBarrier, Args{});
   deregister_all(*c);
   for (char* s : c->seg)
     if (s) transport::shm::unmap(s, c->seg_bytes);

@@ -112,6 +112,14 @@ static_assert(sizeof(LLBuf) % 64 == 0 && 8 + kLLInline == 64);
 // in front of every read of a peer's flag and payload.
 inline constexpr int kLLStagger = 4;
 
+// A member's part of one agreement (resilience.cc): its flag and the job's failure count as it read them,
+// stored before the epoch (release), which names the agreement.
+struct alignas(64) AgreeSlot {
+  std::atomic<uint64_t> epoch;
+  std::atomic<uint64_t> failures;
+  std::atomic<uint64_t> flag;
+};
+
 struct Ctrl {
   Hot hot;
   Line done;
@@ -120,6 +128,12 @@ struct Ctrl {
   Record rec[kRecords];
   Peer peer;
   LLBuf ll[2 * kLLStagger];          // LL buffers: member m uses pair m % kLLStagger, odd / even calls alternately
+  // Resilient mode (coll/resilience.h). revoked: 1 + the rank that revoked the communicator, or 0 (every
+  // member's line is written by the revoker). agree[e % 2]: this member's part of agreement e. shrink_sync:
+  // the survivors' barrier while a shrink builds their communicator.
+  Line revoked;
+  AgreeSlot agree[2];
+  Line shrink_sync;
   // Followed by p2p counters: Line sent[n] (bytes made available to peer q), Line taken[n] (bytes of
   // peer q's channel consumed by me).
 };
@@ -261,6 +275,17 @@ struct Communicator {
   // the call sequence. Plain loads and stores, no locked instruction: it catches overlapping calls, not
   // every race between two calls that start at the same instant.
   std::atomic<bool> in_use{false};
+  // Resilient mode (coll/resilience.h), set at creation when the job runs with --on-failure continue. A call
+  // that stops for a failed member or a revocation leaves the communicator `broken` (its tags and call
+  // numbers no longer agree between members): later calls fail at once with `broken_why`, and only agree,
+  // shrink and destroy work. `failed`: members' world PEs known failed; `failures_seen`: the job's failure
+  // count when the members were last looked at.
+  bool resilient = false;
+  bool broken = false;
+  std::string broken_why;
+  std::vector<int> failed;
+  uint32_t failures_seen = 0;
+  uint64_t agreements = 0, shrinks = 0, shrink_syncs = 0;
 
   // P2P counters in member m's segment.
   Line* sent(int m, int peer) const;

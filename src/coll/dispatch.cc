@@ -5,6 +5,7 @@
 #include "base/log.h"
 #include "base/trace.h"
 #include "coll/engine.h"
+#include "coll/resilience.h"
 #include "coll/select/select.h"
 #include "sync/where.h"
 
@@ -240,7 +241,34 @@ size_t per_rank_elems(const Communicator& c, Kind kind, const Args& a, size_t to
 }
 }  // namespace
 
+namespace {
+Status dispatch_row(Communicator& c, Kind kind, const Args& a, const Algorithm* force);
+Status run_resolved_row(Communicator& c, const Resolved& r, const Args& a);
+
+// Resilient mode (resilience.h): the call fails at once on a broken communicator, and stops in its next
+// wait when a member fails or the communicator is revoked meanwhile.
+template <typename F>
+Status watched(Communicator& c, Kind kind, F&& f) {
+  const char* routine = c.caller ? c.caller : kind_name(kind);
+  TS_RETURN_IF_ERROR(check_usable(c, routine));
+  CommWatch watch(c);
+  sync::FailScope scope(&watch);
+  try {
+    return f();
+  } catch (const sync::Interrupted& e) {
+    return interrupted(c, routine, e);
+  }
+}
+}  // namespace
+
 Status dispatch(Communicator& c, Kind kind, const Args& a, const Algorithm* force) {
+  if (c.resilient) [[unlikely]]
+    return watched(c, kind, [&] { return dispatch_row(c, kind, a, force); });
+  return dispatch_row(c, kind, a, force);
+}
+
+namespace {
+Status dispatch_row(Communicator& c, Kind kind, const Args& a, const Algorithm* force) {
   // The call this PE is in, for the hang report; its number (c.seq + 1) is the same on every member.
   const int32_t stride = c.where_stride != INT32_MIN ? c.where_stride : members_stride(c);
   sync::WhereScope where(sync::Call::kCollective, static_cast<uint16_t>(kind), c.seq + 1,
@@ -261,6 +289,7 @@ Status dispatch(Communicator& c, Kind kind, const Args& a, const Algorithm* forc
   }
   return run_row(c, kind, a, algo, per_rank * es, total);
 }
+}  // namespace
 
 Status resolve(Communicator& c, Kind kind, const Args& a, Resolved* out) {
   size_t total = a.count;
@@ -273,10 +302,19 @@ Status resolve(Communicator& c, Kind kind, const Args& a, Resolved* out) {
 }
 
 Status run_resolved(Communicator& c, const Resolved& r, const Args& a) {
+  if (c.resilient) [[unlikely]]
+    return watched(c, r.kind, [&] { return run_resolved_row(c, r, a); });
+  return run_resolved_row(c, r, a);
+}
+
+namespace {
+Status run_resolved_row(Communicator& c, const Resolved& r, const Args& a) {
   const int32_t stride = c.where_stride != INT32_MIN ? c.where_stride : members_stride(c);
   sync::WhereScope where(sync::Call::kCollective, static_cast<uint16_t>(r.kind), c.seq + 1,
                          a.count * dtype_size(a.dtype), c.world[0], stride, c.size);
   return run_row(c, r.kind, a, r.algo, r.per_rank_bytes, r.total);
 }
+
+}  // namespace
 
 }  // namespace tessera::coll

@@ -7,6 +7,7 @@
 
 #include "coll/dispatch.h"
 #include "coll/register.h"
+#include "coll/resilience.h"
 #include "pgas/runtime.h"
 #include "pgas/team_handle.h"
 
@@ -60,6 +61,10 @@ Result<tesseraComm*> open_pes(const char* routine, std::vector<int> pes, uint64_
   Result<Communicator*> r = comm_create_pes(std::move(pes), key, sync);
   if (!r.is_ok()) return make_status(r.status().code(), "{}: {}", routine, r.status().message());
   return new_comm(std::move(r));
+}
+Result<tesseraComm*> open_shrink(const char* routine, tesseraComm* parent) {
+  TS_RETURN_IF_ERROR(check_comm(routine, parent));
+  return new_comm(shrink(*parent->c));
 }
 void release_comm(tesseraComm* h) {
   comm_abandon(h->c);
@@ -116,6 +121,8 @@ tesseraResult_t result_of(const Status& st) {
     case Code::kUnsupported: return tesseraUnsupported;
     case Code::kSystem:
     case Code::kOutOfMemory: return tesseraSystemError;
+    case Code::kPeerFailed: return tesseraPeerFailed;
+    case Code::kRevoked: return tesseraRevoked;
     default: return tesseraInternalError;
   }
 }
@@ -128,11 +135,17 @@ const char* result_text(tesseraResult_t r) {
     case tesseraInternalError: return "internal error";
     case tesseraStreamError: return "a work item of the stream failed";
     case tesseraInProgress: return "in progress";
+    case tesseraPeerFailed: return "a peer failed";
+    case tesseraRevoked: return "the communicator was revoked";
   }
   return "unknown result code";
 }
 void throw_if_error(const Status& st) {
-  if (!st.is_ok()) [[unlikely]] throw Error(std::string(result_text(result_of(st))) + ": " + st.message());
+  if (!st.is_ok()) [[unlikely]] {
+    const std::string what = std::string(result_text(result_of(st))) + ": " + st.message();
+    if (st.code() == Code::kPeerFailed || st.code() == Code::kRevoked) throw PeerFailure(what, st.code() == Code::kRevoked);
+    throw Error(what);
+  }
 }
 
 }  // namespace tessera::coll

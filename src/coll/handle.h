@@ -83,6 +83,8 @@ Result<tesseraComm*> open_split(const char* routine, tesseraComm* parent, int co
 Result<tesseraComm*> open_pes(const char* routine, std::vector<int> pes, uint64_t key,
                               const std::function<void()>& sync);
 void close_comm(tesseraComm* h);
+// The communicator of the survivors of `parent` (resilience.h: shrink).
+Result<tesseraComm*> open_shrink(const char* routine, tesseraComm* parent);
 // Not collective: this member's part only (comm_abandon).
 void release_comm(tesseraComm* h);
 

@@ -322,11 +322,31 @@ Status init(int thread_level) {
   return Status::ok();
 }
 
+// Resilient mode's finalize barrier: as the world barrier, but a PE the launcher marked failed is not
+// waited for (docs/resilience.md). Over the control segment, which every PE maps.
+static void leave_resilient(Runtime& r) {
+  quiet();
+  JobControl* jc = r.control;
+  const uint32_t v = jc->leaves(r.my_pe)->load(std::memory_order_relaxed) + 1;
+  jc->leaves(r.my_pe)->store(v, std::memory_order_release);
+  sync::notify_all();
+  for (int pe = 0; pe < r.n_pes; ++pe) {
+    if (pe == r.my_pe) continue;
+    sync::wait_until(
+        [&] {
+          return jc->leaves(pe)->load(std::memory_order_acquire) >= v ||
+                 jc->state(pe)->load(std::memory_order_acquire) == JobControl::kFailed;
+        },
+        [&] { return fmt::format("shmem_finalize (resilient mode): PE {} to finalize or fail", pe); });
+  }
+}
+
 void finalize() {
   std::lock_guard lk(g_init_mu);
   Runtime& r = g_rt;
   if (r.init_count == 0 || --r.init_count > 0) return;
-  barrier_all_internal();
+  if (r.control->resilient.load(std::memory_order_relaxed)) leave_resilient(r);
+  else barrier_all_internal();
   const sync::WaitStats& ws = sync::g_wait_stats;
   log::debug("waits past the first check: {} ended spinning, {} yielded, {} slept ({} futex waits; woken by "
              "the doorbell {}, at a slice's end {})",

@@ -45,11 +45,18 @@ struct JobControl {
   // 0, or the first PE whose wait passed its deadline (TESSERA_TIMEOUT) + 1: the launcher then prints the
   // hang report (tools/run/hang_report.h).
   std::atomic<uint32_t> deadline_pe;
-  char pad1[kCacheLine - 20];
+  // Resilient mode (tessera-run --on-failure continue, docs/resilience.md): 1 when a PE's failure leaves
+  // the others running. `failures` counts the PEs the launcher has marked kFailed; it only grows, and a PE
+  // marked k-th has fail_index k - 1, stored before its state and before the count (so a reader that loads
+  // the count, acquire, sees every PE with a smaller index as kFailed).
+  std::atomic<uint32_t> resilient;
+  std::atomic<uint32_t> failures;
+  char pad1[kCacheLine - 28];
 
   enum ExitKind : uint32_t { kExitNone = 0, kExitFatal = 1, kExitGlobal = 2 };
 
-  enum State : uint32_t { kNotStarted = 0, kInitialized = 1, kFinalized = 2 };
+  // kFailed: the PE ended (died, or left without shmem_finalize) while the job went on (resilient mode).
+  enum State : uint32_t { kNotStarted = 0, kInitialized = 1, kFinalized = 2, kFailed = 3 };
   static size_t bytes_for(int n) {
     const size_t per_pe = sizeof(sync::PeWaitWords) + kCacheLine + sizeof(sync::PeWhere);
     return sizeof(JobControl) + per_pe * static_cast<size_t>(n);
@@ -63,6 +70,16 @@ struct JobControl {
   sync::PeWaitHist* wait_hist(int pe) {
     static_assert(sizeof(std::atomic<uint32_t>) + sizeof(sync::PeWaitHist) <= kCacheLine);
     return reinterpret_cast<sync::PeWaitHist*>(reinterpret_cast<char*>(state(pe)) + sizeof(std::atomic<uint32_t>));
+  }
+  // The order in which the launcher marked `pe` failed (valid once its state is kFailed).
+  std::atomic<uint32_t>* fail_index(int pe) {
+    static_assert(2 * sizeof(std::atomic<uint32_t>) + sizeof(sync::PeWaitHist) <= kCacheLine);
+    return reinterpret_cast<std::atomic<uint32_t>*>(reinterpret_cast<char*>(wait_hist(pe) + 1));
+  }
+  // How many times `pe` has entered shmem_finalize in resilient mode (its barrier skips failed PEs).
+  std::atomic<uint32_t>* leaves(int pe) {
+    static_assert(3 * sizeof(std::atomic<uint32_t>) + sizeof(sync::PeWaitHist) <= kCacheLine);
+    return fail_index(pe) + 1;
   }
   sync::PeWhere* where(int pe) {
     char* base = reinterpret_cast<char*>(pe_words() + n_pes) + static_cast<size_t>(n_pes) * kCacheLine;

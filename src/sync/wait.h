@@ -51,6 +51,7 @@
 
 #include "base/cpu.h"
 #include "base/trace.h"
+#include "sync/fail.h"
 #include "sync/futex.h"
 #include "sync/where.h"
 
@@ -337,6 +338,7 @@ template <typename Done, typename Describe>
       uint32_t a = ctx.abort_word->load(std::memory_order_relaxed);
       if (a) exit_for_abort(a, describe());
     }
+    if (FailWatch* f = t_fail_watch; f && f->tripped()) [[unlikely]] f->raise();
     if (now_ns() >= yield_end) break;
   }
   // Phase 3: park on the doorbell in growing slices (without them under TESSERA_TEST_NO_RECHECK).
@@ -380,6 +382,10 @@ template <typename Done, typename Describe>
         if (me) watch_end(me);
         exit_for_abort(a, describe());
       }
+    }
+    if (FailWatch* f = t_fail_watch; f && f->tripped()) [[unlikely]] {
+      if (me) watch_end(me);
+      f->raise();
     }
     uint64_t now = now_ns();
     if (now >= deadline) {

@@ -31,3 +31,7 @@ add_test(NAME pe.finalize_inflight.hosts2x2
                  ${CMAKE_CURRENT_SOURCE_DIR}/pe/as_hosts.sh $<TARGET_FILE:pe_finalize_inflight>)
 set_tests_properties(pe.finalize_inflight.hosts2x2 PROPERTIES LABELS "pe;hosts" TIMEOUT 60
                      PASS_REGULAR_EXPRESSION "finalize_inflight: ok")
+
+# Resilient mode (tests/scripts/resilience_test.sh): allreduces, one PE killed, the others shrink and go on.
+add_executable(pe_resilient ${CMAKE_CURRENT_SOURCE_DIR}/pe/resilient.c)
+target_link_libraries(pe_resilient PRIVATE tessera)

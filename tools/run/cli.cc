@@ -18,7 +18,7 @@ namespace {
 // the value of one.
 const std::set<std::string> kTakesValue = {"-n",      "--np",        "-np",    "-N",     "--timeout",
                                            "--env",   "--bind-to",   "--map-by", "-x",   "--hosts",
-                                           "--host",  "-H",          "--hostfile", "--machinefile"};
+                                           "--host",  "-H",          "--hostfile", "--machinefile", "--on-failure"};
 
 // mpirun's single-dash long option -np becomes --np (CLI11 reads -np as -n with the value "p"); only the
 // launcher's own words are rewritten, never the program's arguments.
@@ -133,6 +133,11 @@ Launch parse_command_line(const std::vector<std::string>& args, HostfileReader r
                  "whatever else runs; none: run on every CPU (sets TESSERA_BIND). Across hosts the PEs are not "
                  "bound (core is refused)")
       ->check(CLI::IsMember({"auto", "core", "none"}));
+  app.add_option("--on-failure", opt.on_failure,
+                 "end: a PE's failure ends the job within about a second (default); continue: the other PEs go on, "
+                 "their calls on communicators the failed PE belonged to fail naming it, and they may shrink "
+                 "them (sets TESSERA_RESILIENT; one host only; docs/resilience.md)")
+      ->check(CLI::IsMember({"end", "continue"}));
   app.add_flag("--report-bindings", opt.report_bindings,
                "print where the PEs run and why, and every change of it, to stderr (also at TESSERA_LOG=2); "
                "one host only");
@@ -183,6 +188,8 @@ Launch parse_command_line(const std::vector<std::string>& args, HostfileReader r
     if (npn->count() != 0)
       return usage_error(fmt::format("-N {} with --hosts/--hostfile: give each host's slots instead (h1:2,h2:2, or "
                                      "slots=2 in the hostfile)", per_host));
+    if (opt.on_failure == "continue")
+      return usage_error("--on-failure continue: resilient mode runs on one host so far (tessera-run -n N)");
     if (opt.bind_to == "core" || opt.report_bindings)
       return usage_error(fmt::format("{}: PEs started on several hosts are not bound to CPUs (only tessera-run -n N "
                                      "on one host binds them)", opt.report_bindings ? "--report-bindings" : "--bind-to core"));

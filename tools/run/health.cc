@@ -34,6 +34,7 @@ const char* library_state(uint32_t s) {
     case pgas::JobControl::kNotStarted: return "not started";
     case pgas::JobControl::kInitialized: return "initialized";
     case pgas::JobControl::kFinalized: return "finalized";
+    case pgas::JobControl::kFailed: return "failed (the job went on without it)";
     default: return "unknown";
   }
 }

@@ -14,6 +14,9 @@
 #include <cstring>
 #include <memory>
 
+#include <fmt/ranges.h>
+
+#include "base/config.h"
 #include "base/cpu.h"
 #include "base/log.h"
 #include "bootstrap/protocol.h"
@@ -52,6 +55,7 @@ class Job {
   void on_output(int rank, int fd, bool is_err);
   void flush_output(int rank, bool is_err, bool all);
   void end_job(int failed_pe);
+  void continue_without(int rank, const std::string& why);
   void send_term();
   void term_unparked();
   int running_count() const;
@@ -70,6 +74,8 @@ class Job {
   sigset_t old_mask_{};
   bool ending_ = false;
   bool have_failure_ = false;
+  bool resilient_ = false;     // --on-failure continue
+  std::vector<int> failed_;    // PEs marked kFailed, in order (resilient mode)
   int result_ = 0;
   uint64_t term_at_ = 0;   // when to SIGTERM the PEs that did not end on the abort word (0: not pending)
   uint64_t unparked_at_ = 0;  // when to SIGTERM the PEs with no thread parked in a wait (0: not pending)
@@ -92,6 +98,23 @@ Status resolve_bind_mode(const Options& opt, BindMode* mode) {
   return Status::ok();
 }
 
+// Resilient mode: --on-failure, else the last TESSERA_RESILIENT given with -x/--env, else the launcher's own.
+Status resolve_on_failure(const Options& opt, bool* resilient) {
+  if (!opt.on_failure.empty()) {
+    *resilient = opt.on_failure == "continue";
+    return Status::ok();
+  }
+  std::string v;
+  for (const auto& kv : opt.env)
+    if (kv.rfind("TESSERA_RESILIENT=", 0) == 0) v = kv.substr(18);
+  if (v.empty() && std::getenv("TESSERA_RESILIENT")) v = std::getenv("TESSERA_RESILIENT");
+  if (v.empty()) v = "0";
+  Result<bool> b = config::parse_bool("TESSERA_RESILIENT", v);
+  if (!b.is_ok()) return b.status();
+  *resilient = b.value();
+  return Status::ok();
+}
+
 namespace {
 // A TCP port free on the loopback now, for torch.distributed's store (MASTER_PORT); "" if none.
 std::string free_loopback_port() {
@@ -106,6 +129,7 @@ std::string free_loopback_port() {
 Status Job::setup() {
   BindMode mode;
   TS_RETURN_IF_ERROR(resolve_bind_mode(opt_, &mode));
+  TS_RETURN_IF_ERROR(resolve_on_failure(opt_, &resilient_));
   job_id_ = bootstrap::random_hex(16);
   secret_ = bootstrap::random_hex(bootstrap::kSecretChars);
   ctl_name_ = transport::shm::segment_name(job_id_, transport::shm::kControlSegment);
@@ -119,6 +143,7 @@ Status Job::setup() {
   ctl_->launcher_pidns = pid_namespace();
   ctl_->magic = pgas::JobControl::kMagic;
   ctl_->n_pes = static_cast<uint32_t>(opt_.n_pes);
+  ctl_->resilient.store(resilient_ ? 1 : 0);
 
   sigset_t mask;
   sigemptyset(&mask);
@@ -297,12 +322,33 @@ void Job::on_child_exit(int rank, int status) {
     std::fprintf(stderr, "tessera-run: the wait of PE %u passed its deadline (TESSERA_TIMEOUT); ending the job\n",
                  d - 1);
     end_job(static_cast<int>(d) - 1);
+  } else if (resilient_ && ctl_ && running_count() > 0) {
+    continue_without(rank, why);
   } else if (running_count() > 0) {
     std::fprintf(stderr, "tessera-run: PE %d %s; ending the job\n", rank, why.c_str());
     end_job(rank);
   } else {
     std::fprintf(stderr, "tessera-run: PE %d %s\n", rank, why.c_str());
   }
+}
+
+// Resilient mode: `rank` is marked failed (its index, then its state, then the count: JobControl) and every
+// PE's doorbell rung, so that waits on it wake and fail; the job goes on. Its status counts only if no PE
+// survives it.
+void Job::continue_without(int rank, const std::string& why) {
+  have_failure_ = false;
+  result_ = 0;
+  ctl_->fail_index(rank)->store(static_cast<uint32_t>(failed_.size()));
+  ctl_->state(rank)->store(pgas::JobControl::kFailed);
+  ctl_->failures.fetch_add(1, std::memory_order_release);
+  failed_.push_back(rank);
+  for (int p = 0; p < opt_.n_pes; ++p) {
+    ctl_->pe_words()[p].rung.store(1);
+    ctl_->pe_words()[p].doorbell.fetch_add(1);
+    sync::futex_wake(&ctl_->pe_words()[p].doorbell);
+  }
+  std::fprintf(stderr, "tessera-run: PE %d %s; the job continues on %d PEs (--on-failure continue)\n", rank,
+               why.c_str(), running_count());
 }
 
 void Job::on_signalfd() {
@@ -449,6 +495,9 @@ int Job::run() {
     }
   }
   server_ = nullptr;
+  if (!failed_.empty() && !have_failure_)
+    std::fprintf(stderr, "tessera-run: the job went on without PE%s %s, and its other PEs ended normally\n",
+                 failed_.size() > 1 ? "s" : "", fmt::format("{}", fmt::join(failed_, ", ")).c_str());
   return have_failure_ ? result_ : 0;
 }
 

@@ -10,7 +10,10 @@ struct Options {
   bool tag_output = false;
   double timeout_s = 0;  // whole job; 0 = none
   std::string bind_to;  // auto | core | none; empty: TESSERA_BIND (default auto); placement.h
-  bool report_bindings = false;  // print the placement and its changes (also at TESSERA_LOG >= 2)
+  bool report_bindings = false;
+  // end | continue; empty: TESSERA_RESILIENT (1: continue, 0: end; default end). continue: a PE's failure
+  // leaves the others running, and their calls on communicators it belonged to fail (docs/resilience.md).
+  std::string on_failure;  // print the placement and its changes (also at TESSERA_LOG >= 2)
   std::vector<std::string> env;  // K=V
   std::vector<std::string> argv;
 };

@@ -1,0 +1,178 @@
+// Resilient mode of the collective engine (resilience.h).
+#include "coll/resilience.h"
+
+#include <algorithm>
+
+#include <fmt/ranges.h>
+
+#include "coll/hier.h"
+#include "sync/wait.h"
+
+namespace tessera::coll {
+namespace {
+
+std::string pes_text(const std::vector<int>& pes) {
+  return fmt::format("PE{} {}", pes.size() > 1 ? "s" : "", fmt::join(pes, ", "));
+}
+
+// Waits with the communicator's policy (yielding at once when its members outnumber the CPUs).
+template <typename Done, typename Describe>
+void wait_on(const Communicator& c, Done&& done, Describe&& describe) {
+  if (c.oversubscribed) sync::wait_yielding(done, describe);
+  else sync::wait_until(done, describe);
+}
+
+// Rings every member's doorbell, so that a sleeping waiter re-checks what this member just published.
+void ring_members(const Communicator& c) {
+  for (int m = 0; m < c.size; ++m)
+    if (m != c.rank) sync::notify(c.world[static_cast<size_t>(m)]);
+}
+
+// Adds the members the launcher has marked failed since the last look to c.failed.
+void refresh_failed(Communicator& c) {
+  const uint32_t f = job_failures();
+  if (f == c.failures_seen) return;
+  c.failures_seen = f;
+  for (int pe : c.world)
+    if (pe_failed(pe) && std::find(c.failed.begin(), c.failed.end(), pe) == c.failed.end()) c.failed.push_back(pe);
+  std::sort(c.failed.begin(), c.failed.end());
+}
+
+uint64_t revoker(const Communicator& c) {
+  return c.ctrl.empty() ? 0 : c.ctrl[static_cast<size_t>(c.rank)]->revoked.v.load(std::memory_order_acquire);
+}
+
+}  // namespace
+
+bool CommWatch::tripped() {
+  if (revoker(c_) != 0) return true;
+  refresh_failed(c_);
+  return !c_.failed.empty();
+}
+
+void CommWatch::raise() {
+  if (const uint64_t r = revoker(c_); r != 0)
+    throw sync::Interrupted(fmt::format("{} was revoked by rank {} (PE {})", c_.name, r - 1, c_.world[r - 1]),
+                            c_.failed, true);
+  throw sync::Interrupted(fmt::format("{} of {} failed (the job went on without {}: --on-failure continue)",
+                                      pes_text(c_.failed), c_.name, c_.failed.size() > 1 ? "them" : "it"),
+                          c_.failed, false);
+}
+
+Status interrupted(Communicator& c, const char* routine, const sync::Interrupted& e) {
+  c.broken = true;
+  c.broken_why = fmt::format("{}; the communicator is broken: agree, shrink (tesseraCommShrink) or destroy it", e.what());
+  return Status(e.revoked ? Code::kRevoked : Code::kPeerFailed, fmt::format("{}: {}", routine, c.broken_why));
+}
+
+Status check_usable(Communicator& c, const char* routine) {
+  if (c.broken) {
+    const bool revoked = revoker(c) != 0;
+    return Status(revoked ? Code::kRevoked : Code::kPeerFailed, fmt::format("{}: {}", routine, c.broken_why));
+  }
+  CommWatch w(c);
+  if (!w.tripped()) return Status::ok();
+  try {
+    w.raise();
+  } catch (const sync::Interrupted& e) {
+    return interrupted(c, routine, e);
+  }
+}
+
+const std::vector<int>& known_failed(Communicator& c) {
+  refresh_failed(c);
+  return c.failed;
+}
+
+Status revoke(Communicator& c) {
+  if (c.hier) return make_status(Code::kUnsupported, "tesseraCommRevoke: {} spans hosts; resilient mode runs on one host", c.name);
+  const uint64_t me = static_cast<uint64_t>(c.rank) + 1;
+  for (int m = 0; m < c.size; ++m) {
+    uint64_t expected = 0;  // the first revoker is the one named
+    c.ctrl[static_cast<size_t>(m)]->revoked.v.compare_exchange_strong(expected, me, std::memory_order_acq_rel);
+  }
+  ring_members(c);
+  if (!c.broken) {
+    c.broken = true;
+    c.broken_why = fmt::format("{} was revoked by rank {} (PE {}); the communicator is broken: agree, shrink "
+                               "(tesseraCommShrink) or destroy it",
+                               c.name, revoker(c) - 1, c.world[revoker(c) - 1]);
+  }
+  return Status::ok();
+}
+
+Status agree(Communicator& c, int* flag, std::vector<int>* failed) {
+  if (c.hier) return make_status(Code::kUnsupported, "tesseraCommAgree: {} spans hosts; resilient mode runs on one host", c.name);
+  const uint64_t e = ++c.agreements;
+  AgreeSlot& mine = c.ctrl[static_cast<size_t>(c.rank)]->agree[e % 2];
+  // The count first: every PE marked failed before it is visible to whoever sees this member's epoch.
+  uint64_t failures = job_failures();
+  mine.failures.store(failures, std::memory_order_relaxed);
+  mine.flag.store(static_cast<uint32_t>(*flag), std::memory_order_relaxed);
+  mine.epoch.store(e, std::memory_order_release);
+  ring_members(c);
+  uint32_t all = static_cast<uint32_t>(*flag);
+  for (int m = 0; m < c.size; ++m) {
+    if (m == c.rank) continue;
+    const int pe = c.world[static_cast<size_t>(m)];
+    const AgreeSlot& theirs = c.ctrl[static_cast<size_t>(m)]->agree[e % 2];
+    // A member that agrees one call later writes the other slot, and cannot agree two later before this
+    // member has published this one: the slot holds agreement e or an earlier one.
+    wait_on(c, [&] { return theirs.epoch.load(std::memory_order_acquire) == e || pe_failed(pe); },
+            [&] { return fmt::format("agreement {} on {}: rank {} (PE {}) to publish its part or fail", e, c.name, m, pe); });
+    // Read again after seeing the failure: what a failed member published is final, and every survivor
+    // reads the same.
+    if (theirs.epoch.load(std::memory_order_acquire) == e) {
+      all &= static_cast<uint32_t>(theirs.flag.load(std::memory_order_relaxed));
+      failures = std::max(failures, theirs.failures.load(std::memory_order_relaxed));
+    }
+  }
+  // The failed set: the members among the first `failures` PEs the launcher marked, the largest count any
+  // participant read; every survivor computes it from the same published counts.
+  failed->clear();
+  for (int pe : c.world)
+    if (pe_failed(pe) && pe_fail_index(pe) < failures) failed->push_back(pe);
+  std::sort(failed->begin(), failed->end());
+  for (int pe : *failed)
+    if (std::find(c.failed.begin(), c.failed.end(), pe) == c.failed.end()) c.failed.push_back(pe);
+  std::sort(c.failed.begin(), c.failed.end());
+  *flag = static_cast<int>(all);
+  return Status::ok();
+}
+
+Result<Communicator*> shrink(Communicator& c) {
+  if (c.hier) return make_status(Code::kUnsupported, "tesseraCommShrink: {} spans hosts; resilient mode runs on one host", c.name);
+  int flag = 1;
+  std::vector<int> failed;
+  TS_RETURN_IF_ERROR(agree(c, &flag, &failed));
+  std::vector<int> survivors, ranks;
+  for (int m = 0; m < c.size; ++m)
+    if (!std::binary_search(failed.begin(), failed.end(), c.world[static_cast<size_t>(m)])) {
+      survivors.push_back(c.world[static_cast<size_t>(m)]);
+      ranks.push_back(m);
+    }
+  // The survivors' barrier, on the old communicator's shrink lines: a survivor that fails meanwhile stops
+  // the shrink (the others may shrink again).
+  auto sync = [&] {
+    const uint64_t v = ++c.shrink_syncs;
+    c.ctrl[static_cast<size_t>(c.rank)]->shrink_sync.v.store(v, std::memory_order_release);
+    ring_members(c);
+    for (int m : ranks) {
+      const int pe = c.world[static_cast<size_t>(m)];
+      const Line& l = c.ctrl[static_cast<size_t>(m)]->shrink_sync;
+      wait_on(c, [&] { return l.v.load(std::memory_order_acquire) >= v || pe_failed(pe); },
+              [&] { return fmt::format("shrink of {}: rank {} (PE {}) to reach barrier {}", c.name, m, pe, v); });
+      if (l.v.load(std::memory_order_acquire) < v)
+        throw sync::Interrupted(fmt::format("PE {} failed while {} was shrinking", pe, c.name), {pe}, false);
+    }
+  };
+  try {
+    Result<Communicator*> r = comm_create_pes(survivors, c.uid ^ (0x5e1f'0000'0000ull + ++c.shrinks), sync);
+    if (!r.is_ok()) return make_status(r.status().code(), "tesseraCommShrink: {}", r.status().message());
+    return r;
+  } catch (const sync::Interrupted& e) {
+    return make_status(Code::kPeerFailed, "tesseraCommShrink: {}; shrink again", e.what());
+  }
+}
+
+}  // namespace tessera::coll

@@ -1,0 +1,60 @@
+// Resilient mode of the collective engine (docs/resilience.md): calls that stop when a member fails,
+// revocation, agreement among the survivors, and shrinking a communicator to them (as MPI's ULFM:
+// MPIX_Comm_revoke, MPIX_Comm_agree, MPIX_Comm_shrink, with the failure detector inside).
+//
+// Failures come from the launcher: under tessera-run --on-failure continue it marks a PE that died kFailed
+// in the job's control segment (pgas::JobControl) and rings every PE's doorbell. A collective on a
+// communicator with that PE among its members then stops in its next wait and returns kPeerFailed naming
+// it; the communicator is broken from then on. The survivors agree on the failed set and shrink.
+//
+// One host: the members' control blocks (Ctrl) are shared memory, and a failed member's block stays
+// mapped by the others, so what it published before it died stays readable.
+//
+// Thread safety: as the communicator (one thread at a time).
+#pragma once
+#include <vector>
+
+#include "base/status.h"
+#include "coll/comm.h"
+#include "sync/fail.h"
+
+namespace tessera::coll {
+
+// The job's failures as the launcher marks them in its control segment (pgas::JobControl; comm.cc, the
+// engine's one door to the PGAS runtime): whether the job is resilient, how many PEs have failed (acquire:
+// every PE with a smaller fail index then reads as failed), whether `pe` has, and its place in that order.
+bool resilient_job();
+uint32_t job_failures();
+bool pe_failed(int pe);
+uint32_t pe_fail_index(int pe);
+
+// The failure watch of a call on `c` (sync/fail.h): trips when a member has failed or `c` was revoked.
+class CommWatch final : public sync::FailWatch {
+ public:
+  explicit CommWatch(Communicator& c) : c_(c) {}
+  bool tripped() override;
+  [[noreturn]] void raise() override;
+
+ private:
+  Communicator& c_;
+};
+
+// The error of a call `routine` on `c` stopped by `e`; marks `c` broken.
+Status interrupted(Communicator& c, const char* routine, const sync::Interrupted& e);
+// Before a call on a resilient communicator: its error when `c` is broken, revoked or has a failed member.
+Status check_usable(Communicator& c, const char* routine);
+
+// The members this PE knows to have failed (world PEs, ascending), looked up again now.
+const std::vector<int>& known_failed(Communicator& c);
+
+// Every member's pending and later calls on `c` fail with kRevoked (not collective; any member may).
+Status revoke(Communicator& c);
+// Collective over the members alive: the bitwise AND of their flags (and of the flags of members that
+// published theirs before they failed), and the failed members (world PEs, ascending), the same on every
+// survivor; they join c.failed. Works on a broken or revoked communicator.
+Status agree(Communicator& c, int* flag, std::vector<int>* failed);
+// Collective over the survivors: agrees on the failed members, then builds the communicator of the others
+// (ranks in the old order). One host only.
+Result<Communicator*> shrink(Communicator& c);
+
+}  // namespace tessera::coll

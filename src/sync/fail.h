@@ -1,0 +1,51 @@
+// Resilient mode (docs/resilience.md): how a blocking call stops when a PE it depends on has failed.
+//
+// A call that can fail this way (a collective on a communicator, say) installs a FailWatch on its thread for
+// its duration (FailScope). The slow phases of every wait on that thread (sync/wait.h: yield and sleep, not
+// the first spin) ask the watch whether the call must stop; when it must, the wait ends its own bookkeeping
+// and the watch throws Interrupted, which the call's entry catches and turns into its error. Waits with no
+// watch installed behave as without resilient mode: they end the job at their deadline.
+//
+// Thread safety: a watch belongs to the thread that installed it.
+#pragma once
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace tessera::sync {
+
+// Thrown by FailWatch::raise: the call stopped because of `failed` (world PEs), or because its
+// communicator was revoked (revoked, `failed` then possibly empty).
+struct Interrupted : std::runtime_error {
+  Interrupted(const std::string& what, std::vector<int> pes, bool by_revoke)
+      : std::runtime_error(what), failed(std::move(pes)), revoked(by_revoke) {}
+  std::vector<int> failed;
+  bool revoked;
+};
+
+class FailWatch {
+ public:
+  // True when the call must stop (cheap while nothing failed: a load or two).
+  virtual bool tripped() = 0;
+  // Throws Interrupted describing why; called after tripped() returned true.
+  [[noreturn]] virtual void raise() = 0;
+
+ protected:
+  ~FailWatch() = default;
+};
+
+inline thread_local FailWatch* t_fail_watch = nullptr;
+
+// Installs `w` on this thread until the scope ends (scopes nest: the inner one is asked).
+class FailScope {
+ public:
+  explicit FailScope(FailWatch* w) : prev_(t_fail_watch) { t_fail_watch = w; }
+  ~FailScope() { t_fail_watch = prev_; }
+  FailScope(const FailScope&) = delete;
+  FailScope& operator=(const FailScope&) = delete;
+
+ private:
+  FailWatch* prev_;
+};
+
+}  // namespace tessera::sync

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Resilient mode (docs/resilience.md): under tessera-run --on-failure continue (or TESSERA_RESILIENT=1) a PE
+# killed in the middle of a loop of allreduces leaves the others running. Each survivor's call fails naming
+# it, a communicator without it goes on, the survivors agree, shrink, revoke and shrink again, and finalize;
+# the job exits 0, the launcher names the PE, and nothing is left in /dev/shm. Without the mode, the same
+# death ends the job as before.
+set -u
+build=${1:?build dir}
+run="$build/bin/tessera-run"
+prog="$build/bin/pe_resilient"
+. "$(dirname "$0")/lib.sh"
+
+# 1-3. A PE killed: the middle one, the first, the last; 4 PEs on this machine's CPUs (oversubscribed here).
+for victim in 2 0 3; do
+  if [ $victim = 0 ]; then
+    TESSERA_RESILIENT=1 "$run" -n 4 --timeout 120 --env TESSERA_TIMEOUT=30 "$prog" $victim > "$tmp/out" 2>&1
+  else
+    "$run" -n 4 --on-failure continue --timeout 120 --env TESSERA_TIMEOUT=30 "$prog" $victim > "$tmp/out" 2>&1
+  fi
+  rc=$?
+  cat "$tmp/out"
+  check "victim $victim: the job exits 0 ($rc)" "[ $rc -eq 0 ]"
+  check "victim $victim: three survivors passed" "[ \$(grep -c '^resilient: ok PE' '$tmp/out') -eq 3 ]"
+  check "victim $victim: the launcher names it and goes on" \
+    "grep -q 'tessera-run: PE $victim killed by signal 9 (SIGKILL); the job continues on 3 PEs' '$tmp/out'"
+  check "victim $victim: the launcher's summary" "grep -q 'the job went on without PE $victim,' '$tmp/out'"
+  check "victim $victim: nothing left in /dev/shm" "[ -z \"\$(leftovers)\" ]"
+  check "victim $victim: no PE process left" "! pgrep -f '$prog' >/dev/null"
+done
+
+# 4. Resilient mode and nobody dies: the same program passes on every PE.
+"$run" -n 3 --on-failure continue --timeout 60 "$prog" -1 > "$tmp/out" 2>&1
+rc=$?
+check "no failure: exit 0 ($rc)" "[ $rc -eq 0 ] && [ \$(grep -c '^resilient: ok PE .* (no failure)' '$tmp/out') -eq 3 ]"
+
+# 5. Without resilient mode the death ends the job, as it always has.
+"$run" -n 4 --timeout 60 "$prog" 2 > "$tmp/out" 2>&1
+rc=$?
+check "default mode: exit non-zero ($rc)" "[ $rc -ne 0 ]"
+check "default mode: the job ends naming the PE" \
+  "grep -q 'tessera-run: PE 2 killed by signal 9 (SIGKILL); ending the job' '$tmp/out'"
+check "default mode: nobody passed" "! grep -q '^resilient: ok' '$tmp/out'"
+check "default mode: nothing left in /dev/shm" "[ -z \"\$(leftovers)\" ]"
+
+# 6. Bad values are named.
+"$run" -n 2 --on-failure maybe true > "$tmp/out" 2>&1
+rc=$?
+check "--on-failure maybe is refused ($rc)" "[ $rc -ne 0 ] && grep -q 'on-failure' '$tmp/out'"
+TESSERA_RESILIENT=maybe "$run" -n 2 true > "$tmp/out" 2>&1
+rc=$?
+check "TESSERA_RESILIENT=maybe is refused naming it ($rc)" "[ $rc -ne 0 ] && grep -q 'TESSERA_RESILIENT' '$tmp/out' && grep -q maybe '$tmp/out'"
+"$run" --hosts a,b --on-failure continue true > "$tmp/out" 2>&1
+rc=$?
+check "--on-failure continue across hosts is refused ($rc)" "[ $rc -ne 0 ] && grep -q 'one host' '$tmp/out'"
+
+echo "$passes passed, $fails failed"
+[ $fails -eq 0 ]
