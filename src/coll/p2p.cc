@@ -9,6 +9,7 @@
 #include "coll/single_copy.h"
 #include "coll/engine.h"
 #include "coll/hier.h"
+#include "coll/resilience.h"
 
 namespace tessera::coll {
 namespace {
@@ -141,8 +142,66 @@ bool progress_recv(P2pOp& o) {
   return moved;
 }
 
+std::string op_text(const P2pOp& o) {
+  return fmt::format("{} rank {} (PE {}) on {}", o.send ? "send to" : "recv from", o.peer,
+                     o.c->world[static_cast<size_t>(o.peer)], o.c->name);
+}
+
+// Resilient mode (resilience.h): a send/recv stops when its peer fails or its communicator is revoked. The
+// communicator is not broken by it: its other pairs keep their channels.
+class P2pWatch final : public sync::FailWatch {
+ public:
+  explicit P2pWatch(const std::vector<P2pOp>& ops) : ops_(ops) {}
+  bool tripped() override {
+    for (const P2pOp& o : ops_)
+      if (!o.done && (revoked_by(*o.c) != 0 || pe_failed(o.c->world[static_cast<size_t>(o.peer)]))) {
+        hit_ = &o;
+        return true;
+      }
+    return false;
+  }
+  [[noreturn]] void raise() override {
+    const P2pOp& o = *hit_;
+    const int pe = o.c->world[static_cast<size_t>(o.peer)];
+    if (const uint64_t r = revoked_by(*o.c); r != 0)
+      throw sync::Interrupted(fmt::format("{}: {} was revoked by rank {}", op_text(o), o.c->name, r - 1), {}, true);
+    throw sync::Interrupted(fmt::format("{}: PE {} failed (the job went on without it: --on-failure continue)",
+                                        op_text(o), pe), {pe}, false);
+  }
+
+ private:
+  const std::vector<P2pOp>& ops_;
+  const P2pOp* hit_ = nullptr;
+};
+
+void run_all_unwatched(std::vector<P2pOp>& ops);
+
 // Runs every op to completion; an op waits for earlier ops of the same (communicator, peer, direction).
-void run_all(std::vector<P2pOp>& ops) {
+Status run_all(std::vector<P2pOp>& ops) {
+  bool resilient = false;
+  for (const P2pOp& o : ops) resilient = resilient || o.c->resilient;
+  if (!resilient) [[likely]] {
+    run_all_unwatched(ops);
+    return Status::ok();
+  }
+  P2pWatch watch(ops);
+  if (watch.tripped()) {  // a peer already failed, or a communicator revoked: nothing moves
+    try {
+      watch.raise();
+    } catch (const sync::Interrupted& e) {
+      return Status(e.revoked ? Code::kRevoked : Code::kPeerFailed, e.what());
+    }
+  }
+  sync::FailScope scope(&watch);
+  try {
+    run_all_unwatched(ops);
+  } catch (const sync::Interrupted& e) {
+    return Status(e.revoked ? Code::kRevoked : Code::kPeerFailed, e.what());
+  }
+  return Status::ok();
+}
+
+void run_all_unwatched(std::vector<P2pOp>& ops) {
   // Messages between hosts: every one posted first (the transport keeps a pair's order), completed last.
   bool any_remote = false;
   for (P2pOp& o : ops)
@@ -207,8 +266,7 @@ Status enqueue(Communicator& c, bool send, const void* buf, size_t bytes, int pe
     return Status::ok();
   }
   std::vector<P2pOp> one{o};
-  run_all(one);
-  return Status::ok();
+  return run_all(one);
 }
 }  // namespace
 
@@ -254,9 +312,9 @@ Status group_end() {
   // free were a tenth of a small send/recv; docs/journal.md, "Collective selection and send/recv").
   static thread_local std::vector<P2pOp> t_run;
   t_run.swap(t_ops);
-  run_all(t_run);
+  Status st = run_all(t_run);
   t_run.clear();
-  return Status::ok();
+  return st;
 }
 
 }  // namespace tessera::coll

@@ -38,20 +38,20 @@ void refresh_failed(Communicator& c) {
   std::sort(c.failed.begin(), c.failed.end());
 }
 
-uint64_t revoker(const Communicator& c) {
+}  // namespace
+
+uint64_t revoked_by(const Communicator& c) {
   return c.ctrl.empty() ? 0 : c.ctrl[static_cast<size_t>(c.rank)]->revoked.v.load(std::memory_order_acquire);
 }
 
-}  // namespace
-
 bool CommWatch::tripped() {
-  if (revoker(c_) != 0) return true;
+  if (revoked_by(c_) != 0) return true;
   refresh_failed(c_);
   return !c_.failed.empty();
 }
 
 void CommWatch::raise() {
-  if (const uint64_t r = revoker(c_); r != 0)
+  if (const uint64_t r = revoked_by(c_); r != 0)
     throw sync::Interrupted(fmt::format("{} was revoked by rank {} (PE {})", c_.name, r - 1, c_.world[r - 1]),
                             c_.failed, true);
   throw sync::Interrupted(fmt::format("{} of {} failed (the job went on without {}: --on-failure continue)",
@@ -67,7 +67,7 @@ Status interrupted(Communicator& c, const char* routine, const sync::Interrupted
 
 Status check_usable(Communicator& c, const char* routine) {
   if (c.broken) {
-    const bool revoked = revoker(c) != 0;
+    const bool revoked = revoked_by(c) != 0;
     return Status(revoked ? Code::kRevoked : Code::kPeerFailed, fmt::format("{}: {}", routine, c.broken_why));
   }
   CommWatch w(c);
@@ -96,7 +96,7 @@ Status revoke(Communicator& c) {
     c.broken = true;
     c.broken_why = fmt::format("{} was revoked by rank {} (PE {}); the communicator is broken: agree, shrink "
                                "(tesseraCommShrink) or destroy it",
-                               c.name, revoker(c) - 1, c.world[revoker(c) - 1]);
+                               c.name, revoked_by(c) - 1, c.world[revoked_by(c) - 1]);
   }
   return Status::ok();
 }

@@ -28,6 +28,9 @@ uint32_t job_failures();
 bool pe_failed(int pe);
 uint32_t pe_fail_index(int pe);
 
+// 1 + the rank that revoked `c`, or 0.
+uint64_t revoked_by(const Communicator& c);
+
 // The failure watch of a call on `c` (sync/fail.h): trips when a member has failed or `c` was revoked.
 class CommWatch final : public sync::FailWatch {
  public:

@@ -1,7 +1,7 @@
 /* Driven by tests/scripts/resilience_test.sh under tessera-run --on-failure continue (docs/resilience.md).
  *
- * resilient VICTIM: every PE runs allreduces on the world communicator; at call DIE_AT the PE VICTIM kills
- * itself (-1: nobody). The survivors must then see tesseraPeerFailed at that very call, naming the victim;
+ * resilient VICTIM [stop]: every PE runs allreduces on the world communicator; at call DIE_AT the PE VICTIM
+ * kills itself (-1: nobody), or with `stop` stops itself (SIGSTOP) and is killed by the launcher. The survivors must then see tesseraPeerFailed at that very call, naming the victim;
  * a communicator without the victim must go on working; they agree (bitwise AND of flags), shrink, check an
  * allreduce on the survivors, revoke the shrunk communicator (every member's pending call must fail with
  * tesseraRevoked), shrink that again and check it, and finalize. Each survivor prints one "resilient: ok"
@@ -48,6 +48,7 @@ static void check_allreduce(tesseraComm_t comm, const int* members, int n, doubl
 
 int main(int argc, char** argv) {
   const int victim = argc > 1 ? atoi(argv[1]) : -1;
+  const int stop = argc > 2 && strcmp(argv[2], "stop") == 0;
   shmem_init();
   me = shmem_my_pe();
   const int n = shmem_n_pes();
@@ -73,7 +74,7 @@ int main(int argc, char** argv) {
       for (int pe = 0; pe < n; ++pe)
         if (pe != me) shmem_longlong_p(&died_ns, died_ns, pe);
       shmem_quiet();
-      raise(SIGKILL);
+      raise(stop ? SIGSTOP : SIGKILL); /* stopped: the launcher kills it at half of TESSERA_TIMEOUT */
     }
     double v = (me + 1) * (double)(i + 1), sum = 0, want = n * (n + 1) / 2.0 * (i + 1);
     tesseraResult_t rc = tesseraAllReduce(&v, &sum, 1, tesseraFloat64, tesseraSum, world);
@@ -106,6 +107,24 @@ int main(int argc, char** argv) {
   int failed[8], n_failed = -1;
   REQUIRE(tesseraCommFailed(world, failed, 8, &n_failed) == tesseraSuccess, "%s", tesseraGetLastError());
   REQUIRE(n_failed == 1 && failed[0] == victim, "tesseraCommFailed: %d PEs, first %d", n_failed, failed[0]);
+  /* Send/recv: with the failed PE it fails at once, naming it; between survivors it still works (the
+   * broken communicator's pairs keep their channels). */
+  REQUIRE(tesseraSend(&x, 1, tesseraFloat64, victim, world) == tesseraPeerFailed &&
+              strstr(tesseraGetLastError(), "send to rank"),
+          "a send to the failed PE: %s", tesseraGetLastError());
+  REQUIRE(tesseraRecv(&y, 1, tesseraFloat64, victim, world) == tesseraPeerFailed, "a recv from the failed PE: %s",
+          tesseraGetLastError());
+  {
+    int pos = 0;
+    while (survivors[pos] != me) ++pos;
+    const int to = survivors[(pos + 1) % n_surv], from = survivors[(pos + n_surv - 1) % n_surv];
+    double out = 100 + me, in = -1;
+    tesseraGroupStart();
+    tesseraSend(&out, 1, tesseraFloat64, to, world);
+    tesseraRecv(&in, 1, tesseraFloat64, from, world);
+    REQUIRE(tesseraGroupEnd() == tesseraSuccess, "send/recv between survivors: %s", tesseraGetLastError());
+    REQUIRE(in == 100 + from, "received %g from PE %d, expected %d", in, from, 100 + from);
+  }
   /* A communicator without the victim is unaffected. */
   check_allreduce(others, survivors, n_surv, 2, "the communicator without the victim");
 

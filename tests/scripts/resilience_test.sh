@@ -28,6 +28,18 @@ for victim in 2 0 3; do
   check "victim $victim: no PE process left" "! pgrep -f '$prog' >/dev/null"
 done
 
+# 3b. A PE stopped (SIGSTOP): the launcher kills it at half of TESSERA_TIMEOUT (2 s here), and the others'
+# calls fail then, within the deadline of their waits (4 s).
+"$run" -n 4 --on-failure continue --timeout 120 --env TESSERA_TIMEOUT=4 "$prog" 1 stop > "$tmp/out" 2>&1
+rc=$?
+cat "$tmp/out"
+check "stopped PE: the job exits 0 ($rc)" "[ $rc -eq 0 ] && [ \$(grep -c '^resilient: ok PE' '$tmp/out') -eq 3 ]"
+check "stopped PE: the launcher says why it killed it" \
+  "grep -q 'tessera-run: PE 1 stayed stopped for 2.0 s (half of TESSERA_TIMEOUT) and was killed; the job continues on 3 PEs' '$tmp/out'"
+check "stopped PE: every survivor saw the failure within TESSERA_TIMEOUT + 50 ms of the stop" \
+  "sed -n 's/.*failure seen \([0-9.]*\) ms.*/\1/p' '$tmp/out' | awk '\$1 < 1900 || \$1 > 4050 {bad=1} END {exit bad || NR != 3}'"
+check "stopped PE: nothing left in /dev/shm" "[ -z \"\$(leftovers)\" ]"
+
 # 4. Resilient mode and nobody dies: the same program passes on every PE.
 "$run" -n 3 --on-failure continue --timeout 60 "$prog" -1 > "$tmp/out" 2>&1
 rc=$?

@@ -56,6 +56,7 @@ class Job {
   void flush_output(int rank, bool is_err, bool all);
   void end_job(int failed_pe);
   void continue_without(int rank, const std::string& why);
+  void check_stopped(uint64_t now);
   void send_term();
   void term_unparked();
   int running_count() const;
@@ -76,6 +77,8 @@ class Job {
   bool have_failure_ = false;
   bool resilient_ = false;     // --on-failure continue
   std::vector<int> failed_;    // PEs marked kFailed, in order (resilient mode)
+  uint64_t stop_limit_ns_ = 0;  // resilient mode: a PE stopped this long is killed (half of TESSERA_TIMEOUT)
+  uint64_t stop_check_at_ = 0;  // next look at the PEs' process states
   int result_ = 0;
   uint64_t term_at_ = 0;   // when to SIGTERM the PEs that did not end on the abort word (0: not pending)
   uint64_t unparked_at_ = 0;  // when to SIGTERM the PEs with no thread parked in a wait (0: not pending)
@@ -130,6 +133,21 @@ Status Job::setup() {
   BindMode mode;
   TS_RETURN_IF_ERROR(resolve_bind_mode(opt_, &mode));
   TS_RETURN_IF_ERROR(resolve_on_failure(opt_, &resilient_));
+  if (resilient_) {
+    // The PEs' TESSERA_TIMEOUT (seconds; the library's default when unset or unreadable here, which the PEs
+    // themselves then report).
+    double timeout_s = 300;
+    std::string v;
+    for (const auto& kv : opt_.env)
+      if (kv.rfind("TESSERA_TIMEOUT=", 0) == 0) v = kv.substr(16);
+    if (v.empty() && std::getenv("TESSERA_TIMEOUT")) v = std::getenv("TESSERA_TIMEOUT");
+    char* end = nullptr;
+    if (!v.empty()) {
+      const double t = std::strtod(v.c_str(), &end);
+      if (end && *end == '\0' && t > 0) timeout_s = t;
+    }
+    stop_limit_ns_ = static_cast<uint64_t>(timeout_s / 2 * 1e9);
+  }
   job_id_ = bootstrap::random_hex(16);
   secret_ = bootstrap::random_hex(bootstrap::kSecretChars);
   ctl_name_ = transport::shm::segment_name(job_id_, transport::shm::kControlSegment);
@@ -307,7 +325,10 @@ void Job::on_child_exit(int rank, int status) {
   }
   if (ending_) return;  // ended by us, or after the first failure
   std::string why;
-  if (WIFSIGNALED(status)) {
+  if (pe.killed_stopped) {
+    why = fmt::format("stayed stopped for {:.1f} s (half of TESSERA_TIMEOUT) and was killed",
+                      static_cast<double>(stop_limit_ns_) / 1e9);
+  } else if (WIFSIGNALED(status)) {
     why = fmt::format("killed by signal {} ({})", WTERMSIG(status), signal_name(WTERMSIG(status)));
   } else if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
     why = fmt::format("exited with status {}", WEXITSTATUS(status));
@@ -349,6 +370,28 @@ void Job::continue_without(int rank, const std::string& why) {
   }
   std::fprintf(stderr, "tessera-run: PE %d %s; the job continues on %d PEs (--on-failure continue)\n", rank,
                why.c_str(), running_count());
+}
+
+// Resilient mode: a PE stopped (SIGSTOP, a debugger) for half of TESSERA_TIMEOUT is killed, so that it
+// fails as a whole (it can no longer wake and write into what the survivors have moved on from) while the
+// survivors' waits, whose deadline is the whole TESSERA_TIMEOUT, are still running.
+void Job::check_stopped(uint64_t now) {
+  if (now < stop_check_at_) return;
+  stop_check_at_ = now + 100'000'000ull;
+  for (size_t r = 0; r < pes_.size(); ++r) {
+    Pe& pe = pes_[r];
+    if (!pe.running || pe.killed_stopped) continue;
+    const char st = process_state(pe.pid);
+    if (st != 'T' && st != 't') {
+      pe.stopped_since = 0;
+      continue;
+    }
+    if (pe.stopped_since == 0) pe.stopped_since = now;
+    if (now - pe.stopped_since >= stop_limit_ns_) {
+      pe.killed_stopped = true;
+      ::kill(pe.pid, SIGKILL);
+    }
+  }
 }
 
 void Job::on_signalfd() {
@@ -463,6 +506,7 @@ int Job::run() {
       }
       end_job(-1);
     }
+    if (resilient_ && !ending_ && running_count() > 1) check_stopped(now);
     if (unparked_at_ && now >= unparked_at_) term_unparked();
     if (term_at_ && now >= term_at_) send_term();
     if (kill_at_ && now >= kill_at_) {
@@ -470,7 +514,7 @@ int Job::run() {
         if (p.running) ::kill(p.pid, SIGKILL);
       kill_at_ = 0;
     }
-    int wait_ms = term_at_ ? 20 : 200;
+    int wait_ms = term_at_ ? 20 : resilient_ ? 100 : 200;
     if (running_count() == 0) wait_ms = 50;  // draining output of exited PEs
     if (!ending_ && running_count() > 0) {
       placement_->tick(running_pids(), now);

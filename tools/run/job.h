@@ -22,6 +22,10 @@ struct Pe {
   int status = 0;          // waitpid status once ended
   int out_fd = -1, err_fd = -1;
   std::string out_buf, err_buf;
+  // Resilient mode: when the launcher first saw the process stopped (SIGSTOP; 0: running), and whether it
+  // killed it for staying stopped (job.cc: check_stopped).
+  uint64_t stopped_since = 0;
+  bool killed_stopped = false;
 };
 
 // Runs the job; returns the launcher's exit status.
