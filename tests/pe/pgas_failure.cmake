@@ -35,3 +35,6 @@ set_tests_properties(pe.finalize_inflight.hosts2x2 PROPERTIES LABELS "pe;hosts" 
 # Resilient mode (tests/scripts/resilience_test.sh): allreduces, one PE killed, the others shrink and go on.
 add_executable(pe_resilient ${CMAKE_CURRENT_SOURCE_DIR}/pe/resilient.c)
 target_link_libraries(pe_resilient PRIVATE tessera)
+# Fault trials of resilient mode (bench/resilience_trials.sh, and a few in tests/scripts/resilience_test.sh).
+add_executable(pe_resilient_mix ${CMAKE_CURRENT_SOURCE_DIR}/pe/resilient_mix.c)
+target_link_libraries(pe_resilient_mix PRIVATE tessera)

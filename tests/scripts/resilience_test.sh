@@ -40,6 +40,13 @@ check "stopped PE: every survivor saw the failure within TESSERA_TIMEOUT + 50 ms
   "sed -n 's/.*failure seen \([0-9.]*\) ms.*/\1/p' '$tmp/out' | awk '\$1 < 1900 || \$1 > 4050 {bad=1} END {exit bad || NR != 3}'"
 check "stopped PE: nothing left in /dev/shm" "[ -z \"\$(leftovers)\" ]"
 
+# 3c. Fault trials: a PE killed or stopped at a random moment of a loop of mixed collectives
+# (bench/resilience_trials.sh runs 200 of them): no hang, no wrong result, nothing left.
+TRIALS=6 STOP_EVERY=3 bash "$(dirname "$0")/../../bench/resilience_trials.sh" "$build" > "$tmp/trials" 2>&1
+rc=$?
+cat "$tmp/trials"
+check "6 fault trials: no hang, no wrong result, nothing left ($rc)" "[ $rc -eq 0 ] && grep -q ', 0 hangs, 0 bad' '$tmp/trials'"
+
 # 4. Resilient mode and nobody dies: the same program passes on every PE.
 "$run" -n 3 --on-failure continue --timeout 60 "$prog" -1 > "$tmp/out" 2>&1
 rc=$?

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Fault trials of resilient mode (docs/resilience.md): TRIALS jobs of PES PEs under tessera-run
+# --on-failure continue, each running a loop of mixed collectives (tests/pe/resilient_mix.c) in which one PE,
+# chosen at random, is killed (SIGKILL) or, every STOP_EVERY-th trial, stopped (SIGSTOP, which the launcher
+# turns into a kill at half of TESSERA_TIMEOUT) at a random moment. Counts hangs (a job past its --timeout),
+# wrong results and failed jobs, checks that nothing is left in /dev/shm, and prints the median and p99
+# time from the kill to each survivor's failed call and to its first good call on the shrunk communicator.
+#   bench/resilience_trials.sh [BUILD_DIR]     TRIALS=200 PES=4 SECONDS_PER_JOB=1.5 STOP_EVERY=4 TIMEOUT=4
+# Exits non-zero if any trial went wrong.
+set -u
+build=${1:-build}
+trials=${TRIALS:-200}
+pes=${PES:-4}
+secs=${SECONDS_PER_JOB:-1.5}
+stop_every=${STOP_EVERY:-4}
+timeout=${TIMEOUT:-4}
+run="$build/bin/tessera-run"
+prog="$build/bin/pe_resilient_mix"
+[ -x "$prog" ] || { echo "resilience_trials: build $prog first" >&2; exit 2; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+ls /dev/shm | grep '^tessera-' > "$tmp/shm_before" || true
+bad=0 hangs=0 kills=0 stops=0
+: > "$tmp/detect.KILL"; : > "$tmp/recover.KILL"; : > "$tmp/detect.STOP"; : > "$tmp/recover.STOP"
+for t in $(seq 1 "$trials"); do
+  rm -f "$tmp"/ready.*
+  victim=$(( RANDOM % pes ))
+  delay_ms=$(( 30 + RANDOM % 700 ))  # within the loop's first half: every survivor is still in it
+  sig=KILL
+  if [ "$stop_every" -gt 0 ] && [ $(( t % stop_every )) -eq 0 ]; then sig=STOP; fi
+  "$run" -n "$pes" --on-failure continue --timeout 60 --env TESSERA_TIMEOUT="$timeout" \
+    "$prog" "$secs" "$tmp/ready" > "$tmp/out" 2>&1 &
+  launcher=$!
+  for _ in $(seq 1 400); do [ "$(ls "$tmp"/ready.* 2>/dev/null | wc -l)" -eq "$pes" ] && break; sleep 0.01; done
+  sleep "$(printf '0.%03d' "$delay_ms")"
+  kill_ns=$(date +%s%N)
+  kill -$sig "$(cat "$tmp/ready.$victim")" 2>/dev/null
+  wait $launcher
+  rc=$?
+  [ $sig = KILL ] && kills=$((kills + 1)) || stops=$((stops + 1))
+  survivors=$(grep -c '^mix: ok PE' "$tmp/out")
+  if [ $rc -eq 124 ]; then
+    hangs=$((hangs + 1)); bad=$((bad + 1)); echo "trial $t: HANG (victim $victim, SIG$sig after $delay_ms ms)"; cat "$tmp/out"
+  elif [ $rc -ne 0 ] || [ "$survivors" -ne $((pes - 1)) ] || grep -q FAILED "$tmp/out"; then
+    bad=$((bad + 1)); echo "trial $t: FAILED rc=$rc survivors=$survivors (victim $victim, SIG$sig after $delay_ms ms)"; cat "$tmp/out"
+  else
+    awk -v k="$kill_ns" '/^mix: ok PE/ { for (i = 1; i < NF; ++i) { if ($i == "detect_ns" && $(i+1) > 0) print ($(i+1) - k) / 1e6 > "/dev/stderr"; if ($i == "recover_ns" && $(i+1) > 0) print ($(i+1) - k) / 1e6 } }' \
+      "$tmp/out" >> "$tmp/recover.$sig" 2>> "$tmp/detect.$sig"
+  fi
+done
+left=$(ls /dev/shm | grep '^tessera-' | grep -v -F -x -f "$tmp/shm_before" || true)
+[ -n "$left" ] && { echo "left in /dev/shm: $left"; bad=$((bad + 1)); }
+stats() {  # median and p99 of the numbers in $1 (ms)
+  sort -n "$1" | awk '{ v[NR] = $1 } END { if (NR == 0) { print "none"; exit }
+    m = v[int((NR + 1) / 2)]; p = v[int(NR * 0.99 + 0.999)]; if (p == "") p = v[NR];
+    printf "median %.1f ms, p99 %.1f ms, max %.1f ms (%d survivors)", m, p, v[NR], NR }'
+}
+echo "resilience trials: $trials jobs of $pes PEs ($kills SIGKILL, $stops SIGSTOP with TESSERA_TIMEOUT=$timeout), $hangs hangs, $bad bad"
+echo "  SIGKILL -> failed call:             $(stats "$tmp/detect.KILL")"
+echo "  SIGKILL -> good call on survivors:   $(stats "$tmp/recover.KILL")"
+echo "  SIGSTOP -> failed call:             $(stats "$tmp/detect.STOP")"
+echo "  SIGSTOP -> good call on survivors:   $(stats "$tmp/recover.STOP")"
+[ $bad -eq 0 ]
