@@ -31,6 +31,8 @@ PYBIND11_MODULE(_C, m) {
            py::call_guard<py::gil_scoped_release>())
       .def("set_compression", &ProcessGroupTessera::set_compression, py::arg("mode"), py::arg("error_feedback"),
            py::call_guard<py::gil_scoped_release>())
+      .def("shrink_for_next_world", &ProcessGroupTessera::shrink_for_next_world,
+           py::call_guard<py::gil_scoped_release>())
       .def_property("inline_bytes", &ProcessGroupTessera::inline_bytes, &ProcessGroupTessera::set_inline_bytes,
                     "Calls of at most this many bytes made while the group's stream is idle run on the calling thread");
   m.def("shutdown", &tessera_torch::shutdown, "Ends Tessera if this module started it (collective over all ranks)",

@@ -22,6 +22,11 @@ using c10d::OpType;
 
 bool g_started = false;  // ensure_started called shmem_init
 
+// Resilient mode (shrink_for_next_world): the survivors' communicator, adopted by the next default group,
+// and the PE of each rank of the current default group (empty: rank r is PE r).
+std::optional<tc::Comm> g_next_world;
+std::vector<int> g_next_world_pes, g_world_pes;
+
 // The live groups, so that shutdown() can let their streams finish before the interpreter ends.
 std::mutex g_groups_mu;
 std::set<ProcessGroupTessera*> g_groups;  // guarded by g_groups_mu
@@ -133,13 +138,31 @@ ProcessGroupTessera::ProcessGroupTessera(const c10::intrusive_ptr<c10d::Store>& 
     : c10d::Backend(rank, size), timeout_(timeout) {
   try {
     if (global_ranks.empty()) {
-      ensure_started(*store, rank, size, timeout);
-      comm_ = tc::Comm::world();
+      default_group_ = true;
+      if (g_next_world) {
+        // The survivors of a shrink_world: their communicator, ranks renumbered in the old order.
+        TORCH_CHECK(g_next_world->rank() == rank && g_next_world->size() == size, "tessera: the default group after "
+                    "shrink_world is rank ", rank, " of ", size, " but the survivors' communicator has rank ",
+                    g_next_world->rank(), " of ", g_next_world->size());
+        comm_ = std::move(*g_next_world);
+        g_next_world.reset();
+        g_world_pes = std::move(g_next_world_pes);
+      } else {
+        ensure_started(*store, rank, size, timeout);
+        comm_ = tc::Comm::world();
+        g_world_pes.clear();
+      }
     } else {
       TORCH_CHECK(g_started, "tessera: a subgroup before the default group: init_process_group(\"tessera\") first");
       TORCH_CHECK(static_cast<int>(global_ranks.size()) == size, "tessera: group of ", size, " ranks lists ",
                   global_ranks.size(), " members");
       std::vector<int> pes(global_ranks.begin(), global_ranks.end());
+      for (int& pe : pes)
+        if (!g_world_pes.empty()) {
+          TORCH_CHECK(pe >= 0 && pe < static_cast<int>(g_world_pes.size()), "tessera: group member ", pe,
+                      " is outside the default group of ", g_world_pes.size(), " ranks");
+          pe = g_world_pes[static_cast<size_t>(pe)];
+        }
       comm_ = tc::Comm::from_pes(pes, fnv("torch group " + group_id), [&] { store_barrier(*store, "tessera/comm"); });
     }
     // The communicator of sends and receives: theirs alone, so that they never wait behind collectives.
@@ -187,6 +210,24 @@ void ProcessGroupTessera::set_compression(const std::string& mode, bool error_fe
     comm_.set_compression(m->second, error_feedback);
   } catch (const tessera::Error& e) {
     TORCH_CHECK(false, e.what());
+  }
+}
+
+std::pair<int, int> ProcessGroupTessera::shrink_for_next_world() {
+  TORCH_CHECK(default_group_, "tessera_torch.shrink_world: shrinks the default group only");
+  drain();
+  try {
+    tc::Comm survivors = comm_.shrink();
+    // Each survivor's PE, for the subgroups of the next default group.
+    const int mine = shmem_my_pe();
+    std::vector<int> pes(static_cast<size_t>(survivors.size()));
+    survivors.allgather(&mine, pes.data(), 1, tc::DataType::kInt32);
+    const std::pair<int, int> r{survivors.rank(), survivors.size()};
+    g_next_world = std::move(survivors);
+    g_next_world_pes = std::move(pes);
+    return r;
+  } catch (const tessera::Error& e) {
+    TORCH_CHECK(false, where(rank_, "shrink_world: "), e.what());
   }
 }
 

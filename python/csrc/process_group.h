@@ -2,7 +2,8 @@
 // collective library (tessera/coll.hpp), registered for CPU tensors.
 //
 // Contracts (besides c10d's):
-// - The group's ranks are Tessera PEs: the default group's rank r is PE r (the first group made in a
+// - The group's ranks are Tessera PEs: the default group's rank r is PE r (after a shrink_world, the r-th
+//   survivor's PE; subgroups map their global ranks through it) (the first group made in a
 //   process starts Tessera: under tessera-run, mpirun or srun it joins that job; under torchrun and friends
 //   rank 0 makes a TCP rendezvous id and hands it to the others through the c10d store). A subgroup
 //   (dist.new_group) is a communicator made by its members alone (Comm::from_pes), synchronized through
@@ -135,6 +136,11 @@ class ProcessGroupTessera : public c10d::Backend {
   void set_compression(const std::string& mode, bool error_feedback);
   // Waits until this rank's streams have run (and released) everything enqueued; errors stay with their Work.
   void drain();
+  // Resilient mode (tessera-run --on-failure continue; docs/resilience.md), on the default group only: after
+  // a collective failed for a dead rank, shrinks the group's communicator to the survivors (collective over
+  // them) and keeps it for the next default group made in this process (tessera_torch.shrink_world:
+  // destroy_process_group, then init_process_group of the survivors). Returns this rank's (rank, size) in it.
+  std::pair<int, int> shrink_for_next_world();
 
  private:
   enum class Lane { kColl, kSend, kRecv };
@@ -151,6 +157,7 @@ class ProcessGroupTessera : public c10d::Backend {
   at::Tensor unpacked_target(const std::vector<at::Tensor>& v, int slot);
 
   std::chrono::milliseconds timeout_;
+  bool default_group_ = false;
   tc::Comm comm_;
   tc::Comm p2p_;
   std::unique_ptr<tc::Stream> coll_stream_, send_stream_, recv_stream_;

@@ -19,7 +19,7 @@ from . import _C
 
 __all__ = ["empty", "zeros", "is_symmetric", "pool_bytes", "pool_free_bytes", "symmetric_allreduce_hook",
            "SymmetricHookState", "ProcessGroupTessera", "register_tensor", "deregister_tensor", "set_compression",
-           "CompressedHookState", "compressed_allreduce_hook"]
+           "CompressedHookState", "compressed_allreduce_hook", "shrink_world", "is_peer_failure"]
 
 ProcessGroupTessera = _C.ProcessGroupTessera
 
@@ -88,6 +88,28 @@ def register_tensor(tensor, group=None):
 def deregister_tensor(handle, group=None):
     """Drops one registration of register_tensor (the last one gives the memory back as private memory)."""
     _tessera_backend(group).deregister_tensor(handle)
+
+
+def shrink_world():
+    """Resilient mode (tessera-run --on-failure continue, docs/resilience.md): after a collective of the
+    default group raised a rank's failure ("a peer failed"), makes the surviving ranks the default group,
+    renumbered 0..n-1 in their old order, and returns (rank, world_size). Collective over the survivors,
+    who agree on who failed. What was built on the old group (DistributedDataParallel, FSDP, subgroups) must
+    be made again; DistributedDataParallel's construction then gives every rank the new rank 0's parameters."""
+    rank, size = _tessera_backend(None).shrink_for_next_world()
+    dist.destroy_process_group()
+    os.environ["RANK"], os.environ["WORLD_SIZE"] = str(rank), str(size)
+    # The survivors' communicator is made already; torch's store is only the group's bookkeeping here (the
+    # old one may have been served by the rank that died).
+    dist.init_process_group("tessera", store=dist.HashStore(), rank=rank, world_size=size)
+    return rank, size
+
+
+def is_peer_failure(error):
+    """Whether an exception raised by a collective says that a rank failed or the group was revoked
+    (resilient mode)."""
+    text = str(error)
+    return "a peer failed" in text or "was revoked" in text
 
 
 def set_compression(mode, error_feedback=True, group=None):

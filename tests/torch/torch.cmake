@@ -40,6 +40,9 @@ if(TESSERA_TORCH_BUILT)
   # Compressed gradient reductions (set_compression, compressed_allreduce_hook): on one host nothing is coded;
   # tests/hosts/torch_hosts_test.sh runs the same file across hosts, where it is.
   add_test(NAME torch.compress.n2 COMMAND ${TESSERA_RUN} -n 2 --timeout 300 ${_py} ${_dir}/compress_test.py)
+  # Resilient mode: DDP goes on after a rank's death, and matches a fresh job of the survivors
+  # (examples/torch/elastic_train.py).
+  add_test(NAME torch.elastic COMMAND bash ${_dir}/elastic_test.sh ${CMAKE_BINARY_DIR} ${_py})
   get_property(_torch_tests DIRECTORY PROPERTY TESTS)
   list(FILTER _torch_tests INCLUDE REGEX "^torch\\.")
   set_tests_properties(${_torch_tests} PROPERTIES LABELS "torch;nosan" TIMEOUT 300)
