@@ -5,6 +5,7 @@
 # turns into a kill at half of TESSERA_TIMEOUT) at a random moment. Counts hangs (a job past its --timeout),
 # wrong results and failed jobs, checks that nothing is left in /dev/shm, and prints the median and p99
 # time from the kill to each survivor's failed call and to its first good call on the shrunk communicator.
+# In each SIGSTOP trial, tessera-info --health must name the stopped PE while it is stopped.
 #   bench/resilience_trials.sh [BUILD_DIR]     TRIALS=200 PES=4 SECONDS_PER_JOB=1.5 STOP_EVERY=4 TIMEOUT=4
 # Exits non-zero if any trial went wrong.
 set -u
@@ -34,7 +35,17 @@ for t in $(seq 1 "$trials"); do
   for _ in $(seq 1 400); do [ "$(ls "$tmp"/ready.* 2>/dev/null | wc -l)" -eq "$pes" ] && break; sleep 0.01; done
   sleep "$(printf '0.%03d' "$delay_ms")"
   kill_ns=$(date +%s%N)
-  kill -$sig "$(cat "$tmp/ready.$victim")" 2>/dev/null
+  vpid=$(cat "$tmp/ready.$victim")
+  kill -$sig "$vpid" 2>/dev/null
+  if [ $sig = STOP ]; then
+    # While it is stopped (the launcher kills it at half of TESSERA_TIMEOUT), the health view names it and
+    # the survivors' overdue calls.
+    sleep 1.2
+    "$build/bin/tessera-info" --health --job "$vpid" > "$tmp/health" 2>&1
+    if ! grep -q "PE $victim (pid $vpid, stopped)" "$tmp/health" || ! grep -q "NOT HEALTHY: PE $victim is stopped" "$tmp/health"; then
+      bad=$((bad + 1)); echo "trial $t: the health view did not name stopped PE $victim:"; cat "$tmp/health"
+    fi
+  fi
   wait $launcher
   rc=$?
   [ $sig = KILL ] && kills=$((kills + 1)) || stops=$((stops + 1))
