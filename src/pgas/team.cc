@@ -202,8 +202,51 @@ bool flat_sync(const Team* t) {
 }
 }  // namespace
 
+namespace {
+// Resilient mode (docs/resilience.md): a sync of a team with a failed member cannot complete, and OpenSHMEM
+// gives the call no error to return. It ends the job at once, naming the PE, instead of at its wait's
+// deadline.
+class TeamWatch final : public sync::FailWatch {
+ public:
+  explicit TeamWatch(const Team* t) : t_(t) {}
+  bool tripped() override {
+    JobControl* jc = rt().control;
+    const uint32_t f = jc->failures.load(std::memory_order_acquire);
+    if (f == seen_) return false;
+    seen_ = f;
+    for (int i = 0; i < t_->size && failed_ < 0; ++i)
+      if (jc->state(t_->world_pe(i))->load(std::memory_order_acquire) == JobControl::kFailed) failed_ = t_->world_pe(i);
+    return failed_ >= 0;
+  }
+  [[noreturn]] void raise() override {
+    log::fatal("a barrier of the {}: PE {} failed (resilient mode), and OpenSHMEM's team calls have no error to "
+               "return: the job ends (the collective API's communicators can shrink instead: docs/resilience.md)",
+               t_->describe(), failed_);
+  }
+
+ private:
+  const Team* t_;
+  uint32_t seen_ = 0;
+  int failed_ = -1;
+};
+
+void team_sync_watched(Team* t);
+}  // namespace
+
 void team_sync(Team* t) {
   if (t->size == 1) return;
+  if (const JobControl* jc = rt().control; jc && jc->resilient.load(std::memory_order_relaxed)) [[unlikely]] {
+    TeamWatch watch(t);
+    if (watch.tripped()) watch.raise();
+    sync::FailScope scope(&watch);
+    team_sync_watched(t);
+    return;
+  }
+  team_sync_watched(t);
+}
+
+namespace {
+void team_sync_watched(Team* t) {
   if (t->spans_hosts) {
     team_sync_rounds(t);
     return;
@@ -279,6 +322,7 @@ void team_sync(Team* t) {
   auto gate_open = [&] { return s->gen.load(std::memory_order_acquire) - t->gen_base >= epoch; };
   sync::barrier::counter(arrive, open, [&] { wait_open(gate_open); });
 }
+}  // namespace
 
 void team_barrier(Team* t) {
   quiet();

@@ -1,7 +1,8 @@
 /* Driven by tests/scripts/resilience_test.sh under tessera-run --on-failure continue (docs/resilience.md).
  *
  * resilient VICTIM [stop]: every PE runs allreduces on the world communicator; at call DIE_AT the PE VICTIM
- * kills itself (-1: nobody), or with `stop` stops itself (SIGSTOP) and is killed by the launcher. The survivors must then see tesseraPeerFailed at that very call, naming the victim;
+ * kills itself (-1: nobody), or with `stop` stops itself (SIGSTOP) and is killed by the launcher; with
+ * `barrier` the survivors then call shmem_barrier_all, which must end the job. The survivors must then see tesseraPeerFailed at that very call, naming the victim;
  * a communicator without the victim must go on working; they agree (bitwise AND of flags), shrink, check an
  * allreduce on the survivors, revoke the shrunk communicator (every member's pending call must fail with
  * tesseraRevoked), shrink that again and check it, and finalize. Each survivor prints one "resilient: ok"
@@ -49,6 +50,7 @@ static void check_allreduce(tesseraComm_t comm, const int* members, int n, doubl
 int main(int argc, char** argv) {
   const int victim = argc > 1 ? atoi(argv[1]) : -1;
   const int stop = argc > 2 && strcmp(argv[2], "stop") == 0;
+  const int barrier = argc > 2 && strcmp(argv[2], "barrier") == 0;
   shmem_init();
   me = shmem_my_pe();
   const int n = shmem_n_pes();
@@ -100,6 +102,12 @@ int main(int argc, char** argv) {
     return 0;
   }
   REQUIRE(failed_at == DIE_AT, "the failure surfaced at call %d, expected %d", failed_at, DIE_AT);
+  if (barrier) {
+    /* An OpenSHMEM barrier over the world cannot complete and has no error to return: the job must end
+     * at once, naming the PE (resilience_test.sh checks). */
+    shmem_barrier_all();
+    REQUIRE(0, "shmem_barrier_all returned with PE %d dead", victim);
+  }
   /* The broken communicator fails at once from now on. */
   double x = 1, y = 0;
   REQUIRE(tesseraAllReduce(&x, &y, 1, tesseraFloat64, tesseraSum, world) == tesseraPeerFailed,

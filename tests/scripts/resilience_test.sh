@@ -47,6 +47,19 @@ rc=$?
 cat "$tmp/trials"
 check "6 fault trials: no hang, no wrong result, nothing left ($rc)" "[ $rc -eq 0 ] && grep -q ', 0 hangs, 0 bad' '$tmp/trials'"
 
+# 3d. An OpenSHMEM barrier over the world after the death has no error to return: the job ends at once
+# (not at TESSERA_TIMEOUT, 60 s here), naming the failed PE.
+start=$(date +%s%N)
+"$run" -n 4 --on-failure continue --timeout 120 --env TESSERA_TIMEOUT=60 "$prog" 2 barrier > "$tmp/out" 2>&1
+rc=$?
+elapsed_ms=$(( ($(date +%s%N) - start) / 1000000 ))
+cat "$tmp/out"
+check "world barrier after a death: the job ends non-zero within 10 s (rc $rc, ${elapsed_ms} ms)" \
+  "[ $rc -ne 0 ] && [ $elapsed_ms -lt 10000 ]"
+check "world barrier after a death: says why, naming PE 2" \
+  "grep -q 'a barrier of the world team (4 PEs): PE 2 failed (resilient mode)' '$tmp/out'"
+check "world barrier after a death: nothing left in /dev/shm" "[ -z \"\$(leftovers)\" ]"
+
 # 4. Resilient mode and nobody dies: the same program passes on every PE.
 "$run" -n 3 --on-failure continue --timeout 60 "$prog" -1 > "$tmp/out" 2>&1
 rc=$?

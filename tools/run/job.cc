@@ -343,7 +343,8 @@ void Job::on_child_exit(int rank, int status) {
     std::fprintf(stderr, "tessera-run: the wait of PE %u passed its deadline (TESSERA_TIMEOUT); ending the job\n",
                  d - 1);
     end_job(static_cast<int>(d) - 1);
-  } else if (resilient_ && ctl_ && running_count() > 0) {
+  } else if (resilient_ && ctl_ && running_count() > 0 && ctl_->abort.load() == 0) {
+    // (A PE that set the abort word ended the job on purpose: a fatal error, which resilient mode keeps.)
     continue_without(rank, why);
   } else if (running_count() > 0) {
     std::fprintf(stderr, "tessera-run: PE %d %s; ending the job\n", rank, why.c_str());
