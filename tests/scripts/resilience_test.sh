@@ -28,6 +28,14 @@ for victim in 2 0 3; do
   check "victim $victim: no PE process left" "! pgrep -f '$prog' >/dev/null"
 done
 
+# 3a. The same through the C++ API: PeerFailure from a blocking call and from a comm stream, failed(),
+# agree, shrink, revoke.
+"$run" -n 4 --on-failure continue --timeout 120 --env TESSERA_TIMEOUT=30 "$build/bin/pe_resilient_cxx" > "$tmp/out" 2>&1
+rc=$?
+cat "$tmp/out"
+check "C++ API: exit 0 and three survivors passed ($rc)" \
+  "[ $rc -eq 0 ] && [ \$(grep -c '^resilient_cxx: ok PE' '$tmp/out') -eq 3 ]"
+
 # 3b. A PE stopped (SIGSTOP): the launcher kills it at half of TESSERA_TIMEOUT (2 s here), and the others'
 # calls fail then, within the deadline of their waits (4 s).
 "$run" -n 4 --on-failure continue --timeout 120 --env TESSERA_TIMEOUT=4 "$prog" 1 stop > "$tmp/out" 2>&1
