@@ -16,6 +16,9 @@
 #include <shmem.h>
 #include <tessera/coll.h>
 
+#define REQUIRE_PROGRAM "resilient"
+#include "require.h"
+
 #define DIE_AT 20
 #define CALLS 40
 
@@ -28,15 +31,6 @@ static long long now_ns(void) {
 }
 
 static int me;
-#define REQUIRE(cond, ...)                                    \
-  do {                                                        \
-    if (!(cond)) {                                            \
-      fprintf(stderr, "resilient: PE %d: FAILED %s: ", me, #cond); \
-      fprintf(stderr, __VA_ARGS__);                           \
-      fprintf(stderr, "\n");                                  \
-      exit(1);                                                \
-    }                                                         \
-  } while (0)
 
 /* Sum over `members` of (pe + 1) * scale, checked against an allreduce of every member's (me + 1) * scale. */
 static void check_allreduce(tesseraComm_t comm, const int* members, int n, double scale, const char* what) {

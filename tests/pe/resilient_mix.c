@@ -19,21 +19,15 @@
 #include <shmem.h>
 #include <tessera/coll.h>
 
+#define REQUIRE_PROGRAM "mix"
+#include "require.h"
+
 #define SMALL_FLOATS 16384  /* 64 KiB */
 #define BCAST_BYTES (256 * 1024)
 #define GATHER_BYTES 4096
 #define MAX_PES 64
 
 static int me;
-#define REQUIRE(cond, ...)                                         \
-  do {                                                             \
-    if (!(cond)) {                                                 \
-      fprintf(stderr, "mix: PE %d: FAILED %s: ", me, #cond);       \
-      fprintf(stderr, __VA_ARGS__);                                \
-      fprintf(stderr, "\n");                                       \
-      exit(1);                                                     \
-    }                                                              \
-  } while (0)
 
 static long long clock_ns(clockid_t id) {
   struct timespec ts;
