@@ -250,10 +250,11 @@ Status run_resolved_row(Communicator& c, const Resolved& r, const Args& a);
 template <typename F>
 Status watched(Communicator& c, Kind kind, F&& f) {
   const char* routine = c.caller ? c.caller : kind_name(kind);
-  TS_RETURN_IF_ERROR(check_usable(c, routine));
+  TS_RETURN_IF_ERROR(broken_error(c, routine));
   CommWatch watch(c);
   sync::FailScope scope(&watch);
   try {
+    if (watch.tripped()) watch.raise();  // a member failed, or `c` was revoked, before this call
     return f();
   } catch (const sync::Interrupted& e) {
     return interrupted(c, routine, e);

@@ -185,15 +185,9 @@ Status run_all(std::vector<P2pOp>& ops) {
     return Status::ok();
   }
   P2pWatch watch(ops);
-  if (watch.tripped()) {  // a peer already failed, or a communicator revoked: nothing moves
-    try {
-      watch.raise();
-    } catch (const sync::Interrupted& e) {
-      return Status(e.revoked ? Code::kRevoked : Code::kPeerFailed, e.what());
-    }
-  }
   sync::FailScope scope(&watch);
   try {
+    if (watch.tripped()) watch.raise();  // a peer already failed, or a communicator revoked: nothing moves
     run_all_unwatched(ops);
   } catch (const sync::Interrupted& e) {
     return Status(e.revoked ? Code::kRevoked : Code::kPeerFailed, e.what());

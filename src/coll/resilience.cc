@@ -5,6 +5,7 @@
 
 #include <fmt/ranges.h>
 
+#include "coll/engine.h"
 #include "coll/hier.h"
 #include "sync/wait.h"
 
@@ -13,13 +14,6 @@ namespace {
 
 std::string pes_text(const std::vector<int>& pes) {
   return fmt::format("PE{} {}", pes.size() > 1 ? "s" : "", fmt::join(pes, ", "));
-}
-
-// Waits with the communicator's policy (yielding at once when its members outnumber the CPUs).
-template <typename Done, typename Describe>
-void wait_on(const Communicator& c, Done&& done, Describe&& describe) {
-  if (c.oversubscribed) sync::wait_yielding(done, describe);
-  else sync::wait_until(done, describe);
 }
 
 // Rings every member's doorbell, so that a sleeping waiter re-checks what this member just published.
@@ -65,18 +59,9 @@ Status interrupted(Communicator& c, const char* routine, const sync::Interrupted
   return Status(e.revoked ? Code::kRevoked : Code::kPeerFailed, fmt::format("{}: {}", routine, c.broken_why));
 }
 
-Status check_usable(Communicator& c, const char* routine) {
-  if (c.broken) {
-    const bool revoked = revoked_by(c) != 0;
-    return Status(revoked ? Code::kRevoked : Code::kPeerFailed, fmt::format("{}: {}", routine, c.broken_why));
-  }
-  CommWatch w(c);
-  if (!w.tripped()) return Status::ok();
-  try {
-    w.raise();
-  } catch (const sync::Interrupted& e) {
-    return interrupted(c, routine, e);
-  }
+Status broken_error(const Communicator& c, const char* routine) {
+  if (!c.broken) return Status::ok();
+  return Status(revoked_by(c) != 0 ? Code::kRevoked : Code::kPeerFailed, fmt::format("{}: {}", routine, c.broken_why));
 }
 
 const std::vector<int>& known_failed(Communicator& c) {
@@ -118,7 +103,7 @@ Status agree(Communicator& c, int* flag, std::vector<int>* failed) {
     const AgreeSlot& theirs = c.ctrl[static_cast<size_t>(m)]->agree[e % 2];
     // A member that agrees one call later writes the other slot, and cannot agree two later before this
     // member has published this one: the slot holds agreement e or an earlier one.
-    wait_on(c, [&] { return theirs.epoch.load(std::memory_order_acquire) == e || pe_failed(pe); },
+    coll_wait(c, [&] { return theirs.epoch.load(std::memory_order_acquire) == e || pe_failed(pe); },
             [&] { return fmt::format("agreement {} on {}: rank {} (PE {}) to publish its part or fail", e, c.name, m, pe); });
     // Read again after seeing the failure: what a failed member published is final, and every survivor
     // reads the same.
@@ -160,7 +145,7 @@ Result<Communicator*> shrink(Communicator& c) {
     for (int m : ranks) {
       const int pe = c.world[static_cast<size_t>(m)];
       const Line& l = c.ctrl[static_cast<size_t>(m)]->shrink_sync;
-      wait_on(c, [&] { return l.v.load(std::memory_order_acquire) >= v || pe_failed(pe); },
+      coll_wait(c, [&] { return l.v.load(std::memory_order_acquire) >= v || pe_failed(pe); },
               [&] { return fmt::format("shrink of {}: rank {} (PE {}) to reach barrier {}", c.name, m, pe, v); });
       if (l.v.load(std::memory_order_acquire) < v)
         throw sync::Interrupted(fmt::format("PE {} failed while {} was shrinking", pe, c.name), {pe}, false);

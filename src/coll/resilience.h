@@ -44,8 +44,8 @@ class CommWatch final : public sync::FailWatch {
 
 // The error of a call `routine` on `c` stopped by `e`; marks `c` broken.
 Status interrupted(Communicator& c, const char* routine, const sync::Interrupted& e);
-// Before a call on a resilient communicator: its error when `c` is broken, revoked or has a failed member.
-Status check_usable(Communicator& c, const char* routine);
+// The error of a call `routine` on a broken `c` (ok while it is not broken).
+Status broken_error(const Communicator& c, const char* routine);
 
 // The members this PE knows to have failed (world PEs, ascending), looked up again now.
 const std::vector<int>& known_failed(Communicator& c);

@@ -24,6 +24,7 @@
 #include "hang_report.h"
 #include "health.h"
 #include "placement.h"
+#include "settings.h"
 #include "proc.h"
 #include "server.h"
 #include "trace_merge.h"
@@ -55,6 +56,7 @@ class Job {
   void on_output(int rank, int fd, bool is_err);
   void flush_output(int rank, bool is_err, bool all);
   void end_job(int failed_pe);
+  void ring_all();
   void continue_without(int rank, const std::string& why);
   void check_stopped(uint64_t now);
   void send_term();
@@ -88,36 +90,6 @@ class Job {
   uint64_t report_at_ = 0;  // when to print the hang report at the latest (0: none pending)
 };
 
-// The binding policy: --bind-to, else the last TESSERA_BIND given with -x/--env, else the launcher's own
-// TESSERA_BIND, else auto.
-Status resolve_bind_mode(const Options& opt, BindMode* mode) {
-  std::string v = opt.bind_to, from = "--bind-to";
-  if (v.empty())
-    for (const auto& kv : opt.env)
-      if (kv.rfind("TESSERA_BIND=", 0) == 0) v = kv.substr(13), from = "TESSERA_BIND";
-  if (v.empty() && std::getenv("TESSERA_BIND")) v = std::getenv("TESSERA_BIND"), from = "TESSERA_BIND";
-  if (v.empty()) v = "auto";
-  if (!parse_bind_mode(v, mode)) return invalid_arg("{}={:?}: expected auto, core or none", from, v);
-  return Status::ok();
-}
-
-// Resilient mode: --on-failure, else the last TESSERA_RESILIENT given with -x/--env, else the launcher's own.
-Status resolve_on_failure(const Options& opt, bool* resilient) {
-  if (!opt.on_failure.empty()) {
-    *resilient = opt.on_failure == "continue";
-    return Status::ok();
-  }
-  std::string v;
-  for (const auto& kv : opt.env)
-    if (kv.rfind("TESSERA_RESILIENT=", 0) == 0) v = kv.substr(18);
-  if (v.empty() && std::getenv("TESSERA_RESILIENT")) v = std::getenv("TESSERA_RESILIENT");
-  if (v.empty()) v = "0";
-  Result<bool> b = config::parse_bool("TESSERA_RESILIENT", v);
-  if (!b.is_ok()) return b.status();
-  *resilient = b.value();
-  return Status::ok();
-}
-
 namespace {
 // A TCP port free on the loopback now, for torch.distributed's store (MASTER_PORT); "" if none.
 std::string free_loopback_port() {
@@ -133,21 +105,7 @@ Status Job::setup() {
   BindMode mode;
   TS_RETURN_IF_ERROR(resolve_bind_mode(opt_, &mode));
   TS_RETURN_IF_ERROR(resolve_on_failure(opt_, &resilient_));
-  if (resilient_) {
-    // The PEs' TESSERA_TIMEOUT (seconds; the library's default when unset or unreadable here, which the PEs
-    // themselves then report).
-    double timeout_s = 300;
-    std::string v;
-    for (const auto& kv : opt_.env)
-      if (kv.rfind("TESSERA_TIMEOUT=", 0) == 0) v = kv.substr(16);
-    if (v.empty() && std::getenv("TESSERA_TIMEOUT")) v = std::getenv("TESSERA_TIMEOUT");
-    char* end = nullptr;
-    if (!v.empty()) {
-      const double t = std::strtod(v.c_str(), &end);
-      if (end && *end == '\0' && t > 0) timeout_s = t;
-    }
-    stop_limit_ns_ = static_cast<uint64_t>(timeout_s / 2 * 1e9);
-  }
+  if (resilient_) stop_limit_ns_ = stop_limit_ns(opt_);
   job_id_ = bootstrap::random_hex(16);
   secret_ = bootstrap::random_hex(bootstrap::kSecretChars);
   ctl_name_ = transport::shm::segment_name(job_id_, transport::shm::kControlSegment);
@@ -265,6 +223,15 @@ int Job::running_count() const {
   return n;
 }
 
+// Wakes every PE's sleeping waiters, so that they look at the control words again.
+void Job::ring_all() {
+  for (int p = 0; p < opt_.n_pes; ++p) {
+    ctl_->pe_words()[p].rung.store(1);
+    ctl_->pe_words()[p].doorbell.fetch_add(1);
+    sync::futex_wake(&ctl_->pe_words()[p].doorbell);
+  }
+}
+
 void Job::end_job(int failed_pe) {
   if (ending_) return;
   ending_ = true;
@@ -277,10 +244,7 @@ void Job::end_job(int failed_pe) {
       ctl_->exit_kind.store(pgas::JobControl::kExitFatal);
       ctl_->exit_code.store(1);
     }
-    for (int p = 0; p < opt_.n_pes; ++p) {
-      ctl_->pe_words()[p].doorbell.fetch_add(1);
-      sync::futex_wake(&ctl_->pe_words()[p].doorbell);
-    }
+    ring_all();
   }
   // PEs waiting in Tessera see the abort word at once and end themselves, flushing what they printed; give
   // them a moment before SIGTERM, whose default action would drop their buffered output.
@@ -364,11 +328,7 @@ void Job::continue_without(int rank, const std::string& why) {
   ctl_->state(rank)->store(pgas::JobControl::kFailed);
   ctl_->failures.fetch_add(1, std::memory_order_release);
   failed_.push_back(rank);
-  for (int p = 0; p < opt_.n_pes; ++p) {
-    ctl_->pe_words()[p].rung.store(1);
-    ctl_->pe_words()[p].doorbell.fetch_add(1);
-    sync::futex_wake(&ctl_->pe_words()[p].doorbell);
-  }
+  ring_all();
   std::fprintf(stderr, "tessera-run: PE %d %s; the job continues on %d PEs (--on-failure continue)\n", rank,
                why.c_str(), running_count());
 }
