@@ -39,6 +39,10 @@
 #include "sync/wait.h"
 
 namespace tessera::coll {
+namespace {
+// How long an LL wait polls before it compares a peer's published call with its own (ll_wait).
+constexpr uint64_t kPeerCheckNs = 200'000;
+}  // namespace
 
 void Exec::ll_sync_reuse() {
   stamp_wait();
@@ -69,6 +73,7 @@ uint64_t Exec::ll_wait(int m, uint64_t w, size_t bytes) {
   const uint64_t bit = uint64_t{1} << (m % 64);
   const Ctrl* p = c_.ctrl[m];
   uint32_t polls = 0;
+  uint64_t slow_since = 0;
   coll_wait_for(
       c_, m,
       [&] {
@@ -76,11 +81,18 @@ uint64_t Exec::ll_wait(int m, uint64_t w, size_t bytes) {
           for (size_t off = 0; off < bytes; off += kCacheLine) __builtin_prefetch(lines + off, 0, 3);
         w = b.flag.load(std::memory_order_acquire);
         if ((w >> 32) == want) return true;
-        if (++polls == 64) stamp_wait();  // no longer a short wait
-        // Only after a long wait (thousands of polls, microseconds): has the peer started this call as a
-        // different, stepped collective? Reading the peer's hot line sooner would make the peer's next write
-        // of it a cache-line transfer, on every call that waits a little.
-        if (!(word & bit) && polls > 4096 && p->hot.seq.load(std::memory_order_acquire) >= seq_) {
+        if (++polls == 64) {  // no longer a short wait
+          stamp_wait();
+          slow_since = fast_now_ns();
+        }
+        // Only after a long wait (thousands of polls, or kPeerCheckNs once the wait polls slowly): has the
+        // peer started this call as a different, stepped collective? Reading the peer's hot line sooner
+        // would make the peer's next write of it a cache-line transfer, on every call that waits a little.
+        // The clock matters once the wait sleeps: a poll per futex slice would reach 4096 polls only after
+        // many seconds, and a peer that ran a stepped call never rings this wait's doorbell.
+        if (!(word & bit) &&
+            (polls > 4096 || (polls > 64 && (polls & 15) == 0 && fast_now_ns() - slow_since > kPeerCheckNs)) &&
+            p->hot.seq.load(std::memory_order_acquire) >= seq_) {
           check_peer(m);
           word |= bit;
         }
