@@ -210,6 +210,28 @@ void print_info(const Runtime& r) {
 
 
 namespace {
+// sync::WaitContext::failure_note: in resilient mode, the PEs marked failed so far, in the order they failed.
+std::string failure_note() {
+  const Runtime& r = rt();
+  JobControl* jc = r.control;
+  if (!jc || !jc->resilient.load(std::memory_order_relaxed)) return {};
+  const uint32_t k = jc->failures.load(std::memory_order_acquire);
+  if (k == 0) return {};
+  std::vector<int> failed(k, -1);
+  for (int pe = 0; pe < r.n_pes; ++pe) {
+    if (jc->state(pe)->load(std::memory_order_acquire) != JobControl::kFailed) continue;
+    const uint32_t i = jc->fail_index(pe)->load(std::memory_order_relaxed);
+    if (i < k) failed[i] = pe;
+  }
+  std::string pes;
+  for (int pe : failed)
+    if (pe >= 0) pes += fmt::format("{}{}", pes.empty() ? "" : ", ", pe);
+  return fmt::format(" (resilient mode: PE{} {} failed earlier, and a write or call it was to make never comes)",
+                     k == 1 ? "" : "s", pes);
+}
+}  // namespace
+
+namespace {
 // TESSERA_LOG=2: what the job got, once, from PE 0 (as NCCL_DEBUG=INFO does): version, PEs and host,
 // bootstrap, each PE's CPU, the heap and the fast paths. Communicators add their own lines (coll/comm.cc).
 void log_job(const Runtime& r) {
@@ -300,6 +322,7 @@ Status init(int thread_level) {
   wc.n_pes = r.n_pes;
   wc.machine_pes = r.machine_pes;
   if (g_routed_count > 0) wc.progress = routed_progress;
+  if (r.control) wc.failure_note = failure_note;
   sync::set_wait_context(wc);
   sync::set_where_context({.all = r.control->where(0), .mine = r.control->where(r.my_pe),
                            .deadline = &r.control->deadline_pe, .my_pe = r.my_pe});

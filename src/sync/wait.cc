@@ -167,7 +167,8 @@ void peer_vanished(const std::string& what) {
 
 void deadline_expired(const std::string& what, double seconds) {
   where_settle(what, true);
-  log::fatal("timed out after {:.1f} s (TESSERA_TIMEOUT={}) waiting for {}", seconds, kTimeout.get(), what);
+  const std::string note = g_wait_context.failure_note ? g_wait_context.failure_note() : std::string();
+  log::fatal("timed out after {:.1f} s (TESSERA_TIMEOUT={}) waiting for {}{}", seconds, kTimeout.get(), what, note);
 }
 
 void lost_wakeup(const std::string& what, double seconds) {

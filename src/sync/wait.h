@@ -137,6 +137,10 @@ struct WaitContext {
   // the transport's progress thread to be woken and scheduled (transport.h); a sleeper calls it after each
   // slice too (without that thread it is all that advances the transports).
   Published<void (*)()> progress;
+  // Resilient mode: text naming the PEs that failed while the job went on ("" when none), added to a
+  // deadline's message, since a wait no call watches (shmem_wait_until, say) may wait for a write that a
+  // failed PE will never make.
+  Published<std::string (*)()> failure_note;
 };
 
 // Installed by the PGAS layer at init; before that, waits use private words.

@@ -2,7 +2,8 @@
  *
  * resilient VICTIM [stop]: every PE runs allreduces on the world communicator; at call DIE_AT the PE VICTIM
  * kills itself (-1: nobody), or with `stop` stops itself (SIGSTOP) and is killed by the launcher; with
- * `barrier` the survivors then call shmem_barrier_all, which must end the job. The survivors must then see tesseraPeerFailed at that very call, naming the victim;
+ * `barrier` the survivors then call shmem_barrier_all, which must end the job; with `wait` they wait for a
+ * write the victim never makes (shmem_wait_until), which must end the job at its deadline naming the victim. The survivors must then see tesseraPeerFailed at that very call, naming the victim;
  * a communicator without the victim must go on working; they agree (bitwise AND of flags), shrink, check an
  * allreduce on the survivors, revoke the shrunk communicator (every member's pending call must fail with
  * tesseraRevoked), shrink that again and check it, and finalize. Each survivor prints one "resilient: ok"
@@ -45,6 +46,7 @@ int main(int argc, char** argv) {
   const int victim = argc > 1 ? atoi(argv[1]) : -1;
   const int stop = argc > 2 && strcmp(argv[2], "stop") == 0;
   const int barrier = argc > 2 && strcmp(argv[2], "barrier") == 0;
+  const int wait = argc > 2 && strcmp(argv[2], "wait") == 0;
   shmem_init();
   me = shmem_my_pe();
   const int n = shmem_n_pes();
@@ -101,6 +103,13 @@ int main(int argc, char** argv) {
      * at once, naming the PE (resilience_test.sh checks). */
     shmem_barrier_all();
     REQUIRE(0, "shmem_barrier_all returned with PE %d dead", victim);
+  }
+  if (wait) {
+    /* A point-to-point wait for a write only the victim would make: no call watches it, so it ends the job
+     * at its deadline (TESSERA_TIMEOUT), and the message must say that PE VICTIM failed earlier. */
+    static int never; /* symmetric */
+    shmem_int_wait_until(&never, SHMEM_CMP_EQ, 1);
+    REQUIRE(0, "shmem_int_wait_until returned with PE %d dead and nobody writing", victim);
   }
   /* The broken communicator fails at once from now on. */
   double x = 1, y = 0;

@@ -68,6 +68,21 @@ check "world barrier after a death: says why, naming PE 2" \
   "grep -q 'a barrier of the world team (4 PEs): PE 2 failed (resilient mode)' '$tmp/out'"
 check "world barrier after a death: nothing left in /dev/shm" "[ -z \"\$(leftovers)\" ]"
 
+# 3e. A point-to-point wait for a write the dead PE was to make (shmem_wait_until) belongs to no call that
+# could fail: it ends the job at its deadline (TESSERA_TIMEOUT, 2 s here), and its message names the failed PE.
+start=$(date +%s%N)
+"$run" -n 4 --on-failure continue --timeout 60 --env TESSERA_TIMEOUT=2 "$prog" 2 wait > "$tmp/out" 2>&1
+rc=$?
+elapsed_ms=$(( ($(date +%s%N) - start) / 1000000 ))
+cat "$tmp/out"
+check "wait after a death: the job ends non-zero within TESSERA_TIMEOUT + 3 s (rc $rc, ${elapsed_ms} ms)" \
+  "[ $rc -ne 0 ] && [ $elapsed_ms -lt 5000 ]"
+check "wait after a death: the deadline's message names the failed PE" \
+  "grep -q 'timed out after .*resilient mode: PE 2 failed earlier' '$tmp/out'"
+check "wait after a death: the hang report shows PE 2 as failed" \
+  "grep -q 'PE 2: failed (resilient mode: the job went on without it' '$tmp/out'"
+check "wait after a death: nothing left in /dev/shm" "[ -z \"\$(leftovers)\" ]"
+
 # 4. Resilient mode and nobody dies: the same program passes on every PE.
 "$run" -n 3 --on-failure continue --timeout 60 "$prog" -1 > "$tmp/out" 2>&1
 rc=$?

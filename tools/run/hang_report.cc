@@ -105,6 +105,11 @@ std::vector<int> awaited_by(const std::vector<Snap>& all, int pe, bool* unknown)
 std::string state_text(const Snap& s, int n_pes, uint64_t now) {
   if (s.state == pgas::JobControl::kNotStarted) return "has not initialized (no shmem_init yet)";
   if (s.state == pgas::JobControl::kFinalized) return "has finalized";
+  if (s.state == pgas::JobControl::kFailed) {
+    if (s.calls.empty()) return "failed (resilient mode: the job went on without it)";
+    return fmt::format("failed (resilient mode: the job went on without it; its last call: {}, {} ago)",
+                       call_text(s.calls[0], n_pes), ago(s.calls[0].start_ns, now));
+  }
   if (s.in_call) return fmt::format("is in {} for {}", call_text(s.calls[0], n_pes), ago(s.calls[0].start_ns, now));
   // It described a wait, but no recorded call is open: a wait of its own (a kernel launch, a stream event).
   if (s.settled && s.calls.empty()) return "is in a Tessera wait that is not a recorded call";
