@@ -34,11 +34,15 @@ build: deps
 demo: build
 	@bash scripts/demo.sh $(BUILD) $(NPES)
 
+# Each stage prints the time it ends, so a slow CI run shows which stage took the time.
 test: build
+	@date +'make test: release build done at %T'
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 600
+	@date +'make test: release suite done at %T'
 	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=30 FUZZ_MERGE=0
-	@if [ "$(WITH_ASAN)" = 1 ]; then $(MAKE) --no-print-directory test-asan; fi
-	@if [ "$(WITH_TSAN)" = 1 ]; then $(MAKE) --no-print-directory test-tsan; fi
+	@date +'make test: fuzzers done at %T'
+	@if [ "$(WITH_ASAN)" = 1 ]; then $(MAKE) --no-print-directory test-asan && date +'make test: ASan done at %T'; fi
+	@if [ "$(WITH_TSAN)" = 1 ]; then $(MAKE) --no-print-directory test-tsan && date +'make test: TSan done at %T'; fi
 
 test-asan: deps
 	@cmake --preset asan >/dev/null
