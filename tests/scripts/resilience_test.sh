@@ -10,6 +10,16 @@ run="$build/bin/tessera-run"
 prog="$build/bin/pe_resilient"
 . "$(dirname "$0")/lib.sh"
 
+# Runs tessera-run -n 4 --on-failure continue ARGS into $tmp/out (printed), setting rc and elapsed_ms.
+timed_job() {
+  local start
+  start=$(date +%s%N)
+  "$run" -n 4 --on-failure continue "$@" > "$tmp/out" 2>&1
+  rc=$?
+  elapsed_ms=$(( ($(date +%s%N) - start) / 1000000 ))
+  cat "$tmp/out"
+}
+
 # 1-3. A PE killed: the middle one, the first, the last; 4 PEs on this machine's CPUs (oversubscribed here).
 for victim in 2 0 3; do
   if [ $victim = 0 ]; then
@@ -57,11 +67,7 @@ check "6 fault trials: no hang, no wrong result, nothing left ($rc)" "[ $rc -eq 
 
 # 3d. An OpenSHMEM barrier over the world after the death has no error to return: the job ends at once
 # (not at TESSERA_TIMEOUT, 60 s here), naming the failed PE.
-start=$(date +%s%N)
-"$run" -n 4 --on-failure continue --timeout 120 --env TESSERA_TIMEOUT=60 "$prog" 2 barrier > "$tmp/out" 2>&1
-rc=$?
-elapsed_ms=$(( ($(date +%s%N) - start) / 1000000 ))
-cat "$tmp/out"
+timed_job --timeout 120 --env TESSERA_TIMEOUT=60 "$prog" 2 barrier
 check "world barrier after a death: the job ends non-zero within 10 s (rc $rc, ${elapsed_ms} ms)" \
   "[ $rc -ne 0 ] && [ $elapsed_ms -lt 10000 ]"
 check "world barrier after a death: says why, naming PE 2" \
@@ -70,11 +76,7 @@ check "world barrier after a death: nothing left in /dev/shm" "[ -z \"\$(leftove
 
 # 3e. A point-to-point wait for a write the dead PE was to make (shmem_wait_until) belongs to no call that
 # could fail: it ends the job at its deadline (TESSERA_TIMEOUT, 2 s here), and its message names the failed PE.
-start=$(date +%s%N)
-"$run" -n 4 --on-failure continue --timeout 60 --env TESSERA_TIMEOUT=2 "$prog" 2 wait > "$tmp/out" 2>&1
-rc=$?
-elapsed_ms=$(( ($(date +%s%N) - start) / 1000000 ))
-cat "$tmp/out"
+timed_job --timeout 60 --env TESSERA_TIMEOUT=2 "$prog" 2 wait
 check "wait after a death: the job ends non-zero within TESSERA_TIMEOUT + 3 s (rc $rc, ${elapsed_ms} ms)" \
   "[ $rc -ne 0 ] && [ $elapsed_ms -lt 5000 ]"
 check "wait after a death: the deadline's message names the failed PE" \
