@@ -248,7 +248,7 @@ uint32_t job_failures() {
 }
 bool pe_failed(int pe) {
   pgas::JobControl* jc = pgas::is_initialized() ? pgas::rt().control : nullptr;
-  return jc && jc->state(pe)->load(std::memory_order_acquire) == pgas::JobControl::kFailed;
+  return jc && jc->failed(pe);
 }
 uint32_t pe_fail_index(int pe) {
   return pgas::rt().control->fail_index(pe)->load(std::memory_order_relaxed);

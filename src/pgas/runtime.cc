@@ -219,7 +219,7 @@ std::string failure_note() {
   if (k == 0) return {};
   std::vector<int> failed(k, -1);
   for (int pe = 0; pe < r.n_pes; ++pe) {
-    if (jc->state(pe)->load(std::memory_order_acquire) != JobControl::kFailed) continue;
+    if (!jc->failed(pe)) continue;
     const uint32_t i = jc->fail_index(pe)->load(std::memory_order_relaxed);
     if (i < k) failed[i] = pe;
   }
@@ -357,8 +357,7 @@ static void leave_resilient(Runtime& r) {
     if (pe == r.my_pe) continue;
     sync::wait_until(
         [&] {
-          return jc->leaves(pe)->load(std::memory_order_acquire) >= v ||
-                 jc->state(pe)->load(std::memory_order_acquire) == JobControl::kFailed;
+          return jc->leaves(pe)->load(std::memory_order_acquire) >= v || jc->failed(pe);
         },
         [&] { return fmt::format("shmem_finalize (resilient mode): PE {} to finalize or fail", pe); });
   }

@@ -71,6 +71,8 @@ struct JobControl {
     static_assert(sizeof(std::atomic<uint32_t>) + sizeof(sync::PeWaitHist) <= kCacheLine);
     return reinterpret_cast<sync::PeWaitHist*>(reinterpret_cast<char*>(state(pe)) + sizeof(std::atomic<uint32_t>));
   }
+  // Resilient mode: the launcher has marked `pe` failed (acquire: its fail_index is then readable).
+  bool failed(int pe) { return state(pe)->load(std::memory_order_acquire) == kFailed; }
   // The order in which the launcher marked `pe` failed (valid once its state is kFailed).
   std::atomic<uint32_t>* fail_index(int pe) {
     static_assert(2 * sizeof(std::atomic<uint32_t>) + sizeof(sync::PeWaitHist) <= kCacheLine);

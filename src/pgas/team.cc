@@ -215,7 +215,7 @@ class TeamWatch final : public sync::FailWatch {
     if (f == seen_) return false;
     seen_ = f;
     for (int i = 0; i < t_->size && failed_ < 0; ++i)
-      if (jc->state(t_->world_pe(i))->load(std::memory_order_acquire) == JobControl::kFailed) failed_ = t_->world_pe(i);
+      if (jc->failed(t_->world_pe(i))) failed_ = t_->world_pe(i);
     return failed_ >= 0;
   }
   [[noreturn]] void raise() override {
