@@ -88,6 +88,47 @@ tesseraResult_t tesseraRMSNorm(const tesseraTensor_t* x, const tesseraTensor_t* 
                                const tesseraTensor_t* bias, float eps, const tesseraOpOptions_t* opts,
                                tesseraStream_t stream);
 
+/* BatchNorm over x of shape [N, C, ...] (channel axis 1): per-channel statistics over N and the spatial axes.
+ * Channel vectors are float arrays of C elements (NULL: absent). Start from TESSERA_BATCH_NORM_PARAMS_INIT:
+ * a zeroed struct has eps = 0 and momentum = 0. */
+typedef struct {
+  const float* weight; /* NULL: 1 */
+  const float* bias;   /* NULL: 0 */
+  float eps;
+  float momentum;     /* training: running = (1 - momentum) * running + momentum * batch */
+  float* running_mean; /* training: updated if set; inference: required */
+  float* running_var;  /* training: updated with the unbiased variance if set; inference: required */
+} tesseraBatchNormParams_t;
+#define TESSERA_BATCH_NORM_PARAMS_INIT {NULL, NULL, 1e-5f, 0.1f, NULL, NULL}
+/* Per-channel mean and biased variance (either output may be NULL). */
+tesseraResult_t tesseraBatchNormStats(const tesseraTensor_t* x, float* mean, float* var,
+                                      const tesseraOpOptions_t* opts, tesseraStream_t stream);
+/* Training: normalises with the batch statistics, writes them to save_mean / save_var (biased; either may be
+ * NULL) and updates the running statistics. y may equal x. */
+tesseraResult_t tesseraBatchNormTrain(const tesseraTensor_t* x, const tesseraTensor_t* y,
+                                      const tesseraBatchNormParams_t* params, float* save_mean, float* save_var,
+                                      const tesseraOpOptions_t* opts, tesseraStream_t stream);
+/* Inference: normalises with params->running_mean / running_var. */
+tesseraResult_t tesseraBatchNormInfer(const tesseraTensor_t* x, const tesseraTensor_t* y,
+                                      const tesseraBatchNormParams_t* params, const tesseraOpOptions_t* opts,
+                                      tesseraStream_t stream);
+
+/* Softmax / LogSoftmax over a last dimension sharded across the PEs of the job (vocabulary-parallel): PE p
+ * holds columns [c_p, c_p + n_p) of every row, x = [rows, n_p] (n_p may differ between PEs and may be 0). The
+ * kernel's blocks exchange each row's partial max and sum of exponentials with put-with-signal; every PE
+ * gets the same row statistics bit for bit. lse (NULL or float[rows]) receives each full row's log-sum-exp.
+ * Needs an initialised OpenSHMEM job. Create and Destroy are collective (symmetric allocations); every PE
+ * calls the operator with the same rows, in the same order; calls on one object are ordered (all on one
+ * stream, or that stream synchronized before a call elsewhere). */
+typedef struct tesseraShardedSoftmaxState* tesseraShardedSoftmax_t;
+tesseraResult_t tesseraShardedSoftmaxCreate(int64_t max_rows, tesseraShardedSoftmax_t* out);
+tesseraResult_t tesseraShardedSoftmaxDestroy(tesseraShardedSoftmax_t sm);
+tesseraResult_t tesseraShardedSoftmax(tesseraShardedSoftmax_t sm, const tesseraTensor_t* x, const tesseraTensor_t* y,
+                                      float* lse, const tesseraOpOptions_t* opts, tesseraStream_t stream);
+tesseraResult_t tesseraShardedLogSoftmax(tesseraShardedSoftmax_t sm, const tesseraTensor_t* x,
+                                         const tesseraTensor_t* y, float* lse, const tesseraOpOptions_t* opts,
+                                         tesseraStream_t stream);
+
 #ifdef __cplusplus
 }
 #endif

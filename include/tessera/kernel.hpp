@@ -263,7 +263,9 @@ void coop_put(BlockContext& b, void* dest, const void* src, size_t bytes, uint64
 /// exponentials: no collective call. Every PE gets bit-identical row statistics (partials are combined in PE
 /// order). lse (optional, f32 [rows]) receives the log-sum-exp of each full row.
 /// Collective: every PE creates the object with the same max_rows and calls run() with the same rows, in the
-/// same order. The destructor frees the symmetric buffers (collective, shmem_free).
+/// same order. The destructor frees the symmetric buffers (collective, shmem_free). With opts.stream set, a
+/// call is an item of that stream, as the other operators' are; the calls on one object must still be
+/// ordered (all on one stream, or the stream synchronized before a blocking call or one on another stream).
 class ShardedSoftmax {
  public:
   explicit ShardedSoftmax(int64_t max_rows);

@@ -12,9 +12,16 @@
 #include "capi/last_error.h"
 #include "coll/handle.h"
 #include "kernel/dtype.h"
+#include "pgas/runtime.h"
 
 using namespace tessera;
 namespace tk = tessera::kernel;
+
+// The C handle of a sharded softmax: the C++ object, whose symmetric buffers it owns.
+struct tesseraShardedSoftmaxState {
+  explicit tesseraShardedSoftmaxState(int64_t max_rows) : sm(max_rows) {}
+  tk::ShardedSoftmax sm;
+};
 
 static_assert(TESSERA_AUTO_BLOCKS == tk::kAutoBlocks, "kernel.h and kernel.hpp name different automatic counts");
 static_assert(TESSERA_MAX_TENSOR_RANK == tk::kMaxRank, "kernel.h and kernel.hpp allow different ranks");
@@ -110,6 +117,41 @@ tesseraResult_t softmax(const char* routine, const tesseraTensor_t* x, const tes
 
 tk::BlockContext& block_of(tesseraBlock_t b) { return *reinterpret_cast<tk::BlockContext*>(b); }
 
+Result<tk::BatchNormParams> batch_norm_params(const char* routine, const tesseraBatchNormParams_t* p) {
+  if (!p) return invalid_arg("{}: params is null (start from TESSERA_BATCH_NORM_PARAMS_INIT)", routine);
+  tk::BatchNormParams out;
+  out.weight = p->weight;
+  out.bias = p->bias;
+  out.eps = p->eps;
+  out.momentum = p->momentum;
+  out.running_mean = p->running_mean;
+  out.running_var = p->running_var;
+  return out;
+}
+
+tesseraResult_t batch_norm(const char* routine, const tesseraTensor_t* x, const tesseraTensor_t* y,
+                           const tesseraBatchNormParams_t* params, float* save_mean, float* save_var,
+                           const tesseraOpOptions_t* opts, tesseraStream_t stream, bool train) {
+  Result<tk::BatchNormParams> p = batch_norm_params(routine, params);
+  if (!p.is_ok()) return to_result(p.status());
+  Result<OpCall> c = op_call(routine, x, y, opts, stream);
+  if (!c.is_ok()) return to_result(c.status());
+  const OpCall& k = c.value();
+  return run(routine, [&] {
+    train ? tk::batch_norm_train(k.x, k.y, p.value(), save_mean, save_var, k.opts)
+          : tk::batch_norm_infer(k.x, k.y, p.value(), k.opts);
+  });
+}
+
+tesseraResult_t sharded_softmax(const char* routine, tesseraShardedSoftmax_t sm, const tesseraTensor_t* x,
+                                const tesseraTensor_t* y, float* lse, const tesseraOpOptions_t* opts,
+                                tesseraStream_t stream, bool log) {
+  if (!sm) return to_result(invalid_arg("{}: the sharded softmax handle is null", routine));
+  Result<OpCall> c = op_call(routine, x, y, opts, stream);
+  if (!c.is_ok()) return to_result(c.status());
+  const OpCall& k = c.value();
+  return run(routine, [&] { log ? sm->sm.log_softmax(k.x, k.y, lse, k.opts) : sm->sm.softmax(k.x, k.y, lse, k.opts); });
+}
 }  // namespace
 
 extern "C" {
@@ -177,6 +219,59 @@ tesseraResult_t tesseraRMSNorm(const tesseraTensor_t* x, const tesseraTensor_t* 
                                const tesseraTensor_t* bias, float eps, const tesseraOpOptions_t* opts,
                                tesseraStream_t stream) {
   return norm("tesseraRMSNorm", x, y, weight, bias, eps, opts, stream, true);
+}
+
+tesseraResult_t tesseraBatchNormStats(const tesseraTensor_t* x, float* mean, float* var,
+                                      const tesseraOpOptions_t* opts, tesseraStream_t stream) {
+  constexpr const char* kRoutine = "tesseraBatchNormStats";
+  Result<OpCall> c = op_call(kRoutine, x, x, opts, stream);
+  if (!c.is_ok()) return to_result(c.status());
+  const OpCall& k = c.value();
+  return run(kRoutine, [&] { tk::batch_norm_stats(k.x, mean, var, k.opts); });
+}
+
+tesseraResult_t tesseraBatchNormTrain(const tesseraTensor_t* x, const tesseraTensor_t* y,
+                                      const tesseraBatchNormParams_t* params, float* save_mean, float* save_var,
+                                      const tesseraOpOptions_t* opts, tesseraStream_t stream) {
+  return batch_norm("tesseraBatchNormTrain", x, y, params, save_mean, save_var, opts, stream, true);
+}
+
+tesseraResult_t tesseraBatchNormInfer(const tesseraTensor_t* x, const tesseraTensor_t* y,
+                                      const tesseraBatchNormParams_t* params, const tesseraOpOptions_t* opts,
+                                      tesseraStream_t stream) {
+  return batch_norm("tesseraBatchNormInfer", x, y, params, nullptr, nullptr, opts, stream, false);
+}
+
+tesseraResult_t tesseraShardedSoftmaxCreate(int64_t max_rows, tesseraShardedSoftmax_t* out) {
+  constexpr const char* kRoutine = "tesseraShardedSoftmaxCreate";
+  if (!out) return to_result(invalid_arg("{}: out is null", kRoutine));
+  *out = nullptr;
+  if (max_rows < 0) return to_result(invalid_arg("{}: max_rows={} must be >= 0", kRoutine, max_rows));
+  if (!pgas::is_initialized())
+    return to_result(invalid_arg("{}: called before shmem_init (or after shmem_finalize)", kRoutine));
+  try {
+    *out = new tesseraShardedSoftmaxState(max_rows);
+  } catch (const std::exception& e) {  // max_rows too large for the symmetric heap: every PE fails alike
+    return failed(kRoutine, e);
+  }
+  return tesseraSuccess;
+}
+
+tesseraResult_t tesseraShardedSoftmaxDestroy(tesseraShardedSoftmax_t sm) {
+  if (!sm) return to_result(invalid_arg("tesseraShardedSoftmaxDestroy: the sharded softmax handle is null"));
+  delete sm;
+  return tesseraSuccess;
+}
+
+tesseraResult_t tesseraShardedSoftmax(tesseraShardedSoftmax_t sm, const tesseraTensor_t* x, const tesseraTensor_t* y,
+                                      float* lse, const tesseraOpOptions_t* opts, tesseraStream_t stream) {
+  return sharded_softmax("tesseraShardedSoftmax", sm, x, y, lse, opts, stream, false);
+}
+
+tesseraResult_t tesseraShardedLogSoftmax(tesseraShardedSoftmax_t sm, const tesseraTensor_t* x,
+                                         const tesseraTensor_t* y, float* lse, const tesseraOpOptions_t* opts,
+                                         tesseraStream_t stream) {
+  return sharded_softmax("tesseraShardedLogSoftmax", sm, x, y, lse, opts, stream, true);
 }
 
 }  // extern "C"

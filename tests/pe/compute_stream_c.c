@@ -13,16 +13,7 @@
 
 static int me;
 
-#define CHECK(cond, ...)                                                \
-  do {                                                                  \
-    if (!(cond)) {                                                      \
-      fprintf(stderr, "PE %d: %s:%d: %s: ", me, __FILE__, __LINE__, #cond); \
-      fprintf(stderr, __VA_ARGS__);                                     \
-      fprintf(stderr, "\n");                                            \
-      exit(1);                                                          \
-    }                                                                   \
-  } while (0)
-#define OK(call) CHECK((call) == tesseraSuccess, "%s", tesseraGetLastError())
+#include "c_checks.h"
 
 static void sleep_ms(int ms) {
   struct timespec t = {0, ms * 1000000L};
@@ -197,11 +188,6 @@ static void test_capture(tesseraComm_t comm, int n) {
   }
   OK(tesseraGraphDestroy(g));
   OK(tesseraStreamDestroy(s));
-}
-
-static void expect_error(tesseraResult_t r, tesseraResult_t want, const char* text) {
-  CHECK(r == want, "result %d, want %d (%s)", (int)r, (int)want, tesseraGetLastError());
-  CHECK(strstr(tesseraGetLastError(), text) != NULL, "'%s' does not say '%s'", tesseraGetLastError(), text);
 }
 
 static void nothing(tesseraBlock_t b, void* p) {

@@ -15,3 +15,11 @@ add_test(NAME pe.compute_stream_c.hosts4pes2pph
          COMMAND ${TESSERA_RUN} -n 4 --timeout 300 --env TESSERA_TIMEOUT=60 --env TEST_PES_PER_HOST=2
                  ${CMAKE_CURRENT_SOURCE_DIR}/pe/as_hosts.sh $<TARGET_FILE:pe_compute_stream_c>)
 set_tests_properties(pe.compute_stream_c.hosts4pes2pph PROPERTIES LABELS "pe;hosts" TIMEOUT 300)
+# BatchNorm and the PE-sharded softmax from C: results, streams, the same statistics on every PE, errors.
+add_executable(pe_kernel_ops_c ${CMAKE_CURRENT_SOURCE_DIR}/pe/kernel_ops_c.c)
+target_link_libraries(pe_kernel_ops_c PRIVATE tessera m)
+foreach(n 1 2 3 4)
+  add_test(NAME pe.kernel_ops_c.n${n}
+           COMMAND ${TESSERA_RUN} -n ${n} --timeout 120 --env TESSERA_TIMEOUT=60 $<TARGET_FILE:pe_kernel_ops_c>)
+  set_tests_properties(pe.kernel_ops_c.n${n} PROPERTIES LABELS pe TIMEOUT 120)
+endforeach()

@@ -12,7 +12,9 @@
 // PE's call e+1 maxima (sent after this PE finished reading call e's sums). Signals are cumulative
 // (never reset), so the wait targets are epoch * rows-so-far, identical on every PE.
 #include <cmath>
+#include <cstdint>
 #include <limits>
+#include <string>
 
 #include "kernel/ops/common.h"
 #include "kernel/ops/prims.h"
@@ -32,13 +34,23 @@ ShardedSoftmax::ShardedSoftmax(int64_t max_rows) {
   if (!pgas::is_initialized()) pgas::fail_not_initialized("ShardedSoftmax");
   n_pes_ = pgas::rt().n_pes;
   my_pe_ = pgas::rt().my_pe;
+  const size_t limit = SIZE_MAX / sizeof(double) / static_cast<size_t>(n_pes_);
+  if (static_cast<uint64_t>(max_rows) > limit)
+    fail(invalid_arg("ShardedSoftmax: max_rows={} overflows the exchange buffers' size (limit {} at {} PEs)",
+                     max_rows, limit, n_pes_));
   const size_t slots = static_cast<size_t>(n_pes_) * static_cast<size_t>(std::max<int64_t>(max_rows, 1));
   part_max_ = static_cast<float*>(pgas::sym_malloc(slots * sizeof(float), "ShardedSoftmax"));
   part_sum_ = static_cast<double*>(pgas::sym_malloc(slots * sizeof(double), "ShardedSoftmax"));
   // collective, zeroed before its barrier
   sig_ = static_cast<uint64_t*>(pgas::sym_calloc(2, sizeof(uint64_t), "ShardedSoftmax"));
-  if (!part_max_ || !part_sum_ || !sig_)
-    fail(make_status(Code::kOutOfMemory, "ShardedSoftmax: symmetric heap too small for {} rows x {} PEs", max_rows, n_pes_));
+  if (!part_max_ || !part_sum_ || !sig_) {
+    // Every PE's heap has the same layout, so every PE fails here alike: free what was taken (collective).
+    if (sig_) pgas::sym_free(sig_, "ShardedSoftmax");
+    if (part_sum_) pgas::sym_free(part_sum_, "ShardedSoftmax");
+    if (part_max_) pgas::sym_free(part_max_, "ShardedSoftmax");
+    fail(make_status(Code::kOutOfMemory, "ShardedSoftmax: the symmetric heap has no room for {} rows x {} PEs ({} bytes; "
+                     "SHMEM_SYMMETRIC_SIZE sets the heap's size)", max_rows, n_pes_, slots * (sizeof(float) + sizeof(double))));
+  }
 }
 
 ShardedSoftmax::~ShardedSoftmax() {
@@ -52,6 +64,13 @@ void ShardedSoftmax::log_softmax(ConstTensor x, Tensor y, float* lse, const OpOp
 
 void ShardedSoftmax::run(ConstTensor x, Tensor y, float* lse, bool log, const OpOptions& opts) {
   const char* name = log ? "sharded log_softmax" : "sharded softmax";
+  if (opts.stream) {  // one item of the stream, which runs this call later (its checks fail the item)
+    OpOptions later = opts;
+    later.stream = nullptr;
+    opts.stream->enqueue(std::string(name) + " " + to_string(x.shape) + " " + dtype_name(x.dtype),
+                         [this, x, y, lse, log, later] { run(x, y, lse, log, later); });
+    return;
+  }
   auto check = [](const Status& st) { if (!st.is_ok()) fail(st); };
   check(ops::check_tensor(name, "x", x));
   check(ops::check_like(name, "y", x, y));
