@@ -16,7 +16,6 @@
 #include "coll/p2p.h"
 #include "coll/plan.h"
 #include "coll/register.h"
-#include "coll/resilience.h"
 #include "coll/types.h"
 
 namespace tessera::capi {
@@ -153,32 +152,6 @@ tesseraResult_t tesseraCommUserRank(const tesseraComm_t comm, int* rank) {
   TS_CHECK(check_comm("tesseraCommUserRank", comm));
   if (!rank) return to_result(invalid_arg("tesseraCommUserRank: rank is null"));
   *rank = comm->c->rank;
-  return tesseraSuccess;
-}
-
-tesseraResult_t tesseraCommRevoke(tesseraComm_t comm) {
-  TS_CHECK(check_comm("tesseraCommRevoke", comm));
-  return to_result(revoke(*comm->c));
-}
-tesseraResult_t tesseraCommAgree(tesseraComm_t comm, int* flag) {
-  TS_CHECK(check_comm("tesseraCommAgree", comm));
-  if (!flag) return to_result(invalid_arg("tesseraCommAgree: flag is null"));
-  std::vector<int> failed;
-  return to_result(agree(*comm->c, flag, &failed));
-}
-tesseraResult_t tesseraCommShrink(tesseraComm_t comm, tesseraComm_t* newcomm) {
-  TS_CHECK(check_comm("tesseraCommShrink", comm));
-  if (!newcomm) return to_result(invalid_arg("tesseraCommShrink: newcomm is null"));
-  return opened(open_shrink("tesseraCommShrink", comm), newcomm);
-}
-tesseraResult_t tesseraCommFailed(const tesseraComm_t comm, int* pes, int max_pes, int* count) {
-  TS_CHECK(check_comm("tesseraCommFailed", comm));
-  if (!count) return to_result(invalid_arg("tesseraCommFailed: count is null"));
-  if (max_pes < 0) return to_result(invalid_arg("tesseraCommFailed: max_pes is {}, below 0", max_pes));
-  if (max_pes > 0 && !pes) return to_result(invalid_arg("tesseraCommFailed: pes is null with max_pes {}", max_pes));
-  const std::vector<int>& f = known_failed(*comm->c);
-  *count = static_cast<int>(f.size());
-  std::copy_n(f.begin(), std::min<size_t>(f.size(), static_cast<size_t>(max_pes)), pes);
   return tesseraSuccess;
 }
 
