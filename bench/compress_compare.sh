@@ -4,8 +4,9 @@
 # phase between hosts uncompressed, bf16, fp8 and int8 (TESSERA_COMPRESS, with error feedback), Open MPI
 # (bench/coll_mpi.c, ob1/tcp) and PyTorch's gloo (bench/hosts_gloo.py) on the same link, alternated round by
 # round; 1 and 2 PEs per host; at each RATE. Prints one JSON line per run and, per link and layout, the
-# median times, the effective bandwidth (bytes / time) and the ratios.
-#   [RATES="1gbit 10gbit"] [ROUNDS=3] [BYTES=67108864] bash bench/compress_compare.sh [build-dir]
+# median times, the effective bandwidth (bytes / time) and the ratios. COLL=allgather measures the float32
+# allgather instead, coded by TESSERA_COMPRESS_ALLGATHER (no feedback), at tessera-perf's sizes.
+#   [COLL=allreduce|allgather] [RATES="1gbit 10gbit"] [ROUNDS=3] [BYTES=67108864] bash bench/compress_compare.sh [build-dir]
 # Needs root and scripts/install-deps.sh bench (Open MPI); gloo runs on build/venv's PyTorch.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -24,6 +25,12 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 RATES=${RATES:-"1gbit 10gbit"}
 ROUNDS=${ROUNDS:-3}
 BYTES=${BYTES:-67108864}
+COLL=${COLL:-allreduce}
+case $COLL in
+  allreduce) knob=TESSERA_COMPRESS ;;
+  allgather) knob=TESSERA_COMPRESS_ALLGATHER ;;
+  *) echo "compress_compare.sh: COLL=$COLL is not allreduce or allgather" >&2; exit 2 ;;
+esac
 py=/usr/bin/python3
 mpicc -O2 -o "$out/coll_mpi" "$here/coll_mpi.c"
 h1=$(cat "$NETNS_HOSTS_DIR/h1.addr")
@@ -38,9 +45,9 @@ mpirun_() {  # np ppn prog...
 gloo() {  # np ppn
   local np=$1 ppn=$2 r port=$((29500 + RANDOM % 1000))
   for ((r = 1; r < np; r++)); do
-    host_exec "h$((r / ppn + 1))" env -u NETNS_HOSTS_DIR "$torch_py" "$here/hosts_gloo.py" $r "$np" "$h1" $port allreduce "$BYTES" > /dev/null 2>&1 &
+    host_exec "h$((r / ppn + 1))" env -u NETNS_HOSTS_DIR "$torch_py" "$here/hosts_gloo.py" $r "$np" "$h1" $port "$COLL" "$BYTES" > /dev/null 2>&1 &
   done
-  host_exec h1 env -u NETNS_HOSTS_DIR timeout 900 "$torch_py" "$here/hosts_gloo.py" 0 "$np" "$h1" $port allreduce "$BYTES" 2>/dev/null
+  host_exec h1 env -u NETNS_HOSTS_DIR timeout 900 "$torch_py" "$here/hosts_gloo.py" 0 "$np" "$h1" $port "$COLL" "$BYTES" 2>/dev/null
   wait
 }
 for rate in $RATES; do
@@ -49,12 +56,12 @@ for rate in $RATES; do
     np=$((2 * ppn))
     for ((round = 1; round <= ROUNDS; round++)); do
       for mode in none bf16 fp8 int8; do
-        mpirun_ $np $ppn env TESSERA_COMPRESS=$mode "$build/bin/tessera-perf" allreduce -b "$BYTES" -e "$BYTES" -n 3 -w 1 --json 2>/dev/null |
+        mpirun_ $np $ppn env "$knob=$mode" "$build/bin/tessera-perf" "$COLL" -b "$BYTES" -e "$BYTES" -n 3 -w 1 --json 2>/dev/null |
           $py -c 'import json,sys; d=json.load(sys.stdin); r=d["results"][0]
 print(json.dumps({"lib":"tessera-"+sys.argv[1],"rate":sys.argv[2],"ppn":int(sys.argv[3]),"round":int(sys.argv[4]),"time_us":r["time_us"],"algo":r["algo"],"predicted_us":r["predicted_us"]}))' \
             "$mode" "$rate" "$ppn" "$round" | while read -r l; do emit "$l"; done
       done
-      COLL_MPI_ITERS=3 mpirun_ $np $ppn "$out/coll_mpi" allreduce "$BYTES" 2>/dev/null |
+      COLL_MPI_ITERS=3 mpirun_ $np $ppn "$out/coll_mpi" "$COLL" "$BYTES" 2>/dev/null |
         $py -c 'import json,sys; [print(json.dumps(dict(json.loads(l), lib="openmpi", rate=sys.argv[1], ppn=int(sys.argv[2]), round=int(sys.argv[3])))) for l in sys.stdin if l.strip()]' \
           "$rate" "$ppn" "$round" | while read -r l; do emit "$l"; done
       gloo $np $ppn | $py -c 'import json,sys; [print(json.dumps(dict(json.loads(l), lib="gloo", rate=sys.argv[1], ppn=int(sys.argv[2]), round=int(sys.argv[3])))) for l in sys.stdin if l.strip()]' \
@@ -63,17 +70,18 @@ print(json.dumps({"lib":"tessera-"+sys.argv[1],"rate":sys.argv[2],"ppn":int(sys.
   done
   hosts_link rate=off
 done
-$py - "$res" "$BYTES" <<'PY'
+$py - "$res" "$BYTES" "$COLL" <<'PY'
 import json, statistics, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
-nbytes = int(sys.argv[2])
+nbytes, coll = int(sys.argv[2]), sys.argv[3]
 keys = sorted({(r["rate"], r["ppn"]) for r in rows})
 for rate, ppn in keys:
     med = {}
     for lib in ["tessera-none", "tessera-bf16", "tessera-fp8", "tessera-int8", "openmpi", "gloo"]:
         t = [r["time_us"] for r in rows if r["rate"] == rate and r["ppn"] == ppn and r["lib"] == lib]
         if t: med[lib] = statistics.median(t)
-    print(f"link {rate}, 2 hosts x {ppn} PE(s), {nbytes} B float32 sum allreduce, medians:")
+    what = "sum allreduce" if coll == "allreduce" else "allgather"
+    print(f"link {rate}, 2 hosts x {ppn} PE(s), {nbytes} B float32 {what}, medians:")
     for lib, t in med.items():
         print(f"  {lib:13s} {t / 1e3:9.1f} ms  {nbytes / t:7.1f} MB/s")
     base = med.get("tessera-none")

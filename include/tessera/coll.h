@@ -205,6 +205,13 @@ typedef enum {
   tesseraCompressNone = 0, tesseraCompressBf16 = 1, tesseraCompressFp8 = 2, tesseraCompressInt8 = 3
 } tesseraCompress_t;
 tesseraResult_t tesseraCommSetCompression(tesseraComm_t comm, tesseraCompress_t mode, int error_feedback);
+/* The same for allgathers (ZeRO++'s quantized weights): with a mode set, tesseraAllGather and tesseraAllGatherV
+ * of tesseraFloat32 send each member's block between hosts as its code, and every member gets every block
+ * decoded, its own too, so all members hold the same bits and none its exact input. No error feedback (an
+ * allgather's result is not summed again). Collective, checked as above; TESSERA_COMPRESS_ALLGATHER sets the
+ * start value; within one host it is accepted and changes nothing. Off by default, apart from the
+ * reductions' setting: coding the parameters as well as the gradients is a choice of its own. */
+tesseraResult_t tesseraCommSetAllGatherCompression(tesseraComm_t comm, tesseraCompress_t mode);
 
 /* Persistent plans (MPI-4's persistent collectives, MPI_Allreduce_init + MPI_Start): an Init takes the
  * blocking call's arguments and returns a plan of that call, its arguments checked, its algorithm chosen and

@@ -179,6 +179,8 @@ class Comm {
   /// Compressed collectives across hosts (coll.h: tesseraCommSetCompression): collective.
   enum class Compression { kNone = 0, kBf16 = 1, kFp8 = 2, kInt8 = 3 };
   void set_compression(Compression mode, bool error_feedback = true);
+  /// Float32 allgathers coded between hosts (coll.h: tesseraCommSetAllGatherCompression): collective.
+  void set_allgather_compression(Compression mode);
 
   /// Registered buffers (coll.h: tesseraCommRegister): collective; returns the registration's handle.
   void* register_buffer(void* p, size_t bytes);

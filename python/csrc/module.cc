@@ -31,6 +31,8 @@ PYBIND11_MODULE(_C, m) {
            py::call_guard<py::gil_scoped_release>())
       .def("set_compression", &ProcessGroupTessera::set_compression, py::arg("mode"), py::arg("error_feedback"),
            py::call_guard<py::gil_scoped_release>())
+      .def("set_allgather_compression", &ProcessGroupTessera::set_allgather_compression, py::arg("mode"),
+           py::call_guard<py::gil_scoped_release>())
       .def("shrink_for_next_world", &ProcessGroupTessera::shrink_for_next_world,
            py::call_guard<py::gil_scoped_release>())
       .def_property("inline_bytes", &ProcessGroupTessera::inline_bytes, &ProcessGroupTessera::set_inline_bytes,

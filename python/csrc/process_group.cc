@@ -198,16 +198,33 @@ void ProcessGroupTessera::deregister_tensor(uintptr_t handle) {
   }
 }
 
-void ProcessGroupTessera::set_compression(const std::string& mode, bool error_feedback) {
+namespace {
+// A mode's name as the C++ API's value; `routine` names the Python call in the error.
+tc::Comm::Compression compression_of(const char* routine, const std::string& mode) {
   using C = tc::Comm::Compression;
   static const std::pair<const char*, C> kModes[] = {
       {"none", C::kNone}, {"bf16", C::kBf16}, {"fp8", C::kFp8}, {"int8", C::kInt8}};
   const auto* m = std::find_if(std::begin(kModes), std::end(kModes), [&](const auto& e) { return mode == e.first; });
-  TORCH_CHECK(m != std::end(kModes), "tessera_torch.set_compression: mode '", mode,
-              "' is not one of none, bf16, fp8, int8");
+  TORCH_CHECK(m != std::end(kModes), routine, ": mode '", mode, "' is not one of none, bf16, fp8, int8");
+  return m->second;
+}
+}  // namespace
+
+void ProcessGroupTessera::set_compression(const std::string& mode, bool error_feedback) {
+  const tc::Comm::Compression m = compression_of("tessera_torch.set_compression", mode);
   drain();
   try {
-    comm_.set_compression(m->second, error_feedback);
+    comm_.set_compression(m, error_feedback);
+  } catch (const tessera::Error& e) {
+    TORCH_CHECK(false, e.what());
+  }
+}
+
+void ProcessGroupTessera::set_allgather_compression(const std::string& mode) {
+  const tc::Comm::Compression m = compression_of("tessera_torch.set_allgather_compression", mode);
+  drain();
+  try {
+    comm_.set_allgather_compression(m);
   } catch (const tessera::Error& e) {
     TORCH_CHECK(false, e.what());
   }

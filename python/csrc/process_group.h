@@ -134,6 +134,8 @@ class ProcessGroupTessera : public c10d::Backend {
   // tesseraCommSetCompression), after the group's streams have drained: collective over the group's ranks.
   // mode: "none", "bf16", "fp8" or "int8".
   void set_compression(const std::string& mode, bool error_feedback);
+  // Float32 all-gathers coded between hosts (tesseraCommSetAllGatherCompression); collective, as above.
+  void set_allgather_compression(const std::string& mode);
   // Waits until this rank's streams have run (and released) everything enqueued; errors stay with their Work.
   void drain();
   // Resilient mode (tessera-run --on-failure continue; docs/resilience.md), on the default group only: after

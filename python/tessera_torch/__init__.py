@@ -19,6 +19,7 @@ from . import _C
 
 __all__ = ["empty", "zeros", "is_symmetric", "pool_bytes", "pool_free_bytes", "symmetric_allreduce_hook",
            "SymmetricHookState", "ProcessGroupTessera", "register_tensor", "deregister_tensor", "set_compression",
+           "set_allgather_compression",
            "CompressedHookState", "compressed_allreduce_hook", "shrink_world", "is_peer_failure"]
 
 ProcessGroupTessera = _C.ProcessGroupTessera
@@ -120,6 +121,15 @@ def set_compression(mode, error_feedback=True, group=None):
     the buffer's address and length: it suits buffers reused step after step (as compressed_allreduce_hook's
     are); for buffers that change every call, pass error_feedback=False."""
     _tessera_backend(group).set_compression(str(mode), bool(error_feedback))
+
+
+def set_allgather_compression(mode, group=None):
+    """Codes the phase between hosts of the group's float32 all-gathers (all_gather, all_gather_into_tensor:
+    FSDP's parameters, as ZeRO++ quantizes weights) as "bf16", "fp8" or "int8" ("none" turns it off). Every
+    rank then gets every shard decoded, its own too: all ranks hold the same values, none its exact shard.
+    No feedback. Collective over the group's ranks, each passing the same mode (tesseraCommSetAllGatherCompression,
+    docs/coll.md). Within one host nothing changes."""
+    _tessera_backend(group).set_allgather_compression(str(mode))
 
 
 class CompressedHookState:

@@ -381,6 +381,14 @@ tesseraResult_t tesseraCommSetCompression(tesseraComm_t comm, tesseraCompress_t 
     return set_compression("tesseraCommSetCompression", *comm->c, m, error_feedback != 0);
   }));
 }
+tesseraResult_t tesseraCommSetAllGatherCompression(tesseraComm_t comm, tesseraCompress_t mode) {
+  TS_CHECK(check_comm("tesseraCommSetAllGatherCompression", comm));
+  int m = 0;
+  std::memcpy(&m, &mode, sizeof m);  // copy-ok: one word (as tesseraCommSetCompression's)
+  return to_result(exclusive("tesseraCommSetAllGatherCompression", *comm->c, [&] {
+    return set_allgather_compression("tesseraCommSetAllGatherCompression", *comm->c, m);
+  }));
+}
 static_assert(tesseraCompressInt8 == static_cast<int>(Compress::kInt8) && tesseraCompressNone == 0,
               "coll.h's compression modes and hier/compress.h's differ");
 

@@ -48,6 +48,9 @@ struct NetShape {
   // feedback or without; the same on every member (tesseraCommSetCompression, TESSERA_COMPRESS).
   Compress compress = Compress::kNone;
   bool feedback = true;
+  // The phase between hosts of float32 allgathers coded (no feedback): every member decodes every block, its
+  // own too (tesseraCommSetAllGatherCompression, TESSERA_COMPRESS_ALLGATHER).
+  Compress gather_compress = Compress::kNone;
 };
 
 // What selection sees (identical on every member).

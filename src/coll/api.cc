@@ -191,6 +191,12 @@ void Comm::set_compression(Compression mode, bool error_feedback) {
     return coll::set_compression("tesseraCommSetCompression", *h_->c, static_cast<int>(mode), error_feedback);
   }));
 }
+void Comm::set_allgather_compression(Compression mode) {
+  throw_if_error(check_comm("Comm::set_allgather_compression", h_));
+  throw_if_error(exclusive("tesseraCommSetAllGatherCompression", *h_->c, [&] {
+    return coll::set_allgather_compression("tesseraCommSetAllGatherCompression", *h_->c, static_cast<int>(mode));
+  }));
+}
 
 void Comm::deregister_buffer(void* handle) {
   throw_if_error(check_comm("Comm::deregister_buffer", h_));

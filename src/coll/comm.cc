@@ -104,7 +104,9 @@ template <typename Sync>
 Result<Communicator*> build(std::vector<int> world, int rank, uint64_t uid, Sync&& sync) {
   // Members on other hosts: the communicator of this host's members, and the two-level part over it.
   const pgas::Runtime& rt = pgas::rt();
-  (void)default_compress();  // an unknown TESSERA_COMPRESS ends the job on one host too, not only across hosts
+  // An unknown TESSERA_COMPRESS or TESSERA_COMPRESS_ALLGATHER ends the job on one host too, not only across hosts.
+  (void)default_compress();
+  (void)default_allgather_compress();
   const int my_host = rt.host_of[static_cast<size_t>(world[static_cast<size_t>(rank)])];
   std::vector<int> here;
   int local_rank = 0;

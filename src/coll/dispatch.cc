@@ -280,10 +280,10 @@ Status dispatch_row(Communicator& c, Kind kind, const Args& a, const Algorithm* 
   const size_t es = dtype_size(a.dtype);
   const size_t per_rank = per_rank_elems(c, kind, a, total);
   // One-entry cache: the same call again skips the shape and the cost evaluation. Not with compression
-  // between hosts, whose rows depend on the type and operator too (hier/rows.cc: coded).
+  // between hosts, whose rows depend on the type and operator too (hier/rows.cc: coded, coded_gather).
   const Algorithm* algo = c.last_algo;
   if (force || c.last_kind != kind || c.last_bytes != per_rank * es || c.last_symmetric != a.symmetric || !algo ||
-      (c.net && c.net->compress != Compress::kNone)) [[unlikely]] {
+      (c.net && (c.net->compress != Compress::kNone || c.net->gather_compress != Compress::kNone))) [[unlikely]] {
     Result<const Algorithm*> r = pick(c, kind, a, per_rank * es, force);
     if (!r.is_ok()) return r.status();
     algo = r.value();

@@ -23,6 +23,38 @@ const config::Var<std::string> kCompress{
     "wire: none, bf16, fp8 (e4m3, a scale per block of 256) or int8 (the same), with error feedback; the "
     "host-local phases stay float32; tesseraCommSetCompression sets it per communicator"};
 
+const config::Var<std::string> kCompressAllgather{
+    "TESSERA_COMPRESS_ALLGATHER", "none",
+    "The phase between hosts of float32 allgathers coded for the wire: none, bf16, fp8 or int8 (as "
+    "TESSERA_COMPRESS); every member, the senders too, gets the decoded blocks; "
+    "tesseraCommSetAllGatherCompression sets it per communicator"};
+
+Compress compress_of(const config::Var<std::string>& v) {
+  return static_cast<Compress>(config::one_of(v, {"none", "bf16", "fp8", "int8"}));
+}
+
+// The members' settings compared by one exchange (a uint64 allgather, never coded): a mode out of range on
+// any member, or a member with another mode or flag, fails every member alike, with the same message.
+Status agree_mode(const char* routine, Communicator& c, int mode, bool feedback) {
+  const bool mine_ok = mode >= 0 && mode < kNumCompress;
+  const uint64_t d[3] = {mine_ok ? 1u : 0u, static_cast<uint64_t>(mode), feedback ? 1u : 0u};
+  std::vector<uint64_t> all(3 * static_cast<size_t>(c.size));
+  TS_RETURN_IF_ERROR(dispatch(c, Kind::kAllgather, Args{.send = d, .recv = all.data(), .count = 3, .dtype = DType::kUint64}));
+  if (!mine_ok)
+    return invalid_arg("{}: mode {} is not tesseraCompressNone, Bf16, Fp8 or Int8 (0..{})", routine, mode, kNumCompress - 1);
+  for (int m = 0; m < c.size; ++m) {
+    const uint64_t* o = &all[3 * static_cast<size_t>(m)];
+    if (!o[0]) return invalid_arg("{}: rank {} (PE {}) passed a mode out of range, so no member sets it", routine, m,
+                                  c.world[static_cast<size_t>(m)]);
+    if (o[1] != d[1] || o[2] != d[2])
+      return invalid_arg("{}: rank {} (PE {}) sets {} with feedback {} where rank {} (PE {}) sets {} with feedback {}",
+                         routine, m, c.world[static_cast<size_t>(m)], compress_name(static_cast<Compress>(o[1])),
+                         o[2] ? "on" : "off", c.rank, c.world[static_cast<size_t>(c.rank)],
+                         compress_name(static_cast<Compress>(mode)), feedback ? "on" : "off");
+  }
+  return Status::ok();
+}
+
 // The link measured once per process (the first communicator that spans hosts whose rank 0 is this PE).
 std::mutex g_link_mu;
 bool g_link_measured = false;
@@ -231,6 +263,7 @@ Hier* hier_create(Communicator& c, Communicator* local) {
   h->net.equal = h->equal;
   h->net.contention = std::max(1.0, static_cast<double>(r.machine_pes) / usable_cpus());
   h->net.compress = default_compress();
+  h->net.gather_compress = default_allgather_compress();
   agree_link(c, *h);
   return h;
 }
@@ -241,32 +274,25 @@ void hier_destroy(Hier* h) {
   delete h;
 }
 
-Compress default_compress() {
-  return static_cast<Compress>(config::one_of(kCompress, {"none", "bf16", "fp8", "int8"}));
-}
+Compress default_compress() { return compress_of(kCompress); }
+Compress default_allgather_compress() { return compress_of(kCompressAllgather); }
 
 Status set_compression(const char* routine, Communicator& c, int mode, bool feedback) {
-  const bool mine_ok = mode >= 0 && mode < kNumCompress;
-  const uint64_t d[3] = {mine_ok ? 1u : 0u, static_cast<uint64_t>(mode), feedback ? 1u : 0u};
-  std::vector<uint64_t> all(3 * static_cast<size_t>(c.size));
-  TS_RETURN_IF_ERROR(dispatch(c, Kind::kAllgather, Args{.send = d, .recv = all.data(), .count = 3, .dtype = DType::kUint64}));
-  if (!mine_ok)
-    return invalid_arg("{}: mode {} is not tesseraCompressNone, Bf16, Fp8 or Int8 (0..{})", routine, mode, kNumCompress - 1);
-  for (int m = 0; m < c.size; ++m) {
-    const uint64_t* o = &all[3 * static_cast<size_t>(m)];
-    if (!o[0]) return invalid_arg("{}: rank {} (PE {}) passed a mode out of range, so no member sets it", routine, m,
-                                  c.world[static_cast<size_t>(m)]);
-    if (o[1] != d[1] || o[2] != d[2])
-      return invalid_arg("{}: rank {} (PE {}) sets {} with feedback {} where rank {} (PE {}) sets {} with feedback {}",
-                         routine, m, c.world[static_cast<size_t>(m)], compress_name(static_cast<Compress>(o[1])),
-                         o[2] ? "on" : "off", c.rank, c.world[static_cast<size_t>(c.rank)],
-                         compress_name(static_cast<Compress>(mode)), feedback ? "on" : "off");
-  }
+  TS_RETURN_IF_ERROR(agree_mode(routine, c, mode, feedback));
   if (c.hier) {
     c.hier->net.compress = static_cast<Compress>(mode);
     c.hier->net.feedback = feedback;
     c.hier->feedback.clear();
     c.last_algo = nullptr;  // the rows' costs have changed
+  }
+  return Status::ok();
+}
+
+Status set_allgather_compression(const char* routine, Communicator& c, int mode) {
+  TS_RETURN_IF_ERROR(agree_mode(routine, c, mode, false));
+  if (c.hier) {
+    c.hier->net.gather_compress = static_cast<Compress>(mode);
+    c.last_algo = nullptr;
   }
   return Status::ok();
 }

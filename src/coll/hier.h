@@ -29,6 +29,9 @@ Compress default_compress();
 // member alike). On a communicator within one host it is accepted and changes nothing (no phase between hosts).
 // Error feedback residuals kept so far are dropped.
 Status set_compression(const char* routine, Communicator& c, int mode, bool feedback);
+// TESSERA_COMPRESS_ALLGATHER as a mode, and tesseraCommSetAllGatherCompression: the same rules, no feedback.
+Compress default_allgather_compress();
+Status set_allgather_compression(const char* routine, Communicator& c, int mode);
 
 // Send/recv (coll/p2p.cc). A peer on this host is reached through the local communicator: returns it and
 // sets *local_peer; a peer on another host: returns null, and the message goes through hier_post (a tag of

@@ -3,7 +3,8 @@
 // hosts coded as bf16, fp8 or int8 is within the code's error of the exact sum and differs from the
 // uncompressed result (it was coded), every member holds the same bits, and on one host nothing changes;
 // error feedback keeps the sum over repeated calls on one buffer within one call's error where without it
-// the error grows with the calls; averages, other types, and the collective checks of the setting.
+// the error grows with the calls; averages, other types, and the collective checks of the setting; allgathers
+// coded (tesseraCommSetAllGatherCompression) the same way, decoded alike on every member.
 #include <shmem.h>
 #include <tessera/coll.h>
 
@@ -179,6 +180,89 @@ TEST(Compress, SettingIsCheckedOnEveryMember) {
   tessera::coll::Comm c = tessera::coll::Comm::world();
   c.set_compression(tessera::coll::Comm::Compression::kFp8, false);
   EXPECT_THROW(c.set_compression(static_cast<tessera::coll::Comm::Compression>(9)), tessera::Error);
+}
+
+// Allgathers coded between hosts (tesseraCommSetAllGatherCompression): every block within its code's error of
+// the sender's input and, across hosts, coded (its own block too), on one host exact; every member the same
+// bits; allgatherv with uneven counts and the in-place form alike; the reductions' setting apart from it.
+TEST(Compress, AllgathersCodedTheSameOnEveryMember) {
+  World w;
+  constexpr size_t kCount = 5003;  // not a multiple of the codes' block
+  const int n = npes();
+  const size_t N = static_cast<size_t>(n);
+  std::vector<std::vector<float>> inputs;
+  std::vector<double> max_abs;
+  for (int pe = 0; pe < n; ++pe) {
+    inputs.push_back(input(kCount, pe));
+    double m = 0;
+    for (float v : inputs.back()) m = std::max(m, static_cast<double>(std::fabs(v)));
+    max_abs.push_back(m);
+  }
+  const std::vector<float>& x = inputs[static_cast<size_t>(me())];
+  std::vector<float> plain(N * kCount);
+  ASSERT_EQ(tesseraAllGather(x.data(), plain.data(), kCount, tesseraFloat32, w.comm), tesseraSuccess);
+  std::vector<size_t> counts(N), displs(N);
+  size_t total = 0;
+  for (size_t r = 0; r < N; ++r) counts[r] = 1000 + 300 * r, displs[r] = total, total += counts[r];
+  for (tesseraCompress_t mode : {tesseraCompressBf16, tesseraCompressFp8, tesseraCompressInt8}) {
+    ASSERT_EQ(tesseraCommSetAllGatherCompression(w.comm, mode), tesseraSuccess) << tesseraGetLastError();
+    std::vector<float> out(N * kCount);
+    ASSERT_EQ(tesseraAllGather(x.data(), out.data(), kCount, tesseraFloat32, w.comm), tesseraSuccess);
+    size_t over = 0, coded = 0, own_coded = 0;
+    for (size_t r = 0; r < N; ++r)
+      for (size_t i = 0; i < kCount; ++i) {
+        const double want = inputs[r][i], got = out[r * kCount + i];
+        if (std::fabs(got - want) > bound(mode, std::fabs(want), max_abs[r], 1)) ++over;
+        if (out[r * kCount + i] != plain[r * kCount + i]) ++coded, own_coded += r == static_cast<size_t>(me());
+      }
+    EXPECT_EQ(over, 0u) << "mode " << mode << ": elements beyond the code's error";
+    if (spans()) {
+      EXPECT_GT(coded, N * kCount / 10) << "mode " << mode << ": the allgather was not coded";
+      EXPECT_GT(own_coded, kCount / 10) << "mode " << mode << ": this member's own block is not the decoded one";
+    } else {
+      EXPECT_EQ(coded, 0u) << "mode " << mode << ": within one host nothing is coded";
+    }
+    EXPECT_TRUE(same_everywhere(w.comm, digest(out))) << "mode " << mode << ": members hold different bits";
+    // In place (this member's block already at its place in the output): the same bits.
+    std::vector<float> inplace(N * kCount);
+    std::memcpy(inplace.data() + static_cast<size_t>(me()) * kCount, x.data(), kCount * sizeof(float));
+    ASSERT_EQ(tesseraAllGather(inplace.data() + static_cast<size_t>(me()) * kCount, inplace.data(), kCount,
+                               tesseraFloat32, w.comm), tesseraSuccess);
+    EXPECT_EQ(inplace, out) << "mode " << mode << ": in place differs";
+    // Allgatherv, uneven counts.
+    std::vector<float> v(total);
+    ASSERT_EQ(tesseraAllGatherV(x.data(), counts[static_cast<size_t>(me())], v.data(), counts.data(), displs.data(),
+                                tesseraFloat32, w.comm), tesseraSuccess) << tesseraGetLastError();
+    size_t v_over = 0;
+    for (size_t r = 0; r < N; ++r)
+      for (size_t i = 0; i < counts[r]; ++i)
+        if (std::fabs(v[displs[r] + i] - inputs[r][i]) > bound(mode, std::fabs(inputs[r][i]), max_abs[r], 1)) ++v_over;
+    EXPECT_EQ(v_over, 0u) << "mode " << mode << ": allgatherv elements beyond the code's error";
+    EXPECT_TRUE(same_everywhere(w.comm, digest(v))) << "mode " << mode << ": allgatherv bits differ";
+    // The reductions and other types are not coded by this setting.
+    std::vector<float> sum(kCount), exact(kCount);
+    ASSERT_EQ(tesseraCommSetAllGatherCompression(w.comm, tesseraCompressNone), tesseraSuccess);
+    ASSERT_EQ(tesseraAllReduce(x.data(), exact.data(), kCount, tesseraFloat32, tesseraSum, w.comm), tesseraSuccess);
+    ASSERT_EQ(tesseraCommSetAllGatherCompression(w.comm, mode), tesseraSuccess);
+    ASSERT_EQ(tesseraAllReduce(x.data(), sum.data(), kCount, tesseraFloat32, tesseraSum, w.comm), tesseraSuccess);
+    EXPECT_EQ(sum, exact) << "mode " << mode << ": the allgather setting coded an allreduce";
+    std::vector<int32_t> xi(100, me() * 1000 + 7), yi(100 * N);
+    ASSERT_EQ(tesseraAllGather(xi.data(), yi.data(), xi.size(), tesseraInt32, w.comm), tesseraSuccess);
+    for (size_t i = 0; i < yi.size(); ++i) ASSERT_EQ(yi[i], static_cast<int32_t>(i / 100) * 1000 + 7);
+  }
+  ASSERT_EQ(tesseraCommSetAllGatherCompression(w.comm, tesseraCompressNone), tesseraSuccess);
+  std::vector<float> back(N * kCount);
+  ASSERT_EQ(tesseraAllGather(x.data(), back.data(), kCount, tesseraFloat32, w.comm), tesseraSuccess);
+  EXPECT_EQ(back, plain) << "none: the allgather is exact again";
+  // Checked on every member, as tesseraCommSetCompression is; the C++ form takes the same path.
+  EXPECT_EQ(tesseraCommSetAllGatherCompression(w.comm, static_cast<tesseraCompress_t>(me() == 0 ? 5 : 2)),
+            tesseraInvalidArgument);
+  const std::string e = tesseraGetLastError();
+  EXPECT_NE(e.find("tesseraCommSetAllGatherCompression: "), std::string::npos) << e;
+  if (me() == 0) EXPECT_NE(e.find("mode 5 is not tesseraCompressNone"), std::string::npos) << e;
+  tessera::coll::Comm c = tessera::coll::Comm::world();
+  c.set_allgather_compression(tessera::coll::Comm::Compression::kBf16);
+  EXPECT_THROW(c.set_allgather_compression(static_cast<tessera::coll::Comm::Compression>(-1)), tessera::Error);
 }
 
 }  // namespace

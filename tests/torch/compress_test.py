@@ -9,6 +9,9 @@ docs/torch.md), at 2 ranks on one host (tests/torch/torch.cmake) and at 2 hosts 
 - set_compression on a plain group codes its all_reduce across hosts and "none" makes it exact again;
 - FSDP2 (fully_shard) on a mesh whose group is set to bf16 gives gradients within bf16's bound of an exact
   mesh's (and, across hosts, not equal to them);
+- set_allgather_compression codes a group's all_gather across hosts, the same bits on every rank and each
+  rank's own shard decoded too, within int8's bound, leaves its all_reduce exact, and FSDP2 on it gives
+  gradients within bf16's bound; on one host nothing changes, and "none" makes it exact again;
 - errors name what is wrong: an unknown mode, and ranks that disagree on the mode.
 """
 import os
@@ -124,6 +127,39 @@ def main():
         assert 0 < err < 1e-2, f"FSDP2 with bf16 across hosts: relative error {err} not in (0, 0.01)"
     else:
         assert torch.allclose(got, want, rtol=1e-6, atol=1e-7), f"FSDP2 with bf16 on one host: error {err}"
+
+    # All-gathers coded apart (set_allgather_compression): every rank the same decoded shards, its own too.
+    gathered_group = dist.new_group(list(range(n)), backend="tessera")
+    shard = local_grads(rank)[:3001] * (1 + rank)
+    exact_all = torch.empty(n * shard.numel())
+    dist.all_gather_into_tensor(exact_all, shard, group=gathered_group)
+    tessera_torch.set_allgather_compression("int8", group=gathered_group)
+    got_all = torch.empty_like(exact_all)
+    dist.all_gather_into_tensor(got_all, shard, group=gathered_group)
+    same_on_every_rank(got_all, "int8 all_gather")
+    err = ((got_all - exact_all).norm() / exact_all.norm()).item()
+    mine = got_all[rank * shard.numel():(rank + 1) * shard.numel()]
+    if across:
+        assert 0 < err < 2e-2, f"int8 all_gather across hosts: relative error {err} not in (0, 0.02)"
+        assert not torch.equal(mine, shard), "int8 all_gather across hosts: this rank's own shard was not decoded"
+    else:
+        assert torch.equal(got_all, exact_all), f"int8 all_gather on one host: error {err}"
+    plain_red = torch.ones(7) * (rank + 1)
+    dist.all_reduce(plain_red, group=gathered_group)  # the reductions' setting is apart
+    assert torch.equal(plain_red, torch.ones(7) * (n * (n + 1) // 2)), "set_allgather_compression coded an all_reduce"
+    want = fsdp_grads(rank, plain)
+    tessera_torch.set_allgather_compression("bf16", group=gathered_group)
+    got = fsdp_grads(rank, DeviceMesh.from_group(gathered_group, "cpu"))
+    err = ((got - want).norm() / want.norm()).item()
+    if across:
+        assert 0 < err < 2e-2, f"FSDP2 with bf16 parameters across hosts: relative error {err} not in (0, 0.02)"
+    else:
+        assert torch.allclose(got, want, rtol=1e-6, atol=1e-7), f"FSDP2 with bf16 parameters on one host: error {err}"
+    tessera_torch.set_allgather_compression("none", group=gathered_group)
+    dist.all_gather_into_tensor(got_all, shard, group=gathered_group)
+    assert torch.equal(got_all, exact_all), "all_gather compression 'none' did not make the group exact again"
+    expect_error(lambda: tessera_torch.set_allgather_compression("zip"),
+                 "set_allgather_compression: mode 'zip' is not one of none, bf16, fp8, int8")
 
     expect_error(lambda: tessera_torch.set_compression("zip"), "mode 'zip' is not one of none, bf16, fp8, int8")
     g = dist.new_group(list(range(n)), backend="tessera")

@@ -56,7 +56,8 @@ constexpr const char* kUsage =
     "  --predict: a collective's rows across hosts priced by the cost model and the link (TESSERA_LINK, the\n"
     "  rank table, or --link; measured at run time when none is given); --contention: the job's PEs per CPU of\n"
     "  the machine, when its hosts share one (namespaces, containers; default: ppn per CPU of this host);\n"
-    "  --compress: the phase between hosts coded as tesseraCommSetCompression sets it (float32 sums)\n"
+    "  --compress: the phase between hosts coded as tesseraCommSetCompression sets it (float32 sums), or for\n"
+    "              allgather(v) as tesseraCommSetAllGatherCompression does\n"
     "  without --coll, --ranks N says where tessera-run would place N PEs (default: one per CPU)\n"
     "  --unbound: the PEs are not bound to one CPU each (tessera-run --bind-to none, TESSERA_BIND=none)\n"
     "  --symmetric: every member's buffers are symmetric (the OpenSHMEM collectives), which adds the in-place rows\n"
@@ -233,7 +234,8 @@ void print_topology() {
 void print_prediction(Kind k, int hosts, int ppn, size_t bytes, size_t slot, const ModelParams& m,
                       const LinkParams& l, double contention, bool bound, Compress compress) {
   NetShape net;
-  net.compress = compress;
+  const bool gathers = k == Kind::kAllgather || k == Kind::kAllgatherv;
+  (gathers ? net.gather_compress : net.compress) = compress;
   net.hosts = hosts;
   net.ppn = ppn;
   net.equal = true;
@@ -241,7 +243,10 @@ void print_prediction(Kind k, int hosts, int ppn, size_t bytes, size_t slot, con
   net.link = l;
   std::printf("%d hosts x %d PEs = %d PEs\nlink: %s\nlocal: %s\n", hosts, ppn, hosts * ppn, describe(l).c_str(),
               describe(m).c_str());
-  if (compress != Compress::kNone)
+  if (compress != Compress::kNone && gathers)
+    std::printf("between hosts: float32 blocks coded as %s (tesseraCommSetAllGatherCompression)\n",
+                compress_name(compress));
+  else if (compress != Compress::kNone)
     std::printf("between hosts: float32 sums coded as %s (tesseraCommSetCompression; priced for float32 sum)\n",
                 compress_name(compress));
   // A host's members outnumber its CPUs, or the job's PEs the machine's (hosts sharing one): as a job sees it.

@@ -18,6 +18,8 @@ Status reduce_scatterv(Communicator& c, const Args& a);
 
 Status allgather(Communicator& c, const Args& a);
 Status allgatherv(Communicator& c, const Args& a);
+Status allgather_coded(Communicator& c, const Args& a);
+Status allgatherv_coded(Communicator& c, const Args& a);
 Status broadcast_tree(Communicator& c, const Args& a);
 Status gather(Communicator& c, const Args& a);
 Status gatherv(Communicator& c, const Args& a);

@@ -31,6 +31,7 @@ struct Hier {
   // Compressed phase between hosts (hier/compress.h): every member's code, packed (z); the residuals of
   // error feedback, per buffer: the call's send buffer, its count and where this member's slice of it starts.
   std::vector<char> z;
+  std::vector<char> codes;  // the coded allgather's codes of every rank, packed by rank (hier/moves.cc)
   std::map<std::tuple<const void*, size_t, size_t>, std::vector<float>> feedback;
   // Layout and link as selection sees them (Shape::net), rank 0's on every member (agree_link).
   NetShape net;

@@ -4,6 +4,7 @@
 
 #include "base/memcopy.h"
 #include "coll/hier/compose.h"
+#include "coll/hier/compress.h"
 #include "coll/hier/net.h"
 
 namespace tessera::coll::across {
@@ -21,6 +22,33 @@ Status allgather_leaders(Communicator& c, const Args& a, bool v) {
 }
 Status allgather(Communicator& c, const Args& a) { return allgather_leaders(c, a, false); }
 Status allgatherv(Communicator& c, const Args& a) { return allgather_leaders(c, a, true); }
+
+// Allgather(v) of float32 coded for the wire (NetShape::gather_compress, hier/compress.h): this member codes its
+// block, the codes go everywhere as allgather_leaders moves bytes, and every member decodes every block into
+// its place, its own block and its host's too, so that every member holds the same bits.
+Status allgather_coded_of(Communicator& c, const Args& a, bool v) {
+  Hier& h = *c.hier;
+  const Compress k = c.net->gather_compress;
+  const size_t n = static_cast<size_t>(c.size), me = static_cast<size_t>(c.rank);
+  std::vector<size_t> offs(n), lens(n), counts(n);
+  size_t total = 0;
+  for (size_t r = 0; r < n; ++r) {
+    counts[r] = v ? a.rcounts[r] : a.count;
+    lens[r] = encoded_bytes(k, counts[r]);
+    offs[r] = total;
+    total += lens[r];
+  }
+  if (total == 0) return Status::ok();
+  char* codes = grow(h.codes, total);
+  if (counts[me]) encode(k, static_cast<const float*>(a.send), nullptr, counts[me], codes + offs[me]);
+  TS_RETURN_IF_ERROR(allgatherv_bytes(c, h, codes + offs[me], codes, offs, lens));
+  float* out = static_cast<float*>(a.recv);
+  for (size_t r = 0; r < n; ++r)
+    if (counts[r]) decode(k, codes + offs[r], counts[r], out + (v ? a.rdispls[r] : r * a.count), false);
+  return Status::ok();
+}
+Status allgather_coded(Communicator& c, const Args& a) { return allgather_coded_of(c, a, false); }
+Status allgatherv_coded(Communicator& c, const Args& a) { return allgather_coded_of(c, a, true); }
 
 // Broadcast: a binomial tree over one entry per host (the root on its own host), then the hosts' own.
 Status broadcast_tree(Communicator& c, const Args& a) {

@@ -86,6 +86,12 @@ bool coded(const Shape& s) {
   return spans(s) && s.net->compress != Compress::kNone && s.dtype == DType::kFloat32 &&
          (s.op == Op::kSum || s.op == Op::kAvg);
 }
+// Allgathers of float32 coded for the wire (NetShape::gather_compress): the coded row alone applies, so that a
+// coded call always codes.
+bool coded_gather(const Shape& s) {
+  return spans(s) && s.net->gather_compress != Compress::kNone && s.dtype == DType::kFloat32;
+}
+bool uncoded_gather(const Shape& s) { return spans(s) && !coded_gather(s); }
 // A ring over every member codes nothing: with compression set it does not apply, so that a coded call
 // always codes (the user asked for it; tessera-info --predict --compress says whether it pays).
 bool uncoded(const Shape& s) { return spans(s) && !coded(s); }
@@ -140,6 +146,13 @@ double allgather_cost_of(const Shape& s, size_t bytes, const M& m) {
          K(s) * on_host(Kind::kBroadcast, s, static_cast<size_t>(n) * bytes, m);
 }
 // A tree's transfers go one way at a time (oneway_bw); the rings and exchanges above send both ways at once.
+// The coded allgather: the codes' allgather, one coding of this member's block and n decodings.
+double coded_allgather_cost(const Shape& s, const M& m) {
+  const CodeCost k = code_cost(s.net->gather_compress);
+  const size_t code = encoded_bytes(s.net->gather_compress, s.bytes / sizeof(float));
+  return allgather_cost_of(s, code, m) +
+         (k.encode + H(s) * P(s) * k.decode) * B(s) * (m.beta_mem + m.gamma_mem);
+}
 double broadcast_cost_of(const Shape& s, size_t bytes, const M& m) {
   return log2_ceil(H(s)) * transfer_seconds(link(s), static_cast<double>(bytes), link(s).oneway_bw) +
          K(s) * on_host(Kind::kBroadcast, s, bytes, m);
@@ -213,12 +226,19 @@ constexpr Algorithm kRows[] = {
     {.kind = Kind::kAllgather, .id = 64, .name = "leaders",
      .description = "across hosts: the host's blocks gathered on the host, a ring of host blocks between the "
                     "hosts' first members, the whole broadcast on each host",
-     .canonical = true, .supports = spans,
+     .canonical = true, .supports = uncoded_gather,
      .cost = [](const Shape& s, const M& m) { return allgather_cost_of(s, s.bytes, m); }, .compose = allgather},
+    {.kind = Kind::kAllgather, .id = 65, .name = "coded",
+     .description = "across hosts, float32 with allgather compression set: every member's block coded, the codes "
+                    "allgathered as leaders does, every block decoded on every member (its own too)",
+     .canonical = true, .supports = coded_gather, .cost = coded_allgather_cost, .compose = allgather_coded},
     {.kind = Kind::kAllgatherv, .id = 64, .name = "leaders",
      .description = "allgather leaders with each rank's own count",
-     .canonical = true, .supports = spans,
+     .canonical = true, .supports = uncoded_gather,
      .cost = [](const Shape& s, const M& m) { return allgather_cost_of(s, s.bytes, m); }, .compose = allgatherv},
+    {.kind = Kind::kAllgatherv, .id = 65, .name = "coded",
+     .description = "allgather coded with each rank's own count",
+     .canonical = true, .supports = coded_gather, .cost = coded_allgather_cost, .compose = allgatherv_coded},
     {.kind = Kind::kBroadcast, .id = 64, .name = "tree",
      .description = "across hosts: a binomial tree over one member per host (the root on its own), then each "
                     "host's broadcast",
