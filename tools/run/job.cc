@@ -23,6 +23,7 @@
 #include "bootstrap/tcp_socket.h"
 #include "hang_report.h"
 #include "health.h"
+#include "job_state.h"
 #include "placement.h"
 #include "settings.h"
 #include "proc.h"
@@ -31,64 +32,6 @@
 #include "transport/shm/segment.h"
 
 namespace tessera::run {
-namespace {
-
-class Job {
- public:
-  explicit Job(const Options& opt) : opt_(opt), pes_(static_cast<size_t>(opt.n_pes)) {}
-  ~Job() { cleanup(); }
-  int run();
-  // Every PE process started, running or not (their trace files carry these pids).
-  std::vector<pid_t> pids() const {
-    std::vector<pid_t> v;
-    for (const Pe& p : pes_)
-      if (p.pid > 0) v.push_back(p.pid);
-    return v;
-  }
-
- private:
-  Status setup();
-  Status spawn(int rank, const std::string& sock);
-  void place_on_cpu(int rank);
-  std::vector<pid_t> running_pids() const;
-  void on_signalfd();
-  void on_child_exit(int rank, int status);
-  void on_output(int rank, int fd, bool is_err);
-  void flush_output(int rank, bool is_err, bool all);
-  void end_job(int failed_pe);
-  void ring_all();
-  void continue_without(int rank, const std::string& why);
-  void check_stopped(uint64_t now);
-  void send_term();
-  void term_unparked();
-  int running_count() const;
-  void cleanup();
-  void print_hang_report();
-
-  Options opt_;
-  std::vector<Pe> pes_;
-  std::string job_id_, secret_, ctl_name_;
-  std::string master_port_;  // torch.distributed's store (spawn: torch_environment)
-  std::unique_ptr<PlacementMonitor> placement_;  // the policy, the layout it chose, and its watch
-  pgas::JobControl* ctl_ = nullptr;
-  size_t ctl_bytes_ = 0;
-  BootstrapServer* server_ = nullptr;
-  int sigfd_ = -1;
-  sigset_t old_mask_{};
-  bool ending_ = false;
-  bool have_failure_ = false;
-  bool resilient_ = false;     // --on-failure continue
-  std::vector<int> failed_;    // PEs marked kFailed, in order (resilient mode)
-  uint64_t stop_limit_ns_ = 0;  // resilient mode: a PE stopped this long is killed (half of TESSERA_TIMEOUT)
-  uint64_t stop_check_at_ = 0;  // next look at the PEs' process states
-  int result_ = 0;
-  uint64_t term_at_ = 0;   // when to SIGTERM the PEs that did not end on the abort word (0: not pending)
-  uint64_t unparked_at_ = 0;  // when to SIGTERM the PEs with no thread parked in a wait (0: not pending)
-  uint64_t kill_at_ = 0;   // when to SIGKILL the stragglers (0: not yet)
-  bool cleaned_ = false;
-  bool timed_out_ = false;  // the job passed --timeout
-  uint64_t report_at_ = 0;  // when to print the hang report at the latest (0: none pending)
-};
 
 namespace {
 // A TCP port free on the loopback now, for torch.distributed's store (MASTER_PORT); "" if none.
@@ -221,138 +164,6 @@ int Job::running_count() const {
   int n = 0;
   for (auto& p : pes_) n += p.running;
   return n;
-}
-
-// Wakes every PE's sleeping waiters, so that they look at the control words again.
-void Job::ring_all() {
-  for (int p = 0; p < opt_.n_pes; ++p) {
-    ctl_->pe_words()[p].rung.store(1);
-    ctl_->pe_words()[p].doorbell.fetch_add(1);
-    sync::futex_wake(&ctl_->pe_words()[p].doorbell);
-  }
-}
-
-void Job::end_job(int failed_pe) {
-  if (ending_) return;
-  ending_ = true;
-  // A wait passed its deadline, or the job its --timeout: the hang report follows once the PEs in waits have
-  // described them (they do as they see the abort word), or after a second at most.
-  if (ctl_ && (timed_out_ || ctl_->deadline_pe.load() != 0)) report_at_ = now_ns() + 1'000'000'000ull;
-  if (ctl_) {
-    uint32_t expected = 0;
-    if (ctl_->abort.compare_exchange_strong(expected, static_cast<uint32_t>(failed_pe + 1))) {
-      ctl_->exit_kind.store(pgas::JobControl::kExitFatal);
-      ctl_->exit_code.store(1);
-    }
-    ring_all();
-  }
-  // PEs waiting in Tessera see the abort word at once and end themselves, flushing what they printed; give
-  // them a moment before SIGTERM, whose default action would drop their buffered output.
-  term_at_ = ctl_ ? now_ns() + static_cast<uint64_t>(kSelfEndSeconds * 1e9) : now_ns();
-  unparked_at_ = ctl_ ? now_ns() + static_cast<uint64_t>(kUnparkedEndSeconds * 1e9) : 0;
-  if (!ctl_) send_term();
-}
-
-// PEs still running with no thread parked in a Tessera wait are outside the library and will not see the
-// abort word (proc.h): SIGTERM now. The others keep until term_at_ to end themselves.
-void Job::term_unparked() {
-  unparked_at_ = 0;
-  for (size_t r = 0; r < pes_.size(); ++r)
-    if (pes_[r].running && ctl_->pe_words()[r].sleepers.load(std::memory_order_acquire) == 0)
-      ::kill(pes_[r].pid, SIGTERM);
-}
-
-void Job::send_term() {
-  for (auto& p : pes_)
-    if (p.running) ::kill(p.pid, SIGTERM);
-  term_at_ = 0;
-  unparked_at_ = 0;
-  kill_at_ = now_ns() + static_cast<uint64_t>(kGraceSeconds * 1e9);
-}
-
-void Job::on_child_exit(int rank, int status) {
-  Pe& pe = pes_[static_cast<size_t>(rank)];
-  pe.running = false;
-  pe.status = status;
-  if (ctl_ && ctl_->exit_kind.load() == pgas::JobControl::kExitGlobal) {
-    // Some PE called shmem_global_exit: every PE ends with its status, which is no failure of theirs.
-    int caller = static_cast<int>(ctl_->abort.load()) - 1;
-    int code = ctl_->exit_code.load();
-    if (!have_failure_) {
-      have_failure_ = true;
-      result_ = code;
-      if (code != 0 || running_count() > 0)
-        std::fprintf(stderr, "tessera-run: PE %d called shmem_global_exit(%d); ending the job\n", caller, code);
-    }
-    end_job(caller);
-    return;
-  }
-  if (ending_) return;  // ended by us, or after the first failure
-  std::string why;
-  if (pe.killed_stopped) {
-    why = fmt::format("stayed stopped for {:.1f} s (half of TESSERA_TIMEOUT) and was killed",
-                      static_cast<double>(stop_limit_ns_) / 1e9);
-  } else if (WIFSIGNALED(status)) {
-    why = fmt::format("killed by signal {} ({})", WTERMSIG(status), signal_name(WTERMSIG(status)));
-  } else if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
-    why = fmt::format("exited with status {}", WEXITSTATUS(status));
-  } else if (ctl_ && ctl_->state(rank)->load() == pgas::JobControl::kInitialized && running_count() > 0) {
-    why = "exited without calling shmem_finalize";
-  }
-  if (why.empty()) return;
-  have_failure_ = true;
-  result_ = WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 1 : exit_status_of(status);
-  if (const uint32_t d = ctl_ ? ctl_->deadline_pe.load() : 0; d != 0 && running_count() > 0) {
-    // The PE whose wait expired, not whichever PE ended first on its abort: the hang report follows.
-    std::fprintf(stderr, "tessera-run: the wait of PE %u passed its deadline (TESSERA_TIMEOUT); ending the job\n",
-                 d - 1);
-    end_job(static_cast<int>(d) - 1);
-  } else if (resilient_ && ctl_ && running_count() > 0 && ctl_->abort.load() == 0) {
-    // (A PE that set the abort word ended the job on purpose: a fatal error, which resilient mode keeps.)
-    continue_without(rank, why);
-  } else if (running_count() > 0) {
-    std::fprintf(stderr, "tessera-run: PE %d %s; ending the job\n", rank, why.c_str());
-    end_job(rank);
-  } else {
-    std::fprintf(stderr, "tessera-run: PE %d %s\n", rank, why.c_str());
-  }
-}
-
-// Resilient mode: `rank` is marked failed (its index, then its state, then the count: JobControl) and every
-// PE's doorbell rung, so that waits on it wake and fail; the job goes on. Its status counts only if no PE
-// survives it.
-void Job::continue_without(int rank, const std::string& why) {
-  have_failure_ = false;
-  result_ = 0;
-  ctl_->fail_index(rank)->store(static_cast<uint32_t>(failed_.size()));
-  ctl_->state(rank)->store(pgas::JobControl::kFailed);
-  ctl_->failures.fetch_add(1, std::memory_order_release);
-  failed_.push_back(rank);
-  ring_all();
-  std::fprintf(stderr, "tessera-run: PE %d %s; the job continues on %d PEs (--on-failure continue)\n", rank,
-               why.c_str(), running_count());
-}
-
-// Resilient mode: a PE stopped (SIGSTOP, a debugger) for half of TESSERA_TIMEOUT is killed, so that it
-// fails as a whole (it can no longer wake and write into what the survivors have moved on from) while the
-// survivors' waits, whose deadline is the whole TESSERA_TIMEOUT, are still running.
-void Job::check_stopped(uint64_t now) {
-  if (now < stop_check_at_) return;
-  stop_check_at_ = now + 100'000'000ull;
-  for (size_t r = 0; r < pes_.size(); ++r) {
-    Pe& pe = pes_[r];
-    if (!pe.running || pe.killed_stopped) continue;
-    const char st = process_state(pe.pid);
-    if (st != 'T' && st != 't') {
-      pe.stopped_since = 0;
-      continue;
-    }
-    if (pe.stopped_since == 0) pe.stopped_since = now;
-    if (now - pe.stopped_since >= stop_limit_ns_) {
-      pe.killed_stopped = true;
-      ::kill(pe.pid, SIGKILL);
-    }
-  }
 }
 
 void Job::on_signalfd() {
@@ -506,19 +317,6 @@ int Job::run() {
   return have_failure_ ? result_ : 0;
 }
 
-// Prints the hang report once it is complete (hang_report_settled) or its second has passed.
-void Job::print_hang_report() {
-  std::vector<bool> exited;
-  for (const Pe& p : pes_) exited.push_back(!p.running);
-  const uint64_t now = now_ns();
-  if (now < report_at_ && !hang_report_settled(ctl_, exited)) return;
-  report_at_ = 0;
-  const uint32_t d = ctl_->deadline_pe.load();
-  const std::string why = d ? fmt::format("the wait of PE {} passed its deadline (TESSERA_TIMEOUT)", d - 1)
-                            : fmt::format("the job passed its --timeout of {:.0f} s", opt_.timeout_s);
-  write_all(STDERR_FILENO, hang_report(ctl_, why, now));
-}
-
 void Job::cleanup() {
   if (cleaned_) return;
   cleaned_ = true;
@@ -533,8 +331,6 @@ void Job::cleanup() {
   }
   if (sigfd_ >= 0) ::close(sigfd_);
 }
-
-}  // namespace
 
 int run_job(const Options& opt) {
   Job job(opt);

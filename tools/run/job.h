@@ -23,7 +23,7 @@ struct Pe {
   int out_fd = -1, err_fd = -1;
   std::string out_buf, err_buf;
   // Resilient mode: when the launcher first saw the process stopped (SIGSTOP; 0: running), and whether it
-  // killed it for staying stopped (job.cc: check_stopped).
+  // killed it for staying stopped (job_end.cc: check_stopped).
   uint64_t stopped_since = 0;
   bool killed_stopped = false;
 };
