@@ -52,7 +52,7 @@ test-asan: deps
 
 # Only what the threaded parts' tests need is built: the launcher, three unit binaries and the PE programs.
 TSAN_TARGETS = tessera-run tessera_unit_kernel tessera_unit_bootstrap tessera_unit_coll pe_coll_hosts pe_coll_stream pe_coll_plan pe_compute_stream pe_kernel_dist \
-               pe_pgas_engine pe_pgas_threads pe_pgas_session pe_compute_stream_c
+               pe_pgas_engine pe_pgas_threads pe_pgas_session pe_compute_stream_c pe_kernel_ops_c
 test-tsan: deps
 	@cmake --preset tsan >/dev/null
 	@cmake --build build-tsan -j $(JOBS) --target $(TSAN_TARGETS)
