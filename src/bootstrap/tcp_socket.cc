@@ -148,7 +148,7 @@ Result<int> connect_until(const sockaddr_in& to, const std::string& where, int r
   }
 }
 
-void tune(int fd, uint64_t send_timeout_ns) {
+void tune(int fd, uint64_t send_timeout_ns, Reader reader) {
   int one = 1;
   (void)::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   (void)::setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
@@ -161,7 +161,8 @@ void tune(int fd, uint64_t send_timeout_ns) {
   (void)::setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
   (void)::setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof interval);
   (void)::setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &count, sizeof count);
-  (void)::setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout_ms, sizeof user_timeout_ms);
+  if (reader == Reader::kAlways)
+    (void)::setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout_ms, sizeof user_timeout_ms);
   timeval tv{static_cast<time_t>(send_timeout_ns / 1000000000ull),
              static_cast<suseconds_t>((send_timeout_ns % 1000000000ull) / 1000)};
   (void)::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);

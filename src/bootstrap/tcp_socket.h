@@ -34,11 +34,18 @@ Result<uint16_t> local_port(int fd);
 Result<int> connect_until(const sockaddr_in& to, const std::string& where, int rank, uint64_t deadline_ns,
                           const std::function<Status(int fd)>& prepare = nullptr);
 
-// Options every bootstrap connection gets: no Nagle delay (barriers are small messages); keepalive probes,
-// so that a host that vanishes without closing its connections (power, network) is noticed while the
+// Who reads the connection at its other end: a thread that always does (the bootstrap's connections), or a
+// PE only while it is in a call (the transport's data connections between hosts: its PE may compute for
+// minutes while a peer's large message waits in the socket).
+enum class Reader { kAlways, kInCalls };
+// Options every such connection gets: no Nagle delay (barriers are small messages); keepalive probes, so
+// that a host that vanishes without closing its connections (power, network) is noticed while the
 // connection is idle; and a send timeout, so that a peer that stops reading cannot block its sender past
-// the job's deadline.
-void tune(int fd, uint64_t send_timeout_ns);
+// the job's deadline. With Reader::kAlways also TCP_USER_TIMEOUT, which gives a peer up once data stays
+// unacknowledged for a few seconds; Linux applies it to a window kept shut as well, so a reader that is only
+// busy would break a kInCalls connection (the job ended with "Connection timed out" when a PE on another
+// host did not read for 3 s): there a vanished host is noticed by the bootstrap's connections instead.
+void tune(int fd, uint64_t send_timeout_ns, Reader reader = Reader::kAlways);
 
 // "IP:PORT" of the connection's other end ("?" when the kernel no longer knows it).
 std::string peer_of(int fd);

@@ -163,7 +163,7 @@ Result<int> connect_to(int me, int pe, const Record& r, uint64_t deadline) {
       tried += fmt::format("{}{}: {}", tried.empty() ? "" : "; ", where, fd.status().message());
       continue;
     }
-    sock::tune(fd.value(), deadline - std::min(deadline, now_ns()));
+    sock::tune(fd.value(), deadline - std::min(deadline, now_ns()), sock::Reader::kInCalls);
     // Exact reads (recv_msg), not a frame reader's greedy ones: the acceptor may send its first messages
     // right behind its proof, and they belong to the connection's data.
     // A process that accepts but never answers is not the PE: 10 s, then the next address.
@@ -209,7 +209,7 @@ Result<int> accept_one(int listener, int me, const std::string& key, std::vector
     const int fd = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
     if (fd < 0) continue;
     const std::string who = sock::peer_of(fd);
-    sock::tune(fd, deadline - std::min(deadline, now_ns()));
+    sock::tune(fd, deadline - std::min(deadline, now_ns()), sock::Reader::kInCalls);
     const sock::Nonce server = sock::fresh_nonce();
     // A frame reader is safe here: the connector sends nothing behind its answer until it has our proof.
     sock::FrameReader reader(sock::kHandshakeLimit);
