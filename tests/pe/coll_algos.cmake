@@ -99,5 +99,4 @@ tessera_pe_test(coll_compress NPES 1 2 TIMEOUT 120 ENV TESSERA_TIMEOUT=60)
 tessera_pe_hosts_test(coll_compress 2:1 3:1 4:2)
 # A PE busy outside the library for seconds while a peer on another host has sent it more than the sockets
 # hold: the data connections must not give the peer up (bootstrap/tcp_socket.h: Reader).
-tessera_pe_test(net_busy_reader NPES 2 TIMEOUT 120 ENV TESSERA_TIMEOUT=60)
 tessera_pe_hosts_test(net_busy_reader 2:1 4:2)

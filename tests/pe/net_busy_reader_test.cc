@@ -2,7 +2,7 @@
 // a connection up, while a peer on another host has already sent it more than the sockets hold: the job goes
 // on and the data arrives whole (bootstrap/tcp_socket.h: Reader::kInCalls). The data connections once ended
 // the job with "Connection timed out" after about 3 s of such compute. Run as 2 hosts of 1 PE and 2 hosts of
-// 2 (coll_algos.cmake); on one host the same calls check the engine alone.
+// 2 (coll_algos.cmake).
 #include <shmem.h>
 #include <tessera/coll.h>
 
