@@ -99,4 +99,6 @@ tessera_pe_test(coll_compress NPES 1 2 TIMEOUT 120 ENV TESSERA_TIMEOUT=60)
 tessera_pe_hosts_test(coll_compress 2:1 3:1 4:2)
 # A PE busy outside the library for seconds while a peer on another host has sent it more than the sockets
 # hold: the data connections must not give the peer up (bootstrap/tcp_socket.h: Reader).
+add_executable(pe_net_busy_reader ${CMAKE_CURRENT_SOURCE_DIR}/pe/net_busy_reader_test.cc)
+target_link_libraries(pe_net_busy_reader PRIVATE tessera_internal GTest::gtest GTest::gmock)
 tessera_pe_hosts_test(net_busy_reader 2:1 4:2)
