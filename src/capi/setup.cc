@@ -10,6 +10,7 @@
 
 #include "capi/shmem_coll.h"
 #include "capi/handles.h"
+#include "capi/last_error.h"
 #include "pgas/barrier.h"
 #include "pgas/heap.h"
 #include "pgas/order.h"
@@ -68,6 +69,8 @@ void init_or_die(int level) {
   if (!st.is_ok()) log::fatal("shmem_init: {}", st.message());
   tessera_team_world_handle.team = pgas::team_world();
   tessera_team_shared_handle.team = pgas::team_shared();
+  capi::coll::make_team_comm("shmem_init", pgas::team_world());
+  capi::coll::make_team_comm("shmem_init", pgas::team_shared());
 }
 void require_init(const char* routine) {
   if (!pgas::is_initialized()) [[unlikely]] pgas::fail_not_initialized(routine);
@@ -177,6 +180,7 @@ int shmem_team_split_strided(shmem_team_t parent_team, int start, int stride, in
     log::warn("{}", st.message());
     return -1;
   }
+  if (t) capi::coll::make_team_comm("shmem_team_split_strided", t);
   if (t && new_team) *new_team = capi::new_team_handle(t);
   return 0;
 }
@@ -195,6 +199,8 @@ int shmem_team_split_2d(shmem_team_t parent_team, int xrange, const shmem_team_c
     log::warn("{}", st.message());
     return -1;
   }
+  capi::coll::make_team_comm("shmem_team_split_2d", x);
+  capi::coll::make_team_comm("shmem_team_split_2d", y);
   if (xaxis_team) *xaxis_team = capi::new_team_handle(x);
   if (yaxis_team) *yaxis_team = capi::new_team_handle(y);
   return 0;
@@ -217,7 +223,10 @@ int shmem_team_sync(shmem_team_t team) {
   if (team == SHMEM_TEAM_INVALID) return -1;
   pgas::Team* t = capi::team_of("shmem_team_sync", team);
   pgas::ProgramSync label(t, "shmem_team_sync", sync::Call::kTeamSync);
-  pgas::team_sync(t);
+  if (Status st = pgas::team_sync_or_error(t); !st.is_ok()) [[unlikely]] {
+    (void)capi::to_result(Status(st.code(), "shmem_team_sync: " + st.message()));
+    return SHMEMX_PEER_FAILED;
+  }
   return 0;
 }
 

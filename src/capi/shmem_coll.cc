@@ -3,6 +3,8 @@
 // (shmem_coll.h).
 #include "capi/shmem_coll.h"
 
+#include <shmemx.h>
+
 #include <complex>
 #include <cstring>
 #include <type_traits>
@@ -12,8 +14,10 @@
 #include "base/memcopy.h"
 #include "capi/active_set.h"
 #include "capi/handles.h"
+#include "capi/last_error.h"
 #include "coll/comm.h"
 #include "coll/dispatch.h"
+#include "coll/resilience.h"
 #include "pgas/order.h"
 #include "pgas/rma.h"
 #include "pgas/runtime.h"
@@ -87,25 +91,25 @@ pgas::Team* coll_team(const char* routine, shmem_team_t team) {
   return t;
 }
 
-// ---- Communicators.
-
-Communicator& team_comm(const char* routine, pgas::Team* t) {
-  if (!t->coll_state) [[unlikely]] {
-    Result<Communicator*> c = tessera::coll::comm_create_team(t);
-    if (!c.is_ok()) log::fatal("{}: cannot make a communicator for the {}: {}", routine, t->describe(), c.status().message());
-    t->coll_state = c.value();
-  }
-  return *static_cast<Communicator*>(t->coll_state);
-}
-
 // ---- Calls into the engine.
+
+// Resilient mode: set while a team collective runs, which has an error to return. A call the engine
+// stopped because a member failed then throws TeamCallFailed to the team form (on_team); elsewhere
+// (active sets, whose routines return nothing) it ends the job.
+thread_local bool t_team_call = false;
+struct TeamCallFailed {
+  Status st;
+};
 
 void run(const char* routine, Communicator& c, Kind kind, Args a, bool symmetric = true) {
   a.symmetric = symmetric;
   c.caller = routine;
   Status st = tessera::coll::dispatch(c, kind, a);
   c.caller = nullptr;
-  if (!st.is_ok()) [[unlikely]] log::fatal("{}: {}", routine, st.message());
+  if (!st.is_ok()) [[unlikely]] {
+    if (t_team_call && (st.code() == Code::kPeerFailed || st.code() == Code::kRevoked)) throw TeamCallFailed{st};
+    log::fatal("{}: {}", routine, st.message());
+  }
 }
 
 Args bytes_args(const void* source, void* dest, size_t bytes) {
@@ -212,11 +216,32 @@ void reduce(const char* r, Communicator& c, T* dest, const T* source, size_t n, 
 
 // ---- Team forms: the handle, then the shared body.
 
+// The team's form of a collective: -1 for SHMEM_TEAM_INVALID, SHMEMX_PEER_FAILED when resilient mode stopped
+// it (the message kept for tesseraGetLastError), else 0.
 template <typename F>
 int on_team(const char* r, shmem_team_t team, F&& body) {
   pgas::Team* t = coll_team(r, team);
   if (!t) return -1;
-  body(team_comm(r, t));
+  if (t->broken) [[unlikely]] {
+    (void)to_result(make_status(Code::kPeerFailed, "{}: the {} is broken by an earlier failure: shrink "
+                                "(shmemx_team_shrink) or destroy it", r, t->describe()));
+    return SHMEMX_PEER_FAILED;
+  }
+  struct Scope {
+    Scope() { t_team_call = true; }
+    ~Scope() { t_team_call = false; }
+  } scope;
+  try {
+    body(team_comm(r, t));
+  } catch (const TeamCallFailed& e) {
+    // The engine's text points at the communicator API's recovery; a team recovers by its own.
+    std::string m = e.st.message();
+    if (size_t at = m.find("agree, shrink (tesseraCommShrink) or destroy it"); at != std::string::npos)
+      m.replace(at, std::string::npos, "shrink the team (shmemx_team_shrink) or destroy it");
+    (void)to_result(Status(e.st.code(), m));
+    t->broken = true;
+    return SHMEMX_PEER_FAILED;
+  }
   return 0;
 }
 
@@ -265,6 +290,19 @@ void active_reduce(const char* r, T* dest, const T* source, int nreduce, int sta
 }
 
 }  // namespace
+
+Communicator& team_comm(const char* routine, pgas::Team* t) {
+  if (!t->coll_state) [[unlikely]] {
+    Result<Communicator*> c = tessera::coll::comm_create_team(t);
+    if (!c.is_ok()) log::fatal("{}: cannot make a communicator for the {}: {}", routine, t->describe(), c.status().message());
+    t->coll_state = c.value();
+  }
+  return *static_cast<Communicator*>(t->coll_state);
+}
+
+void make_team_comm(const char* routine, pgas::Team* t) {
+  if (tessera::coll::resilient_job()) (void)team_comm(routine, t);
+}
 
 void release_team_comm(pgas::Team* t) {
   if (!t || !t->coll_state) return;

@@ -65,7 +65,7 @@ uint64_t mix(uint64_t h, uint64_t v) {
 }
 
 std::mutex g_mu;
-std::map<std::tuple<int, int, int>, uint64_t> g_team_counts;  // comms created over each team shape
+std::map<std::vector<int>, uint64_t> g_team_counts;             // comms created over each team's members
 std::map<std::tuple<int, int, int>, uint64_t> g_set_counts;   // ... and over each active set
 
 size_t ctrl_bytes(int n) { return round_up(sizeof(Ctrl) + 2 * static_cast<size_t>(n) * sizeof(Line), kPage); }
@@ -271,15 +271,16 @@ Result<Communicator*> comm_create_team(pgas::Team* team) {
   if (!pgas::is_initialized()) return invalid_arg("communicator creation: call shmem_init first");
   if (!team) return invalid_arg("communicator creation: the team is null");
   if (team->my_index < 0) return invalid_arg("communicator creation: this PE is not a member of the {}", team->describe());
+  std::vector<int> world;
+  for (int i = 0; i < team->size; ++i) world.push_back(team->world_pe(i));
   uint64_t count;
   {
     std::lock_guard lk(g_mu);
-    count = g_team_counts[{team->start, team->stride, team->size}]++;
+    count = g_team_counts[world]++;
   }
-  uint64_t uid = mix(mix(mix(mix(0x7e55e7a, static_cast<uint64_t>(team->start)), static_cast<uint64_t>(team->stride)),
-                         static_cast<uint64_t>(team->size)), count);
-  std::vector<int> world;
-  for (int i = 0; i < team->size; ++i) world.push_back(team->world_pe(i));
+  uint64_t uid = 0x7e55e7a;
+  for (int pe : world) uid = mix(uid, static_cast<uint64_t>(pe));
+  uid = mix(mix(uid, static_cast<uint64_t>(team->size)), count);
   return build(std::move(world), team->my_index, uid, [team] { pgas::team_sync(team); });
 }
 

@@ -1,8 +1,11 @@
 #include "pgas/team.h"
 
+#include <algorithm>
 #include <bit>
 #include <mutex>
 #include <vector>
+
+#include <fmt/ranges.h>
 
 #include "base/config.h"
 #include "pgas/amo.h"
@@ -23,15 +26,28 @@ bool has_unmapped_member(const Team* t) {
   return false;
 }
 
-Team* make_team(int start, int stride, int size, int slot) {
+// The team of world PEs `pes` (in team order): strided when one stride describes them, else listed.
+Team* make_team(std::vector<int> pes, int slot) {
   Team* t = new Team;
-  t->start = start;
-  t->stride = size > 1 ? stride : 1;
-  t->size = size;
+  const int n = static_cast<int>(pes.size());
+  const int stride = n > 1 ? pes[1] - pes[0] : 1;
+  bool strided = stride != 0 || n == 1;
+  for (int i = 2; i < n && strided; ++i) strided = pes[static_cast<size_t>(i)] - pes[static_cast<size_t>(i - 1)] == stride;
+  t->start = pes[0];
+  t->stride = strided ? stride : 0;
+  t->size = n;
+  if (!strided) t->members = std::move(pes);
   t->my_index = t->index_of(rt().my_pe);
   t->slot = slot;
   t->spans_hosts = has_unmapped_member(t);
   return t;
+}
+
+// World PEs of `size` members of `parent` from its member `first` by `step` (in parent numbering).
+std::vector<int> parent_pes(const Team* parent, int first, int step, int size) {
+  std::vector<int> pes;
+  for (int i = 0; i < size; ++i) pes.push_back(parent->world_pe(first + i * step));
+  return pes;
 }
 
 // Reads the quiescent counters of the team's slot (at its first PE, or this PE's own round words for a team
@@ -89,7 +105,12 @@ void take_slot(int slot) {
 std::string Team::describe() const {
   if (this == &g_world) return fmt::format("world team ({} PEs)", size);
   if (this == &g_shared) return fmt::format("shared team ({} PEs)", size);
-  return fmt::format("team of {} PEs (world PEs {}, {}, ...; stride {})", size, start, start + stride, stride);
+  if (members.empty())
+    return fmt::format("team of {} PEs (world PEs {}, {}, ...; stride {})", size, start, start + stride, stride);
+  const size_t shown = std::min<size_t>(members.size(), 8);
+  return fmt::format("team of {} PEs (world PEs {}{})", size,
+                     fmt::join(members.begin(), members.begin() + static_cast<ptrdiff_t>(shown), ", "),
+                     shown < members.size() ? ", ..." : "");
 }
 
 Team* team_world() { return &g_world; }
@@ -203,12 +224,13 @@ bool flat_sync(const Team* t) {
 }  // namespace
 
 namespace {
-// Resilient mode (docs/resilience.md): a sync of a team with a failed member cannot complete, and OpenSHMEM
-// gives the call no error to return. It ends the job at once, naming the PE, instead of at its wait's
-// deadline.
+// Resilient mode (docs/resilience.md): a sync of a team with a failed member cannot complete. Where the
+// caller has no error to return (shmem_barrier_all, shmem_sync_all, the library's own syncs), it ends the
+// job at once, naming the PE, instead of at its wait's deadline; shmem_team_sync returns an error instead
+// (team_sync_or_error).
 class TeamWatch final : public sync::FailWatch {
  public:
-  explicit TeamWatch(const Team* t) : t_(t) {}
+  TeamWatch(const Team* t, bool fatal) : t_(t), fatal_(fatal) {}
   bool tripped() override {
     JobControl* jc = rt().control;
     const uint32_t f = jc->failures.load(std::memory_order_acquire);
@@ -219,6 +241,11 @@ class TeamWatch final : public sync::FailWatch {
     return failed_ >= 0;
   }
   [[noreturn]] void raise() override {
+    if (!fatal_)
+      throw sync::Interrupted(fmt::format("PE {} of the {} failed (the job went on without it: --on-failure "
+                                          "continue); the team is broken: shrink (shmemx_team_shrink) or destroy it",
+                                          failed_, t_->describe()),
+                              {failed_}, false);
     log::fatal("a barrier of the {}: PE {} failed (resilient mode), and OpenSHMEM's team calls have no error to "
                "return: the job ends (the collective API's communicators can shrink instead: docs/resilience.md)",
                t_->describe(), failed_);
@@ -226,23 +253,58 @@ class TeamWatch final : public sync::FailWatch {
 
  private:
   const Team* t_;
+  bool fatal_;
   uint32_t seen_ = 0;
   int failed_ = -1;
 };
 
 void team_sync_watched(Team* t);
+
+bool resilient() {
+  const JobControl* jc = rt().control;
+  return jc && jc->resilient.load(std::memory_order_relaxed);
+}
+
+// A member the launcher has marked failed, or -1.
+int failed_member(const Team* t) {
+  JobControl* jc = rt().control;
+  if (!jc || jc->failures.load(std::memory_order_acquire) == 0) return -1;
+  for (int i = 0; i < t->size; ++i)
+    if (jc->failed(t->world_pe(i))) return t->world_pe(i);
+  return -1;
+}
 }  // namespace
 
 void team_sync(Team* t) {
   if (t->size == 1) return;
-  if (const JobControl* jc = rt().control; jc && jc->resilient.load(std::memory_order_relaxed)) [[unlikely]] {
-    TeamWatch watch(t);
+  if (resilient()) [[unlikely]] {
+    TeamWatch watch(t, /*fatal=*/true);
     if (watch.tripped()) watch.raise();
     sync::FailScope scope(&watch);
     team_sync_watched(t);
     return;
   }
   team_sync_watched(t);
+}
+
+Status team_sync_or_error(Team* t) {
+  if (t->size == 1 || !resilient()) {
+    team_sync(t);
+    return Status::ok();
+  }
+  if (t->broken)
+    return make_status(Code::kPeerFailed, "the {} is broken by an earlier failure: shrink (shmemx_team_shrink) or "
+                       "destroy it", t->describe());
+  TeamWatch watch(t, /*fatal=*/false);
+  try {
+    if (watch.tripped()) watch.raise();
+    sync::FailScope scope(&watch);
+    team_sync_watched(t);
+    return Status::ok();
+  } catch (const sync::Interrupted& e) {
+    t->broken = true;
+    return make_status(Code::kPeerFailed, "{}", e.what());
+  }
 }
 
 namespace {
@@ -353,8 +415,7 @@ Status team_split_strided(Team* parent, int start, int stride, int size, int num
     st = make_status(Code::kOutOfMemory, "shmem_team_split_strided: all {} team slots are in use on some PE of "
                      "the parent {}; destroy teams that are no longer needed", kMaxTeams, parent->describe());
   } else {
-    int ws = parent->world_pe(start);
-    t = make_team(ws, parent->stride * stride, size, slot);
+    t = make_team(parent_pes(parent, start, stride, size), slot);
     if (t->my_index < 0) {
       delete t;
       t = nullptr;
@@ -385,8 +446,8 @@ Status team_split_2d(Team* parent, int xrange, int ncx, long mx, int ncy, long m
   } else {
     int i = parent->my_index, n = parent->size;
     int x = i % xrange, y = i / xrange;
-    Team* xt = make_team(parent->world_pe(y * xrange), parent->stride, std::min(xrange, n - y * xrange), slots[0]);
-    Team* yt = make_team(parent->world_pe(x), parent->stride * xrange, (n - x + xrange - 1) / xrange, slots[1]);
+    Team* xt = make_team(parent_pes(parent, y * xrange, 1, std::min(xrange, n - y * xrange)), slots[0]);
+    Team* yt = make_team(parent_pes(parent, x, xrange, (n - x + xrange - 1) / xrange), slots[1]);
     xt->num_contexts = ncx;
     xt->config_mask = mx;
     yt->num_contexts = ncy;
@@ -404,6 +465,10 @@ Status team_split_2d(Team* parent, int xrange, int ncx, long mx, int ncy, long m
 
 void team_destroy(Team* t) {
   if (!t || t->predefined) return;
+  if (resilient() && (t->broken || failed_member(t) >= 0)) [[unlikely]] {
+    delete t;  // its slot stays taken (team.h)
+    return;
+  }
   // Everyone must be done with the slot before it can be reused: after this sync nobody arrives again.
   team_sync(t);
   {
@@ -411,6 +476,20 @@ void team_destroy(Team* t) {
     g_used_slots &= ~(uint64_t{1} << t->slot);
   }
   delete t;
+}
+
+uint64_t team_slots_in_use() {
+  std::lock_guard lk(g_mu);
+  return g_used_slots;
+}
+
+Team* team_from_members(std::vector<int> members, int slot, int num_contexts, long config_mask) {
+  Team* t = make_team(std::move(members), slot);
+  t->num_contexts = num_contexts;
+  t->config_mask = config_mask;
+  capture_bases(t);
+  take_slot(slot);
+  return t;
 }
 
 int team_translate(const Team* src, int src_pe, const Team* dst) {

@@ -1,5 +1,7 @@
-// Teams: ordered subsets of the job's PEs, always of the form {start + i*stride : 0 <= i < size} in world
-// numbering (every split of a strided team is strided again; the stride may be negative).
+// Teams: ordered subsets of the job's PEs. The splits of the specification make teams of the form
+// {start + i*stride : 0 <= i < size} in world numbering (every split of a strided team is strided again; the
+// stride may be negative); a shrink after a failure (resilient mode, shmemx_team_shrink) makes a team of its
+// survivors, which in general no stride describes: such a team lists its members.
 //
 // Each team owns a sync slot (layout.h): its barrier counters live in the reserved area of the team's
 // first PE. A slot index is agreed by all parent members during the split (they OR their in-use masks on
@@ -21,7 +23,8 @@
 namespace tessera::pgas {
 
 struct Team {
-  int start = 0, stride = 1, size = 1;  // world PEs of the team
+  int start = 0, stride = 1, size = 1;  // world PEs of a strided team (members empty)
+  std::vector<int> members;             // world PEs of a listed team, in team order (empty: strided)
   int my_index = 0;                     // this PE's number in the team
   int slot = 0;                         // sync slot (layout.h)
   int num_contexts = 0;                 // from shmem_team_config_t
@@ -45,11 +48,20 @@ struct Team {
   // words (TeamSync::rounds, read at creation into round_base) through the members' transports.
   bool spans_hosts = false;
   uint64_t round_base[kMaxSyncRounds] = {};
+  // Resilient mode: a sync of the team (shmem_team_sync) stopped because a member failed. The members no
+  // longer agree on the team's sync count, so every later sync fails at once; shmemx_team_shrink and
+  // shmem_team_destroy still work.
+  bool broken = false;
 
-  int world_pe(int i) const { return start + i * stride; }
+  int world_pe(int i) const { return members.empty() ? start + i * stride : members[static_cast<size_t>(i)]; }
   // Team number of world PE `pe`, or -1 when not a member.
   // The stride may be negative (a team listed in decreasing parent order); a team of one PE has stride 1.
   int index_of(int pe) const {
+    if (!members.empty()) {
+      for (size_t i = 0; i < members.size(); ++i)
+        if (members[i] == pe) return static_cast<int>(i);
+      return -1;
+    }
     int d = pe - start;
     if (stride == 0) return d == 0 ? 0 : -1;
     if (d % stride != 0) return -1;
@@ -60,6 +72,8 @@ struct Team {
   TeamSync* sync_on(int index) const {
     return &reserved_of(rt().bases[static_cast<size_t>(world_pe(index))])->teams[slot];
   }
+  // The stride the hang report reads (sync/where.h): 0 for a listed team, whose members it cannot name.
+  int where_stride() const { return members.empty() ? stride : 0; }
   std::string describe() const;
 };
 
@@ -69,7 +83,7 @@ struct Team {
 class ProgramSync {
  public:
   ProgramSync(Team* t, const char* name, sync::Call call)
-      : t_(t), where_(call, 0, t->epoch + 1, 0, t->start, t->stride, t->size) {
+      : t_(t), where_(call, 0, t->epoch + 1, 0, t->world_pe(0), t->where_stride(), t->size) {
     ++t->program_syncs;
     t->program_call = name;
   }
@@ -88,8 +102,12 @@ Team* team_shared();
 void teams_init();
 void teams_fini();
 
-// Barrier without memory ordering of puts (shmem_team_sync / shmem_sync_all).
+// Barrier without memory ordering of puts (shmem_team_sync / shmem_sync_all). In resilient mode a failed
+// member ends the job, naming it: the callers have no error to return.
 void team_sync(Team* team);
+// The same for callers that return an error (shmem_team_sync): in resilient mode a failed member, now or
+// in the sync's wait, gives kPeerFailed naming it and leaves the team broken; a broken team fails at once.
+Status team_sync_or_error(Team* team);
 // Quiet, then team_sync (shmem_barrier_all on the world team).
 void team_barrier(Team* team);
 
@@ -99,8 +117,17 @@ Status team_split_strided(Team* parent, int start, int stride, int size, int num
                           Team** out);
 Status team_split_2d(Team* parent, int xrange, int num_contexts_x, long mask_x, int num_contexts_y,
                      long mask_y, Team** xteam, Team** yteam);
-// Collective over the team's members; the world and shared teams are not destroyed.
+// Collective over the team's members; the world and shared teams are not destroyed. In resilient mode a
+// team that is broken or has a failed member is destroyed by each survivor alone (no sync), and its sync
+// slot stays taken for the rest of the job: a survivor that has not noticed the failure yet may still
+// arrive in it.
 void team_destroy(Team* team);
+
+// For a shrink (capi/team_shrink.cc), which agrees over the survivors' communicator: the sync slots this
+// PE's live teams take (bit i: slot i), and the team of `members` (world PEs; this PE among them) on a slot
+// free on every member. The caller syncs the members after every member made it and before any uses it.
+uint64_t team_slots_in_use();
+Team* team_from_members(std::vector<int> members, int slot, int num_contexts, long config_mask);
 
 // PE number of src_pe of `src` in `dst`, or -1.
 int team_translate(const Team* src, int src_pe, const Team* dst);

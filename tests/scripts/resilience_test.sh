@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Resilient mode (docs/resilience.md): under tessera-run --on-failure continue (or TESSERA_RESILIENT=1) a PE
 # killed in the middle of a loop of allreduces leaves the others running. Each survivor's call fails naming
-# it, a communicator without it goes on, the survivors agree, shrink, revoke and shrink again, and finalize;
+# it, a communicator without it goes on, the survivors agree, shrink, revoke and shrink again, and finalize
+# (and the same for OpenSHMEM teams: SHMEMX_PEER_FAILED, shmemx_team_shrink);
 # the job exits 0, the launcher names the PE, and nothing is left in /dev/shm. Without the mode, the same
 # death ends the job as before.
 set -u
@@ -45,6 +46,20 @@ rc=$?
 cat "$tmp/out"
 check "C++ API: exit 0 and three survivors passed ($rc)" \
   "[ $rc -eq 0 ] && [ \$(grep -c '^resilient_cxx: ok PE' '$tmp/out') -eq 3 ]"
+
+# 3a'. OpenSHMEM teams: a team collective returns SHMEMX_PEER_FAILED naming the PE, the survivors shrink
+# the team (shmemx_team_shrink; the middle victim leaves members no stride describes) and use it.
+for victim in 1 3 -1; do
+  "$run" -n 4 --on-failure continue --timeout 120 --env TESSERA_TIMEOUT=30 "$build/bin/pe_resilient_teams" $victim \
+    > "$tmp/out" 2>&1
+  rc=$?
+  cat "$tmp/out"
+  want=3
+  [ $victim -lt 0 ] && want=4
+  check "teams, victim $victim: exit 0 and $want PEs passed ($rc)" \
+    "[ $rc -eq 0 ] && [ \$(grep -c '^resilient_teams: ok PE' '$tmp/out') -eq $want ]"
+  check "teams, victim $victim: nothing left in /dev/shm" "[ -z \"\$(leftovers)\" ]"
+done
 
 # 3b. A PE stopped (SIGSTOP): the launcher kills it at half of TESSERA_TIMEOUT (2 s here), and the others'
 # calls fail then, within the deadline of their waits (4 s).
