@@ -6,7 +6,9 @@
 # evaluation set's). Prints each run's loss on the evaluation set, its difference from the exact run of the
 # same seed, the mean over seeds, and the median step time; with RATE (tc tbf, e.g. 1gbit) on the link. One
 # torch thread per rank (OMP_NUM_THREADS=1): the namespace hosts share this machine's CPUs.
-#   [STEPS=300] [PPN=2] [LR=0.01] [SEEDS="0 1 2"] [RATE=off] [MODES="int8 fp8 bf16"] bash bench/compress_ddp.sh [build-dir]
+# TRAIN_ARGS go to every run (e.g. "--label-noise 0.5 --cosine": a loss floor, and runs that end settled).
+#   [STEPS=300] [PPN=2] [LR=0.01] [SEEDS="0 1 2"] [RATE=off] [MODES="int8 fp8 bf16"] [TRAIN_ARGS=]
+#   bash bench/compress_ddp.sh [build-dir]
 # Needs root and the torch backend (make test builds it).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -26,6 +28,7 @@ LR=${LR:-0.01}
 RATE=${RATE:-off}
 MODES=${MODES:-"int8 fp8 bf16"}
 SEEDS=${SEEDS:-"0 1 2"}
+TRAIN_ARGS=${TRAIN_ARGS:-}
 hosts_up 2
 [ "$RATE" = off ] || hosts_link rate="$RATE"
 export TESSERA_RSH=$root/tests/hosts/rsh
@@ -33,7 +36,7 @@ train() {  # a name, a seed, then ddp_train.py's options
   local name=$1 seed=$2; shift 2
   env -u PYTHONPATH -u RANK -u WORLD_SIZE -u MASTER_ADDR -u MASTER_PORT timeout 1800 \
     "$build/bin/tessera-run" --hosts "h1:$PPN,h2:$PPN" --timeout 1700 --env OMP_NUM_THREADS=1 "$torch_py" \
-    "$root/examples/torch/ddp_train.py" "$STEPS" --lr "$LR" --seed "$seed" "$@" > "$out/$name.$seed.log" 2>&1 ||
+    "$root/examples/torch/ddp_train.py" "$STEPS" --lr "$LR" --seed "$seed" $TRAIN_ARGS "$@" > "$out/$name.$seed.log" 2>&1 ||
     { tail -20 "$out/$name.$seed.log"; echo "compress_ddp: the run '$name' (seed $seed) failed" >&2; exit 1; }
   local loss ms
   loss=$(sed -n 's/^eval loss //p' "$out/$name.$seed.log")
@@ -41,7 +44,7 @@ train() {  # a name, a seed, then ddp_train.py's options
   echo "$name $seed $loss $ms" >> "$out/results"
   echo "compress_ddp: $name, seed $seed: eval loss $loss, median step $ms ms"
 }
-echo "compress_ddp: 2 hosts x $PPN ranks, $STEPS steps, lr $LR, seeds $SEEDS, link rate $RATE"
+echo "compress_ddp: 2 hosts x $PPN ranks, $STEPS steps, lr $LR, seeds $SEEDS, link rate $RATE, options: ${TRAIN_ARGS:-none}"
 for seed in $SEEDS; do
   train exact "$seed"
   for mode in $MODES; do
