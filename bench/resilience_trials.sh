@@ -5,8 +5,10 @@
 # turns into a kill at half of TESSERA_TIMEOUT) at a random moment. Counts hangs (a job past its --timeout),
 # wrong results and failed jobs, checks that nothing is left in /dev/shm, and prints the median and p99
 # time from the kill to each survivor's failed call and to its first good call on the shrunk communicator.
-# In each SIGSTOP trial, tessera-info --health must name the stopped PE while it is stopped.
-#   bench/resilience_trials.sh [BUILD_DIR]     TRIALS=200 PES=4 SECONDS_PER_JOB=1.5 STOP_EVERY=4 TIMEOUT=4
+# In each SIGSTOP trial, tessera-info --health must name the stopped PE while it is stopped. API=coll runs
+# the loop on the C collective API (tesseraCommShrink), API=shmem on OpenSHMEM team calls
+# (tests/pe/resilient_mix_teams.c: SHMEMX_PEER_FAILED, shmemx_team_shrink), API=both alternates them.
+#   bench/resilience_trials.sh [BUILD_DIR]     TRIALS=200 PES=4 SECONDS_PER_JOB=1.5 STOP_EVERY=4 TIMEOUT=4 API=coll
 # Exits non-zero if any trial went wrong.
 set -u
 build=${1:-build}
@@ -15,9 +17,15 @@ pes=${PES:-4}
 secs=${SECONDS_PER_JOB:-1.5}
 stop_every=${STOP_EVERY:-4}
 timeout=${TIMEOUT:-4}
+api=${API:-coll}
 run="$build/bin/tessera-run"
-prog="$build/bin/pe_resilient_mix"
-[ -x "$prog" ] || { echo "resilience_trials: build $prog first" >&2; exit 2; }
+case $api in
+  coll|shmem|both) ;;
+  *) echo "resilience_trials: API=$api is not coll, shmem or both" >&2; exit 2 ;;
+esac
+for p in pe_resilient_mix pe_resilient_mix_teams; do
+  [ -x "$build/bin/$p" ] || { echo "resilience_trials: build $build/bin/$p first" >&2; exit 2; }
+done
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 ls /dev/shm | grep '^tessera-' > "$tmp/shm_before" || true
@@ -25,6 +33,8 @@ bad=0 hangs=0 kills=0 stops=0
 : > "$tmp/detect.KILL"; : > "$tmp/recover.KILL"; : > "$tmp/detect.STOP"; : > "$tmp/recover.STOP"
 for t in $(seq 1 "$trials"); do
   rm -f "$tmp"/ready.*
+  prog="$build/bin/pe_resilient_mix"
+  if [ "$api" = shmem ] || { [ "$api" = both ] && [ $(( t % 2 )) -eq 0 ]; }; then prog="$build/bin/pe_resilient_mix_teams"; fi
   victim=$(( RANDOM % pes ))
   delay_ms=$(( 30 + RANDOM % 700 ))  # within the loop's first half: every survivor is still in it
   sig=KILL
@@ -51,9 +61,9 @@ for t in $(seq 1 "$trials"); do
   [ $sig = KILL ] && kills=$((kills + 1)) || stops=$((stops + 1))
   survivors=$(grep -c '^mix: ok PE' "$tmp/out")
   if [ $rc -eq 124 ]; then
-    hangs=$((hangs + 1)); bad=$((bad + 1)); echo "trial $t: HANG (victim $victim, SIG$sig after $delay_ms ms)"; cat "$tmp/out"
+    hangs=$((hangs + 1)); bad=$((bad + 1)); echo "trial $t: HANG (${prog##*/}, victim $victim, SIG$sig after $delay_ms ms)"; cat "$tmp/out"
   elif [ $rc -ne 0 ] || [ "$survivors" -ne $((pes - 1)) ] || grep -q FAILED "$tmp/out"; then
-    bad=$((bad + 1)); echo "trial $t: FAILED rc=$rc survivors=$survivors (victim $victim, SIG$sig after $delay_ms ms)"; cat "$tmp/out"
+    bad=$((bad + 1)); echo "trial $t: FAILED rc=$rc survivors=$survivors (${prog##*/}, victim $victim, SIG$sig after $delay_ms ms)"; cat "$tmp/out"
   else
     awk -v k="$kill_ns" '/^mix: ok PE/ { for (i = 1; i < NF; ++i) { if ($i == "detect_ns" && $(i+1) > 0) print ($(i+1) - k) / 1e6 > "/dev/stderr"; if ($i == "recover_ns" && $(i+1) > 0) print ($(i+1) - k) / 1e6 } }' \
       "$tmp/out" >> "$tmp/recover.$sig" 2>> "$tmp/detect.$sig"
@@ -66,7 +76,7 @@ stats() {  # median and p99 of the numbers in $1 (ms)
     m = v[int((NR + 1) / 2)]; p = v[int(NR * 0.99 + 0.999)]; if (p == "") p = v[NR];
     printf "median %.1f ms, p99 %.1f ms, max %.1f ms (%d survivors)", m, p, v[NR], NR }'
 }
-echo "resilience trials: $trials jobs of $pes PEs ($kills SIGKILL, $stops SIGSTOP with TESSERA_TIMEOUT=$timeout), $hangs hangs, $bad bad"
+echo "resilience trials ($api): $trials jobs of $pes PEs ($kills SIGKILL, $stops SIGSTOP with TESSERA_TIMEOUT=$timeout), $hangs hangs, $bad bad"
 echo "  SIGKILL -> failed call:             $(stats "$tmp/detect.KILL")"
 echo "  SIGKILL -> good call on survivors:   $(stats "$tmp/recover.KILL")"
 echo "  SIGSTOP -> failed call:             $(stats "$tmp/detect.STOP")"

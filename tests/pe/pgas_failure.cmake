@@ -38,6 +38,8 @@ target_link_libraries(pe_resilient PRIVATE tessera)
 # Fault trials of resilient mode (bench/resilience_trials.sh, and a few in tests/scripts/resilience_test.sh).
 add_executable(pe_resilient_mix ${CMAKE_CURRENT_SOURCE_DIR}/pe/resilient_mix.c)
 target_link_libraries(pe_resilient_mix PRIVATE tessera)
+add_executable(pe_resilient_mix_teams ${CMAKE_CURRENT_SOURCE_DIR}/pe/resilient_mix_teams.c)
+target_link_libraries(pe_resilient_mix_teams PRIVATE tessera)
 # OpenSHMEM teams in resilient mode: errors, shmemx_team_shrink (tests/scripts/resilience_test.sh).
 add_executable(pe_resilient_teams ${CMAKE_CURRENT_SOURCE_DIR}/pe/resilient_teams.c)
 target_link_libraries(pe_resilient_teams PRIVATE tessera)

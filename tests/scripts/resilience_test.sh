@@ -79,6 +79,12 @@ TRIALS=6 STOP_EVERY=3 bash "$(dirname "$0")/../../bench/resilience_trials.sh" "$
 rc=$?
 cat "$tmp/trials"
 check "6 fault trials: no hang, no wrong result, nothing left ($rc)" "[ $rc -eq 0 ] && grep -q ', 0 hangs, 0 bad' '$tmp/trials'"
+# ... and through OpenSHMEM team calls (SHMEMX_PEER_FAILED, shmemx_team_shrink).
+API=shmem TRIALS=4 STOP_EVERY=2 bash "$(dirname "$0")/../../bench/resilience_trials.sh" "$build" > "$tmp/trials" 2>&1
+rc=$?
+cat "$tmp/trials"
+check "4 fault trials on OpenSHMEM teams: no hang, no wrong result, nothing left ($rc)" \
+  "[ $rc -eq 0 ] && grep -q ', 0 hangs, 0 bad' '$tmp/trials'"
 
 # 3d. An OpenSHMEM barrier over the world after the death has no error to return: the job ends at once
 # (not at TESSERA_TIMEOUT, 60 s here), naming the failed PE.
