@@ -74,6 +74,15 @@ void abort_hook(int code) {
 // The job ended on another host (bootstrap.h): end this host's waits as if `pe` had failed here.
 void remote_abort(int pe, int code) { (void)raise_abort(pe < 0 ? g_rt.my_pe : pe, code, JobControl::kExitFatal); }
 
+// The control segment this process mapped, kept for an init after the last finalize (OpenSHMEM 1.6): the
+// host's leader removed its name once every PE had mapped it, and the mapping outlives finalize anyway.
+struct KeptControl {
+  void* map = nullptr;
+  std::string name;
+  size_t bytes = 0;
+};
+KeptControl g_kept_control;
+
 // Job of one PE: private memory, no control segment from a launcher.
 Status init_single(Runtime& r) {
   TS_ASSIGN_OR_RETURN(void* p, transport::shm::map_private(r.seg_size, kReservedBytes, kHeapAlignMax));
@@ -165,8 +174,11 @@ Status init_job(Runtime& r, const bootstrap::JobInfo& info) {
     }
     TS_RETURN_IF_ERROR(g_boot->barrier());
   }
-  if (!ctl) {
+  if (!ctl && g_kept_control.map && g_kept_control.name == ctl_name && g_kept_control.bytes == ctl_bytes) {
+    ctl = g_kept_control.map;  // an earlier init's mapping (finalize keeps it): its name is gone
+  } else if (!ctl) {
     TS_ASSIGN_OR_RETURN(ctl, shm::open_map(ctl_name, ctl_bytes));
+    g_kept_control = {ctl, ctl_name, ctl_bytes};
   }
   r.control = static_cast<JobControl*>(ctl);
   if (r.control->magic != JobControl::kMagic || static_cast<int>(r.control->n_pes) != r.n_pes)
@@ -268,12 +280,13 @@ Status init(int thread_level) {
     ++r.init_count;  // nested pairs (OpenSHMEM 1.6): only the last finalize ends the library
     return Status::ok();
   }
-  // Initializing again after the last finalize (OpenSHMEM 1.6 allows it) needs a second join with the job's
-  // start-up, which a launcher, PMIx or the TCP rendezvous does not take: a job of one PE only.
-  if (g_boot && g_boot != &bootstrap::kSingleBackend)
+  // Initializing again after the last finalize (OpenSHMEM 1.6 allows it) joins the job's start-up a second
+  // time: tessera-run takes a rank again once its earlier connection has closed (tools/run/server.cc), and a
+  // job of one PE has nothing to join. PMIx and the TCP rendezvous take one join per PE.
+  if (g_boot && g_boot != &bootstrap::kSingleBackend && g_boot != &bootstrap::kLauncherBackend)
     return invalid_arg("the library was finalized in this process and started by the {} bootstrap, which takes "
-                       "one join per PE: initializing it again is supported in a job of one PE started without "
-                       "a launcher only", g_boot->name);
+                       "one join per PE: initializing it again is supported under tessera-run and in a job of "
+                       "one PE started without a launcher", g_boot->name);
   ++r.init_count;
   log::set_level(static_cast<log::Level>(std::clamp<int64_t>(kLogLevel.get(), 0, 3)));
   TS_RETURN_IF_ERROR(config::check_unknown());

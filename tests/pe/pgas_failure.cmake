@@ -32,6 +32,16 @@ add_test(NAME pe.finalize_inflight.hosts2x2
 set_tests_properties(pe.finalize_inflight.hosts2x2 PROPERTIES LABELS "pe;hosts" TIMEOUT 60
                      PASS_REGULAR_EXPRESSION "finalize_inflight: ok")
 
+# Initializing again after the last shmem_finalize (OpenSHMEM 1.6; tests/spec/init_again.c, which the spec
+# harness runs at 1-4 PEs on one host): here with peers on other hosts (UCX), whose transport is torn down
+# and made again.
+add_executable(pe_init_again ${CMAKE_CURRENT_SOURCE_DIR}/spec/init_again.c)
+target_link_libraries(pe_init_again PRIVATE tessera)
+add_test(NAME pe.init_again.hosts2x2
+         COMMAND ${TESSERA_RUN} -n 4 --timeout 60 --env TESSERA_TIMEOUT=30 --env TEST_PES_PER_HOST=2
+                 ${CMAKE_CURRENT_SOURCE_DIR}/pe/as_hosts.sh $<TARGET_FILE:pe_init_again>)
+set_tests_properties(pe.init_again.hosts2x2 PROPERTIES LABELS "pe;hosts" TIMEOUT 60)
+
 # Resilient mode (tests/scripts/resilience_test.sh): allreduces, one PE killed, the others shrink and go on.
 add_executable(pe_resilient ${CMAKE_CURRENT_SOURCE_DIR}/pe/resilient.c)
 target_link_libraries(pe_resilient PRIVATE tessera)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The TCP rendezvous (TESSERA_BOOTSTRAP=tcp://HOST:PORT, src/bootstrap/tcp.h) with PEs started as plain
 # background processes on 127.0.0.1, as a user's own launcher would start them:
-#   1. test programs pass at 4 PEs; configuration mistakes end a PE at once with a message naming the value;
+#   1. test programs pass at 4 PEs; configuration mistakes end a PE at once with a message naming the value,
+#      and so does a second shmem_init after the last finalize (one join per PE);
 #   a. a fifth process with a wrong secret, arriving during start-up, is refused and logged; the job completes;
 #   b. an outside client (tcp_handshake.py) checks rank 0's proof, then its replayed answer, an oversized
 #      header and a malformed message are refused; the job then completes;
@@ -47,6 +48,20 @@ for prog in pe_pgas_rma pe_pgas_team; do
   check "$prog: its tests ran and passed" "grep -q 'PASSED' '$tmp/$prog.0' && ! grep -q FAILED '$tmp/$prog.0'"
 done
 check "nothing left in /dev/shm after clean runs" "[ -z \"\$(leftovers)\" ]"
+
+# Initializing again after the last shmem_finalize takes a second join, which tessera-run takes and the
+# rendezvous does not: each PE ends at its second shmem_init, naming the bootstrap.
+"$bin/tessera-cc" -std=c11 -O1 "$here/../spec/init_again.c" -o "$tmp/init_again"
+port=$(free_port)
+pids=()
+for r in 0 1 2 3; do
+  pe "$tmp/again.$r" $r $port "$secret" "$tmp/init_again"
+  pids+=($!)
+done
+wait_all 60 "${pids[@]}"
+check "init after the last finalize through tcp://: every PE refused (${rcs[*]})" "all_nonzero ${rcs[*]}"
+check "init after the last finalize through tcp://: says why" \
+  "grep -q 'started by the tcp bootstrap, which takes one join per PE' '$tmp/again.0'" || cat "$tmp/again.0"
 
 # Mistakes a user makes: each PE ends at once, naming the value and what was expected.
 mistake() {  # NAME EXPECTED-TEXT ENV...

@@ -151,9 +151,11 @@ bool BootstrapServer::on_message(size_t i, bootstrap::tcp::Frame& f) {
       refuse(i, fmt::format("rank {} in a job of {} PEs", rank, n_));
       return false;
     }
+    // One open connection per rank. A rank whose connection has closed may join again: a PE that
+    // initializes after its last shmem_finalize (OpenSHMEM 1.6) joins the start-up a second time.
     for (auto& o : conns_)
-      if (o.authed && o.rank == static_cast<int>(rank)) {
-        refuse(i, fmt::format("rank {} has joined already", rank));  // one connection per rank, once
+      if (&o != &c && o.authed && o.fd >= 0 && o.rank == static_cast<int>(rank)) {
+        refuse(i, fmt::format("rank {} has joined already", rank));
         return false;
       }
     c.authed = true;

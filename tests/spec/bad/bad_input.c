@@ -58,9 +58,6 @@ int main(int argc, char** argv) {
     shmem_session_stop(SHMEM_CTX_DEFAULT);
   } else if (!strcmp(c, "session_null_config")) {
     shmem_session_start(SHMEM_CTX_DEFAULT, 0, NULL, SHMEM_SESSION_TOTAL_OPS);
-  } else if (!strcmp(c, "init_after_finalize")) {
-    shmem_finalize();
-    shmem_init();
   } else if (!strcmp(c, "collective_before_init")) {
     /* not reachable after shmem_init; covered by the ordering below */
   } else {
