@@ -415,16 +415,9 @@ Status team_split_strided(Team* parent, int start, int stride, int size, int num
     st = make_status(Code::kOutOfMemory, "shmem_team_split_strided: all {} team slots are in use on some PE of "
                      "the parent {}; destroy teams that are no longer needed", kMaxTeams, parent->describe());
   } else {
-    t = make_team(parent_pes(parent, start, stride, size), slot);
-    if (t->my_index < 0) {
-      delete t;
-      t = nullptr;
-    } else {
-      t->num_contexts = num_contexts;
-      t->config_mask = config_mask;
-      capture_bases(t);
-      take_slot(slot);
-    }
+    std::vector<int> pes = parent_pes(parent, start, stride, size);
+    if (std::find(pes.begin(), pes.end(), rt().my_pe) != pes.end())
+      t = team_from_members(std::move(pes), slot, num_contexts, config_mask);
   }
   team_sync(parent);
   *out = t;

@@ -13,27 +13,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include <shmem.h>
 #include <tessera/coll.h>
 
 #define REQUIRE_PROGRAM "mix"
-#include "require.h"
-
-#define SMALL_FLOATS 16384  /* 64 KiB */
-#define BCAST_BYTES (256 * 1024)
-#define GATHER_BYTES 4096
-#define MAX_PES 64
 
 static int me;
-
-static long long clock_ns(clockid_t id) {
-  struct timespec ts;
-  clock_gettime(id, &ts);
-  return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
+#include "resilient_mix.h"
 
 static float fbuf[SMALL_FLOATS], fout[SMALL_FLOATS];
 static unsigned char bbuf[BCAST_BYTES];
@@ -44,39 +31,39 @@ static tesseraResult_t run_call(long i, tesseraComm_t comm, const int* pes, int 
   tesseraResult_t rc;
   switch (i % 4) {
     case 0: {
-      double v = me + 1 + (double)i, sum = 0, want = 0;
-      for (int m = 0; m < n; ++m) want += pes[m] + 1 + (double)i;
+      double v = mix_scalar(me, i), sum = 0, want = 0;
+      for (int m = 0; m < n; ++m) want += mix_scalar(pes[m], i);
       rc = tesseraAllReduce(&v, &sum, 1, tesseraFloat64, tesseraSum, comm);
       if (rc == tesseraSuccess) REQUIRE(sum == want, "call %ld: allreduce 8 B gave %g, expected %g", i, sum, want);
       return rc;
     }
     case 1: {
-      for (int k = 0; k < SMALL_FLOATS; ++k) fbuf[k] = (float)((me + 1) * (k % 7 + 1) + (i % 5));
+      for (int k = 0; k < SMALL_FLOATS; ++k) fbuf[k] = mix_float(me, k, i);
       rc = tesseraAllReduce(fbuf, fout, SMALL_FLOATS, tesseraFloat32, tesseraSum, comm);
       if (rc == tesseraSuccess)
         for (int k = 0; k < SMALL_FLOATS; ++k) {
           float want = 0;
-          for (int m = 0; m < n; ++m) want += (float)((pes[m] + 1) * (k % 7 + 1) + (i % 5));
+          for (int m = 0; m < n; ++m) want += mix_float(pes[m], k, i);
           REQUIRE(fout[k] == want, "call %ld: allreduce 64 KiB element %d gave %g, expected %g", i, k, fout[k], want);
         }
       return rc;
     }
     case 2: {
       const int root = (int)(i % n);
-      for (int k = 0; k < BCAST_BYTES; ++k) bbuf[k] = rank == root ? (unsigned char)(k * 31 + pes[root] + i) : 0;
+      for (int k = 0; k < BCAST_BYTES; ++k) bbuf[k] = rank == root ? mix_bcast_byte(pes[root], k, i) : 0;
       rc = tesseraBroadcast(bbuf, bbuf, BCAST_BYTES, tesseraUint8, root, comm);
       if (rc == tesseraSuccess)
         for (int k = 0; k < BCAST_BYTES; ++k)
-          REQUIRE(bbuf[k] == (unsigned char)(k * 31 + pes[root] + i), "call %ld: broadcast byte %d", i, k);
+          REQUIRE(bbuf[k] == mix_bcast_byte(pes[root], k, i), "call %ld: broadcast byte %d", i, k);
       return rc;
     }
     default: {
-      for (int k = 0; k < GATHER_BYTES; ++k) gin[k] = (unsigned char)(me * 17 + k + i);
+      for (int k = 0; k < GATHER_BYTES; ++k) gin[k] = mix_gather_byte(me, k, i);
       rc = tesseraAllGather(gin, gout, GATHER_BYTES, tesseraUint8, comm);
       if (rc == tesseraSuccess)
         for (int m = 0; m < n; ++m)
           for (int k = 0; k < GATHER_BYTES; ++k)
-            REQUIRE(gout[m * GATHER_BYTES + k] == (unsigned char)(pes[m] * 17 + k + i),
+            REQUIRE(gout[m * GATHER_BYTES + k] == mix_gather_byte(pes[m], k, i),
                     "call %ld: allgather block %d byte %d", i, m, k);
       return rc;
     }
@@ -97,12 +84,7 @@ int main(int argc, char** argv) {
   int rank = me;
   /* Everyone set up before anyone may be killed (a death inside shmem_init is not what this tests). */
   tesseraBarrier(comm);
-  char path[4096];
-  snprintf(path, sizeof path, "%s.%d", argv[2], me);
-  FILE* f = fopen(path, "w");
-  REQUIRE(f, "cannot write %s", path);
-  fprintf(f, "%d\n", (int)getpid());
-  fclose(f);
+  mix_ready(argv[2]);
 
   const long long end = clock_ns(CLOCK_MONOTONIC) + (long long)(seconds * 1e9);
   long i = 0;

@@ -10,28 +10,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include <shmem.h>
 #include <shmemx.h>
 #include <tessera/coll.h>
 
 #define REQUIRE_PROGRAM "mix"
-#include "require.h"
-
-#define SMALL_FLOATS 16384 /* 64 KiB */
-#define BCAST_BYTES (256 * 1024)
-#define GATHER_BYTES 4096
-#define MAX_PES 64
 
 static int me;
-
-static long long clock_ns(clockid_t id) {
-  struct timespec ts;
-  clock_gettime(id, &ts);
-  return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
+#include "resilient_mix.h"
 
 /* Symmetric (static): shmem_malloc is collective over the world, which has a failed member. */
 static double dsrc, ddst;
@@ -47,19 +34,19 @@ static int run_call(long i, shmem_team_t team, const int* pes, int n, int rank) 
   switch (i % 4) {
     case 0: {
       double want = 0;
-      dsrc = me + 1 + (double)i;
-      for (int m = 0; m < n; ++m) want += pes[m] + 1 + (double)i;
+      dsrc = mix_scalar(me, i);
+      for (int m = 0; m < n; ++m) want += mix_scalar(pes[m], i);
       rc = shmem_double_sum_reduce(team, &ddst, &dsrc, 1);
       if (rc == 0) REQUIRE(ddst == want, "call %ld: reduce 8 B gave %g, expected %g", i, ddst, want);
       return rc;
     }
     case 1: {
-      for (int k = 0; k < SMALL_FLOATS; ++k) fbuf[k] = (float)((me + 1) * (k % 7 + 1) + (i % 5));
+      for (int k = 0; k < SMALL_FLOATS; ++k) fbuf[k] = mix_float(me, k, i);
       rc = shmem_float_sum_reduce(team, fout, fbuf, SMALL_FLOATS);
       if (rc == 0)
         for (int k = 0; k < SMALL_FLOATS; ++k) {
           float want = 0;
-          for (int m = 0; m < n; ++m) want += (float)((pes[m] + 1) * (k % 7 + 1) + (i % 5));
+          for (int m = 0; m < n; ++m) want += mix_float(pes[m], k, i);
           REQUIRE(fout[k] == want, "call %ld: reduce 64 KiB element %d gave %g, expected %g", i, k, fout[k], want);
         }
       return rc;
@@ -67,22 +54,22 @@ static int run_call(long i, shmem_team_t team, const int* pes, int n, int rank) 
     case 2: {
       const int root = (int)(i % n);
       for (int k = 0; k < BCAST_BYTES; ++k) {
-        bsrc[k] = rank == root ? (unsigned char)(k * 31 + pes[root] + i) : 0;
+        bsrc[k] = rank == root ? mix_bcast_byte(pes[root], k, i) : 0;
         bdst[k] = 0;
       }
       rc = shmem_broadcastmem(team, bdst, bsrc, BCAST_BYTES, root);
       if (rc == 0)
         for (int k = 0; k < BCAST_BYTES; ++k)
-          REQUIRE(bdst[k] == (unsigned char)(k * 31 + pes[root] + i), "call %ld: broadcast byte %d", i, k);
+          REQUIRE(bdst[k] == mix_bcast_byte(pes[root], k, i), "call %ld: broadcast byte %d", i, k);
       return rc;
     }
     default: {
-      for (int k = 0; k < GATHER_BYTES; ++k) gin[k] = (unsigned char)(me * 17 + k + i);
+      for (int k = 0; k < GATHER_BYTES; ++k) gin[k] = mix_gather_byte(me, k, i);
       rc = shmem_fcollectmem(team, gout, gin, GATHER_BYTES);
       if (rc == 0)
         for (int m = 0; m < n; ++m)
           for (int k = 0; k < GATHER_BYTES; ++k)
-            REQUIRE(gout[m * GATHER_BYTES + k] == (unsigned char)(pes[m] * 17 + k + i),
+            REQUIRE(gout[m * GATHER_BYTES + k] == mix_gather_byte(pes[m], k, i),
                     "call %ld: fcollect block %d byte %d", i, m, k);
       return rc;
     }
@@ -110,12 +97,7 @@ int main(int argc, char** argv) {
   int n = members(team, pes, &rank);
   /* Everyone set up before anyone may be killed (a death inside shmem_init is not what this tests). */
   REQUIRE(shmem_team_sync(team) == 0, "the first sync");
-  char path[4096];
-  snprintf(path, sizeof path, "%s.%d", argv[2], me);
-  FILE* f = fopen(path, "w");
-  REQUIRE(f, "cannot write %s", path);
-  fprintf(f, "%d\n", (int)getpid());
-  fclose(f);
+  mix_ready(argv[2]);
 
   const long long end = clock_ns(CLOCK_MONOTONIC) + (long long)(seconds * 1e9);
   long i = 0;

@@ -120,8 +120,9 @@ void Job::continue_without(int rank, const std::string& why) {
   ctl_->failures.fetch_add(1, std::memory_order_release);
   failed_.push_back(rank);
   ring_all();
-  std::fprintf(stderr, "tessera-run: PE %d %s; the job continues on %d PEs (--on-failure continue)\n", rank,
-               why.c_str(), running_count());
+  const int left = running_count();
+  std::fprintf(stderr, "tessera-run: PE %d %s; the job continues on %d PE%s (--on-failure continue)\n", rank,
+               why.c_str(), left, left == 1 ? "" : "s");
 }
 
 // Resilient mode: a PE stopped (SIGSTOP, a debugger) for half of TESSERA_TIMEOUT is killed, so that it
