@@ -1,12 +1,16 @@
 // Resilient mode of the collective engine (resilience.h).
 #include "coll/resilience.h"
 
+#include <signal.h>
+
 #include <algorithm>
+#include <cstdio>
 
 #include <fmt/ranges.h>
 
 #include "coll/engine.h"
 #include "coll/hier.h"
+#include "base/config.h"
 #include "sync/wait.h"
 
 namespace tessera::coll {
@@ -32,6 +36,33 @@ void refresh_failed(Communicator& c) {
   std::sort(c.failed.begin(), c.failed.end());
 }
 
+
+// Test hook TESSERA_TEST_DIE_IN_SHRINK=PE:STEP: world PE PE kills itself (SIGKILL) in its first shrink, just
+// before it posts barrier STEP (1 or 2) of the attempt, or just after it posts barrier 2 (STEP 3); empty: off.
+const config::Var<std::string> kTestDieInShrink{
+    "TESSERA_TEST_DIE_IN_SHRINK", "",
+    "Test hook for resilient mode: PE:STEP makes world PE PE kill itself in its first communicator shrink, "
+    "before it posts the shrink's barrier STEP (1 or 2), or after it posts barrier 2 (3); empty: off"};
+
+void die_in_shrink(const Communicator& c, uint64_t step) {
+  static const std::pair<int, unsigned> v = [] {
+    const std::string& s = kTestDieInShrink.get();
+    if (s.empty()) return std::pair<int, unsigned>{-1, 0};
+    int pe = -1;
+    unsigned at = 0;
+    char tail = 0;
+    if (std::sscanf(s.c_str(), "%d:%u%c", &pe, &at, &tail) != 2 || pe < 0 || at < 1 || at > 3)
+      config::fatal_config(invalid_arg("TESSERA_TEST_DIE_IN_SHRINK={}: must be PE:STEP, a PE number and 1..3", s));
+    return std::pair<int, unsigned>{pe, at};
+  }();
+  if (v.first != c.world[static_cast<size_t>(c.rank)]) return;
+  if (step == v.second) ::raise(SIGKILL);
+  if (v.second == 3 && step == 2) {  // after this post the others pass barrier 2: a dead member of the new one
+    c.ctrl[static_cast<size_t>(c.rank)]->shrink_sync.v.store(c.shrink_syncs, std::memory_order_release);
+    ring_members(c);
+    ::raise(SIGKILL);
+  }
+}
 }  // namespace
 
 uint64_t revoked_by(const Communicator& c) {
@@ -137,9 +168,13 @@ Result<Communicator*> shrink(Communicator& c) {
       ranks.push_back(m);
     }
   // The survivors' barrier, on the old communicator's shrink lines: a survivor that fails meanwhile stops
-  // the shrink (the others may shrink again).
+  // the shrink (the others may shrink again). It fails alike on every survivor: a member's line, once
+  // posted, stays, so a barrier passes for all or for none, and a member that dies after posting the last
+  // one is a member of the new communicator for all (its first call fails on every survivor alike).
+  const uint64_t base = c.shrink_syncs;
   auto sync = [&] {
     const uint64_t v = ++c.shrink_syncs;
+    die_in_shrink(c, v - base);
     c.ctrl[static_cast<size_t>(c.rank)]->shrink_sync.v.store(v, std::memory_order_release);
     ring_members(c);
     for (int m : ranks) {

@@ -57,7 +57,8 @@ Status revoke(Communicator& c);
 // survivor; they join c.failed. Works on a broken or revoked communicator.
 Status agree(Communicator& c, int* flag, std::vector<int>* failed);
 // Collective over the survivors: agrees on the failed members, then builds the communicator of the others
-// (ranks in the old order). One host only.
+// (ranks in the old order). Alike on every survivor: all get the new communicator, or all get kPeerFailed
+// (a survivor failed meanwhile) and may shrink again. One host only.
 Result<Communicator*> shrink(Communicator& c);
 
 }  // namespace tessera::coll

@@ -86,6 +86,28 @@ cat "$tmp/trials"
 check "4 fault trials on OpenSHMEM teams: no hang, no wrong result, nothing left ($rc)" \
   "[ $rc -eq 0 ] && grep -q ', 0 hangs, 0 bad' '$tmp/trials'"
 
+# 3c'. A second PE dies inside the survivors' shrink (test hook TESSERA_TEST_DIE_IN_SHRINK=3:STEP): before the
+# shrink's first barrier (1), before its second (2), or just after posting the second (3: the others make
+# the new communicator with it, and its first call fails). The survivors must end the shrink alike, shrink
+# again, and finish on the 3 left; a deadline (TESSERA_TIMEOUT=20) ends the job instead if they disagree.
+for step in 1 2 3; do
+  rm -f "$tmp"/ready.*
+  "$run" -n 5 --on-failure continue --timeout 120 --env TESSERA_TIMEOUT=20 --env TESSERA_TEST_DIE_IN_SHRINK=3:$step \
+    "$build/bin/pe_resilient_mix" 1.5 "$tmp/ready" > "$tmp/out" 2>&1 &
+  launcher=$!
+  for _ in $(seq 1 500); do [ "$(ls "$tmp"/ready.* 2>/dev/null | wc -l)" -eq 5 ] && break; sleep 0.01; done
+  sleep 0.2
+  kill -KILL "$(cat "$tmp/ready.1")"
+  wait $launcher
+  rc=$?
+  cat "$tmp/out"
+  check "second death in the shrink (step $step): exit 0 and 3 survivors passed ($rc)" \
+    "[ $rc -eq 0 ] && [ \$(grep -c '^mix: ok PE' '$tmp/out') -eq 3 ]"
+  check "second death in the shrink (step $step): the launcher names both" \
+    "grep -q 'PE 1 killed by signal 9' '$tmp/out' && grep -q 'PE 3 killed by signal 9' '$tmp/out'"
+  check "second death in the shrink (step $step): nothing left in /dev/shm" "[ -z \"\$(leftovers)\" ]"
+done
+
 # 3d. An OpenSHMEM barrier over the world after the death has no error to return: the job ends at once
 # (not at TESSERA_TIMEOUT, 60 s here), naming the failed PE.
 timed_job --timeout 120 --env TESSERA_TIMEOUT=60 "$prog" 2 barrier
