@@ -1,6 +1,7 @@
 #include "base/config.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cerrno>
 #include <cmath>
 #include <cstdint>
@@ -134,6 +135,17 @@ Result<double> parse(std::string_view var, std::string_view t, double*) { return
 Result<std::string> parse(std::string_view, std::string_view t, std::string*) { return std::string(t); }
 
 void fatal_config(const Status& st) { log::fatal("environment: {}", st.message()); }
+
+std::pair<int, uint32_t> pe_and_number(const Var<std::string>& v, uint32_t lo, uint32_t hi, std::string_view form) {
+  const std::string& s = v.get();
+  if (s.empty()) return {-1, 0};
+  int pe = -1;
+  unsigned n = 0;
+  char tail = 0;
+  if (std::sscanf(s.c_str(), "%d:%u%c", &pe, &n, &tail) != 2 || pe < 0 || n < lo || n > hi)
+    fatal_config(invalid_arg("{}={}: must be PE:{}, a PE number and {}..{}", v.name(), s, form, lo, hi));
+  return {pe, n};
+}
 
 size_t one_of(const Var<std::string>& v, std::initializer_list<std::string_view> choices) {
   const std::string& s = v.get();

@@ -17,6 +17,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "base/status.h"
@@ -130,5 +131,9 @@ class Var {
 // For a variable that takes one of a few words: the index of v's value in `choices`. Any other value ends
 // the job, naming the variable, the value and the choices ("TESSERA_X=y: expected auto, on or off").
 size_t one_of(const Var<std::string>& v, std::initializer_list<std::string_view> choices);
+
+// For a test hook that names a PE and a number ("PE:N"): {pe, n}, or {-1, 0} when v is empty. A malformed
+// value, or n outside [lo, hi], ends the job naming the variable, the value and `form` (what N means).
+std::pair<int, uint32_t> pe_and_number(const Var<std::string>& v, uint32_t lo, uint32_t hi, std::string_view form);
 
 }  // namespace tessera::config

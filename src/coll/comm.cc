@@ -38,17 +38,7 @@ const config::Var<std::string> kTestStallRead{
 
 // The PE and sleep of TESSERA_TEST_STALL_READ, read once; a malformed value ends the job naming it.
 std::pair<int, uint32_t> stall_read() {
-  static const std::pair<int, uint32_t> v = [] {
-    const std::string& s = kTestStallRead.get();
-    if (s.empty()) return std::pair<int, uint32_t>{-1, 0};
-    int pe = -1;
-    unsigned us = 0;
-    char tail = 0;
-    if (std::sscanf(s.c_str(), "%d:%u%c", &pe, &us, &tail) != 2 || pe < 0 || us < 1 || us > 100000)
-      config::fatal_config(invalid_arg("TESSERA_TEST_STALL_READ={}: must be PE:MICROS, a PE number and 1..100000 "
-                                       "microseconds", s));
-    return std::pair<int, uint32_t>{pe, us};
-  }();
+  static const std::pair<int, uint32_t> v = config::pe_and_number(kTestStallRead, 1, 100000, "MICROS (microseconds)");
   return v;
 }
 

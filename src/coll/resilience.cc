@@ -4,7 +4,6 @@
 #include <signal.h>
 
 #include <algorithm>
-#include <cstdio>
 
 #include <fmt/ranges.h>
 
@@ -36,7 +35,6 @@ void refresh_failed(Communicator& c) {
   std::sort(c.failed.begin(), c.failed.end());
 }
 
-
 // Test hook TESSERA_TEST_DIE_IN_SHRINK=PE:STEP: world PE PE kills itself (SIGKILL) in its first shrink, just
 // before it posts barrier STEP (1 or 2) of the attempt, or just after it posts barrier 2 (STEP 3); empty: off.
 const config::Var<std::string> kTestDieInShrink{
@@ -44,24 +42,11 @@ const config::Var<std::string> kTestDieInShrink{
     "Test hook for resilient mode: PE:STEP makes world PE PE kill itself in its first communicator shrink, "
     "before it posts the shrink's barrier STEP (1 or 2), or after it posts barrier 2 (3); empty: off"};
 
-void die_in_shrink(const Communicator& c, uint64_t step) {
-  static const std::pair<int, unsigned> v = [] {
-    const std::string& s = kTestDieInShrink.get();
-    if (s.empty()) return std::pair<int, unsigned>{-1, 0};
-    int pe = -1;
-    unsigned at = 0;
-    char tail = 0;
-    if (std::sscanf(s.c_str(), "%d:%u%c", &pe, &at, &tail) != 2 || pe < 0 || at < 1 || at > 3)
-      config::fatal_config(invalid_arg("TESSERA_TEST_DIE_IN_SHRINK={}: must be PE:STEP, a PE number and 1..3", s));
-    return std::pair<int, unsigned>{pe, at};
-  }();
+// Called before (posted false) and after posting barrier `barrier` of a shrink.
+void die_in_shrink(const Communicator& c, uint64_t barrier, bool posted) {
+  static const std::pair<int, uint32_t> v = config::pe_and_number(kTestDieInShrink, 1, 3, "STEP");
   if (v.first != c.world[static_cast<size_t>(c.rank)]) return;
-  if (step == v.second) ::raise(SIGKILL);
-  if (v.second == 3 && step == 2) {  // after this post the others pass barrier 2: a dead member of the new one
-    c.ctrl[static_cast<size_t>(c.rank)]->shrink_sync.v.store(c.shrink_syncs, std::memory_order_release);
-    ring_members(c);
-    ::raise(SIGKILL);
-  }
+  if ((!posted && barrier == v.second) || (posted && barrier == 2 && v.second == 3)) ::raise(SIGKILL);
 }
 }  // namespace
 
@@ -174,9 +159,10 @@ Result<Communicator*> shrink(Communicator& c) {
   const uint64_t base = c.shrink_syncs;
   auto sync = [&] {
     const uint64_t v = ++c.shrink_syncs;
-    die_in_shrink(c, v - base);
+    die_in_shrink(c, v - base, /*posted=*/false);
     c.ctrl[static_cast<size_t>(c.rank)]->shrink_sync.v.store(v, std::memory_order_release);
     ring_members(c);
+    die_in_shrink(c, v - base, /*posted=*/true);
     for (int m : ranks) {
       const int pe = c.world[static_cast<size_t>(m)];
       const Line& l = c.ctrl[static_cast<size_t>(m)]->shrink_sync;
