@@ -19,7 +19,8 @@ pmix_proc_t g_me;
 pmix_proc_t g_all;
 int g_size = 1;
 uint64_t g_round = 0;
-bool g_up = false;
+bool g_up = false;      // PMIx_Init done and not finalized
+uint64_t g_inits = 0;   // inits in this process: the job id's key of each (every PE initializes in step)
 
 bool detect() { return std::getenv("PMIX_RANK") != nullptr && std::getenv("PMIX_NAMESPACE") != nullptr; }
 
@@ -72,10 +73,22 @@ Status get_bytes(int rank, const std::string& key, void* out, size_t bytes) {
   return st;
 }
 
+// The client stays connected from the first init to the process's exit, across shmem_finalize: a PE
+// that initializes again after its last finalize (OpenSHMEM 1.6) must not look finalized to the PMIx
+// server meanwhile, or the others' fences complete without it (PMIX_ERR_PARTIAL_SUCCESS).
+void finalize_at_exit() {
+  if (g_up) PMIx_Finalize(nullptr, 0);
+  g_up = false;
+}
+
 Status init(JobInfo* out) {
-  pmix_status_t rc = PMIx_Init(&g_me, nullptr, 0);
-  if (rc != PMIX_SUCCESS) return pmix_error("PMIx_Init", rc);
-  g_up = true;
+  pmix_status_t rc = PMIX_SUCCESS;
+  if (!g_up) {
+    rc = PMIx_Init(&g_me, nullptr, 0);
+    if (rc != PMIX_SUCCESS) return pmix_error("PMIx_Init", rc);
+    g_up = true;
+    std::atexit(finalize_at_exit);
+  }
   PMIX_PROC_CONSTRUCT(&g_all);
   PMIX_LOAD_PROCID(&g_all, g_me.nspace, PMIX_RANK_WILDCARD);
   pmix_value_t* v = nullptr;
@@ -88,16 +101,18 @@ Status init(JobInfo* out) {
   info.size = g_size;
   if (info.rank < 0 || info.rank >= g_size)
     return make_status(Code::kInternal, "bootstrap (PMIx): rank {} outside a job of {}", info.rank, g_size);
-  // The job id names shared-memory objects: random, drawn by rank 0.
+  // The job id names shared-memory objects: random, drawn by rank 0 at every init, under a key of its own
+  // (a client may answer a Get of a key it has read before from its cache).
+  const std::string key = "tessera.job_id." + std::to_string(g_inits++);
   char id[17] = {};
   if (info.rank == 0) {
     uint64_t r = 0;
     if (getrandom(&r, sizeof r, 0) != sizeof r) return sys_error("bootstrap (PMIx): getrandom");
     std::snprintf(id, sizeof id, "%016llx", static_cast<unsigned long long>(r));
-    TS_RETURN_IF_ERROR(put_bytes("tessera.job_id", id, 16));
+    TS_RETURN_IF_ERROR(put_bytes(key, id, 16));
   }
   TS_RETURN_IF_ERROR(fence(true));
-  if (info.rank != 0) TS_RETURN_IF_ERROR(get_bytes(0, "tessera.job_id", id, 16));
+  if (info.rank != 0) TS_RETURN_IF_ERROR(get_bytes(0, key, id, 16));
   info.job_id = std::string(id, 16);
   *out = info;
   return Status::ok();
@@ -114,10 +129,8 @@ Status allgather(const void* mine, void* all, size_t bytes) {
 
 Status barrier() { return fence(false); }
 
-void finalize() {
-  if (g_up) PMIx_Finalize(nullptr, 0);
-  g_up = false;
-}
+// shmem_finalize: the client stays up (finalize_at_exit).
+void finalize() {}
 }  // namespace
 
 const Backend kPmixBackend{"pmix", detect, init, allgather, barrier, finalize};

@@ -17,6 +17,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <utility>
 
 #include "base/config.h"
 #include "base/cpu.h"
@@ -74,6 +75,19 @@ struct UniqueId {
 std::mutex g_uid_mu;
 UniqueId g_uid;
 
+// Rank 0's listening socket after a clean finalize, for an init after the last finalize in this process
+// (OpenSHMEM 1.6): the other PEs' second joins wait in its backlog until rank 0 initializes again. Owned
+// by the process that listened; a forked child inherits the descriptor but is not that process.
+struct KeptListen {
+  int fd = -1;
+  std::string host;
+  uint16_t port = 0;
+  pid_t pid = -1;
+};
+KeptListen g_kept_listen;  // touched by init and finalize only, which the runtime serializes
+bool g_joined = false;     // this process has joined a job through this backend before
+Address g_address;         // rank 0's, of the current job
+
 bool made_here(const Address& a) {
   std::lock_guard lk(g_uid_mu);
   return g_uid.pid == ::getpid() && secret_equal(g_uid.secret, a.secret);
@@ -110,7 +124,10 @@ Result<std::unique_ptr<tcp::Endpoint>> start(const tcp::Config& cfg) {
     return tcp::start_peer(cfg);
   }
   int fd = -1;
-  if (!a.secret.empty()) {
+  if (g_kept_listen.fd >= 0 && g_kept_listen.pid == ::getpid() && g_kept_listen.host == a.host &&
+      g_kept_listen.port == a.port) {
+    fd = std::exchange(g_kept_listen.fd, -1);
+  } else if (!a.secret.empty()) {
     fd = tcp::take_unique_id_socket(a, nullptr);
     if (fd < 0)
       return invalid_arg("bootstrap (tcp): TESSERA_BOOTSTRAP holds an id that tessera_bootstrap_uid made in another "
@@ -142,10 +159,18 @@ Status init(JobInfo* out) {
                          "shared-memory objects)", id, tcp::kJobIdChars);
     cfg.job_id = id;
   }
+  cfg.rejoin = g_joined;
   cfg.timeout_ns = sync::timeout_ns();
   cfg.start_deadline_ns = now_ns() + cfg.timeout_ns;
 
+  if (g_kept_listen.fd >= 0 && (g_kept_listen.pid != ::getpid() || cfg.rank != 0 || g_kept_listen.host != a.host ||
+                                g_kept_listen.port != a.port)) {
+    if (g_kept_listen.pid == ::getpid()) ::close(g_kept_listen.fd);  // another address now: not needed
+    g_kept_listen = {};
+  }
   TS_ASSIGN_OR_RETURN(std::unique_ptr<tcp::Endpoint> ep, start(cfg));
+  g_joined = true;
+  g_address = a;
   std::call_once(g_atfork_once, [] { ::pthread_atfork(nullptr, nullptr, forget_in_child); });
   g_endpoint = ep.release();
   JobInfo info;
@@ -167,6 +192,8 @@ Status barrier() { return allgather(nullptr, nullptr, 0); }
 void finalize() {
   if (!g_endpoint) return;
   g_endpoint->finalize();
+  if (const int fd = g_endpoint->take_listen_socket(); fd >= 0)
+    g_kept_listen = {fd, g_address.host, g_address.port, ::getpid()};
   delete g_endpoint;
   g_endpoint = nullptr;
 }

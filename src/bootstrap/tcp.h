@@ -6,7 +6,8 @@
 // One Endpoint per PE, made by the backend's init and ended by its finalize. Its connection stays open for
 // the whole job, watched by one thread per PE that blocks in poll() (no CPU while nothing happens):
 //  - rank 0's thread serves the star: it relays allgathers and aborts, acknowledges goodbyes, and refuses
-//    late connections. A PE whose connection closes without a goodbye died: rank 0 prints one line naming
+//    late connections while every PE runs (after the first goodbye it leaves them in the backlog: see
+//    take_listen_socket). A PE whose connection closes without a goodbye died: rank 0 prints one line naming
 //    it, sends kAbort to every other PE, then calls the abort hook (bootstrap.h).
 //  - another rank's thread owns every read from its connection: it hands allgather replies to the caller,
 //    calls the abort hook on kAbort, and on a connection to rank 0 that closes without the goodbye
@@ -35,6 +36,9 @@ struct Config {
   uint64_t start_deadline_ns = 0;  // now_ns() by which every rank must have joined
   uint64_t timeout_ns = 0;         // how long any later wait (allgather reply, goodbye) may take
   std::string job_id;  // rank 0 welcomes with this id when set (valid_job_id), else with a random one
+  // This process joined a job before and finalized (an init after the last finalize): rank 0 may be late to
+  // serve the second join, so a rank waits for its challenge until start_deadline_ns, not one step's time.
+  bool rejoin = false;
 };
 
 class Endpoint {
@@ -52,6 +56,10 @@ class Endpoint {
   // locks, threads or messages), so that a child outliving its parent cannot hide the parent's death from
   // rank 0 by holding its connection open. The endpoint is not usable afterwards; it is never destroyed.
   virtual void close_in_child() = 0;
+  // Rank 0, after finalize: its listening socket, handed over for the next init in this process (-1: none,
+  // or not rank 0). Connections that arrived after the first goodbye wait in its backlog, unanswered: they
+  // are the second joins of PEs that initialize again, and the next init's star accepts them.
+  virtual int take_listen_socket() { return -1; }
   const std::string& job_id() const { return job_id_; }
 
  protected:

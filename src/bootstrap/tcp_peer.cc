@@ -110,7 +110,9 @@ class Spoke final : public Served {
 
  private:
   Status handshake() {
-    const uint64_t step_deadline = std::min(cfg_.start_deadline_ns, now_ns() + kHandshakeNs);
+    // A second join waits in rank 0's backlog until rank 0 initializes again (tcp.h: take_listen_socket).
+    const uint64_t step_deadline =
+        cfg_.rejoin ? cfg_.start_deadline_ns : std::min(cfg_.start_deadline_ns, now_ns() + kHandshakeNs);
     Frame f;
     TS_RETURN_IF_ERROR(read_frame(fd_, reader_, &f, step_deadline, who_));
     if (f.type == MsgType::kRefused)

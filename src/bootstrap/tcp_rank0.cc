@@ -148,8 +148,15 @@ class Star final : public Served {
     if (!cv_.wait_until(lk, deadline, [this] { return open_ == 0 || ended_; }))
       log::warn("bootstrap (tcp): {} PEs did not say goodbye within {:.0f} s (TESSERA_TIMEOUT); closing anyway", open_,
                 static_cast<double>(cfg_.timeout_ns) / 1e9);
+    keep_listen_ = true;  // for take_listen_socket
     lk.unlock();
     shut_down();
+  }
+
+  int take_listen_socket() override {
+    const int fd = listen_fd_;
+    listen_fd_ = -1;
+    return fd;
   }
 
  private:
@@ -284,7 +291,14 @@ class Star final : public Served {
     std::vector<pollfd> fds;
     std::vector<Conn*> conns;
     for (;;) {
-      fds.assign({{wake_.rd, POLLIN, 0}, {listen_fd_, POLLIN, 0}});
+      // Late connections are refused while the job runs; once a PE has said goodbye (or died) they are left
+      // in the backlog, where a PE that initializes again after finalize waits for rank 0's next init.
+      bool refusing;
+      {
+        std::lock_guard lk(mu_);
+        refusing = open_ == cfg_.size - 1;
+      }
+      fds.assign({{wake_.rd, POLLIN, 0}, {refusing ? listen_fd_ : -1, POLLIN, 0}});
       conns.clear();
       for (size_t r = 1; r < pes_.size(); ++r)
         if (pes_[r]->fd >= 0) {
@@ -434,13 +448,16 @@ class Star final : public Served {
     stop_serving();
     for (auto& c : pes_)
       if (c) close_conn(*c);
-    if (listen_fd_ >= 0) ::close(listen_fd_);
-    listen_fd_ = -1;
+    if (listen_fd_ >= 0 && !keep_listen_) {
+      ::close(listen_fd_);
+      listen_fd_ = -1;
+    }
     wake_.close();
   }
 
   Config cfg_;
   int listen_fd_;
+  bool keep_listen_ = false;  // a clean finalize: shut_down leaves the listening socket for the next init
   std::vector<std::unique_ptr<Conn>> pes_;  // [rank]; [0] stays empty
   // Guarded by mu_:
   int open_ = 0;  // PEs whose connection is open and who have not said goodbye

@@ -174,8 +174,13 @@ Status init_job(Runtime& r, const bootstrap::JobInfo& info) {
     }
     TS_RETURN_IF_ERROR(g_boot->barrier());
   }
-  if (!ctl && g_kept_control.map && g_kept_control.name == ctl_name && g_kept_control.bytes == ctl_bytes) {
-    ctl = g_kept_control.map;  // an earlier init's mapping (finalize keeps it): its name is gone
+  // A launcher's segment lives as long as the job, so an earlier init's mapping of it (finalize keeps it) is
+  // the same object, whose name is gone. One the host's leader made is new at every init, even under the
+  // same name (a job id given by TESSERA_JOB_ID): the earlier mapping stays (threads that outlive finalize
+  // may hold pointers into it) but is not reused.
+  if (!ctl && !info.control_name.empty() && g_kept_control.map && g_kept_control.name == ctl_name &&
+      g_kept_control.bytes == ctl_bytes) {
+    ctl = g_kept_control.map;
   } else if (!ctl) {
     TS_ASSIGN_OR_RETURN(ctl, shm::open_map(ctl_name, ctl_bytes));
     g_kept_control = {ctl, ctl_name, ctl_bytes};
@@ -281,12 +286,10 @@ Status init(int thread_level) {
     return Status::ok();
   }
   // Initializing again after the last finalize (OpenSHMEM 1.6 allows it) joins the job's start-up a second
-  // time: tessera-run takes a rank again once its earlier connection has closed (tools/run/server.cc), and a
-  // job of one PE has nothing to join. PMIx and the TCP rendezvous take one join per PE.
-  if (g_boot && g_boot != &bootstrap::kSingleBackend && g_boot != &bootstrap::kLauncherBackend)
-    return invalid_arg("the library was finalized in this process and started by the {} bootstrap, which takes "
-                       "one join per PE: initializing it again is supported under tessera-run and in a job of "
-                       "one PE started without a launcher", g_boot->name);
+  // time, through any bootstrap: tessera-run takes a rank again once its earlier connection has closed
+  // (tools/run/server.cc), the TCP rendezvous's rank 0 serves the second join on the socket it kept
+  // listening (bootstrap/tcp.cc), the PMIx client stays connected across finalize (bootstrap/pmix.cc), and
+  // a job of one PE has nothing to join.
   ++r.init_count;
   log::set_level(static_cast<log::Level>(std::clamp<int64_t>(kLogLevel.get(), 0, 3)));
   TS_RETURN_IF_ERROR(config::check_unknown());

@@ -19,7 +19,7 @@ run=$bin/tessera-run
 # shellcheck source=netns.sh disable=SC1091
 . "$here/netns.sh"
 hosts_require_root
-for b in tessera-run pe_pgas_rma pe_pgas_amo pe_pgas_signal pe_shmem_coll pe_coll_hosts pe_moe pe_gnn pe_fused \
+for b in tessera-run pe_init_again pe_pgas_rma pe_pgas_amo pe_pgas_signal pe_shmem_coll pe_coll_hosts pe_moe pe_gnn pe_fused \
          pe_coll_plan pe_compute_stream pe_coll_register pe_barrier_loop; do
   [ -x "$bin/$b" ] || { echo "FAIL $bin/$b is not built"; exit 1; }
 done
@@ -136,6 +136,13 @@ for p in pe_pgas_amo pe_pgas_signal pe_shmem_coll pe_coll_hosts pe_moe pe_gnn pe
   job 60 "$p" --hosts h1:2,h2:2 "${job_env[@]}" "$bin/$p" --gtest_brief=1
   check "$p on h1:2,h2:2 passes (rc=$rc, ${ms} ms)" "[ $rc -eq 0 ]"
   [ "$rc" -eq 0 ] || tail -n 30 "$work/$p.out" "$work/$p.err" | sed 's/^/     | /'
+done
+# Initializing again after the last finalize (three rounds of init and finalize, tests/spec/init_again.c):
+# the hosts join through the TCP rendezvous a second and third time, with PE 0 late to serve them once.
+for delay in 0 1500; do
+  job 60 "init_again_$delay" --hosts h1:2,h2:2 "${job_env[@]}" --env INIT_AGAIN_PE0_DELAY_MS=$delay "$bin/pe_init_again"
+  check "init after the last finalize on h1:2,h2:2, PE 0 $delay ms late, passes (rc=$rc, ${ms} ms)" "[ $rc -eq 0 ]"
+  [ "$rc" -eq 0 ] || tail -n 30 "$work/init_again_$delay.err" | sed 's/^/     | /'
 done
 check "nothing is left after the passing jobs" "hosts_clean_within 2 || { echo \"\$left\"; false; }"
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Jobs started by Open MPI's mpirun bootstrap through PMIx: the foundation and collective tests pass at 1-4
-# PEs, a PE that dies ends the job without leaving shared memory behind, and a program built by tessera-cc
+# PEs, a program that initializes again after its last finalize runs, a PE that dies ends the job without leaving shared memory behind, and a program built by tessera-cc
 # runs unchanged. (mpirun comes with openmpi-bin, which scripts/install-deps.sh installs for the tests.)
 set -u
 build=${1:?build dir}
@@ -47,6 +47,19 @@ check "tessera-cc builds a program" "[ -x '$tmp/who' ]" || cat "$tmp/cc.log"
 out=$(timeout 120 "${mpirun[@]}" -np 3 "$tmp/who" 2>&1); rc=$?
 check "3 PEs agree with mpirun's ranks ($rc)" "[ $rc -eq 0 ] && [ \$(echo \"$out\" | grep -c agrees) -eq 3 ]"
 check "an atomic over the static-variable heap sums every PE (1+2+3)" "echo \"$out\" | grep -q '^sum 6$'"
+
+# 2b. Initializing again after the last finalize (tests/spec/init_again.c, three rounds) at 2 and 4 PEs, once
+# with PE 0 starting each next round 1.5 s after the others: the PMIx client stays connected across
+# shmem_finalize, so the others' fences wait for PE 0 instead of completing without it.
+for n in 2 4; do
+  for delay in 0 1500; do
+    timeout 120 "${mpirun[@]}" -np $n -x INIT_AGAIN_PE0_DELAY_MS=$delay "$build/bin/pe_init_again" > "$tmp/out" 2>&1
+    rc=$?
+    check "mpirun -np $n: init after the last finalize, PE 0 $delay ms late, exits 0 ($rc)" "[ $rc -eq 0 ]" ||
+      tail -20 "$tmp/out"
+  done
+done
+check "nothing left in /dev/shm after the rounds of init and finalize" "[ -z \"\$(leftovers)\" ]"
 
 # 3. A PE killed in the middle of a barrier loop: mpirun ends the job, nothing is left behind.
 rm -f "$tmp/pid"

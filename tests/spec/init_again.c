@@ -2,8 +2,12 @@
  * tessera-run as in a job of one PE. Each round checks the state queries, the PE numbering, puts around a
  * ring into a static array and into shmem_malloc'd memory, an atomic, a reduction on the world team and a
  * team split, so every part that finalize tears down (heap, teams, collectives' communicators, peers'
- * mappings) is seen working again. */
+ * mappings) is seen working again. INIT_AGAIN_PE0_DELAY_MS (a test's setting): PE 0 waits that long after each
+ * finalize, so that the others' next joins arrive before it serves them. */
+#define _POSIX_C_SOURCE 200809L /* nanosleep */
 #include <shmem.h>
+#include <stdlib.h>
+#include <time.h>
 #include "check.h"
 
 #define N 64
@@ -54,6 +58,12 @@ int main(void) {
     shmem_finalize();
     CHECK(shmem_query_initialized(&flag) == 0 && flag == 0, "round %d: initialized after finalize", round);
     CHECK(shmem_query_finalized(&flag) == 0 && flag == 1, "round %d: not finalized after finalize", round);
+    const char* delay = getenv("INIT_AGAIN_PE0_DELAY_MS");
+    if (delay && first_me == 0) {
+      const long ms = atol(delay);
+      const struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+      nanosleep(&ts, NULL);
+    }
   }
   return spec_errors != 0;
 }
