@@ -5,6 +5,7 @@
 // the others (mpirun and srun do so by default).
 #include <pmix.h>
 #include <sys/random.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -76,8 +77,10 @@ Status get_bytes(int rank, const std::string& key, void* out, size_t bytes) {
 // The client stays connected from the first init to the process's exit, across shmem_finalize: a PE
 // that initializes again after its last finalize (OpenSHMEM 1.6) must not look finalized to the PMIx
 // server meanwhile, or the others' fences complete without it (PMIX_ERR_PARTIAL_SUCCESS).
+// A child forked by the program inherits the handler but not the connection's ownership: it leaves it.
+pid_t g_pid = -1;
 void finalize_at_exit() {
-  if (g_up) PMIx_Finalize(nullptr, 0);
+  if (g_up && ::getpid() == g_pid) PMIx_Finalize(nullptr, 0);
   g_up = false;
 }
 
@@ -87,6 +90,7 @@ Status init(JobInfo* out) {
     rc = PMIx_Init(&g_me, nullptr, 0);
     if (rc != PMIX_SUCCESS) return pmix_error("PMIx_Init", rc);
     g_up = true;
+    g_pid = ::getpid();
     std::atexit(finalize_at_exit);
   }
   PMIX_PROC_CONSTRUCT(&g_all);
