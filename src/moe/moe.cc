@@ -22,6 +22,13 @@
 // (docs/moe.md, measured).
 // Combine: every received row goes back to comb[token][k] at its origin, then the same counter scheme; the
 // origin sums its rows with its weights.
+// Across hosts (PEs on more than one host) a transfer to another host is a network message, so rows travel
+// in runs, never one by one: a source stages the rows of each run of slots it claimed (throughput) or of
+// each expert (low latency) and puts the run whole; low latency's counts go to each PE in one put with one
+// signal (not a remote atomic per expert). Going home, an expert's PE sends each origin its rows in one
+// order both sides know without metadata (local expert, then slot), into a range of the origin's comb that
+// the origin announced at dispatch (ret_off), so consecutive rows for one origin are one put; the origin
+// then finds row (t, k) at the position it computed for it (pos).
 #include <tessera/moe.hpp>
 
 #include <tessera/kernel.hpp>
@@ -88,6 +95,12 @@ struct Dispatcher::Impl {
   char* comb = nullptr;
   uint64_t* dispatched = nullptr;
   uint64_t* combined = nullptr;
+  // Across hosts:
+  bool hosts = false;
+  uint64_t* ll_done = nullptr;  // low latency: [source PE] the call whose counts (ll_sig[source][le]) are in
+  uint64_t* ret_off = nullptr;  // [origin PE]: where in the origin's comb this PE's rows for it go home
+  std::vector<int64_t> slot_of;  // this PE's last dispatch: (t, k) -> its slot (or index) at its expert
+  std::vector<int64_t> pos;      // (t, k) -> its row in comb after combine (-1: not routed or dropped)
   // local
   uint64_t calls = 0;
   std::vector<int> counts;
@@ -109,17 +122,30 @@ struct Dispatcher::Impl {
     return claim ? meta + static_cast<size_t>(le) * cap
                  : packed_meta.data() + static_cast<size_t>(le) * n * cfg.max_tokens;
   }
-  kernel::LaunchOptions launch(const char* name) const {
+  // `bytes`: the data the launch moves or sums. Below kInlineBytes one block, on the calling thread: waking a
+  // worker costs more than the work (a decoding step's sum of a few rows).
+  static constexpr size_t kInlineBytes = size_t{256} << 10;
+  kernel::LaunchOptions launch(const char* name, size_t bytes) const {
     kernel::LaunchOptions o;
-    o.block_num = blocks;
+    o.block_num = bytes < kInlineBytes ? 1 : blocks;
     o.name = name;
     return o;
   }
+  bool far(int pe) const {
+    return pgas::rt().host_of[static_cast<size_t>(pe)] != pgas::rt().host_of[static_cast<size_t>(me)];
+  }
+  void announce_positions();
+  void combine_runs();
   // Adds 1 to `counter` at every PE (after everything this PE put before), then waits until this PE's own
   // counter shows every PE's add of this call.
   void all_signal_and_wait(uint64_t* counter, const char* what) {
     pgas::fence();
-    for (int pe = 0; pe < n; ++pe) pgas::atomic_fetch_add<uint64_t>(what, counter, 1, pe);
+    for (int pe = 0; pe < n; ++pe) {
+      // Across hosts a fetching atomic waits a round trip for an old value nobody reads; a signal's add
+      // travels one way, ordered after the puts by the fence as the atomic is.
+      if (hosts) pgas::put_signal(what, counter, nullptr, 0, counter, 1, pgas::kSignalAdd, pe);
+      else pgas::atomic_fetch_add<uint64_t>(what, counter, 1, pe);
+    }
     pgas::wait_until(what, counter, pgas::kGe, static_cast<uint64_t>(n) * calls);
   }
 };
@@ -158,6 +184,7 @@ Dispatcher::Dispatcher(const Config& c) : p_(std::make_unique<Impl>()) {
                 str(regions) + " rows per expert in low-latency mode; the limit is " + str(INT32_MAX));
   const pgas::Runtime& rt = pgas::rt();
   m.claim = c.mode == Mode::kThroughput || rt.n_hosts == 1;
+  m.hosts = rt.n_hosts > 1;
   // The default block count: this PE's share of the host's CPUs. The PEs of a host that fill its CPUs gain
   // nothing from a second block, which waits for a CPU another PE holds (one block measured faster at every
   // size, most at decoding sizes: docs/moe.md).
@@ -181,6 +208,8 @@ Dispatcher::Dispatcher(const Config& c) : p_(std::make_unique<Impl>()) {
   m.cnt = static_cast<int64_t*>(alloc(2 * L * sizeof(int64_t)));
   m.ll_sig = static_cast<uint64_t*>(alloc(L * m.n * sizeof(uint64_t)));
   m.comb = static_cast<char*>(alloc(static_cast<size_t>(c.max_tokens) * c.top_k * m.row));
+  m.ll_done = static_cast<uint64_t*>(alloc(m.n * sizeof(uint64_t)));
+  m.ret_off = static_cast<uint64_t*>(alloc(m.n * sizeof(uint64_t)));
   m.dispatched = static_cast<uint64_t*>(alloc(sizeof(uint64_t)));
   m.combined = static_cast<uint64_t*>(alloc(sizeof(uint64_t)));
   m.counts.assign(static_cast<size_t>(m.local()), 0);
@@ -193,7 +222,8 @@ Dispatcher::Dispatcher(const Config& c) : p_(std::make_unique<Impl>()) {
 Dispatcher::~Dispatcher() {
   Impl& m = *p_;
   if (!pgas::is_initialized()) return;
-  for (void* p : {static_cast<void*>(m.combined), static_cast<void*>(m.dispatched), static_cast<void*>(m.comb),
+  for (void* p : {static_cast<void*>(m.combined), static_cast<void*>(m.dispatched), static_cast<void*>(m.ret_off),
+                  static_cast<void*>(m.ll_done), static_cast<void*>(m.comb),
                   static_cast<void*>(m.ll_sig), static_cast<void*>(m.cnt), static_cast<void*>(m.meta),
                   static_cast<void*>(m.recv)})
     pgas::sym_free(p, kRoutine);
@@ -227,6 +257,7 @@ void Dispatcher::dispatch(const void* tokens, int n_tokens, const int32_t* exper
   m.ids.assign(expert_ids, expert_ids + static_cast<size_t>(n_tokens) * K);
   m.weights.assign(weights, weights + static_cast<size_t>(n_tokens) * K);
   m.dropped_mask.assign(static_cast<size_t>(n_tokens) * K, 0);
+  if (m.hosts) m.slot_of.assign(static_cast<size_t>(n_tokens) * K, -1);
   m.dropped = 0;
   m.have_dispatch = true;
   const char* src = static_cast<const char*>(tokens);
@@ -235,7 +266,7 @@ void Dispatcher::dispatch(const void* tokens, int n_tokens, const int32_t* exper
   if (m.claim) {
     const int par = static_cast<int>(m.calls & 1);
     std::atomic<size_t> dropped{0};
-    kernel::launch(m.launch("moe dispatch"), [&](kernel::BlockContext& b) {
+    kernel::launch(m.launch("moe dispatch", static_cast<size_t>(n_tokens) * K * m.row), [&](kernel::BlockContext& b) {
       const int lo = static_cast<int>(static_cast<int64_t>(n_tokens) * b.block_idx() / b.block_num());
       const int hi = static_cast<int>(static_cast<int64_t>(n_tokens) * (b.block_idx() + 1) / b.block_num());
       // One fetch-and-add per (block, expert) claims a run of slots for all of the block's rows to that
@@ -248,6 +279,16 @@ void Dispatcher::dispatch(const void* tokens, int n_tokens, const int32_t* exper
           const int pe = m.owner[e];
           next[e] = pgas::atomic_fetch_add<int64_t>(kRoutine, m.cnt + par * L + (e - m.first[pe]), next[e], pe);
         }
+      // Rows for a PE on another host are staged per expert and put as one run: this block's slots at an
+      // expert are consecutive from the start it claimed.
+      std::vector<int64_t> start;
+      std::vector<std::vector<char>> stage;
+      std::vector<std::vector<uint64_t>> stage_meta;
+      if (m.hosts) {
+        start = next;
+        stage.resize(static_cast<size_t>(c.num_experts));
+        stage_meta.resize(static_cast<size_t>(c.num_experts));
+      }
       size_t mine = 0;
       for (int t = lo; t < hi; ++t)
         for (int k = 0; k < K; ++k) {
@@ -255,18 +296,34 @@ void Dispatcher::dispatch(const void* tokens, int n_tokens, const int32_t* exper
           if (e < 0) continue;
           const int pe = m.owner[e], le = e - m.first[pe];
           const int64_t slot = next[e]++;
+          if (m.hosts) m.slot_of[static_cast<size_t>(t) * K + k] = slot;
           if (slot >= m.cap) {
             m.dropped_mask[static_cast<size_t>(t) * K + k] = 1;
             ++mine;
             continue;
           }
+          const char* row = src + static_cast<size_t>(t) * m.row;
+          if (m.hosts && m.far(pe)) {
+            stage[e].insert(stage[e].end(), row, row + m.row);
+            stage_meta[e].push_back(pack(m.me, t, k));
+            continue;
+          }
           const size_t at = static_cast<size_t>(le) * m.cap + static_cast<size_t>(slot);
-          pgas::put_bytes(kRoutine, m.recv + at * m.row, src + static_cast<size_t>(t) * m.row, m.row, pe);
+          pgas::put_bytes(kRoutine, m.recv + at * m.row, row, m.row, pe);
           pgas::p<uint64_t>(kRoutine, m.meta + at, pack(m.me, t, k), pe);
+        }
+      for (size_t e = 0; e < stage.size(); ++e)
+        if (!stage_meta[e].empty()) {
+          const int pe = m.owner[e];
+          const size_t at =
+              static_cast<size_t>(static_cast<int>(e) - m.first[pe]) * m.cap + static_cast<size_t>(start[e]);
+          pgas::put_bytes(kRoutine, m.recv + at * m.row, stage[e].data(), stage[e].size(), pe);
+          pgas::put_bytes(kRoutine, m.meta + at, stage_meta[e].data(), stage_meta[e].size() * sizeof(uint64_t), pe);
         }
       if (mine) dropped.fetch_add(mine, std::memory_order_relaxed);
     });
     m.dropped = dropped.load();
+    if (m.hosts) m.announce_positions();
     m.all_signal_and_wait(m.dispatched, "tessera::moe::dispatch (waiting for every PE's tokens)");
     for (int le = 0; le < m.local(); ++le) {
       std::atomic_ref<int64_t> w(m.cnt[par * L + le]);
@@ -276,37 +333,89 @@ void Dispatcher::dispatch(const void* tokens, int n_tokens, const int32_t* exper
     return;
   }
 
-  // Low latency: number the rows per expert here, put them, then one signal word per expert carries the count.
+  // Low latency (PEs on several hosts): number the rows per expert here, stage them, put each expert's rows
+  // as one run into this PE's region there, then each PE's counts in one put with one signal.
   std::vector<int> next(static_cast<size_t>(c.num_experts), 0);
+  std::vector<std::vector<char>> stage(static_cast<size_t>(c.num_experts));
+  std::vector<std::vector<uint64_t>> stage_meta(static_cast<size_t>(c.num_experts));
   for (int t = 0; t < n_tokens; ++t)
     for (int k = 0; k < K; ++k) {
       const int e = expert_ids[t * K + k];
       if (e < 0) continue;
-      const int pe = m.owner[e], le = e - m.first[pe];
-      const size_t at = (static_cast<size_t>(le) * m.n + m.me) * c.max_tokens + static_cast<size_t>(next[e]++);
-      pgas::put_bytes(kRoutine, m.recv + at * m.row, src + static_cast<size_t>(t) * m.row, m.row, pe);
-      pgas::p<uint64_t>(kRoutine, m.meta + at, pack(m.me, t, k), pe);
+      m.slot_of[static_cast<size_t>(t) * K + k] = next[e]++;
+      const char* row = src + static_cast<size_t>(t) * m.row;
+      stage[e].insert(stage[e].end(), row, row + m.row);
+      stage_meta[e].push_back(pack(m.me, t, k));
     }
-  pgas::fence();  // the rows before their counts, on every transport
-  for (int e = 0; e < c.num_experts; ++e) {
-    const int pe = m.owner[e], le = e - m.first[pe];
-    pgas::atomic_set<uint64_t>(kRoutine, m.ll_sig + static_cast<size_t>(le) * m.n + m.me,
-                               (m.calls << 32) | static_cast<uint64_t>(next[e]), pe);
+  for (int e = 0; e < c.num_experts; ++e)
+    if (next[e]) {
+      const int pe = m.owner[e], le = e - m.first[pe];
+      const size_t at = (static_cast<size_t>(le) * m.n + m.me) * c.max_tokens;
+      pgas::put_bytes(kRoutine, m.recv + at * m.row, stage[e].data(), stage[e].size(), pe);
+      pgas::put_bytes(kRoutine, m.meta + at, stage_meta[e].data(), stage_meta[e].size() * sizeof(uint64_t), pe);
+    }
+  m.announce_positions();
+  pgas::fence();  // the rows and positions before their counts, on every transport
+  std::vector<uint64_t> cnt(L);
+  for (int pe = 0; pe < m.n; ++pe) {
+    const int here = m.first[pe + 1] - m.first[pe];
+    for (int le = 0; le < here; ++le) cnt[static_cast<size_t>(le)] = static_cast<uint64_t>(next[m.first[pe] + le]);
+    pgas::put_signal(kRoutine, m.ll_sig + static_cast<size_t>(m.me) * L, cnt.data(),
+                     static_cast<size_t>(here) * sizeof(uint64_t), m.ll_done + m.me, m.calls, pgas::kSignalSet, pe);
   }
-  for (int le = 0; le < m.local(); ++le) {
-    int got = 0;
-    for (int s = 0; s < m.n; ++s) {
-      uint64_t* w = m.ll_sig + static_cast<size_t>(le) * m.n + s;
-      pgas::wait_until("tessera::moe::dispatch (low latency: waiting for a source's count)", w, pgas::kGe, m.calls << 32);
-      const uint64_t v = pgas::load_acquire(w);
-      const int c_s = static_cast<int>(v & 0xffffffffu);
+  std::fill(m.counts.begin(), m.counts.end(), 0);
+  for (int s = 0; s < m.n; ++s) {
+    pgas::wait_until("tessera::moe::dispatch (low latency: waiting for a source's counts)", m.ll_done + s, pgas::kGe,
+                     m.calls);
+    for (int le = 0; le < m.local(); ++le) {
+      const int c_s = static_cast<int>(pgas::load_acquire(m.ll_sig + static_cast<size_t>(s) * L + le));
       const size_t from = (static_cast<size_t>(le) * m.n + s) * c.max_tokens;
-      const size_t to = static_cast<size_t>(le) * m.n * c.max_tokens + got;
+      const size_t to = static_cast<size_t>(le) * m.n * c.max_tokens + m.counts[le];
       memcopy(m.packed.data() + to * m.row, m.recv + from * m.row, static_cast<size_t>(c_s) * m.row);
       memcopy(m.packed_meta.data() + to, m.meta + from, static_cast<size_t>(c_s) * sizeof(uint64_t));
-      got += c_s;
+      m.counts[le] += c_s;
     }
-    m.counts[le] = got;
+  }
+}
+
+// Across hosts: this PE's rows come home from each PE p in (local expert, slot) order, the order in which p
+// holds them, into one range of comb per p: computed here for every (t, k), and each range's start put to
+// p's ret_off[me] (ahead of the dispatch's signal, which p waits for before it combines).
+void Dispatcher::Impl::announce_positions() {
+  pos.assign(ids.size(), -1);
+  std::vector<std::vector<std::pair<int64_t, size_t>>> to(static_cast<size_t>(n));  // per PE: (key, t*K+k)
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const int e = ids[i];
+    if (e < 0 || dropped_mask[i]) continue;
+    const int pe = owner[e];
+    to[static_cast<size_t>(pe)].emplace_back((static_cast<int64_t>(e - first[pe]) << 32) + slot_of[i], i);
+  }
+  int64_t off = 0;
+  for (int pe = 0; pe < n; ++pe) {
+    auto& v = to[static_cast<size_t>(pe)];
+    std::sort(v.begin(), v.end());
+    pgas::p<uint64_t>(kRoutine, ret_off + me, static_cast<uint64_t>(off), pe);
+    for (const auto& entry : v) pos[entry.second] = off++;
+  }
+}
+
+// Across hosts: every received row goes home to its origin's announced range, consecutive rows for one
+// origin in one put (see announce_positions for the order).
+void Dispatcher::Impl::combine_runs() {
+  std::vector<uint64_t> at(static_cast<size_t>(n));
+  for (int o = 0; o < n; ++o) at[static_cast<size_t>(o)] = pgas::load_acquire(ret_off + o);
+  for (int le = 0; le < local(); ++le) {
+    const uint64_t* mt = meta_of(le);
+    const char* rows = rows_of(le);
+    for (int r = 0; r < counts[le];) {
+      const int o = pe_of(mt[r]);
+      int end = r + 1;
+      while (end < counts[le] && pe_of(mt[end]) == o) ++end;
+      pgas::put_bytes(kRoutine, comb + at[static_cast<size_t>(o)] * row, rows + static_cast<size_t>(r) * row,
+                      static_cast<size_t>(end - r) * row, o);
+      at[static_cast<size_t>(o)] += static_cast<uint64_t>(end - r);
+      r = end;
+    }
   }
 }
 
@@ -318,25 +427,29 @@ void Dispatcher::combine(void* out) {
   if (m.n_tokens && !out) throw Error("tessera::moe::combine: out is null with " + str(m.n_tokens) + " tokens");
   m.have_dispatch = false;
   // Every received row goes home, to comb[token][k] at its origin.
-  std::vector<std::pair<int, int>> work;  // (local expert, row)
-  for (int le = 0; le < m.local(); ++le)
-    for (int r = 0; r < m.counts[le]; ++r) work.emplace_back(le, r);
-  kernel::launch(m.launch("moe combine (send)"), [&](kernel::BlockContext& b) {
-    const size_t lo = work.size() * b.block_idx() / b.block_num(), hi = work.size() * (b.block_idx() + 1) / b.block_num();
-    for (size_t i = lo; i < hi; ++i) {
-      const auto [le, r] = work[i];
-      const uint64_t mt = m.meta_of(le)[r];
-      const size_t at = static_cast<size_t>(token_of(mt)) * K + k_of(mt);
-      pgas::put_bytes(kRoutine, m.comb + at * m.row, m.rows_of(le) + static_cast<size_t>(r) * m.row, m.row, pe_of(mt));
-    }
-  });
+  if (m.hosts) {
+    m.combine_runs();
+  } else {
+    std::vector<std::pair<int, int>> work;  // (local expert, row)
+    for (int le = 0; le < m.local(); ++le)
+      for (int r = 0; r < m.counts[le]; ++r) work.emplace_back(le, r);
+    kernel::launch(m.launch("moe combine (send)", work.size() * m.row), [&](kernel::BlockContext& b) {
+      const size_t lo = work.size() * b.block_idx() / b.block_num(), hi = work.size() * (b.block_idx() + 1) / b.block_num();
+      for (size_t i = lo; i < hi; ++i) {
+        const auto [le, r] = work[i];
+        const uint64_t mt = m.meta_of(le)[r];
+        const size_t at = static_cast<size_t>(token_of(mt)) * K + k_of(mt);
+        pgas::put_bytes(kRoutine, m.comb + at * m.row, m.rows_of(le) + static_cast<size_t>(r) * m.row, m.row, pe_of(mt));
+      }
+    });
+  }
   m.all_signal_and_wait(m.combined, "tessera::moe::combine (waiting for the outputs of every PE)");
   // out[t] = sum_k w[t][k] * comb[t][k], dropped and unrouted pairs left out; f32 sums.
   char* o = static_cast<char*>(out);
   const int H = c.hidden;
   const kernel::ops::Prims& prims =  // SIMD, either storage type as f32 lanes
       kernel::ops::prims(*kernel::kernel_dtype(kEntries[static_cast<int>(c.dtype)]));
-  kernel::launch(m.launch("moe combine (sum)"), [&](kernel::BlockContext& b) {
+  kernel::launch(m.launch("moe combine (sum)", static_cast<size_t>(m.n_tokens) * K * m.row), [&](kernel::BlockContext& b) {
     const int lo = static_cast<int>(static_cast<int64_t>(m.n_tokens) * b.block_idx() / b.block_num());
     const int hi = static_cast<int>(static_cast<int64_t>(m.n_tokens) * (b.block_idx() + 1) / b.block_num());
     std::vector<float> acc(static_cast<size_t>(H));
@@ -345,7 +458,8 @@ void Dispatcher::combine(void* out) {
       for (int k = 0; k < K; ++k) {
         const size_t i = static_cast<size_t>(t) * K + k;
         if (m.ids[i] < 0 || m.dropped_mask[i]) continue;
-        prims.axpy(m.comb + i * m.row, acc.data(), static_cast<size_t>(H), m.weights[i]);
+        const size_t at = m.hosts ? static_cast<size_t>(m.pos[i]) : i;  // where its row came home
+        prims.axpy(m.comb + at * m.row, acc.data(), static_cast<size_t>(H), m.weights[i]);
       }
       prims.from_f32(acc.data(), o + static_cast<size_t>(t) * m.row, static_cast<size_t>(H));
     }

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# MoE dispatch + combine across two namespace hosts (tests/hosts/netns.sh) on an emulated link (tc tbf):
+# Tessera (tessera::moe, bench/moe/moe_tessera.cc) against the same routing with Open MPI's MPI_Alltoallv
+# (counts exchanged first, bench/moe/moe_mpi.c; ob1 with btl tcp,vader,self, unbound) on the same link,
+# alternated shape by shape in each round, PPN ranks per host. Every program checks every combined token.
+# Prints, per shape, the medians over the rounds and Tessera's speed against MPI's (MPI time / Tessera time).
+#   [RATE=1gbit] [PPN=1] [ROUNDS=3] [SHAPES="T:H:K:E:dtype:mode:iters ..."] bash bench/moe/moe_hosts.sh [build-dir]
+# Shapes by default: throughput mode (training, prefill) at 512-4096 tokens per rank and low-latency mode
+# (decoding) at 1 and 128 tokens, hidden 7168, top-8 of 64 experts. Needs root and Open MPI
+# (scripts/install-deps.sh bench).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+build=$(cd "${1:-$root/build}" && pwd)
+# shellcheck source=../../tests/hosts/netns.sh disable=SC1091
+. "$root/tests/hosts/netns.sh"
+hosts_require_root
+out=$(mktemp -d)
+trap 'hosts_down; rm -rf "$out"' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+RATE=${RATE:-1gbit}
+PPN=${PPN:-1}
+ROUNDS=${ROUNDS:-3}
+SHAPES=${SHAPES:-"512:2048:2:8:bf16:throughput:10 1024:4096:2:8:f32:throughput:4 4096:2048:2:16:bf16:throughput:4 1:7168:8:64:bf16:low_latency:50 128:7168:8:64:bf16:low_latency:10"}
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=1
+export TESSERA_RSH=$root/tests/hosts/rsh
+mpicc -O2 -o "$out/moe_mpi" "$here/moe_mpi.c"
+hosts_up 2
+[ "$RATE" = off ] || hosts_link rate="$RATE"
+np=$((2 * PPN))
+res=$out/results.jsonl
+for ((round = 1; round <= ROUNDS; round++)); do
+  for shape in $SHAPES; do
+    IFS=: read -r T H K E dt mode iters <<< "$shape"
+    timeout 1200 "$build/bin/tessera-run" --hosts "h1:$PPN,h2:$PPN" --timeout 1100 --env SHMEM_SYMMETRIC_SIZE=4G \
+      "$build/bin/bench_moe_tessera" "$T" "$H" "$K" "$E" "$dt" "$mode" "$iters" | tee -a "$res"
+    host_exec h1 timeout 1200 mpirun --host "h1:$PPN,h2:$PPN" -np "$np" --map-by ppr:"$PPN":node --bind-to none \
+      --mca plm_rsh_agent "$root/tests/hosts/rsh" --mca oob_tcp_if_include eth0 --mca btl_tcp_if_include eth0 \
+      --mca pml ob1 --mca btl tcp,vader,self env -u NETNS_HOSTS_DIR "$out/moe_mpi" "$T" "$H" "$K" "$E" "$dt" "$iters" |
+      sed "s/^{\"impl\":\"mpi\"/{\"impl\":\"mpi\",\"mode\":\"$mode\"/" | tee -a "$res"
+  done
+done
+python3 - "$res" "$RATE" "$PPN" <<'PY'
+import json, statistics, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+print(f"link {sys.argv[2]}, 2 hosts x {sys.argv[3]} rank(s); dispatch + combine, medians over rounds")
+print(f"{'mode':>12s} {'tokens':>6s} {'hidden':>6s} {'top-k/E':>8s} {'type':>5s} {'Tessera':>10s} {'MPI':>10s} {'MPI/Tessera':>11s}")
+keys = sorted({(r["mode"], r["tokens"], r["hidden"], r["top_k"], r["experts"], r["dtype"]) for r in rows})
+for k in keys:
+    med = lambda impl: statistics.median(r["us"] for r in rows if r["impl"] == impl and
+                                         (r["mode"], r["tokens"], r["hidden"], r["top_k"], r["experts"], r["dtype"]) == k)
+    t, m = med("tessera"), med("mpi")
+    print(f"{k[0]:>12s} {k[1]:6d} {k[2]:6d} {k[3]:>3d}/{k[4]:<4d} {k[5]:>5s} {t / 1e3:8.2f}ms {m / 1e3:8.2f}ms {m / t:10.2f}x")
+PY
