@@ -42,6 +42,8 @@ int tessera_moe_create(const tessera_moe_config_t* cfg, tessera_moe_t* out);
 int tessera_moe_destroy(tessera_moe_t moe);
 int tessera_moe_dispatch(tessera_moe_t moe, const void* tokens, int n_tokens, const int32_t* expert_ids,
                          const float* weights);
+/* Optional, before combine: one local expert's outputs home now (tessera::moe::Dispatcher::combine_expert). */
+int tessera_moe_combine_expert(tessera_moe_t moe, int local_expert);
 int tessera_moe_combine(tessera_moe_t moe, void* out);
 int tessera_moe_local_experts(tessera_moe_t moe);  /* -1 for a bad handle */
 int tessera_moe_first_expert(tessera_moe_t moe);

@@ -70,6 +70,10 @@ class Dispatcher {
   Dispatcher& operator=(const Dispatcher&) = delete;
 
   void dispatch(const void* tokens, int n_tokens, const int32_t* expert_ids, const float* weights);
+  // Optional, before combine: sends one local expert's outputs (its rows of expert_tokens, written in
+  // place) home now, so that the network carries them while the next expert computes; combine then sends
+  // only the others. Each local expert at most once per dispatch; its rows must not change afterwards.
+  void combine_expert(int local_expert);
   void combine(void* out);
 
   int local_experts() const;  // experts this PE owns

@@ -81,6 +81,16 @@ int tessera_moe_dispatch(tessera_moe_t moe, const void* tokens, int n_tokens, co
   }
 }
 
+int tessera_moe_combine_expert(tessera_moe_t moe, int local_expert) {
+  if (!moe) return failed(tessera::Error("tessera_moe_combine_expert: the handle is null"));
+  try {
+    moe->d.combine_expert(local_expert);
+    return 0;
+  } catch (const std::exception& e) {
+    return failed(e);
+  }
+}
+
 int tessera_moe_combine(tessera_moe_t moe, void* out) {
   if (!moe) return failed(tessera::Error("tessera_moe_combine: the handle is null"));
   try {

@@ -101,6 +101,11 @@ struct Dispatcher::Impl {
   uint64_t* ret_off = nullptr;  // [origin PE]: where in the origin's comb this PE's rows for it go home
   std::vector<int64_t> slot_of;  // this PE's last dispatch: (t, k) -> its slot (or index) at its expert
   std::vector<int64_t> pos;      // (t, k) -> its row in comb after combine (-1: not routed or dropped)
+  std::vector<uint64_t> home_at;  // [local expert][origin]: where its first row for the origin lands there
+  // Since the last dispatch: the local experts whose rows have gone home (combine_expert), and whether
+  // home_at has been computed for this dispatch.
+  std::vector<uint8_t> sent;
+  bool home_planned = false;
   // local
   uint64_t calls = 0;
   std::vector<int> counts;
@@ -135,7 +140,12 @@ struct Dispatcher::Impl {
     return pgas::rt().host_of[static_cast<size_t>(pe)] != pgas::rt().host_of[static_cast<size_t>(me)];
   }
   void announce_positions();
-  void combine_runs();
+  void plan_home();
+  void send_home(int le);
+  void dispatched_now() {
+    sent.assign(static_cast<size_t>(local()), 0);
+    home_planned = false;
+  }
   // Adds 1 to `counter` at every PE (after everything this PE put before), then waits until this PE's own
   // counter shows every PE's add of this call.
   void all_signal_and_wait(uint64_t* counter, const char* what) {
@@ -330,6 +340,7 @@ void Dispatcher::dispatch(const void* tokens, int n_tokens, const int32_t* exper
       m.counts[le] = static_cast<int>(std::min<int64_t>(w.load(std::memory_order_acquire), m.cap));
       w.store(0, std::memory_order_relaxed);
     }
+    m.dispatched_now();
     return;
   }
 
@@ -376,6 +387,7 @@ void Dispatcher::dispatch(const void* tokens, int n_tokens, const int32_t* exper
       m.counts[le] += c_s;
     }
   }
+  m.dispatched_now();
 }
 
 // Across hosts: this PE's rows come home from each PE p in (local expert, slot) order, the order in which p
@@ -399,24 +411,53 @@ void Dispatcher::Impl::announce_positions() {
   }
 }
 
-// Across hosts: every received row goes home to its origin's announced range, consecutive rows for one
-// origin in one put (see announce_positions for the order).
-void Dispatcher::Impl::combine_runs() {
+// Across hosts: where each local expert's rows for each origin begin in that origin's announced range
+// (the rows of earlier local experts for it come first; see announce_positions for the order).
+void Dispatcher::Impl::plan_home() {
+  home_planned = true;
   std::vector<uint64_t> at(static_cast<size_t>(n));
   for (int o = 0; o < n; ++o) at[static_cast<size_t>(o)] = pgas::load_acquire(ret_off + o);
+  home_at.resize(static_cast<size_t>(local()) * n);
   for (int le = 0; le < local(); ++le) {
+    std::copy(at.begin(), at.end(), home_at.begin() + static_cast<ptrdiff_t>(le) * n);
     const uint64_t* mt = meta_of(le);
-    const char* rows = rows_of(le);
-    for (int r = 0; r < counts[le];) {
-      const int o = pe_of(mt[r]);
-      int end = r + 1;
-      while (end < counts[le] && pe_of(mt[end]) == o) ++end;
-      pgas::put_bytes(kRoutine, comb + at[static_cast<size_t>(o)] * row, rows + static_cast<size_t>(r) * row,
-                      static_cast<size_t>(end - r) * row, o);
-      at[static_cast<size_t>(o)] += static_cast<uint64_t>(end - r);
-      r = end;
-    }
+    for (int r = 0; r < counts[le]; ++r) ++at[static_cast<size_t>(pe_of(mt[r]))];
   }
+}
+
+// Sends local expert le's rows home: across hosts each run of consecutive rows for one origin in one put,
+// into the origin's announced range; on one host row by row to comb[token][k] (a copy into mapped memory).
+void Dispatcher::Impl::send_home(int le) {
+  sent[static_cast<size_t>(le)] = 1;
+  const uint64_t* mt = meta_of(le);
+  const char* rows = rows_of(le);
+  if (!hosts) {
+    for (int r = 0; r < counts[le]; ++r) {
+      const size_t at = static_cast<size_t>(token_of(mt[r])) * cfg.top_k + k_of(mt[r]);
+      pgas::put_bytes(kRoutine, comb + at * row, rows + static_cast<size_t>(r) * row, row, pe_of(mt[r]));
+    }
+    return;
+  }
+  if (!home_planned) plan_home();
+  uint64_t* at = home_at.data() + static_cast<size_t>(le) * n;
+  for (int r = 0; r < counts[le];) {
+    const int o = pe_of(mt[r]);
+    int end = r + 1;
+    while (end < counts[le] && pe_of(mt[end]) == o) ++end;
+    pgas::put_bytes(kRoutine, comb + at[o] * row, rows + static_cast<size_t>(r) * row, static_cast<size_t>(end - r) * row, o);
+    at[o] += static_cast<uint64_t>(end - r);
+    r = end;
+  }
+}
+
+void Dispatcher::combine_expert(int le) {
+  Impl& m = *p_;
+  if (!m.have_dispatch) throw Error("tessera::moe::combine_expert: no dispatch to combine (call dispatch first)");
+  if (le < 0 || le >= m.local())
+    throw Error("tessera::moe::combine_expert: local expert " + str(le) + " is out of range: this PE owns " + str(m.local()));
+  if (m.sent[static_cast<size_t>(le)])
+    throw Error("tessera::moe::combine_expert: local expert " + str(le) + " was sent home already in this call");
+  m.send_home(le);
 }
 
 void Dispatcher::combine(void* out) {
@@ -426,13 +467,15 @@ void Dispatcher::combine(void* out) {
   if (!m.have_dispatch) throw Error("tessera::moe::combine: no dispatch to combine (call dispatch first)");
   if (m.n_tokens && !out) throw Error("tessera::moe::combine: out is null with " + str(m.n_tokens) + " tokens");
   m.have_dispatch = false;
-  // Every received row goes home, to comb[token][k] at its origin.
+  // Every received row not sent home yet (combine_expert) goes home, to comb[token][k] at its origin (across
+  // hosts: to the origin's announced range).
   if (m.hosts) {
-    m.combine_runs();
+    for (int le = 0; le < m.local(); ++le)
+      if (!m.sent[static_cast<size_t>(le)]) m.send_home(le);
   } else {
     std::vector<std::pair<int, int>> work;  // (local expert, row)
     for (int le = 0; le < m.local(); ++le)
-      for (int r = 0; r < m.counts[le]; ++r) work.emplace_back(le, r);
+      for (int r = 0; r < m.counts[le] && !m.sent[static_cast<size_t>(le)]; ++r) work.emplace_back(le, r);
     kernel::launch(m.launch("moe combine (send)", work.size() * m.row), [&](kernel::BlockContext& b) {
       const size_t lo = work.size() * b.block_idx() / b.block_num(), hi = work.size() * (b.block_idx() + 1) / b.block_num();
       for (size_t i = lo; i < hi; ++i) {

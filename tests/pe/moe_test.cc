@@ -67,7 +67,9 @@ void set(void* rows, DType t, size_t i, float v) {
   else static_cast<uint16_t*>(rows)[i] = to_bf16(v);
 }
 
-void run_case(const Case& c, int calls = 3) {
+// early: some local experts go home by combine_expert before combine, each right after its rows are
+// scaled (alternate experts, alternating by call) or, a few more, afterwards in reverse order.
+void run_case(const Case& c, int calls = 3, bool early = false) {
   Config cfg;
   cfg.num_experts = c.experts;
   cfg.hidden = c.hidden;
@@ -116,7 +118,11 @@ void run_case(const Case& c, int calls = 3) {
         for (int h = 2; h < c.hidden; ++h) ASSERT_EQ(get(rows, c.dtype, base + h), elem(pe, t, h));
         for (int h = 0; h < c.hidden; ++h) set(rows, c.dtype, base + h, get(rows, c.dtype, base + h) * scale_of(e));
       }
+      if (early && (le + call) % 2 == 0) d.combine_expert(le);
     }
+    if (early)
+      for (int le = d.local_experts() - 1; le >= 0; --le)
+        if ((le + call) % 2 == 1 && le % 3 == 0) d.combine_expert(le);
     // Pairs kept plus pairs dropped, over all PEs, are all the routed pairs.
     long* sums = static_cast<long*>(shmem_calloc(4, sizeof(long)));
     sums[0] = received;
@@ -158,6 +164,11 @@ TEST(Moe, ThroughputCapacityOverflowDropsAndReports) {
 TEST(Moe, LowLatencyF32TopTwo) { run_case({Mode::kLowLatency, DType::kFloat32, 8, 2, 33, 16, 0}); }
 TEST(Moe, LowLatencyBf16TopEight) { run_case({Mode::kLowLatency, DType::kBFloat16, 16, 8, 64, 16, 0}); }
 TEST(Moe, LowLatencyOddExperts) { run_case({Mode::kLowLatency, DType::kBFloat16, 5, 2, 8, 16, 0}); }
+TEST(Moe, ThroughputExpertsSentHomeEarly) { run_case({Mode::kThroughput, DType::kFloat32, 8, 2, 33, 32, 0}, 3, true); }
+TEST(Moe, ThroughputDropsWithExpertsSentHomeEarly) {
+  run_case({Mode::kThroughput, DType::kFloat32, 4, 2, 8, 32, 2}, 3, true);
+}
+TEST(Moe, LowLatencyExpertsSentHomeEarly) { run_case({Mode::kLowLatency, DType::kBFloat16, 16, 8, 64, 16, 0}, 3, true); }
 
 TEST(Moe, BadArgumentsThrowNamingTheValue) {
   Config cfg;
@@ -196,6 +207,32 @@ TEST(Moe, BadArgumentsThrowNamingTheValue) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("token 1 names expert 3 twice"), std::string::npos) << e.what();
   }
+  // combine_expert: before a dispatch, out of range, and twice in one call.
+  try {
+    d.combine_expert(0);
+    ADD_FAILURE() << "combine_expert before any dispatch accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no dispatch to combine"), std::string::npos) << e.what();
+  }
+  int32_t mine[2] = {me() % 4, (me() + 1) % 4};
+  d.dispatch(x, 2, mine, w);
+  try {
+    d.combine_expert(d.local_experts());
+    ADD_FAILURE() << "local expert " << d.local_experts() << " of " << d.local_experts() << " accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("out of range"), std::string::npos) << e.what();
+  }
+  if (d.local_experts() > 0) {
+    d.combine_expert(0);
+    try {
+      d.combine_expert(0);
+      ADD_FAILURE() << "local expert 0 sent home twice";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("sent home already"), std::string::npos) << e.what();
+    }
+  }
+  float y[8];
+  d.combine(y);
   cfg.top_k = 9;
   EXPECT_THROW(Dispatcher{cfg}, Error);  // thrown before any collective step, on every PE alike
 }
@@ -222,7 +259,12 @@ TEST(MoeCApi, DispatchCombineAndErrors) {
   for (int le = 0; le < 2; ++le) {
     float* rows = static_cast<float*>(tessera_moe_expert_tokens(moe, le));
     for (int i = 0; i < tessera_moe_count(moe, le) * 4; ++i) rows[i] *= 2;
+    if (le == 1) {
+      ASSERT_EQ(tessera_moe_combine_expert(moe, le), 0);  // home before the others
+    }
   }
+  EXPECT_EQ(tessera_moe_combine_expert(moe, 1), -1);
+  EXPECT_NE(std::string(tessera_moe_last_error()).find("sent home already"), std::string::npos);
   ASSERT_EQ(tessera_moe_combine(moe, y), 0);
   for (int i = 0; i < 16; ++i) EXPECT_EQ(y[i], 2 * x[i]);
   EXPECT_EQ(tessera_moe_count(moe, 2), -1);
