@@ -1,6 +1,9 @@
 /* Open MPI side of the MoE benchmark: the routing of tessera::moe::Dispatcher (include/tessera/moe.hpp)
  * done the way an MPI user must, since MPI has no way to put a row into a slot the receiver has not sized.
- * usage: mpirun -np N moe_mpi T H K E dtype iters   (dtype: f32 or bf16; bf16 is stored as uint16)
+ * usage: mpirun -np N moe_mpi T H K E dtype iters [gemm]   (dtype: f32 or bf16; bf16 is stored as uint16)
+ * gemm (built with -DMOE_GEMM and OpenBLAS): each expert also multiplies its rows (as f32) by an H x H matrix,
+ * as bench/moe/moe_tessera.cc's gemm does, and "us" is the whole step (dispatch + experts + combine) with the
+ * experts' own time in "compute_us".
  * One JSON line (rank 0):
  *   {"impl":"mpi","ranks":2,"tokens":16,"hidden":64,"dtype":"bf16","top_k":2,"experts":8,"us":18.2}
  * Semantics (moe.hpp's): E experts in contiguous blocks, rank p owns [p*E/n, (p+1)*E/n); T tokens of H
@@ -22,6 +25,9 @@
  * Check: after the last iteration every token of every rank is compared with the expected value
  * (x[t] * sum_k w_k * scale(e_k), rounded to the dtype); exit 1 on any mismatch. */
 #include <mpi.h>
+#ifdef MOE_GEMM
+#include <cblas.h>
+#endif
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,8 +75,16 @@ int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_size(MPI_COMM_WORLD, &np);
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
-  if (argc != 7 || (strcmp(argv[5], "f32") && strcmp(argv[5], "bf16"))) {
-    if (me == 0) fprintf(stderr, "usage: moe_mpi T H K E f32|bf16 iters\n");
+  int gemm = argc == 8 && !strcmp(argv[7], "gemm");
+#ifndef MOE_GEMM
+  if (gemm) {
+    if (me == 0) fprintf(stderr, "moe_mpi: built without -DMOE_GEMM, so no gemm\n");
+    MPI_Finalize();
+    return 2;
+  }
+#endif
+  if ((argc != 7 && !gemm) || (strcmp(argv[5], "f32") && strcmp(argv[5], "bf16"))) {
+    if (me == 0) fprintf(stderr, "usage: moe_mpi T H K E f32|bf16 iters [gemm]\n");
     MPI_Finalize();
     return 2;
   }
@@ -128,6 +142,16 @@ int main(int argc, char** argv) {
   char* bbuf = xmalloc(nsend * row);  // rows back, in send order
 
   double* times = xmalloc((size_t)iters * sizeof(double));
+  double* ctimes = xmalloc((size_t)iters * sizeof(double));
+#ifdef MOE_GEMM
+  float *wgt = NULL, *ga = NULL, *gc = NULL;
+  if (gemm) {
+    wgt = xmalloc((size_t)H * H * sizeof(float));
+    ga = xmalloc((nrecv_max ? nrecv_max : 1) * (size_t)H * sizeof(float));
+    gc = xmalloc((nrecv_max ? nrecv_max : 1) * (size_t)H * sizeof(float));
+    for (size_t i = 0; i < (size_t)H * H; ++i) wgt[i] = (float)((int)(i % 7) - 3) / 64.0f;
+  }
+#endif
   for (int it = 0; it < warm + iters; ++it) {
     MPI_Barrier(MPI_COMM_WORLD);
     double t0 = MPI_Wtime();
@@ -166,6 +190,12 @@ int main(int argc, char** argv) {
     for (int e = 0, o = 0; e < nloc; ++e) {
       float sc = (float)(1 << ((first + e) % 4));
       size_t n = (size_t)ecnt[e] * H, b = (size_t)o * H;
+#ifdef MOE_GEMM
+      if (gemm && n) {
+        for (size_t i = 0; i < n; ++i) ga[i] = bf16 ? bf2f(((uint16_t*)ebuf)[b + i]) : ((float*)ebuf)[b + i];
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, ecnt[e], H, H, 1.0f, ga, H, wgt, H, 0.0f, gc, H);
+      }
+#endif
       if (bf16)
         for (size_t i = 0; i < n; ++i) ((uint16_t*)ebuf)[b + i] = f2bf(bf2f(((uint16_t*)ebuf)[b + i]) * sc);
       else
@@ -193,9 +223,9 @@ int main(int argc, char** argv) {
         memcpy(out + (size_t)t * row, acc, row);
     }
     double t3 = MPI_Wtime();
-    double mine = (t1 - t0) + (t3 - t2), mx;
+    double mine = gemm ? t3 - t0 : (t1 - t0) + (t3 - t2), mx;
     MPI_Allreduce(&mine, &mx, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    if (it >= warm) times[it - warm] = mx;
+    if (it >= warm) times[it - warm] = mx, ctimes[it - warm] = t2 - t1;
   }
 
   // ---- check every token against x[t] * sum_k w_k * scale(e_k), rounded to the dtype
@@ -215,11 +245,14 @@ int main(int argc, char** argv) {
   MPI_Allreduce(&bad, &allbad, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
   qsort(times, iters, sizeof(double), cmp_double);
   double med = iters % 2 ? times[iters / 2] : (times[iters / 2 - 1] + times[iters / 2]) / 2;
+  qsort(ctimes, iters, sizeof(double), cmp_double);
+  double cmed = iters % 2 ? ctimes[iters / 2] : (ctimes[iters / 2 - 1] + ctimes[iters / 2]) / 2;
   if (me == 0) {
     if (allbad) fprintf(stderr, "moe_mpi: %ld wrong elements over all ranks\n", allbad);
     else
       printf("{\"impl\":\"mpi\",\"ranks\":%d,\"tokens\":%d,\"hidden\":%d,\"dtype\":\"%s\","
-             "\"top_k\":%d,\"experts\":%d,\"us\":%.3f}\n", np, T, H, bf16 ? "bf16" : "f32", K, E, med * 1e6);
+             "\"top_k\":%d,\"experts\":%d,\"us\":%.3f,\"work\":\"%s\",\"compute_us\":%.3f}\n", np, T, H,
+             bf16 ? "bf16" : "f32", K, E, med * 1e6, gemm ? "gemm" : "scale", cmed * 1e6);
     fflush(stdout);
   }
   MPI_Finalize();

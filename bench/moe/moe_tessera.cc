@@ -5,9 +5,16 @@
 // Capacity is the largest number of tokens any expert receives under this routing, so nothing is dropped
 // (the peers never drop either). Timed: dispatch + combine; the median over iterations of the slowest
 // PE's time. One JSON line per run on PE 0; the result of the last iteration is checked on every token.
-//   tessera-run -n N bench_moe_tessera T H K E f32|bf16 throughput|low_latency ITERS
+//   tessera-run -n N bench_moe_tessera T H K E f32|bf16 throughput|low_latency ITERS [gemm|gemm-early]
+// gemm: each expert also multiplies its rows (as f32) by an H x H matrix with OpenBLAS (a layer's worth of
+// compute; its product is left unused, the scaled rows stay the output), and the time is the whole step,
+// dispatch + experts + combine, with the experts' own time beside it ("compute_us"); gemm-early sends each
+// expert's rows home as soon as it is done (Dispatcher::combine_expert), so the network carries them while
+// the next expert computes. bench/moe/moe_mpi.c takes the same gemm.
 #include <shmem.h>
 #include <tessera/moe.hpp>
+
+#include <cblas.h>
 
 #include <algorithm>
 #include <chrono>
@@ -43,6 +50,12 @@ int main(int argc, char** argv) {
   const bool bf16 = std::string(argv[5]) == "bf16";
   const bool ll = std::string(argv[6]) == "low_latency";
   const int iters = std::atoi(argv[7]);
+  const std::string work = argc > 8 ? argv[8] : "";
+  if (!work.empty() && work != "gemm" && work != "gemm-early") {
+    std::fprintf(stderr, "bench_moe_tessera: the 8th argument is gemm or gemm-early, not %s\n", work.c_str());
+    return 2;
+  }
+  const bool gemm = !work.empty(), early = work == "gemm-early";
   shmem_init();
   const int me = shmem_my_pe(), n = shmem_n_pes();
   auto expert = [&](int pe, int t, int k) { return (pe * 31 + t * 17 + k) % E; };
@@ -76,7 +89,10 @@ int main(int argc, char** argv) {
     }
   }
   double* times = static_cast<double*>(shmem_calloc(2, sizeof(double)));
-  std::vector<double> per_iter;
+  std::vector<double> per_iter, compute;
+  // gemm: the layer's weight, and its input and product for the largest expert.
+  std::vector<float> wgt(gemm ? static_cast<size_t>(H) * H : 0), a, c;
+  for (size_t i = 0; i < wgt.size(); ++i) wgt[i] = static_cast<float>(static_cast<int>(i % 7) - 3) / 64.0f;
   const int warm = std::max(2, iters / 5);
   for (int i = 0; i < warm + iters; ++i) {
     shmem_barrier_all();
@@ -87,6 +103,14 @@ int main(int argc, char** argv) {
       const float s = static_cast<float>(1 << ((d.first_expert() + le) % 4));
       char* rows = static_cast<char*>(d.expert_tokens(le));
       const size_t cnt = static_cast<size_t>(d.count(le)) * H;
+      if (gemm && cnt) {
+        a.resize(std::max(a.size(), cnt));
+        c.resize(std::max(c.size(), cnt));
+        for (size_t j = 0; j < cnt; ++j)
+          a[j] = bf16 ? to_float(reinterpret_cast<uint16_t*>(rows)[j]) : reinterpret_cast<float*>(rows)[j];
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, d.count(le), H, H, 1.0f, a.data(), H, wgt.data(), H,
+                    0.0f, c.data(), H);
+      }
       if (bf16) {
         uint16_t* r = reinterpret_cast<uint16_t*>(rows);
         for (size_t j = 0; j < cnt; ++j) r[j] = to_bf16(to_float(r[j]) * s);
@@ -94,10 +118,12 @@ int main(int argc, char** argv) {
         float* r = reinterpret_cast<float*>(rows);
         for (size_t j = 0; j < cnt; ++j) r[j] *= s;
       }
+      if (early) d.combine_expert(le);
     }
     expert_time = now() - expert_time;
     d.combine(y.data());
-    times[0] = now() - t0 - expert_time;
+    times[0] = now() - t0 - (gemm ? 0.0 : expert_time);
+    if (i >= warm) compute.push_back(expert_time);
     shmem_double_max_reduce(SHMEM_TEAM_WORLD, times + 1, times, 1);
     if (i >= warm) per_iter.push_back(times[1]);
   }
@@ -114,11 +140,13 @@ int main(int argc, char** argv) {
     }
   if (bad) std::fprintf(stderr, "PE %d: %ld wrong elements\n", me, bad);
   std::sort(per_iter.begin(), per_iter.end());
+  std::sort(compute.begin(), compute.end());
   if (me == 0)
     std::printf("{\"impl\":\"tessera\",\"mode\":\"%s\",\"ranks\":%d,\"tokens\":%d,\"hidden\":%d,\"dtype\":\"%s\",\"top_k\":%d,"
-                "\"experts\":%d,\"us\":%.2f,\"dropped\":%zu}\n",
+                "\"experts\":%d,\"us\":%.2f,\"dropped\":%zu,\"work\":\"%s\",\"compute_us\":%.2f}\n",
                 ll ? "low_latency" : "throughput", n, T, H, bf16 ? "bf16" : "f32", K, E,
-                per_iter[per_iter.size() / 2] * 1e6, d.dropped());
+                per_iter[per_iter.size() / 2] * 1e6, d.dropped(), gemm ? work.c_str() : "scale",
+                compute[compute.size() / 2] * 1e6);
   shmem_free(times);
   shmem_finalize();
   return bad ? 1 : 0;

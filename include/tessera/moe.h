@@ -7,6 +7,7 @@
  *   tessera_moe_dispatch(moe, x, n_tokens, expert_ids, weights);
  *   for (int e = 0; e < tessera_moe_local_experts(moe); ++e)
  *     run_expert(tessera_moe_expert_tokens(moe, e), tessera_moe_count(moe, e));   outputs in place
+ *     (optionally tessera_moe_combine_expert(moe, e): expert e's outputs home now, during the next one)
  *   tessera_moe_combine(moe, y);
  *   tessera_moe_destroy(moe);                             collective
  *
