@@ -6,7 +6,9 @@
 # round; 1 and 2 PEs per host; at each RATE. Prints one JSON line per run and, per link and layout, the
 # median times, the effective bandwidth (bytes / time) and the ratios. COLL=allgather measures the float32
 # allgather instead, coded by TESSERA_COMPRESS_ALLGATHER (no feedback), at tessera-perf's sizes.
-#   [COLL=allreduce|allgather] [RATES="1gbit 10gbit"] [ROUNDS=3] [BYTES=67108864] bash bench/compress_compare.sh [build-dir]
+# WHOLE=1 (allreduce) runs each code a second time with the pipeline off (TESSERA_COMPRESS_PIECE as large as
+# the buffer: code all, send, decode all), as "<code>-whole", alternated with the pipelined runs.
+#   [COLL=allreduce|allgather] [RATES="1gbit 10gbit"] [ROUNDS=3] [BYTES=67108864] [WHOLE=] bash bench/compress_compare.sh [build-dir]
 # Needs root and scripts/install-deps.sh bench (Open MPI); gloo runs on build/venv's PyTorch.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -55,8 +57,13 @@ for rate in $RATES; do
   for ppn in 1 2; do
     np=$((2 * ppn))
     for ((round = 1; round <= ROUNDS; round++)); do
-      for mode in none bf16 fp8 int8; do
-        mpirun_ $np $ppn env "$knob=$mode" "$build/bin/tessera-perf" "$COLL" -b "$BYTES" -e "$BYTES" -n 3 -w 1 --json 2>/dev/null |
+      modes="none bf16 fp8 int8"
+      [ -n "${WHOLE:-}" ] && modes="$modes bf16-whole fp8-whole int8-whole"
+      for mode in $modes; do
+        piece=262144
+        [ "${mode%-whole}" != "$mode" ] && piece=$BYTES
+        mpirun_ $np $ppn env "$knob=${mode%-whole}" TESSERA_COMPRESS_PIECE=$piece "$build/bin/tessera-perf" "$COLL" \
+          -b "$BYTES" -e "$BYTES" -n 3 -w 1 --json 2>/dev/null |
           $py -c 'import json,sys; d=json.load(sys.stdin); r=d["results"][0]
 print(json.dumps({"lib":"tessera-"+sys.argv[1],"rate":sys.argv[2],"ppn":int(sys.argv[3]),"round":int(sys.argv[4]),"time_us":r["time_us"],"algo":r["algo"],"predicted_us":r["predicted_us"]}))' \
             "$mode" "$rate" "$ppn" "$round" | while read -r l; do emit "$l"; done
@@ -77,7 +84,8 @@ nbytes, coll = int(sys.argv[2]), sys.argv[3]
 keys = sorted({(r["rate"], r["ppn"]) for r in rows})
 for rate, ppn in keys:
     med = {}
-    for lib in ["tessera-none", "tessera-bf16", "tessera-fp8", "tessera-int8", "openmpi", "gloo"]:
+    for lib in ["tessera-none", "tessera-bf16", "tessera-fp8", "tessera-int8", "tessera-bf16-whole",
+                "tessera-fp8-whole", "tessera-int8-whole", "openmpi", "gloo"]:
         t = [r["time_us"] for r in rows if r["rate"] == rate and r["ppn"] == ppn and r["lib"] == lib]
         if t: med[lib] = statistics.median(t)
     what = "sum allreduce" if coll == "allreduce" else "allgather"
@@ -86,7 +94,8 @@ for rate, ppn in keys:
         print(f"  {lib:13s} {t / 1e3:9.1f} ms  {nbytes / t:7.1f} MB/s")
     base = med.get("tessera-none")
     if base:
-        for lib in ["tessera-bf16", "tessera-fp8", "tessera-int8"]:
+        for lib in ["tessera-bf16", "tessera-fp8", "tessera-int8", "tessera-bf16-whole", "tessera-fp8-whole",
+                    "tessera-int8-whole"]:
             if lib in med: print(f"  {lib} effective bandwidth / uncompressed: {base / med[lib]:.2f}x")
         for peer in ["openmpi", "gloo"]:
             if peer in med: print(f"  uncompressed speed / {peer}: {med[peer] / base:.2f}x")

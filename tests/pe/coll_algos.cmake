@@ -97,6 +97,12 @@ tessera_pe_hosts_test(coll_register 2:1 4:2)
 # Compressed collectives across hosts (tesseraCommSetCompression): coded between hosts, unchanged on one.
 tessera_pe_test(coll_compress NPES 1 2 TIMEOUT 120 ENV TESSERA_TIMEOUT=60)
 tessera_pe_hosts_test(coll_compress 2:1 3:1 4:2)
+# The coded allreduce's pipeline in many pieces (512 values each) at 3 hosts, where pieces are forwarded.
+add_test(NAME pe.coll_compress.hosts3pes1pph.pieces
+         COMMAND ${TESSERA_RUN} -n 3 --timeout 300 --env TESSERA_TIMEOUT=60 --env TEST_PES_PER_HOST=1
+                 --env TESSERA_COMPRESS_PIECE=500
+                 ${CMAKE_CURRENT_SOURCE_DIR}/pe/as_hosts.sh $<TARGET_FILE:pe_coll_compress> --gtest_brief=1)
+set_tests_properties(pe.coll_compress.hosts3pes1pph.pieces PROPERTIES LABELS "pe;hosts" TIMEOUT 300)
 # A PE busy outside the library for seconds while a peer on another host has sent it more than the sockets
 # hold: the data connections must not give the peer up (bootstrap/tcp_socket.h: Reader).
 add_executable(pe_net_busy_reader ${CMAKE_CURRENT_SOURCE_DIR}/pe/net_busy_reader_test.cc)

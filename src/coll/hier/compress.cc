@@ -6,10 +6,17 @@
 #include <cmath>
 #include <cstring>
 
+#include "base/config.h"
 #include "base/half.h"
 
 namespace tessera::coll {
 namespace {
+
+const config::Var<uint64_t> kPiece{
+    "TESSERA_COMPRESS_PIECE", uint64_t{256} << 10,
+    "Values per piece of a coded allreduce between hosts (TESSERA_COMPRESS): each piece is coded and sent on "
+    "at once and decoded as soon as it is in, so coding overlaps the wire; rounded up to a multiple of 256 "
+    "(the codes' block). The same on every PE"};
 
 // e4m3 (the "fn" variant: no infinities, 0x7f the only NaN code per sign) of a value already scaled into
 // [-448, 448], rounding to nearest even; larger magnitudes saturate at 448. Branch-free, so that the coding
@@ -120,6 +127,11 @@ const char* compress_name(Compress c) {
     case Compress::kInt8: return "int8";
   }
   return "?";
+}
+
+size_t compress_piece() {
+  static const size_t piece = std::max<size_t>(1, (kPiece.get() + kCompressBlock - 1) / kCompressBlock) * kCompressBlock;
+  return piece;
 }
 
 size_t encoded_bytes(Compress c, size_t n) {

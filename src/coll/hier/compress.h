@@ -19,6 +19,9 @@ inline constexpr size_t kCompressBlock = 256;
 inline constexpr int kNumCompress = 4;
 const char* compress_name(Compress c);  // "none", "bf16", "fp8", "int8"
 
+// Values per piece of the coded allreduce's pipeline (net_allreduce_compressed): TESSERA_COMPRESS_PIECE,
+// rounded up to a whole number of blocks; the same on every PE.
+size_t compress_piece();
 // Bytes of the code of n values.
 size_t encoded_bytes(Compress c, size_t n);
 // Codes x + r (r may be null: no feedback) into out (encoded_bytes(c, n)); with r, r becomes what the code

@@ -71,17 +71,49 @@ void net_allreduce_doubling(Net& net, const std::vector<int>& group, int gi, con
   }
 }
 
+// Pipelined in pieces of compress_piece() values (a multiple of the codes' block, so each piece codes the
+// same blocks as the whole buffer would, and the result has the same bits): every piece is coded and sent
+// on at once, so coding overlaps the wire; pieces are a ring allgather of codes, and each piece is decoded
+// (summed in group order) as soon as every member's code of it is in, while later pieces are on the wire.
+// Message order on every connection: each piece's first step, in piece order, then for each piece in turn
+// its forwarding steps; receives are posted up front in that same order (a pair's messages of one tag
+// match in posting order).
 void net_allreduce_compressed(Net& net, const std::vector<int>& group, int gi, const float* in, float* out,
                               size_t count, Compress c, float* residual) {
   const int n = static_cast<int>(group.size());
   if (count == 0) return;
-  const size_t cb = encoded_bytes(c, count);
+  const size_t piece = compress_piece(), np = (count + piece - 1) / piece;
+  auto len = [&](size_t j) { return std::min(piece, count - j * piece); };
+  std::vector<size_t> at(np + 1, 0);  // a member's codes: piece j at [at[j], at[j + 1])
+  for (size_t j = 0; j < np; ++j) at[j + 1] = at[j] + encoded_bytes(c, len(j));
+  const size_t cb = at[np];
   char* all = grow(net.h.z, cb * static_cast<size_t>(n));
-  encode(c, in, residual, count, all + static_cast<size_t>(gi) * cb);
-  std::vector<size_t> offs(static_cast<size_t>(n)), lens(static_cast<size_t>(n), cb);
-  for (int i = 0; i < n; ++i) offs[static_cast<size_t>(i)] = static_cast<size_t>(i) * cb;
-  net_allgatherv(net, group, gi, all, offs, lens);
-  for (int i = 0; i < n; ++i) decode(c, all + static_cast<size_t>(i) * cb, count, out, i > 0);
+  auto code = [&](int member, size_t j) { return all + static_cast<size_t>(member) * cb + at[j]; };
+  const int right = group[(gi + 1) % n], left = group[(gi + n - 1) % n];
+  using Pending = std::pair<void*, size_t>;
+  std::vector<Pending> recvs, sends;  // recvs[j * (n - 1) + s]: piece j's step s, from the left
+  recvs.resize(np * static_cast<size_t>(n - 1));
+  auto post = [&](size_t j, int s) {
+    const int rb = (gi - s - 1 + 2 * n) % n;
+    const size_t bytes = at[j + 1] - at[j];
+    recvs[j * static_cast<size_t>(n - 1) + static_cast<size_t>(s)] = {net.recv(left, code(rb, j), bytes), bytes};
+  };
+  for (size_t j = 0; j < np && n > 1; ++j) post(j, 0);
+  for (size_t j = 0; j < np; ++j)
+    for (int s = 1; s < n - 1; ++s) post(j, s);
+  for (size_t j = 0; j < np; ++j) {
+    encode(c, in + j * piece, residual ? residual + j * piece : nullptr, len(j), code(gi, j));
+    if (n > 1) sends.emplace_back(net.send(right, code(gi, j), at[j + 1] - at[j]), at[j + 1] - at[j]);
+  }
+  for (size_t j = 0; j < np; ++j) {
+    for (int s = 0; s < n - 1; ++s) {
+      const auto& [r, bytes] = recvs[j * static_cast<size_t>(n - 1) + static_cast<size_t>(s)];
+      net.wait(left, r, "allreduce between hosts (coded)", bytes);
+      if (s + 1 < n - 1) sends.emplace_back(net.send(right, code((gi - s - 1 + 2 * n) % n, j), bytes), bytes);
+    }
+    for (int i = 0; i < n; ++i) decode(c, code(i, j), len(j), out + j * piece, i > 0);
+  }
+  for (auto& [r, bytes] : sends) net.wait(right, r, "allreduce between hosts (coded)", bytes);
 }
 
 void net_allreduce_ring(Net& net, const std::vector<int>& group, int gi, const char* in, char* out, size_t count,

@@ -109,11 +109,16 @@ CodeCost code_cost(Compress c) {
     default: return {0, 0};
   }
 }
+// The coding runs in pieces that go on the wire as they are coded and are decoded as they come in
+// (net_allreduce_compressed), so the wire and the coding overlap but for one piece of the shorter.
 double coded_seconds(const Shape& s, size_t bytes, double bw, const LinkParams& l, const M& m) {
-  const double code = static_cast<double>(encoded_bytes(s.net->compress, bytes / sizeof(float)));
+  const size_t values = bytes / sizeof(float);
+  const double code = static_cast<double>(encoded_bytes(s.net->compress, values));
   const CodeCost k = code_cost(s.net->compress);
-  return (H(s) - 1) * transfer_seconds(l, code, bw) +
-         (k.encode + H(s) * k.decode) * static_cast<double>(bytes) * (m.beta_mem + m.gamma_mem);
+  const double wire = (H(s) - 1) * transfer_seconds(l, code, bw);
+  const double cpu = (k.encode + H(s) * k.decode) * static_cast<double>(bytes) * (m.beta_mem + m.gamma_mem);
+  const double pieces = std::max<double>(1, std::ceil(static_cast<double>(values) / static_cast<double>(compress_piece())));
+  return std::max(wire, cpu) + std::min(wire, cpu) / pieces;
 }
 
 double rails_cost(const Shape& s, const M& m, bool doubling) {
