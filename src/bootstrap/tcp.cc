@@ -56,11 +56,27 @@ constexpr int64_t kMaxPes = 1 << 20;
 // connections, which is how the other PEs learn that this one is gone.
 tcp::Endpoint* g_endpoint = nullptr;
 
+// Rank 0's listening socket after a clean finalize, for an init after the last finalize in this process
+// (OpenSHMEM 1.6): the other PEs' second joins wait in its backlog until rank 0 initializes again. Owned
+// by the process that listened: a forked child closes its copy (forget_in_child), so that a child outliving
+// rank 0 cannot hold the port open and keep the others' second joins waiting instead of failing at once.
+struct KeptListen {
+  int fd = -1;
+  std::string host;
+  uint16_t port = 0;
+  pid_t pid = -1;
+};
+KeptListen g_kept_listen;  // touched by init and finalize only, which the runtime serializes
+bool g_joined = false;     // this process has joined a job through this backend before
+Address g_address;         // rank 0's, of the current job
+
 // A child forked by the program (a data-loader worker, a helper) inherits the connection: without this it
 // would keep it open after its parent died, and rank 0 would never see the close.
 void forget_in_child() {
   if (g_endpoint) g_endpoint->close_in_child();
   g_endpoint = nullptr;  // the child's copy is left alone: its thread does not exist here
+  if (g_kept_listen.fd >= 0) ::close(g_kept_listen.fd);
+  g_kept_listen.fd = -1;
 }
 std::once_flag g_atfork_once;
 
@@ -74,19 +90,6 @@ struct UniqueId {
 };
 std::mutex g_uid_mu;
 UniqueId g_uid;
-
-// Rank 0's listening socket after a clean finalize, for an init after the last finalize in this process
-// (OpenSHMEM 1.6): the other PEs' second joins wait in its backlog until rank 0 initializes again. Owned
-// by the process that listened; a forked child inherits the descriptor but is not that process.
-struct KeptListen {
-  int fd = -1;
-  std::string host;
-  uint16_t port = 0;
-  pid_t pid = -1;
-};
-KeptListen g_kept_listen;  // touched by init and finalize only, which the runtime serializes
-bool g_joined = false;     // this process has joined a job through this backend before
-Address g_address;         // rank 0's, of the current job
 
 bool made_here(const Address& a) {
   std::lock_guard lk(g_uid_mu);
