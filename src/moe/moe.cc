@@ -28,7 +28,8 @@
 // signal (not a remote atomic per expert). Going home, an expert's PE sends each origin its rows in one
 // order both sides know without metadata (local expert, then slot), into a range of the origin's comb that
 // the origin announced at dispatch (ret_off), so consecutive rows for one origin are one put; the origin
-// then finds row (t, k) at the position it computed for it (pos).
+// then finds row (t, k) at the position it computed for it (pos). That way home is home.cc; the Dispatcher's
+// state and the helpers both files use are impl.h.
 #include <tessera/moe.hpp>
 
 #include <tessera/kernel.hpp>
@@ -46,6 +47,7 @@
 #include "base/memcopy.h"
 #include "kernel/dtype.h"
 #include "kernel/ops/prims.h"
+#include "moe/impl.h"
 #include "pgas/amo.h"
 #include "pgas/heap.h"
 #include "pgas/order.h"
@@ -54,111 +56,7 @@
 #include "pgas/runtime.h"
 
 namespace tessera::moe {
-namespace {
-constexpr int kMaxTopK = 8;
-constexpr const char* kRoutine = "tessera::moe";
-
-// The list's entry of each moe::DType, indexed by it (tessera/moe.hpp generates both from TESSERA_MOE_DTYPES).
-// The weighted sums of combine run on the kernels' primitives, so every entry must be a kernel type too.
-#define TESSERA_MOE_ENTRY(e, entry) ::tessera::DType::entry,
-constexpr ::tessera::DType kEntries[] = {TESSERA_MOE_DTYPES(TESSERA_MOE_ENTRY)};
-#undef TESSERA_MOE_ENTRY
-static_assert(std::ranges::all_of(kEntries, [](::tessera::DType t) { return kernel::kernel_dtype(t).has_value(); }),
-              "a MoE element type the kernels do not take");
-
-std::string str(long long v) { return std::to_string(v); }
-
-uint64_t pack(int pe, int token, int k) {
-  return (static_cast<uint64_t>(pe) << 40) | (static_cast<uint64_t>(token) << 8) | static_cast<uint64_t>(k);
-}
-int pe_of(uint64_t m) { return static_cast<int>(m >> 40); }
-int token_of(uint64_t m) { return static_cast<int>((m >> 8) & 0xffffffffu); }
-int k_of(uint64_t m) { return static_cast<int>(m & 0xff); }
-
-}  // namespace
-
-struct Dispatcher::Impl {
-  Config cfg;
-  int n = 0, me = 0;
-  size_t esz = 0, row = 0;
-  std::vector<int> first;  // first[p]: PE p's first expert; first[n] = num_experts
-  std::vector<int> owner;  // expert -> PE
-  int max_local = 0, cap = 0;
-  // Slots are claimed with fetch-and-add (throughput mode; low latency when every PE shares this host).
-  bool claim = false;
-  int blocks = -1;  // kernel blocks per launch
-  // symmetric
-  char* recv = nullptr;
-  uint64_t* meta = nullptr;
-  int64_t* cnt = nullptr;
-  uint64_t* ll_sig = nullptr;
-  char* comb = nullptr;
-  uint64_t* dispatched = nullptr;
-  uint64_t* combined = nullptr;
-  // Across hosts:
-  bool hosts = false;
-  uint64_t* ll_done = nullptr;  // low latency: [source PE] the call whose counts (ll_sig[source][le]) are in
-  uint64_t* ret_off = nullptr;  // [origin PE]: where in the origin's comb this PE's rows for it go home
-  std::vector<int64_t> slot_of;  // this PE's last dispatch: (t, k) -> its slot (or index) at its expert
-  std::vector<int64_t> pos;      // (t, k) -> its row in comb after combine (-1: not routed or dropped)
-  std::vector<uint64_t> home_at;  // [local expert][origin]: where its first row for the origin lands there
-  // Since the last dispatch: the local experts whose rows have gone home (combine_expert), and whether
-  // home_at has been computed for this dispatch.
-  std::vector<uint8_t> sent;
-  bool home_planned = false;
-  // local
-  uint64_t calls = 0;
-  std::vector<int> counts;
-  std::vector<char> packed;            // low latency: rows packed per expert
-  std::vector<uint64_t> packed_meta;
-  std::vector<int32_t> ids;            // this PE's last dispatch
-  std::vector<float> weights;
-  std::vector<uint8_t> dropped_mask;
-  int n_tokens = 0;
-  size_t dropped = 0;
-  bool have_dispatch = false;
-
-  int local() const { return first[me + 1] - first[me]; }
-  char* rows_of(int le) {
-    return claim ? recv + static_cast<size_t>(le) * cap * row
-                 : packed.data() + static_cast<size_t>(le) * n * cfg.max_tokens * row;
-  }
-  const uint64_t* meta_of(int le) const {
-    return claim ? meta + static_cast<size_t>(le) * cap
-                 : packed_meta.data() + static_cast<size_t>(le) * n * cfg.max_tokens;
-  }
-  // `bytes`: the data the launch moves or sums. Below kInlineBytes one block, on the calling thread: waking a
-  // worker costs more than the work (a decoding step's sum of a few rows).
-  static constexpr size_t kInlineBytes = size_t{256} << 10;
-  kernel::LaunchOptions launch(const char* name, size_t bytes) const {
-    kernel::LaunchOptions o;
-    o.block_num = bytes < kInlineBytes ? 1 : blocks;
-    o.name = name;
-    return o;
-  }
-  bool far(int pe) const {
-    return pgas::rt().host_of[static_cast<size_t>(pe)] != pgas::rt().host_of[static_cast<size_t>(me)];
-  }
-  void announce_positions();
-  void plan_home();
-  void send_home(int le);
-  void dispatched_now() {
-    sent.assign(static_cast<size_t>(local()), 0);
-    home_planned = false;
-  }
-  // Adds 1 to `counter` at every PE (after everything this PE put before), then waits until this PE's own
-  // counter shows every PE's add of this call.
-  void all_signal_and_wait(uint64_t* counter, const char* what) {
-    pgas::fence();
-    for (int pe = 0; pe < n; ++pe) {
-      // Across hosts a fetching atomic waits a round trip for an old value nobody reads; a signal's add
-      // travels one way, ordered after the puts by the fence as the atomic is.
-      if (hosts) pgas::put_signal(what, counter, nullptr, 0, counter, 1, pgas::kSignalAdd, pe);
-      else pgas::atomic_fetch_add<uint64_t>(what, counter, 1, pe);
-    }
-    pgas::wait_until(what, counter, pgas::kGe, static_cast<uint64_t>(n) * calls);
-  }
-};
+using namespace detail;
 
 Dispatcher::Dispatcher(const Config& c) : p_(std::make_unique<Impl>()) {
   Impl& m = *p_;
@@ -388,66 +286,6 @@ void Dispatcher::dispatch(const void* tokens, int n_tokens, const int32_t* exper
     }
   }
   m.dispatched_now();
-}
-
-// Across hosts: this PE's rows come home from each PE p in (local expert, slot) order, the order in which p
-// holds them, into one range of comb per p: computed here for every (t, k), and each range's start put to
-// p's ret_off[me] (ahead of the dispatch's signal, which p waits for before it combines).
-void Dispatcher::Impl::announce_positions() {
-  pos.assign(ids.size(), -1);
-  std::vector<std::vector<std::pair<int64_t, size_t>>> to(static_cast<size_t>(n));  // per PE: (key, t*K+k)
-  for (size_t i = 0; i < ids.size(); ++i) {
-    const int e = ids[i];
-    if (e < 0 || dropped_mask[i]) continue;
-    const int pe = owner[e];
-    to[static_cast<size_t>(pe)].emplace_back((static_cast<int64_t>(e - first[pe]) << 32) + slot_of[i], i);
-  }
-  int64_t off = 0;
-  for (int pe = 0; pe < n; ++pe) {
-    auto& v = to[static_cast<size_t>(pe)];
-    std::sort(v.begin(), v.end());
-    pgas::p<uint64_t>(kRoutine, ret_off + me, static_cast<uint64_t>(off), pe);
-    for (const auto& entry : v) pos[entry.second] = off++;
-  }
-}
-
-// Across hosts: where each local expert's rows for each origin begin in that origin's announced range
-// (the rows of earlier local experts for it come first; see announce_positions for the order).
-void Dispatcher::Impl::plan_home() {
-  home_planned = true;
-  std::vector<uint64_t> at(static_cast<size_t>(n));
-  for (int o = 0; o < n; ++o) at[static_cast<size_t>(o)] = pgas::load_acquire(ret_off + o);
-  home_at.resize(static_cast<size_t>(local()) * n);
-  for (int le = 0; le < local(); ++le) {
-    std::copy(at.begin(), at.end(), home_at.begin() + static_cast<ptrdiff_t>(le) * n);
-    const uint64_t* mt = meta_of(le);
-    for (int r = 0; r < counts[le]; ++r) ++at[static_cast<size_t>(pe_of(mt[r]))];
-  }
-}
-
-// Sends local expert le's rows home: across hosts each run of consecutive rows for one origin in one put,
-// into the origin's announced range; on one host row by row to comb[token][k] (a copy into mapped memory).
-void Dispatcher::Impl::send_home(int le) {
-  sent[static_cast<size_t>(le)] = 1;
-  const uint64_t* mt = meta_of(le);
-  const char* rows = rows_of(le);
-  if (!hosts) {
-    for (int r = 0; r < counts[le]; ++r) {
-      const size_t at = static_cast<size_t>(token_of(mt[r])) * cfg.top_k + k_of(mt[r]);
-      pgas::put_bytes(kRoutine, comb + at * row, rows + static_cast<size_t>(r) * row, row, pe_of(mt[r]));
-    }
-    return;
-  }
-  if (!home_planned) plan_home();
-  uint64_t* at = home_at.data() + static_cast<size_t>(le) * n;
-  for (int r = 0; r < counts[le];) {
-    const int o = pe_of(mt[r]);
-    int end = r + 1;
-    while (end < counts[le] && pe_of(mt[end]) == o) ++end;
-    pgas::put_bytes(kRoutine, comb + at[o] * row, rows + static_cast<size_t>(r) * row, static_cast<size_t>(end - r) * row, o);
-    at[o] += static_cast<uint64_t>(end - r);
-    r = end;
-  }
 }
 
 void Dispatcher::combine_expert(int le) {
