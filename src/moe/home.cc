@@ -52,10 +52,7 @@ void Dispatcher::Impl::send_home(int le) {
   const uint64_t* mt = meta_of(le);
   const char* rows = rows_of(le);
   if (!hosts) {
-    for (int r = 0; r < counts[le]; ++r) {
-      const size_t at = static_cast<size_t>(token_of(mt[r])) * cfg.top_k + k_of(mt[r]);
-      pgas::put_bytes(kRoutine, comb + at * row, rows + static_cast<size_t>(r) * row, row, pe_of(mt[r]));
-    }
+    for (int r = 0; r < counts[le]; ++r) put_home(le, r);
     return;
   }
   if (!home_planned) plan_home();

@@ -103,6 +103,18 @@ struct Dispatcher::Impl {
   bool far(int pe) const {
     return pgas::rt().host_of[static_cast<size_t>(pe)] != pgas::rt().host_of[static_cast<size_t>(me)];
   }
+  // Rows staged for one expert (and their origins) put whole at slot `at` of its PE's recv and meta.
+  void put_run(int e, size_t at, const std::vector<char>& rows, const std::vector<uint64_t>& origins) {
+    const int pe = owner[e];
+    pgas::put_bytes(detail::kRoutine, recv + at * row, rows.data(), rows.size(), pe);
+    pgas::put_bytes(detail::kRoutine, meta + at, origins.data(), origins.size() * sizeof(uint64_t), pe);
+  }
+  // On one host: row r of local expert le home to comb[token][k] at its origin.
+  void put_home(int le, int r) {
+    const uint64_t mt = meta_of(le)[r];
+    const size_t at = static_cast<size_t>(detail::token_of(mt)) * cfg.top_k + detail::k_of(mt);
+    pgas::put_bytes(detail::kRoutine, comb + at * row, rows_of(le) + static_cast<size_t>(r) * row, row, detail::pe_of(mt));
+  }
   void announce_positions();
   void plan_home();
   void send_home(int le);

@@ -220,14 +220,10 @@ void Dispatcher::dispatch(const void* tokens, int n_tokens, const int32_t* exper
           pgas::put_bytes(kRoutine, m.recv + at * m.row, row, m.row, pe);
           pgas::p<uint64_t>(kRoutine, m.meta + at, pack(m.me, t, k), pe);
         }
-      for (size_t e = 0; e < stage.size(); ++e)
-        if (!stage_meta[e].empty()) {
-          const int pe = m.owner[e];
-          const size_t at =
-              static_cast<size_t>(static_cast<int>(e) - m.first[pe]) * m.cap + static_cast<size_t>(start[e]);
-          pgas::put_bytes(kRoutine, m.recv + at * m.row, stage[e].data(), stage[e].size(), pe);
-          pgas::put_bytes(kRoutine, m.meta + at, stage_meta[e].data(), stage_meta[e].size() * sizeof(uint64_t), pe);
-        }
+      for (int e = 0; e < static_cast<int>(stage.size()); ++e)
+        if (!stage_meta[e].empty())
+          m.put_run(e, static_cast<size_t>(e - m.first[m.owner[e]]) * m.cap + static_cast<size_t>(start[e]), stage[e],
+                    stage_meta[e]);
       if (mine) dropped.fetch_add(mine, std::memory_order_relaxed);
     });
     m.dropped = dropped.load();
@@ -257,12 +253,8 @@ void Dispatcher::dispatch(const void* tokens, int n_tokens, const int32_t* exper
       stage_meta[e].push_back(pack(m.me, t, k));
     }
   for (int e = 0; e < c.num_experts; ++e)
-    if (next[e]) {
-      const int pe = m.owner[e], le = e - m.first[pe];
-      const size_t at = (static_cast<size_t>(le) * m.n + m.me) * c.max_tokens;
-      pgas::put_bytes(kRoutine, m.recv + at * m.row, stage[e].data(), stage[e].size(), pe);
-      pgas::put_bytes(kRoutine, m.meta + at, stage_meta[e].data(), stage_meta[e].size() * sizeof(uint64_t), pe);
-    }
+    if (next[e])
+      m.put_run(e, (static_cast<size_t>(e - m.first[m.owner[e]]) * m.n + m.me) * c.max_tokens, stage[e], stage_meta[e]);
   m.announce_positions();
   pgas::fence();  // the rows and positions before their counts, on every transport
   std::vector<uint64_t> cnt(L);
@@ -316,12 +308,7 @@ void Dispatcher::combine(void* out) {
       for (int r = 0; r < m.counts[le] && !m.sent[static_cast<size_t>(le)]; ++r) work.emplace_back(le, r);
     kernel::launch(m.launch("moe combine (send)", work.size() * m.row), [&](kernel::BlockContext& b) {
       const size_t lo = work.size() * b.block_idx() / b.block_num(), hi = work.size() * (b.block_idx() + 1) / b.block_num();
-      for (size_t i = lo; i < hi; ++i) {
-        const auto [le, r] = work[i];
-        const uint64_t mt = m.meta_of(le)[r];
-        const size_t at = static_cast<size_t>(token_of(mt)) * K + k_of(mt);
-        pgas::put_bytes(kRoutine, m.comb + at * m.row, m.rows_of(le) + static_cast<size_t>(r) * m.row, m.row, pe_of(mt));
-      }
+      for (size_t i = lo; i < hi; ++i) m.put_home(work[i].first, work[i].second);
     });
   }
   m.all_signal_and_wait(m.combined, "tessera::moe::combine (waiting for the outputs of every PE)");
