@@ -13,6 +13,8 @@
 #   the best of them
 #   the cost model: every Tessera row carries the row its job chose and the job's estimate (tessera-perf
 #   --json); tessera-info --predict, given the link and contention the job measured, must print the same
+# PEERS=none: Tessera's rows alone (no OSHMEM, Open MPI or gloo runs; the report leaves their columns empty),
+# for work on the cost model, whose table needs Tessera's rows and estimates only.
 # ROUNDS (default 1): the collectives' rows are measured that many times, alternating the libraries row by row
 # (Tessera, Open MPI, then gloo's sizes of the collective); the report takes each library's median over the
 # rounds (a peer's time of a round is its better congestion control in that round).
@@ -47,6 +49,9 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 py=/usr/bin/python3
 SIZES=${SIZES:-"8 65536 1048576 16777216 67108864 268435456"}
 ROUNDS=${ROUNDS:-1}
+PEERS=${PEERS:-all}
+[ "$PEERS" = all ] || [ "$PEERS" = none ] || { echo "hosts_compare: PEERS is '$PEERS'; it must be all or none" >&2; exit 2; }
+peers() { [ "$PEERS" = all ]; }
 [[ $ROUNDS =~ ^[1-9][0-9]*$ ]] || { echo "hosts_compare: ROUNDS is '$ROUNDS'; it must be a whole number from 1" >&2; exit 2; }
 cc -O2 -o "$out/tcp_pingpong" "$here/tcp_pingpong.c"
 mpicc -O2 -o "$out/coll_mpi" "$here/coll_mpi.c"
@@ -103,6 +108,7 @@ for range in "-b 8 -e 8" "-b 1048576 -e 67108864 -f 64"; do
     $py -c 'import json,sys; [print(json.dumps({"lib":"tessera","rma":r})) for r in json.load(sys.stdin)["rma"]]' |
     while read -r l; do emit "$l"; done
   for cc in $ccs; do
+    peers || break
     hosts_cc $cc
     # shellcheck disable=SC2086
     if ! host_exec h1 timeout 120 oshrun --host h1,h2 -np 2 --mca plm_rsh_agent "$root/tests/hosts/rsh" \
@@ -157,6 +163,7 @@ for ppn in 1 2; do
           2>/dev/null | ROUND=$round $py "$here/hosts_row.py" tessera "$coll" "$ppn" "$key" |
           while read -r l; do emit "$l"; done
         for cc in $ccs; do
+          peers || break
           hosts_cc $cc
           COLL_MPI_ITERS=$it mpirun_ $np $ppn "$out/coll_mpi" "$coll" "$b" 2>/dev/null |
             $py -c 'import json,sys; [print(json.dumps(dict(json.loads(l), ppn=int(sys.argv[1]), cc=sys.argv[2], round=int(sys.argv[3])))) for l in sys.stdin if l.strip()]' "$ppn" "$cc" "$round" |
@@ -172,6 +179,7 @@ for ppn in 1 2; do
     done
     for ((round = 1; round <= ROUNDS; round++)); do
       for cc in $ccs; do
+        peers || break
         hosts_cc $cc
         # shellcheck disable=SC2086
         GLOO_CC=$cc GLOO_ROUND=$round gloo $np $ppn "$coll" $sizes

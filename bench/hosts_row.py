@@ -13,7 +13,7 @@ row = {"lib": lib, "coll": coll, "np": d["ranks"], "ppn": ppn, "bytes": r["size"
 if "link" in d:
     l = d["link"]
     row["link"] = (f"us={l['us']},gbps={l['gbps']},oneway_gbps={l['oneway_gbps']},host_gbps={l['host_gbps']},"
-                   f"burst_gbps={l['burst_gbps']}")
+                   f"burst_gbps={l['burst_gbps']}" + (f",wake_us={l['wake_us']}" if "wake_us" in l else ""))
     row["contention"] = d["contention"]
     row["cma"] = d["cma"]  # the single-copy path between the PEs of a host, as the job probed it
 print(json.dumps(row))

@@ -86,6 +86,7 @@ Result<RankTable> parse_rank_table(const std::string& text, const std::string& p
     TS_RETURN_IF_ERROR(num("oneway_gbps", &t.link_oneway_gbps));
     TS_RETURN_IF_ERROR(num("host_gbps", &t.link_host_gbps));
     TS_RETURN_IF_ERROR(num("burst_gbps", &t.link_burst_gbps));
+    TS_RETURN_IF_ERROR(num("wake_us", &t.link_wake_us));
   }
   return t;
 }

@@ -4,7 +4,8 @@
 //   {"version": 1,
 //    "hosts": [{"name": "h1", "nics": ["eth0"], "pes": [0, 1]},
 //              {"name": "h2", "nics": ["eth0"], "pes": [2, 3]}],
-//    "link": {"latency_us": 20, "gbps": 1.8, "oneway_gbps": 3.0, "host_gbps": 2.4, "burst_gbps": 4.0}}
+//    "link": {"latency_us": 20, "gbps": 1.8, "oneway_gbps": 3.0, "host_gbps": 2.4, "burst_gbps": 4.0,
+//             "wake_us": 10}}
 // A PE listed under a host takes that name as its host identity (pgas/peers.h), so PEs share memory only
 // with PEs listed under the same host; a host's NICs become UCX's devices (UCX_NET_DEVICES, unless set);
 // the link prices the two-level collectives (coll/select/link.h). Every PE of the job must be listed once.
@@ -25,6 +26,7 @@ struct RankTable {
   };
   std::vector<Host> hosts;
   double link_latency_us = 0, link_gbps = 0, link_oneway_gbps = 0, link_host_gbps = 0, link_burst_gbps = 0;  // 0: not given
+  double link_wake_us = 0;  // 0: not given (no wake-up priced)
   std::string path;
 
   // The host that lists `pe`, or null.

@@ -64,14 +64,17 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// Between the first two hosts: the leaders' median ping-pong of 1 byte (latency), then 16 MiB both ways at once,
-// the traffic of the rings and exchanges the model prices (median of three after a warm-up; larger than the
-// sockets' buffers, which a 4 MiB one-way probe fitted in: it read well above and below the link's rate,
-// and the model then picked a slower row; docs/journal.md, "Across hosts"), 1 MiB both ways (the burst the
-// sockets' buffers take, the best of nine: their median read far below the rate every 1 MiB row of those
-// jobs ran at; docs/journal.md, "Measuring the link"; the 16 MiB rates are those of the bytes beyond it),
-// then 16 MiB one way answered by a byte (a tree's transfer; median of three), then every rail at once
-// (what a host's streams carry together). Members of other hosts do nothing.
+// Between the first two hosts: the leaders' median ping-pong of 1 byte (latency), then 64 KiB and 1 MiB both
+// ways (medians, alternated: the line through the two gives the burst rate, the rate of the bytes the
+// sockets' buffers take, and the wake-up a transfer of 64 KiB pays on top, so that the estimates of those
+// sizes are the medians themselves; the best of the 1 MiB transfers alone, taken before, read well above
+// the rate the 64 KiB-1 MiB rows of the same jobs ran at; docs/hosts.md, "The model's wake-up"), then
+// 16 MiB both ways at once, the traffic of the rings and exchanges the model prices (median of three after
+// a warm-up; larger than the sockets' buffers, which a 4 MiB one-way probe fitted in: it read well above
+// and below the link's rate, and the model then picked a slower row; docs/journal.md, "Across hosts"; its
+// rate is that of the bytes beyond the burst), then 16 MiB one way answered by a byte (a tree's transfer;
+// median of three), then every rail at once (what a host's streams carry together). Members of other hosts
+// do nothing.
 LinkParams measure_link(Communicator& c, Hier& h) {
   LinkParams l;
   std::snprintf(l.source, sizeof l.source, "measured");
@@ -80,7 +83,7 @@ LinkParams measure_link(Communicator& c, Hier& h) {
   const int peer_host = 1 - h.my_host;
   const bool first = h.my_host == 0;
   const int lead = h.members[static_cast<size_t>(peer_host)][0];
-  constexpr int kPings = 100, kWarm = 5, kStreams = 3, kBursts = 9;  // 100 pings: a few ms; the median steadies
+  constexpr int kPings = 100, kWarm = 5, kStreams = 3, kBursts = 25;  // a few ms each; the medians steady
   constexpr size_t kBig = size_t{16} << 20;
   char byte = 0;
   std::vector<char> out, in;  // kBig each, made after the pings (their zeroing would delay one side)
@@ -103,7 +106,7 @@ LinkParams measure_link(Communicator& c, Hier& h) {
   // The rate of a transfer's bytes beyond the burst, from the seconds it took (less `latency`).
   const double burst = LinkParams::kBurstBytes;
   auto beyond_burst = [&](double seconds, double latency) {
-    const double rest = seconds - latency - burst / l.burst_bw;
+    const double rest = seconds - latency - l.wake - burst / l.burst_bw;
     // A transfer no slower than its burst alone (noise): priced at the burst rate throughout.
     return rest > 0 ? (static_cast<double>(kBig) - burst) / rest : l.burst_bw;
   };
@@ -134,9 +137,21 @@ LinkParams measure_link(Communicator& c, Hier& h) {
     out.resize(kBig);
     in.resize(kBig);
     (void)both_ways(lead, kBig);  // warm-up: pages, the sockets' windows
-    double bursts[kBursts];
-    for (double& t : bursts) t = both_ways(lead, static_cast<size_t>(burst));
-    l.burst_bw = burst / std::max(*std::min_element(bursts, bursts + kBursts) - l.alpha, 1e-9);
+    const double wake_bytes = LinkParams::kWakeBytes;
+    double smalls[kBursts], bursts[kBursts];
+    for (int i = 0; i < kBursts; ++i) {
+      smalls[i] = both_ways(lead, static_cast<size_t>(wake_bytes));
+      bursts[i] = both_ways(lead, static_cast<size_t>(burst));
+    }
+    std::sort(smalls, smalls + kBursts);
+    std::sort(bursts, bursts + kBursts);
+    const double t_small = smalls[kBursts / 2], t_burst = bursts[kBursts / 2];
+    if (t_burst > t_small) {
+      l.burst_bw = (burst - wake_bytes) / (t_burst - t_small);
+      l.wake = std::max(0.0, t_small - l.alpha - wake_bytes / l.burst_bw);
+    } else {  // noise: the 1 MiB transfer no slower than the 64 KiB one; no wake-up priced
+      l.burst_bw = burst / std::max(t_burst - l.alpha, 1e-9);
+    }
     double took[kStreams];
     for (double& t : took) t = both_ways(lead, kBig);
     std::sort(took, took + kStreams);

@@ -34,6 +34,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     for (const auto& nic : h.nics) FUZZ_CHECK(!nic.empty());
   }
-  for (double v : {t.link_latency_us, t.link_gbps, t.link_oneway_gbps, t.link_host_gbps, t.link_burst_gbps}) FUZZ_CHECK(std::isfinite(v) && v >= 0);
+  for (double v : {t.link_latency_us, t.link_gbps, t.link_oneway_gbps, t.link_host_gbps, t.link_burst_gbps,
+                   t.link_wake_us}) FUZZ_CHECK(std::isfinite(v) && v >= 0);
   return 0;
 }

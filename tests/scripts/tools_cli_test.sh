@@ -162,7 +162,11 @@ check info_link_label 0       "^link: latency 20.0 us, one stream 12.00 GB/s \(o
       -- "$build/bin/tessera-info" --predict --hosts 4 --ppn 2 --bytes 1M --link us=20,gbps=12
 check info_link_rates 0       "one stream 2.00 GB/s \(one way alone 3.50; the first MiB 4.50\), a host's streams together 2.50 GB/s" \
       -- "$build/bin/tessera-info" --predict --hosts 4 --ppn 2 --bytes 1M --link us=20,gbps=2,oneway_gbps=3.5,host_gbps=2.5,burst_gbps=4.5
-check info_link_unknown 1     "unknown item \"fast=1\" \(expected us=, gbps=, oneway_gbps=, host_gbps=, burst_gbps=\)" \
+check info_link_wake 0        "a host's streams together 2.00 GB/s, a wake-up 9.5 us \(--link\)$" \
+      -- "$build/bin/tessera-info" --predict --hosts 4 --ppn 2 --bytes 1M --link us=20,gbps=2,wake_us=9.5
+check info_link_wake_bad 1    "TESSERA_LINK: wake_us=\"-1\" is not a number from 0" \
+      -- "$build/bin/tessera-info" --predict --hosts 4 --ppn 2 --bytes 1M --link us=20,gbps=2,wake_us=-1
+check info_link_unknown 1     "unknown item \"fast=1\" \(expected us=, gbps=, oneway_gbps=, host_gbps=, burst_gbps=, wake_us=\)" \
       -- "$build/bin/tessera-info" --predict --hosts 4 --ppn 2 --bytes 1M --link us=20,gbps=2,fast=1
 check info_contention_bad 2   "--contention 0.5: PEs per CPU, a number from 1 to 4096" \
       -- "$build/bin/tessera-info" --predict --hosts 2 --ppn 2 --contention 0.5

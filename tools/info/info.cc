@@ -51,7 +51,7 @@ constexpr const char* kUsage =
     "  --trace-summary: the top time sinks of a merged trace (TESSERA_TRACE; tessera-run writes DIR/trace.json)\n"
     "  --trace-merge: merges DIR/pe*.trace into DIR/trace.json (a job started by another launcher)\n"
     "       tessera-info --predict --hosts N --ppn N [--coll allreduce] [--bytes N] [--contention X]\n"
-    "                    [--unbound] [--link us=L,gbps=B[,oneway_gbps=O][,host_gbps=H][,burst_gbps=F]]\n"
+    "                    [--unbound] [--link us=L,gbps=B[,oneway_gbps=O][,host_gbps=H][,burst_gbps=F][,wake_us=W]]\n"
     "                    [--compress none|bf16|fp8|int8]\n"
     "  --predict: a collective's rows across hosts priced by the cost model and the link (TESSERA_LINK, the\n"
     "  rank table, or --link; measured at run time when none is given); --contention: the job's PEs per CPU of\n"

@@ -346,9 +346,10 @@ int run_coll(Kind kind, int argc, char** argv) {
     // Across hosts: the link the communicator prices its rows with (the predictions below use it).
     if (const NetShape* net = b.c->net)
       std::printf("\"link\":{\"us\":%.2f,\"gbps\":%.3f,\"oneway_gbps\":%.3f,\"host_gbps\":%.3f,\"burst_gbps\":%.3f,"
-                  "\"source\":\"%s\"},\"hosts\":%d,\"ppn\":%d,\"contention\":%.2f,\"cma\":%s,", net->link.alpha * 1e6,
-                  net->link.stream_bw / 1e9, net->link.oneway_bw / 1e9, net->link.host_bw / 1e9, net->link.burst_bw / 1e9,
-                  net->link.source, net->hosts, net->ppn, net->contention, b.c->cma ? "true" : "false");
+                  "\"wake_us\":%.2f,\"source\":\"%s\"},\"hosts\":%d,\"ppn\":%d,\"contention\":%.2f,\"cma\":%s,",
+                  net->link.alpha * 1e6, net->link.stream_bw / 1e9, net->link.oneway_bw / 1e9, net->link.host_bw / 1e9,
+                  net->link.burst_bw / 1e9, net->link.wake * 1e6, net->link.source, net->hosts, net->ppn,
+                  net->contention, b.c->cma ? "true" : "false");
     std::printf("\"results\":[");
   }
   double bus_sum = 0;

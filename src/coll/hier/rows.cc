@@ -54,10 +54,17 @@ bool rails_apply(const Shape& s) {
 }
 bool rails_rd_apply(const Shape& s) { return rails_apply(s) && pow2_hosts(s); }
 
-// The cheapest local row of `kind` for `bytes` on a host of ppn members (0 with one member). Its estimate is
-// added to transfers between hosts, so a payload whose buffers (a member's input and output) outgrow the
-// cache is priced at the memory's rate (ModelParams::beta_mem), which the engine's own choice need not do.
+// The cheapest local row of `kind` for `bytes` on a host of ppn members. Its estimate is added to transfers
+// between hosts, so a payload whose buffers (a member's input and output) outgrow the cache is priced at the
+// memory's rate (ModelParams::beta_mem), which the engine's own choice need not do. A host of one member
+// still copies its own block from its input to its output in an allgather or alltoall (out of place, as the
+// calls mostly are; left out, the large rows of one member per host ran well above their estimate:
+// docs/hosts.md, "The model's wake-up"); the other kinds move nothing there.
 double on_host(Kind kind, const Shape& s, size_t bytes, const M& m) {
+  if (s.net->ppn == 1) {
+    if (kind != Kind::kAllgather && kind != Kind::kAlltoall) return 0;
+    return static_cast<double>(bytes) * (2.0 * static_cast<double>(bytes) <= m.cache_bytes ? m.beta : m.beta_mem);
+  }
   Shape h = s;
   h.kind = kind;
   h.n = s.net->ppn;

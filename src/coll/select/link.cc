@@ -16,9 +16,10 @@ namespace {
 const config::Var<std::string> kLink{
     "TESSERA_LINK", "",
     "The link between hosts for the two-level collectives' cost model: "
-    "us=LATENCY,gbps=ONE_STREAM[,oneway_gbps=ONE_WAY][,host_gbps=ALL][,burst_gbps=FIRST_MIB] (GB/s = 1e9 "
-    "bytes/s; gbps with traffic both ways, oneway_gbps without, host_gbps every stream of a host together, "
-    "burst_gbps a transfer's first MiB); default: the rank table's, else measured when the first communicator "
+    "us=LATENCY,gbps=ONE_STREAM[,oneway_gbps=ONE_WAY][,host_gbps=ALL][,burst_gbps=FIRST_MIB][,wake_us=WAKE] "
+    "(GB/s = 1e9 bytes/s; gbps with traffic both ways, oneway_gbps without, host_gbps every stream of a host "
+    "together, burst_gbps a transfer's first MiB, wake_us what a transfer of 64 KiB or more pays beyond its "
+    "latency and bytes, 0 if not given); default: the rank table's, else measured when the first communicator "
     "that spans hosts is made"};
 
 double positive(const std::string& what, const std::string& v) {
@@ -26,6 +27,13 @@ double positive(const std::string& what, const std::string& v) {
   const double x = std::strtod(v.c_str(), &end);
   if (v.empty() || *end != '\0' || !(x > 0) || !std::isfinite(x))
     log::fatal("TESSERA_LINK: {}={:?} is not a positive number", what, v);
+  return x;
+}
+double non_negative(const std::string& what, const std::string& v) {
+  char* end = nullptr;
+  const double x = std::strtod(v.c_str(), &end);
+  if (v.empty() || *end != '\0' || !(x >= 0) || !std::isfinite(x))
+    log::fatal("TESSERA_LINK: {}={:?} is not a number from 0", what, v);
   return x;
 }
 }  // namespace
@@ -47,7 +55,9 @@ LinkParams configured_link() {
       else if (key == "oneway_gbps") l.oneway_bw = positive(key, val) * 1e9, oneway_set = true;
       else if (key == "host_gbps") l.host_bw = positive(key, val) * 1e9, host_set = true;
       else if (key == "burst_gbps") l.burst_bw = positive(key, val) * 1e9, burst_set = true;
-      else log::fatal("TESSERA_LINK={:?}: unknown item {:?} (expected us=, gbps=, oneway_gbps=, host_gbps=, burst_gbps=)",
+      else if (key == "wake_us") l.wake = non_negative(key, val) * 1e-6;
+      else log::fatal("TESSERA_LINK={:?}: unknown item {:?} (expected us=, gbps=, oneway_gbps=, host_gbps=, burst_gbps=, "
+                      "wake_us=)",
                       s, item);
       at = comma + 1;
     }
@@ -63,6 +73,7 @@ LinkParams configured_link() {
     l.host_bw = t->link_host_gbps > 0 ? t->link_host_gbps * 1e9 : l.stream_bw;
     l.oneway_bw = t->link_oneway_gbps > 0 ? t->link_oneway_gbps * 1e9 : l.stream_bw;
     l.burst_bw = t->link_burst_gbps > 0 ? t->link_burst_gbps * 1e9 : l.stream_bw;
+    l.wake = t->link_wake_us * 1e-6;
     std::snprintf(l.source, sizeof l.source, "rank table");
   }
   return l;
@@ -70,8 +81,8 @@ LinkParams configured_link() {
 
 std::string describe(const LinkParams& l) {
   return fmt::format("latency {:.1f} us, one stream {:.2f} GB/s (one way alone {:.2f}; the first MiB {:.2f}), a "
-                     "host's streams together {:.2f} GB/s ({})", l.alpha * 1e6, l.stream_bw / 1e9, l.oneway_bw / 1e9,
-                     l.burst_bw / 1e9, l.host_bw / 1e9, l.source);
+                     "host's streams together {:.2f} GB/s, a wake-up {:.1f} us ({})", l.alpha * 1e6, l.stream_bw / 1e9,
+                     l.oneway_bw / 1e9, l.burst_bw / 1e9, l.host_bw / 1e9, l.wake * 1e6, l.source);
 }
 
 double local_seconds(const Shape& s, const ModelParams& local) {
@@ -84,7 +95,7 @@ double local_seconds(const Shape& s, const ModelParams& local) {
 
 double transfer_seconds(const LinkParams& l, double bytes, double bw) {
   const double burst = std::min(bytes, LinkParams::kBurstBytes);
-  return l.alpha + burst / l.burst_bw + (bytes - burst) / bw;
+  return l.alpha + l.wake * std::min(1.0, bytes / LinkParams::kWakeBytes) + burst / l.burst_bw + (bytes - burst) / bw;
 }
 
 double net_ring_seconds(int hosts, size_t bytes, double bw, const LinkParams& link, const ModelParams& local) {

@@ -1,6 +1,6 @@
 // The link between hosts (LinkParams, select/model.h) and the pieces of the cost of the rows across hosts
 // (hier/rows.cc, which gives their formulas).
-// Parameters come from, in order: TESSERA_LINK ("us=20,gbps=1.8,oneway_gbps=3,host_gbps=2.4,burst_gbps=4",
+// Parameters come from, in order: TESSERA_LINK ("us=20,gbps=1.8,oneway_gbps=3,host_gbps=2.4,burst_gbps=4,wake_us=10",
 // GB/s = 1e9 bytes/s), the
 // rank table (TESSERA_RANK_TABLE's "link"), a measurement when the first communicator that spans hosts
 // is made (a ping-pong and one-way transfers between the first two hosts' leaders, and every rail of those
@@ -15,8 +15,9 @@
 
 namespace tessera::coll {
 
-// Seconds to move `bytes` between two hosts in one transfer: the latency, the first LinkParams::kBurstBytes
-// at burst_bw, the rest at `bw` (stream_bw with traffic both ways, oneway_bw without, a rail's share).
+// Seconds to move `bytes` between two hosts in one transfer: the latency, the receiver's wake-ups (wake from
+// kWakeBytes up, in proportion below), the first LinkParams::kBurstBytes at burst_bw, the rest at `bw`
+// (stream_bw with traffic both ways, oneway_bw without, a rail's share).
 double transfer_seconds(const LinkParams& l, double bytes, double bw);
 
 // TESSERA_LINK or the rank table's link, else the defaults with source "default" (then measured).

@@ -48,6 +48,9 @@ struct ModelParams {
 //   burst_bw   bytes per second of a transfer's first kBurstBytes, which the sockets' buffers take without
 //              waiting for the receiver: on namespace hosts 1 MiB both ways ran near twice the 16 MiB rate;
 //              stream_bw and oneway_bw are the rates beyond them (transfer_seconds, select/link.h)
+//   wake       seconds a transfer of kWakeBytes or more pays beyond the latency and its bytes (less in
+//              proportion below): its later segments find the receiver's wait gone to sleep or yielded, and
+//              each wake-up costs a scheduler's round (docs/hosts.md, "The model's wake-up")
 // Where they come from: select/link.h.
 struct LinkParams {
   double alpha = 25e-6;
@@ -55,7 +58,9 @@ struct LinkParams {
   double oneway_bw = 1e9;
   double host_bw = 1e9;
   double burst_bw = 1e9;
+  double wake = 0;
   static constexpr double kBurstBytes = 1 << 20;
+  static constexpr double kWakeBytes = 64 << 10;
   char source[32] = "default";
 };
 

@@ -10,7 +10,7 @@ namespace {
 TEST(RankTable, ParsesHostsNicsPesAndLink) {
   Result<RankTable> parsed = parse_rank_table(R"({"version": 1,
       "hosts": [{"name": "h1", "nics": ["eth0", "ib0"], "pes": [0, 2]}, {"name": "h2", "pes": [1, 3]}],
-      "link": {"latency_us": 12.5, "gbps": 1.8, "oneway_gbps": 3.5, "host_gbps": 2.4, "burst_gbps": 4.5}})", "t.json");
+      "link": {"latency_us": 12.5, "gbps": 1.8, "oneway_gbps": 3.5, "host_gbps": 2.4, "burst_gbps": 4.5, "wake_us": 9.5}})", "t.json");
   ASSERT_TRUE(parsed.is_ok()) << parsed.status().message();
   const RankTable& t = parsed.value();
   ASSERT_EQ(t.hosts.size(), 2u);
@@ -26,6 +26,7 @@ TEST(RankTable, ParsesHostsNicsPesAndLink) {
   EXPECT_DOUBLE_EQ(t.link_host_gbps, 2.4);
   EXPECT_DOUBLE_EQ(t.link_oneway_gbps, 3.5);
   EXPECT_DOUBLE_EQ(t.link_burst_gbps, 4.5);
+  EXPECT_DOUBLE_EQ(t.link_wake_us, 9.5);
 }
 
 // The error of parsing `text`, or "" when it parsed.

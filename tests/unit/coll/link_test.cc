@@ -105,9 +105,25 @@ TEST(Link, TreeStepsUseTheOneWayRateRingsTheTwoWayRate) {
   EXPECT_NEAR(bcast.cost(m, "tree"), 2 * (10e-6 + mib / 8e9 + (b - mib) / 4e9), 1e-9)
       << "two tree steps over 4 hosts of one member";
   const Hosts gather(2, 1, 8 << 20, l, true, Kind::kAllgather);
-  EXPECT_NEAR(gather.cost(m, "leaders"), 10e-6 + mib / 8e9 + (b - mib) / 2e9, 1e-9) << "one ring step of a host's block";
+  EXPECT_NEAR(gather.cost(m, "leaders"), 10e-6 + mib / 8e9 + (b - mib) / 2e9 + b * m.beta, 1e-9)
+      << "one ring step of a host's block, and the member's own block copied to its output";
   const Hosts small(2, 1, 4096, l, true, Kind::kBroadcast);
   EXPECT_NEAR(small.cost(m, "tree"), 10e-6 + 4096 / 8e9, 1e-12) << "within the burst";
+}
+
+// A transfer pays the receiver's wake-up in full from LinkParams::kWakeBytes, in proportion below it, and
+// nothing for a byte's worth: the 8 B rows stay at the latency, the 64 KiB-1 MiB rows carry it once.
+TEST(Link, TransfersPayTheWakeUpFromSixtyFourKiB) {
+  LinkParams l = link(10, 2, 2);
+  l.burst_bw = 4e9;
+  l.wake = 8e-6;
+  const double k64 = 64 << 10, mib = 1 << 20;
+  EXPECT_NEAR(transfer_seconds(l, 0, l.stream_bw), 10e-6, 1e-12);
+  EXPECT_NEAR(transfer_seconds(l, k64 / 2, l.stream_bw), 10e-6 + 4e-6 + k64 / 2 / 4e9, 1e-12);
+  EXPECT_NEAR(transfer_seconds(l, k64, l.stream_bw), 10e-6 + 8e-6 + k64 / 4e9, 1e-12);
+  EXPECT_NEAR(transfer_seconds(l, 4 * mib, l.stream_bw), 10e-6 + 8e-6 + mib / 4e9 + 3 * mib / 2e9, 1e-12);
+  l.wake = 0;
+  EXPECT_NEAR(transfer_seconds(l, k64, l.stream_bw), 10e-6 + k64 / 4e9, 1e-12) << "no wake-up given";
 }
 
 // Every collective has a row across hosts, chosen for a shape that spans hosts, and the engine's rows are
