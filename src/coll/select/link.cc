@@ -22,18 +22,12 @@ const config::Var<std::string> kLink{
     "latency and bytes, 0 if not given); default: the rank table's, else measured when the first communicator "
     "that spans hosts is made"};
 
-double positive(const std::string& what, const std::string& v) {
+// An item's value: a finite number above 0, or from 0 where `zero_ok`.
+double number(const std::string& what, const std::string& v, bool zero_ok = false) {
   char* end = nullptr;
   const double x = std::strtod(v.c_str(), &end);
-  if (v.empty() || *end != '\0' || !(x > 0) || !std::isfinite(x))
-    log::fatal("TESSERA_LINK: {}={:?} is not a positive number", what, v);
-  return x;
-}
-double non_negative(const std::string& what, const std::string& v) {
-  char* end = nullptr;
-  const double x = std::strtod(v.c_str(), &end);
-  if (v.empty() || *end != '\0' || !(x >= 0) || !std::isfinite(x))
-    log::fatal("TESSERA_LINK: {}={:?} is not a number from 0", what, v);
+  if (v.empty() || *end != '\0' || !std::isfinite(x) || !(zero_ok ? x >= 0 : x > 0))
+    log::fatal("TESSERA_LINK: {}={:?} is not {}", what, v, zero_ok ? "a number from 0" : "a positive number");
   return x;
 }
 }  // namespace
@@ -50,12 +44,12 @@ LinkParams configured_link() {
       const std::string item = s.substr(at, comma - at);
       const size_t eq = item.find('=');
       const std::string key = item.substr(0, eq), val = eq == std::string::npos ? "" : item.substr(eq + 1);
-      if (key == "us") l.alpha = positive(key, val) * 1e-6;
-      else if (key == "gbps") l.stream_bw = positive(key, val) * 1e9;
-      else if (key == "oneway_gbps") l.oneway_bw = positive(key, val) * 1e9, oneway_set = true;
-      else if (key == "host_gbps") l.host_bw = positive(key, val) * 1e9, host_set = true;
-      else if (key == "burst_gbps") l.burst_bw = positive(key, val) * 1e9, burst_set = true;
-      else if (key == "wake_us") l.wake = non_negative(key, val) * 1e-6;
+      if (key == "us") l.alpha = number(key, val) * 1e-6;
+      else if (key == "gbps") l.stream_bw = number(key, val) * 1e9;
+      else if (key == "oneway_gbps") l.oneway_bw = number(key, val) * 1e9, oneway_set = true;
+      else if (key == "host_gbps") l.host_bw = number(key, val) * 1e9, host_set = true;
+      else if (key == "burst_gbps") l.burst_bw = number(key, val) * 1e9, burst_set = true;
+      else if (key == "wake_us") l.wake = number(key, val, true) * 1e-6;
       else log::fatal("TESSERA_LINK={:?}: unknown item {:?} (expected us=, gbps=, oneway_gbps=, host_gbps=, burst_gbps=, "
                       "wake_us=)",
                       s, item);
