@@ -54,12 +54,30 @@ bool rails_apply(const Shape& s) {
 }
 bool rails_rd_apply(const Shape& s) { return rails_apply(s) && pow2_hosts(s); }
 
+// The bytes of its own buffers (input and output) that the busiest member of a local phase of `kind` reads or
+// writes once, for `bytes` as the rows pass it: the whole payload for reduce and broadcast (in place, as the
+// rows call it), a member's block for the reduce-scatters, gathers and scatters, a piece for alltoall.
+double own_bytes(Kind kind, double bytes, double p) {
+  switch (kind) {
+    case Kind::kReduce: return 2 * bytes;  // the root's input read and its output written
+    case Kind::kBroadcast: return bytes;   // the root's buffer read, every other's written
+    case Kind::kReduceScatter: case Kind::kReduceScatterv: case Kind::kAllgather: case Kind::kAllgatherv:
+    case Kind::kGather: case Kind::kScatter: return (p + 1) * bytes;
+    case Kind::kAlltoall: return 2 * p * bytes;
+    default: return 0;
+  }
+}
+
 // The cheapest local row of `kind` for `bytes` on a host of ppn members. Its estimate is added to transfers
-// between hosts, so a payload whose buffers (a member's input and output) outgrow the cache is priced at the
-// memory's rate (ModelParams::beta_mem), which the engine's own choice need not do. A host of one member
-// still copies its own block from its input to its output in an allgather or alltoall (out of place, as the
-// calls mostly are; left out, the large rows of one member per host ran well above their estimate:
-// docs/hosts.md, "The model's wake-up"); the other kinds move nothing there.
+// between hosts, so the absolute figure counts where the engine's own choice needs only the order. The local
+// rows price their copies in cache, where their staging stays; a member whose own buffers outgrow the cache
+// streams them through memory once besides: each of those bytes pays half a copy's difference between the
+// memory's rate and the cache's (ModelParams::beta_mem; a copy reads one byte and writes one). Pricing every
+// copy at the memory's rate instead put the reduce and broadcast of the leaders rows well above their
+// measured time, and the choice with two members per host on the rails (docs/hosts.md, "Local phases beyond
+// the cache"). A host of one member still copies its own block from its input to its output in an allgather
+// or alltoall (out of place, as the calls mostly are; left out, the large rows of one member per host ran
+// well above their estimate: docs/hosts.md, "The model's wake-up"); the other kinds move nothing there.
 double on_host(Kind kind, const Shape& s, size_t bytes, const M& m) {
   if (s.net->ppn == 1) {
     if (kind != Kind::kAllgather && kind != Kind::kAlltoall) return 0;
@@ -71,11 +89,10 @@ double on_host(Kind kind, const Shape& s, size_t bytes, const M& m) {
   h.bytes = bytes;
   h.net = nullptr;
   h.symmetric = false;
-  if (2.0 * static_cast<double>(bytes) <= m.cache_bytes) return local_seconds(h, m);
-  M mem = m;
-  mem.beta = m.beta_mem;
-  mem.gamma = m.gamma_mem;
-  return local_seconds(h, mem);
+  const double own = own_bytes(kind, static_cast<double>(bytes), P(s));
+  const double in_cache = local_seconds(h, m);
+  if (own <= m.cache_bytes) return in_cache;
+  return in_cache + own * std::max(0.0, m.beta_mem - m.beta) / 2;
 }
 size_t per_member(const Shape& s) { return s.bytes / static_cast<size_t>(s.net->ppn); }
 
@@ -137,7 +154,7 @@ double rails_cost(const Shape& s, const M& m, bool doubling) {
   const double net = coded(s) ? coded_seconds(s, slice, bw, l, m)
                      : doubling ? net_doubling_seconds(s.net->hosts, slice, bw, l, m)
                                 : net_ring_seconds(s.net->hosts, slice, bw, l, m);
-  return K(s) * (on_host(Kind::kReduceScatter, s, slice, m) + net + on_host(Kind::kAllgather, s, slice, m));
+  return K(s) * (on_host(Kind::kReduceScatterv, s, slice, m) + net + on_host(Kind::kAllgatherv, s, slice, m));
 }
 double leaders_cost(const Shape& s, const M& m, bool doubling) {
   const LinkParams& l = link(s);
@@ -157,7 +174,6 @@ double allgather_cost_of(const Shape& s, size_t bytes, const M& m) {
          (H(s) - 1) * transfer_seconds(link(s), host_block, link(s).stream_bw) +
          K(s) * on_host(Kind::kBroadcast, s, static_cast<size_t>(n) * bytes, m);
 }
-// A tree's transfers go one way at a time (oneway_bw); the rings and exchanges above send both ways at once.
 // The coded allgather: the codes' allgather, one coding of this member's block and n decodings.
 double coded_allgather_cost(const Shape& s, const M& m) {
   const CodeCost k = code_cost(s.net->gather_compress);
@@ -165,8 +181,16 @@ double coded_allgather_cost(const Shape& s, const M& m) {
   return allgather_cost_of(s, code, m) +
          (k.encode + H(s) * P(s) * k.decode) * B(s) * (m.beta_mem + m.gamma_mem);
 }
+// A tree's transfers go one way at a time (oneway_bw); the rings and exchanges above send both ways at once.
+// Nothing comes back to the root, so back-to-back broadcasts overlap: the root sends a call's message while
+// the last call's is still on its way, and a level of the tree costs a loop of calls its sender's and its
+// receiver's overhead (half the one-way latency, as messages_seconds takes the two together) where one call
+// alone waits the whole latency. The rows are priced as the calls of a loop run (tessera-perf, nccl-tests);
+// at the whole latency, the small broadcasts ran well below their estimate (docs/hosts.md, "Local phases
+// beyond the cache").
 double broadcast_cost_of(const Shape& s, size_t bytes, const M& m) {
-  return log2_ceil(H(s)) * transfer_seconds(link(s), static_cast<double>(bytes), link(s).oneway_bw) +
+  const LinkParams& l = link(s);
+  return log2_ceil(H(s)) * (transfer_seconds(l, static_cast<double>(bytes), l.oneway_bw) - l.alpha / 2) +
          K(s) * on_host(Kind::kBroadcast, s, bytes, m);
 }
 double gather_fold_cost(const Shape& s, const M& m) {

@@ -8,8 +8,8 @@
 //   beta_mem, gamma_mem: beta and gamma once a member's buffers outgrow cache_bytes (the memory's rate). The
 //          engine's rows price their copies in cache, where their staging stays, and the choice among them
 //          holds since their copies move alike; the rows across hosts add local phases to transfers between
-//          hosts, where the absolute figure counts, and price the local phases of large payloads at these
-//          (hier/rows.cc)
+//          hosts, where the absolute figure counts, and add to a local phase whose member's own buffers
+//          outgrow the cache the difference beta_mem makes to those bytes (hier/rows.cc, on_host)
 //   cma_beta_mem, cache_bytes: the kernel copy's rate once a member's buffers (its input and output) outgrow
 //          cache_bytes, the largest footprint a repeated copy still finds in cache. The kernel copy slows
 //          down far more than the staged copies once its data leaves the cache (those keep their staging

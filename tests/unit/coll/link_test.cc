@@ -94,7 +94,8 @@ TEST(Link, FlatRingEstimateFollowsTheFormula) {
 
 // A broadcast's tree sends one way at a time: priced at the one-way rate, where the allgather's ring of host
 // blocks (both ways at once) is priced at the stream's rate with traffic both ways; either transfer's first
-// MiB goes at the burst rate.
+// MiB goes at the burst rate. Back-to-back broadcasts overlap a call's latency with the next call's: a level
+// of the tree pays half the latency (its sender's and receiver's overheads), the ring step all of it.
 TEST(Link, TreeStepsUseTheOneWayRateRingsTheTwoWayRate) {
   const ModelParams m;
   LinkParams l = link(10, 2, 2);
@@ -102,13 +103,36 @@ TEST(Link, TreeStepsUseTheOneWayRateRingsTheTwoWayRate) {
   l.burst_bw = 8e9;
   const double b = 8 << 20, mib = 1 << 20;
   const Hosts bcast(4, 1, 8 << 20, l, true, Kind::kBroadcast);
-  EXPECT_NEAR(bcast.cost(m, "tree"), 2 * (10e-6 + mib / 8e9 + (b - mib) / 4e9), 1e-9)
+  EXPECT_NEAR(bcast.cost(m, "tree"), 2 * (5e-6 + mib / 8e9 + (b - mib) / 4e9), 1e-9)
       << "two tree steps over 4 hosts of one member";
   const Hosts gather(2, 1, 8 << 20, l, true, Kind::kAllgather);
   EXPECT_NEAR(gather.cost(m, "leaders"), 10e-6 + mib / 8e9 + (b - mib) / 2e9 + b * m.beta, 1e-9)
       << "one ring step of a host's block, and the member's own block copied to its output";
   const Hosts small(2, 1, 4096, l, true, Kind::kBroadcast);
-  EXPECT_NEAR(small.cost(m, "tree"), 10e-6 + 4096 / 8e9, 1e-12) << "within the burst";
+  EXPECT_NEAR(small.cost(m, "tree"), 5e-6 + 4096 / 8e9, 1e-12) << "within the burst";
+}
+
+// Beyond the cache a local phase pays its rows' in-cache estimate and, for the bytes of the busiest member's
+// own buffers (read or written once), half a copy's difference between the memory's rate and the cache's:
+// the leaders' reduce (input and output) and in-place broadcast of the payload, the rails' reduce-scatter
+// and allgather of a slice per member (the payload and the slice each).
+TEST(Link, LocalPhasesBeyondTheCachePayTheirOwnBuffersAtTheMemorysRate) {
+  ModelParams in_cache;
+  in_cache.beta = 1 / 20e9;
+  in_cache.gamma = 1 / 40e9;
+  ModelParams beyond = in_cache;
+  beyond.cache_bytes = 1 << 20;
+  beyond.beta_mem = 1 / 5e9;
+  const double d = beyond.beta_mem - beyond.beta, s = 64 << 20;
+  const Hosts h(2, 2, 64 << 20, link(10, 2, 2));
+  EXPECT_NEAR(h.cost(beyond, "leaders") - h.cost(in_cache, "leaders"), (2 * s + s) * d / 2, 1e-9);
+  EXPECT_NEAR(h.cost(beyond, "rails") - h.cost(in_cache, "rails"), 2 * (1.5 * s) * d / 2, 1e-9);
+  const Hosts one(2, 1, 64 << 20, link(10, 2, 2));
+  EXPECT_NEAR(one.cost(beyond, "leaders"), one.cost(in_cache, "leaders"), 1e-12)
+      << "a member alone per host: no local phase";
+  const Hosts small(2, 2, 64 << 10, link(10, 2, 2));
+  EXPECT_NEAR(small.cost(beyond, "leaders"), small.cost(in_cache, "leaders"), 1e-12)
+      << "within the cache: the rows' own estimate";
 }
 
 // A transfer pays the receiver's wake-up in full from LinkParams::kWakeBytes, in proportion below it, and
