@@ -122,7 +122,12 @@ LinkParams measure_link(Communicator& c, Hier& h) {
     }
     return seconds_since(t0);
   };
-  if (h.local_rank == 0) {
+  // The leaders' measurement. A transient load (a process of the last job still exiting, a neighbour's burst)
+  // can slow part of it, and a job then priced every row with a link that contradicts itself: one way alone
+  // slower than both ways at once, or the first MiB slower than the rest (docs/hosts.md, "Local phases beyond
+  // the cache"). Such a measurement is taken once more; the first host decides and tells the other, so both
+  // run the same exchanges.
+  auto leaders_measure = [&] {
     // The median round trip: right after start-up a few are slow (the PE's yielding waits hand the CPU to
     // threads still setting up), and a mean over them read far above the link's round trip
     // (docs/journal.md, "Across hosts").
@@ -146,6 +151,7 @@ LinkParams measure_link(Communicator& c, Hier& h) {
     std::sort(smalls, smalls + kBursts);
     std::sort(bursts, bursts + kBursts);
     const double t_small = smalls[kBursts / 2], t_burst = bursts[kBursts / 2];
+    l.wake = 0;
     if (t_burst > t_small) {
       l.burst_bw = (burst - wake_bytes) / (t_burst - t_small);
       l.wake = std::max(0.0, t_small - l.alpha - wake_bytes / l.burst_bw);
@@ -159,6 +165,16 @@ LinkParams measure_link(Communicator& c, Hier& h) {
     for (double& t : took) t = one_way(lead);
     std::sort(took, took + kStreams);
     l.oneway_bw = beyond_burst(took[kStreams / 2], 2 * l.alpha);
+  };
+  if (h.local_rank == 0) {
+    leaders_measure();
+    char again = first && (l.oneway_bw < l.stream_bw || l.burst_bw < l.stream_bw) ? 1 : 0;
+    if (first) net.wait(lead, net.send(lead, &again, 1), "link measurement", 1);
+    else net.wait(lead, net.recv(lead, &again, 1), "link measurement", 1);
+    if (again) leaders_measure();
+    // Still contradicting itself: priced as the physics allows (neither rate below the stream's).
+    l.oneway_bw = std::max(l.oneway_bw, l.stream_bw);
+    l.burst_bw = std::max(l.burst_bw, l.stream_bw);
   }
   l.host_bw = l.stream_bw;
   if (h.equal && h.local_size > 1) {
