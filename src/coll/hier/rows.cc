@@ -19,7 +19,8 @@
 // On a machine with more of the job's PEs than CPUs (NetShape::contention = PEs per CPU: hosts that are
 // namespaces or containers of one machine), phases in which every PE works at once take `contention` times
 // longer: all of rails, flat_ring and the alltoall exchange, and the local phases of the leaders rows (their
-// transfers between hosts are the leaders' alone).
+// transfers between hosts are the leaders' alone). A local phase's waits are priced as switches of process
+// there already (ModelParams::oversub_alpha) and are not scaled again: its copies and reductions are.
 // The other collectives have one row each, composed of the byte movers of hier/net.h or of another
 // collective of this communicator (reduce and reduce-scatter of allreduce, gather and the scans of
 // allgather, scatter of broadcast), priced as what they compose.
@@ -31,6 +32,7 @@
 
 #include "coll/hier/compose.h"
 #include "coll/select/link.h"
+#include "coll/select/select.h"
 
 namespace tessera::coll {
 namespace {
@@ -68,20 +70,24 @@ double own_bytes(Kind kind, double bytes, double p) {
   }
 }
 
-// The cheapest local row of `kind` for `bytes` on a host of ppn members. Its estimate is added to transfers
-// between hosts, so the absolute figure counts where the engine's own choice needs only the order. The local
-// rows price their copies in cache, where their staging stays; a member whose own buffers outgrow the cache
-// streams them through memory once besides: each of those bytes pays half a copy's difference between the
-// memory's rate and the cache's (ModelParams::beta_mem; a copy reads one byte and writes one). Pricing every
-// copy at the memory's rate instead put the reduce and broadcast of the leaders rows well above their
-// measured time, and the choice with two members per host on the rails (docs/hosts.md, "Local phases beyond
-// the cache"). A host of one member still copies its own block from its input to its output in an allgather
-// or alltoall (out of place, as the calls mostly are; left out, the large rows of one member per host ran
-// well above their estimate: docs/hosts.md, "The model's wake-up"); the other kinds move nothing there.
+// The cheapest local row of `kind` for `bytes` on a host of ppn members, on the machine's shared CPUs. Its
+// estimate is added to transfers between hosts, so the absolute figure counts where the engine's own choice
+// needs only the order. The local rows price their copies in cache, where their staging stays; a member
+// whose own buffers outgrow the cache streams them through memory once besides: each of those bytes pays
+// half a copy's difference between the memory's rate and the cache's (ModelParams::beta_mem; a copy reads
+// one byte and writes one). Pricing every copy at the memory's rate instead put the reduce and broadcast of
+// the leaders rows well above their measured time, and the choice with two members per host on the rails
+// (docs/hosts.md, "Local phases beyond the cache"). The copies and reductions take `contention` times
+// longer on shared CPUs; the row's waits do not again, since a local row on a machine with more PEs than
+// CPUs already prices each wait as a switch of process (ModelParams::oversub_alpha). A host of one member
+// still copies its own block from its input to its output in an allgather or alltoall (out of place, as the
+// calls mostly are; left out, the large rows of one member per host ran well above their estimate:
+// docs/hosts.md, "The model's wake-up"); the other kinds move nothing there.
 double on_host(Kind kind, const Shape& s, size_t bytes, const M& m) {
   if (s.net->ppn == 1) {
     if (kind != Kind::kAllgather && kind != Kind::kAlltoall) return 0;
-    return static_cast<double>(bytes) * (2.0 * static_cast<double>(bytes) <= m.cache_bytes ? m.beta : m.beta_mem);
+    return K(s) * static_cast<double>(bytes) *
+           (2.0 * static_cast<double>(bytes) <= m.cache_bytes ? m.beta : m.beta_mem);
   }
   Shape h = s;
   h.kind = kind;
@@ -89,10 +95,17 @@ double on_host(Kind kind, const Shape& s, size_t bytes, const M& m) {
   h.bytes = bytes;
   h.net = nullptr;
   h.symmetric = false;
+  const Candidate* best = nullptr;
+  const std::vector<Candidate> rows = candidates(h, m, false);
+  for (const Candidate& c : rows)
+    if (c.supported && c.allowed && std::isfinite(c.cost) && (!best || c.cost < best->cost)) best = &c;
+  if (!best) return 0;
+  M no_waits = m;
+  no_waits.alpha = no_waits.oversub_alpha = 0;
+  const double work = best->algo->cost(h, no_waits), waits = std::max(0.0, best->cost - work);
   const double own = own_bytes(kind, static_cast<double>(bytes), P(s));
-  const double in_cache = local_seconds(h, m);
-  if (own <= m.cache_bytes) return in_cache;
-  return in_cache + own * std::max(0.0, m.beta_mem - m.beta) / 2;
+  const double memory = own <= m.cache_bytes ? 0 : own * std::max(0.0, m.beta_mem - m.beta) / 2;
+  return waits + K(s) * (work + memory);
 }
 size_t per_member(const Shape& s) { return s.bytes / static_cast<size_t>(s.net->ppn); }
 
@@ -154,14 +167,14 @@ double rails_cost(const Shape& s, const M& m, bool doubling) {
   const double net = coded(s) ? coded_seconds(s, slice, bw, l, m)
                      : doubling ? net_doubling_seconds(s.net->hosts, slice, bw, l, m)
                                 : net_ring_seconds(s.net->hosts, slice, bw, l, m);
-  return K(s) * (on_host(Kind::kReduceScatterv, s, slice, m) + net + on_host(Kind::kAllgatherv, s, slice, m));
+  return on_host(Kind::kReduceScatterv, s, slice, m) + K(s) * net + on_host(Kind::kAllgatherv, s, slice, m);
 }
 double leaders_cost(const Shape& s, const M& m, bool doubling) {
   const LinkParams& l = link(s);
   const double net = coded(s) ? coded_seconds(s, s.bytes, l.stream_bw, l, m)
                      : doubling ? net_doubling_seconds(s.net->hosts, s.bytes, l.stream_bw, l, m)
                                 : net_ring_seconds(s.net->hosts, s.bytes, l.stream_bw, l, m);
-  return K(s) * on_host(Kind::kReduce, s, s.bytes, m) + net + K(s) * on_host(Kind::kBroadcast, s, s.bytes, m);
+  return on_host(Kind::kReduce, s, s.bytes, m) + net + on_host(Kind::kBroadcast, s, s.bytes, m);
 }
 double flat_ring_cost(const Shape& s, const M& m) {
   const double n = H(s) * P(s);
@@ -170,9 +183,9 @@ double flat_ring_cost(const Shape& s, const M& m) {
 // Allgather of `bytes` per member: the host's blocks on the host, the leaders' ring, the whole broadcast.
 double allgather_cost_of(const Shape& s, size_t bytes, const M& m) {
   const double host_block = P(s) * static_cast<double>(bytes), n = H(s) * P(s);
-  return K(s) * on_host(Kind::kAllgather, s, bytes, m) +
+  return on_host(Kind::kAllgather, s, bytes, m) +
          (H(s) - 1) * transfer_seconds(link(s), host_block, link(s).stream_bw) +
-         K(s) * on_host(Kind::kBroadcast, s, static_cast<size_t>(n) * bytes, m);
+         on_host(Kind::kBroadcast, s, static_cast<size_t>(n) * bytes, m);
 }
 // The coded allgather: the codes' allgather, one coding of this member's block and n decodings.
 double coded_allgather_cost(const Shape& s, const M& m) {
@@ -191,7 +204,7 @@ double coded_allgather_cost(const Shape& s, const M& m) {
 double broadcast_cost_of(const Shape& s, size_t bytes, const M& m) {
   const LinkParams& l = link(s);
   return log2_ceil(H(s)) * (transfer_seconds(l, static_cast<double>(bytes), l.oneway_bw) - l.alpha / 2) +
-         K(s) * on_host(Kind::kBroadcast, s, bytes, m);
+         on_host(Kind::kBroadcast, s, bytes, m);
 }
 double gather_fold_cost(const Shape& s, const M& m) {
   return allgather_cost_of(s, s.bytes, m) + H(s) * P(s) * B(s) * m.gamma;
@@ -308,7 +321,7 @@ constexpr Algorithm kRows[] = {
      .cost = [](const Shape& s, const M& m) {
        const double remote = H(s) * P(s) - P(s);  // members on other hosts
        const double bw = std::min(link(s).host_bw, P(s) * link(s).stream_bw);
-       return K(s) * (transfer_seconds(link(s), P(s) * remote * B(s), bw) + on_host(Kind::kAlltoall, s, s.bytes, m)) +
+       return K(s) * transfer_seconds(link(s), P(s) * remote * B(s), bw) + on_host(Kind::kAlltoall, s, s.bytes, m) +
               messages_seconds(s, remote);
      },
      .compose = alltoall_exchange},
@@ -319,8 +332,8 @@ constexpr Algorithm kRows[] = {
      .cost = [](const Shape& s, const M& m) {
        const double n = H(s) * P(s), row = n * B(s);
        const double copies = 2 * P(s) * row * (2 * P(s) * row <= m.cache_bytes ? m.beta : m.beta_mem);
-       return K(s) * (on_host(Kind::kGather, s, static_cast<size_t>(row), m) +
-                      on_host(Kind::kScatter, s, static_cast<size_t>(row), m)) +
+       return on_host(Kind::kGather, s, static_cast<size_t>(row), m) +
+              on_host(Kind::kScatter, s, static_cast<size_t>(row), m) +
               copies + transfer_seconds(link(s), (H(s) - 1) * P(s) * P(s) * B(s), link(s).stream_bw) +
               messages_seconds(s, H(s) - 1);
      },
@@ -335,7 +348,7 @@ constexpr Algorithm kRows[] = {
                     "host's barrier again",
      .canonical = true, .supports = spans,
      .cost = [](const Shape& s, const M& m) {
-       return 2 * K(s) * on_host(Kind::kBarrier, s, 0, m) + log2_ceil(H(s)) * link(s).alpha;
+       return 2 * on_host(Kind::kBarrier, s, 0, m) + log2_ceil(H(s)) * link(s).alpha;
      },
      .compose = barrier_leaders},
     {.kind = Kind::kInscan, .id = 64, .name = "via_allgather",
