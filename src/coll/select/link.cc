@@ -4,12 +4,10 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <limits>
 
 #include "base/config.h"
 #include "base/log.h"
 #include "base/rank_table.h"
-#include "coll/select/select.h"
 
 namespace tessera::coll {
 namespace {
@@ -77,14 +75,6 @@ std::string describe(const LinkParams& l) {
   return fmt::format("latency {:.1f} us, one stream {:.2f} GB/s (one way alone {:.2f}; the first MiB {:.2f}), a "
                      "host's streams together {:.2f} GB/s, a wake-up {:.1f} us ({})", l.alpha * 1e6, l.stream_bw / 1e9,
                      l.oneway_bw / 1e9, l.burst_bw / 1e9, l.host_bw / 1e9, l.wake * 1e6, l.source);
-}
-
-double local_seconds(const Shape& s, const ModelParams& local) {
-  if (s.n <= 1) return 0;
-  double best = std::numeric_limits<double>::infinity();
-  for (const Candidate& c : candidates(s, local, false))
-    if (c.supported && c.allowed) best = std::min(best, c.cost);
-  return std::isfinite(best) ? best : 0;
 }
 
 double transfer_seconds(const LinkParams& l, double bytes, double bw) {

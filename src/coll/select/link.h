@@ -28,7 +28,5 @@ std::string describe(const LinkParams& l);
 // doubling (a power of two hosts).
 double net_ring_seconds(int hosts, size_t bytes, double bw, const LinkParams& link, const ModelParams& local);
 double net_doubling_seconds(int hosts, size_t bytes, double bw, const LinkParams& link, const ModelParams& local);
-// The cheapest engine row's estimate for the one-host shape `s` (s.n members; 0 with one member).
-double local_seconds(const Shape& s, const ModelParams& local);
 
 }  // namespace tessera::coll
