@@ -58,7 +58,8 @@ class Graph {
 ///   it), and every member must enqueue the same collectives in the same order, as with blocking calls.
 /// - The first work item that fails (it throws, e.g. a bad argument) makes the stream's error sticky: later
 ///   items are skipped, and synchronize() and the Event::synchronize() of events recorded after it throw an
-///   Error naming the item. Peers then wait for this PE in their collective until TESSERA_TIMEOUT. The
+///   Error naming the item (a PeerFailure when the item failed for a member's failure or a revoke, in
+///   resilient mode). Peers then wait for this PE in their collective until TESSERA_TIMEOUT. The
 ///   destructor waits for the queue and, if nobody was told of a failure, logs it (it never throws).
 /// - Every wait for a stream or event has the TESSERA_TIMEOUT deadline; on expiry the PE prints what the
 ///   stream was running and how many items were pending, and the job ends.

@@ -38,6 +38,9 @@ struct StreamState {
   std::string running;                   // what the thread runs now (guarded by mu; for timeouts)
   std::string error;                     // first failure, sticky (guarded by mu)
   uint64_t error_item = 0;               // its number (guarded by mu)
+  // The first failure was a PeerFailure (resilient mode): the waits rethrow that type, so that a recovery
+  // loop catches one type whether the call ran on a stream or not (guarded by mu).
+  bool error_peer = false, error_revoked = false;
   bool reported = false;                 // thrown to the user at least once (guarded by mu)
   std::atomic<uint64_t> done{0};         // items finished, in order
   std::atomic<uint32_t> done32{0};       // low bits of done: the futex word
@@ -61,6 +64,7 @@ struct StreamState {
         running = item.what;
       }
       std::string failure;
+      bool peer = false, revoked = false;
       bool skip;
       {
         std::lock_guard lk(mu);
@@ -71,6 +75,10 @@ struct StreamState {
       if (!skip) {
         try {
           item.fn();
+        } catch (const PeerFailure& e) {
+          failure = e.what();
+          peer = true;
+          revoked = e.revoked();
         } catch (const std::exception& e) {
           failure = e.what();
         } catch (...) {
@@ -82,6 +90,8 @@ struct StreamState {
         if (!failure.empty() && error.empty()) {
           error = item.what + ": " + failure;
           error_item = done.load(std::memory_order_relaxed) + 1;
+          error_peer = peer;
+          error_revoked = revoked;
         }
         running.clear();
       }
@@ -110,7 +120,9 @@ struct StreamState {
     std::lock_guard lk(mu);
     if (throw_error && error_item != 0 && error_item <= ticket) {
       reported = true;
-      throw Error(fmt::format("{}: item #{} ({}) failed; the items after it were skipped", label, error_item, error));
+      std::string text = fmt::format("{}: item #{} ({}) failed; the items after it were skipped", label, error_item, error);
+      if (error_peer) throw PeerFailure(std::move(text), error_revoked);
+      throw Error(std::move(text));
     }
   }
 
