@@ -2,7 +2,8 @@
 # Resilient mode (docs/resilience.md): under tessera-run --on-failure continue (or TESSERA_RESILIENT=1) a PE
 # killed in the middle of a loop of allreduces leaves the others running. Each survivor's call fails naming
 # it, a communicator without it goes on, the survivors agree, shrink, revoke and shrink again, and finalize
-# (and the same for OpenSHMEM teams: SHMEMX_PEER_FAILED, shmemx_team_shrink);
+# (and the same for OpenSHMEM teams: SHMEMX_PEER_FAILED, shmemx_team_shrink); tessera-soak --kill runs its
+# communicator mix through deaths drawn from its seed;
 # the job exits 0, the launcher names the PE, and nothing is left in /dev/shm. Without the mode, the same
 # death ends the job as before.
 set -u
@@ -152,6 +153,28 @@ check "TESSERA_RESILIENT=maybe is refused naming it ($rc)" "[ $rc -ne 0 ] && gre
 "$run" --hosts a,b --on-failure continue true > "$tmp/out" 2>&1
 rc=$?
 check "--on-failure continue across hosts is refused ($rc)" "[ $rc -ne 0 ] && grep -q 'one host' '$tmp/out'"
+
+# 7. The soak in resilient mode (tools/soak/resilient.cc): PEs drawn from the seed die inside steps of the
+# communicator mix; the survivors revoke, agree, shrink, run the step again and verify every result.
+soak="$build/bin/tessera-soak"
+for spec in "4 1 20261204" "5 2 31"; do
+  set -- $spec
+  "$run" -n "$1" --on-failure continue --timeout 200 --env TESSERA_TIMEOUT=30 "$soak" --kill "$2" --seed "$3" \
+    --ops 300 > "$tmp/out" 2>&1
+  rc=$?
+  grep -v '^\[PE' "$tmp/out"
+  check "soak -n $1 --kill $2: exit 0 ($rc)" "[ $rc -eq 0 ]"
+  check "soak -n $1 --kill $2: $2 died, the others shrank and went on" \
+    "grep -q 'resilient mode: $2 of $1 PEs died, [1-9][0-9]* shrinks' '$tmp/out'"
+  check "soak -n $1 --kill $2: results verified, none wrong" \
+    "grep -Eq 'verified operations: [1-9][0-9]*, wrong results: 0$' '$tmp/out'"
+  check "soak -n $1 --kill $2: the launcher names the dead" \
+    "[ \$(grep -c 'killed by signal 9 (SIGKILL); the job continues' '$tmp/out') -eq $2 ]"
+  check "soak -n $1 --kill $2: nothing left in /dev/shm" "[ -z \"\$(leftovers)\" ]"
+done
+"$run" -n 4 --on-failure continue --timeout 60 "$soak" --kill 3 > "$tmp/out" 2>&1
+rc=$?
+check "soak --kill 3 on 4 PEs is refused naming the limit ($rc)" "[ $rc -ne 0 ] && grep -q 'at most 2 (two must survive)' '$tmp/out'"
 
 echo "$passes passed, $fails failed"
 [ $fails -eq 0 ]

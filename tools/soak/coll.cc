@@ -96,15 +96,23 @@ std::string coll_coverage() {
   return out;
 }
 
+void comm_collective(Soak& s, Rng& g, coll::Comm& c, int cat) {
+  comm_collective(s, g, c, kCommKinds[g.pick(static_cast<int>(std::size(kCommKinds)))], cat);
+}
+
+void comm_collective(Soak& s, Rng& g, coll::Comm& c, Kind kind, int cat) {
+  CollCase k = make_case(s, g, kind, c.rank(), c.size(), false, 256 << 10);
+  run_comm(c, k);
+  verify_case(s, k, cat, "Comm");
+}
+
 void step_comm_coll(Soak& s) {
   Rng g = s.shared();
   g.next();
   coll::Comm& c = world();
   const int what = g.pick(static_cast<int>(std::size(kCommKinds)) + 4);
   if (what < static_cast<int>(std::size(kCommKinds))) {
-    CollCase k = make_case(s, g, kCommKinds[what], c.rank(), c.size(), false, 256 << 10);
-    run_comm(c, k);
-    verify_case(s, k, kCommColl, "Comm");
+    comm_collective(s, g, c, kCommKinds[what], kCommColl);
   } else if (what == static_cast<int>(std::size(kCommKinds))) {
     BarrierCheck b(s, s.n == 1 ? 0 : 1 + g.pick(s.n - 1));
     shmem_barrier_all();  // the slot reset above is done everywhere before anyone writes it
@@ -239,15 +247,22 @@ void step_algo(Soak& s) {
 void step_stream(Soak& s) {
   Rng g = s.shared();
   g.next();
-  coll::Comm& c = world();
+  stream_collectives(s, g, world(), kStream, true);
+}
+
+void stream_collectives(Soak& s, Rng& g, coll::Comm& c, int cat, bool barrier_check) {
   coll::Stream st;
   const int items = 1 + g.pick(4);
   std::vector<std::unique_ptr<CollCase>> cases;
   std::vector<coll::Event> events;
   std::vector<int> order;
-  BarrierCheck b(s, s.n == 1 ? 0 : 1 + g.pick(s.n - 1));
-  const bool with_barrier = g.coin();
-  shmem_barrier_all();
+  const int d = c.size() == 1 ? 0 : 1 + g.pick(c.size() - 1);
+  const bool with_barrier = g.coin() && barrier_check;
+  std::optional<BarrierCheck> b;
+  if (barrier_check) {
+    b.emplace(s, d);
+    shmem_barrier_all();
+  }
   for (int i = 0; i < items; ++i) {
     const Kind kind = kStreamKinds[g.pick(static_cast<int>(std::size(kStreamKinds)))];
     cases.push_back(std::make_unique<CollCase>(make_case(s, g, kind, c.rank(), c.size(), false, 64 << 10)));
@@ -266,7 +281,7 @@ void step_stream(Soak& s) {
     events.back().record(st);
   }
   if (with_barrier) {
-    b.before();  // on this thread: the put is complete before the barrier item is even enqueued
+    b->before();  // on this thread: the put is complete before the barrier item is even enqueued
     c.barrier(st);
   }
   // Wait: each event in turn, or the stream at once.
@@ -281,9 +296,9 @@ void step_stream(Soak& s) {
   for (int i = 0; i < items; ++i) {
     if (order.size() <= static_cast<size_t>(i) || order[i] != i)
       s.fail("stream order", "item " + std::to_string(i), order.size() <= static_cast<size_t>(i) ? "missing" : std::to_string(order[i]));
-    verify_case(s, *cases[i], kStream, "Comm on a stream");
+    verify_case(s, *cases[i], cat, "Comm on a stream");
   }
-  if (with_barrier) b.after(kStream, "Comm::barrier on a stream");
+  if (with_barrier) b->after(cat, "Comm::barrier on a stream");
 }
 
 }  // namespace tessera::soak

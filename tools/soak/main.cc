@@ -1,6 +1,7 @@
 // tessera-soak: options, the step loop, the stop agreement and the summary (soak.h states the contracts).
 //
 //   tessera-run -n 4 tessera-soak [--seed S] [--ops N] [--seconds T] [--verbose]
+//   tessera-run -n 4 --on-failure continue tessera-soak --kill K [...]   (resilient mode: resilient.cc)
 //
 // Stops after N steps or T seconds, whichever comes first (neither: 1000 steps). Prints the seed first, and
 // at the end the number of verified operations; exits 0 only if every result was right.
@@ -93,8 +94,9 @@ const char* cat_name(int c) { return kKinds[c].name; }
 void Soak::fail(const char* op, const std::string& expected, const std::string& got) const {
   std::fprintf(stderr,
                "tessera-soak: WRONG RESULT on PE %d at step %" PRIu64 " (%s): %s: expected %s, got %s\n"
-               "replay: tessera-run -n %d tessera-soak --seed %" PRIu64 " --ops %" PRIu64 "\n",
-               me, step, cat_name(pick_cat(shared())), op, expected.c_str(), got.c_str(), n, seed, step + 1);
+               "replay: tessera-run -n %d%s tessera-soak --seed %" PRIu64 " --ops %" PRIu64 "%s\n",
+               me, step, kind_name ? kind_name : cat_name(pick_cat(shared())), op, expected.c_str(), got.c_str(), n,
+               run_opts.c_str(), seed, step + 1, replay_opts.c_str());
   std::fflush(stderr);
   shmem_global_exit(1);
   std::abort();  // shmem_global_exit does not return; this keeps [[noreturn]] honest if it ever did
@@ -142,11 +144,17 @@ int run(int argc, char** argv) {
   double seconds = 0;
   bool verbose = false;
   int64_t inject = -1;
+  int kills = 0;
   app.set_version_flag("--version", std::string("tessera-soak (Tessera) ") + TESSERA_VERSION_STRING);
   auto* seed_opt = app.add_option("--seed", seed, "seed of the run (default: random, printed)");
   app.add_option("--ops", max_ops, "stop after this many steps (default 1000 unless --seconds is given)");
   app.add_option("--seconds", seconds, "stop after this many seconds (whichever of --ops/--seconds comes first)");
   app.add_flag("--verbose", verbose, "print every step");
+  app.add_option("--kill", kills,
+                 "resilient mode (tessera-run --on-failure continue): K PEs drawn from the seed die at steps drawn "
+                 "from it (in the first 100), and the others run the communicator steps on, shrinking "
+                 "the communicator after each failure")
+      ->check(CLI::NonNegativeNumber);
   // Test hook (hidden): perturb one expected value on PE 0 at this step, to prove a wrong result is caught.
   app.add_option("--inject-error", inject)->group("");
   try {
@@ -166,6 +174,16 @@ int run(int argc, char** argv) {
     if (s.me == 0) std::fprintf(stderr, "tessera-soak: at most 64 PEs (this job has %d)\n", s.n);
     shmem_finalize();
     return 2;
+  }
+  if (kills > 0) {
+    if (kills > s.n - 2) {  // two survivors at least, so that something is still exchanged
+      if (s.me == 0) std::fprintf(stderr, "tessera-soak: --kill %d on %d PEs: at most %d (two must survive)\n", kills,
+                                  s.n, std::max(0, s.n - 2));
+      shmem_finalize();
+      return 2;
+    }
+    if (s.me == 0) s.seed = seed_opt->count() != 0 ? seed : std::random_device{}() * 0x100000001ull ^ std::random_device{}();
+    return run_resilient(s, max_ops, seconds, kills);
   }
   alloc_arena(s.a, s.n);
   // The seed: the given one, or PE 0's random one broadcast, so every PE runs the same sequence.

@@ -14,6 +14,9 @@
 //   up after Soak::kPollDeadline and report a hang through fail().
 #pragma once
 #include <shmem.h>
+#include <tessera/coll.hpp>
+
+#include "coll/algo.h"
 
 #include <chrono>
 #include <cstddef>
@@ -81,6 +84,9 @@ class Soak {
   uint64_t step = 0;
   int me = 0, n = 1;
   bool verbose = false;
+  // Resilient mode: what the replay line adds for tessera-run and for tessera-soak, and the step's kind.
+  std::string run_opts, replay_opts;
+  const char* kind_name = nullptr;
   int64_t inject_step = -1;  // hidden test hook: step at which PE 0 perturbs one expected value
   Arena a;
   uint64_t ops[kNumCats] = {};  // verified operations on this PE, per category
@@ -129,6 +135,19 @@ void step_comm_coll(Soak& s);
 void step_algo(Soak& s);
 void step_stream(Soak& s);
 void step_kernel(Soak& s);
+
+// One random collective of the C++ Comm API on c (blocking; of `kind`, or drawn from g), verified as `cat`.
+void comm_collective(Soak& s, Rng& g, coll::Comm& c, int cat);
+void comm_collective(Soak& s, Rng& g, coll::Comm& c, coll::Kind kind, int cat);
+// 1..4 collectives on a comm stream of c with an event and a host item after each; order and results
+// verified as `cat`. barrier_check: sometimes a barrier on the stream too, checked by a put through the
+// world's symmetric memory (so only on a communicator of every PE, with shmem_barrier_all usable).
+void stream_collectives(Soak& s, Rng& g, coll::Comm& c, int cat, bool barrier_check);
+
+// Resilient mode (--kill K, under tessera-run --on-failure continue): the communicator steps only, on a
+// communicator that the survivors shrink whenever a member fails; K PEs drawn from the seed die at steps
+// drawn from it. Returns the exit status (resilient.cc).
+int run_resilient(Soak& s, uint64_t max_ops, double seconds, int kills);
 
 // The world communicator of the collective steps is destroyed here (before shmem_finalize); the coverage
 // line names how often each (collective, algorithm) was forced.
