@@ -157,20 +157,22 @@ check "--on-failure continue across hosts is refused ($rc)" "[ $rc -ne 0 ] && gr
 # 7. The soak in resilient mode (tools/soak/resilient.cc): PEs drawn from the seed die inside steps of the
 # communicator mix; the survivors revoke, agree, shrink, run the step again and verify every result.
 soak="$build/bin/tessera-soak"
-for spec in "4 1 20261204" "5 2 31"; do
+# With --stop the victims stop (SIGSTOP) and the launcher kills them after half of TESSERA_TIMEOUT.
+for spec in "4 1 20261204 kill" "5 2 31 kill" "5 2 8 stop"; do
   set -- $spec
-  "$run" -n "$1" --on-failure continue --timeout 200 --env TESSERA_TIMEOUT=30 "$soak" --kill "$2" --seed "$3" \
-    --ops 300 > "$tmp/out" 2>&1
+  name="soak -n $1 --kill $2 ($4)"
+  flags=() timeout=30 said='killed by signal 9 (SIGKILL); the job continues'
+  [ "$4" = stop ] && flags=(--stop) timeout=2 said='stayed stopped for 1.0 s (half of TESSERA_TIMEOUT) and was killed; the job continues'
+  "$run" -n "$1" --on-failure continue --timeout 200 --env TESSERA_TIMEOUT=$timeout "$soak" --kill "$2" "${flags[@]}" \
+    --seed "$3" --ops 300 > "$tmp/out" 2>&1
   rc=$?
   grep -v '^\[PE' "$tmp/out"
-  check "soak -n $1 --kill $2: exit 0 ($rc)" "[ $rc -eq 0 ]"
-  check "soak -n $1 --kill $2: $2 died, the others shrank and went on" \
+  check "$name: exit 0 ($rc)" "[ $rc -eq 0 ]"
+  check "$name: $2 died, the others shrank and went on" \
     "grep -q 'resilient mode: $2 of $1 PEs died, [1-9][0-9]* shrinks' '$tmp/out'"
-  check "soak -n $1 --kill $2: results verified, none wrong" \
-    "grep -Eq 'verified operations: [1-9][0-9]*, wrong results: 0$' '$tmp/out'"
-  check "soak -n $1 --kill $2: the launcher names the dead" \
-    "[ \$(grep -c 'killed by signal 9 (SIGKILL); the job continues' '$tmp/out') -eq $2 ]"
-  check "soak -n $1 --kill $2: nothing left in /dev/shm" "[ -z \"\$(leftovers)\" ]"
+  check "$name: results verified, none wrong" "grep -Eq 'verified operations: [1-9][0-9]*, wrong results: 0$' '$tmp/out'"
+  check "$name: the launcher names each victim" "[ \$(grep -c '$said' '$tmp/out') -eq $2 ]"
+  check "$name: nothing left in /dev/shm" "[ -z \"\$(leftovers)\" ]"
 done
 "$run" -n 4 --on-failure continue --timeout 60 "$soak" --kill 3 > "$tmp/out" 2>&1
 rc=$?

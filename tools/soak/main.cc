@@ -145,6 +145,7 @@ int run(int argc, char** argv) {
   bool verbose = false;
   int64_t inject = -1;
   int kills = 0;
+  bool stop_them = false;
   app.set_version_flag("--version", std::string("tessera-soak (Tessera) ") + TESSERA_VERSION_STRING);
   auto* seed_opt = app.add_option("--seed", seed, "seed of the run (default: random, printed)");
   app.add_option("--ops", max_ops, "stop after this many steps (default 1000 unless --seconds is given)");
@@ -155,6 +156,9 @@ int run(int argc, char** argv) {
                  "from it (in the first 100), and the others run the communicator steps on, shrinking "
                  "the communicator after each failure")
       ->check(CLI::NonNegativeNumber);
+  app.add_flag("--stop", stop_them,
+               "with --kill: the PEs stop (SIGSTOP) instead of dying; the launcher kills them after half of "
+               "TESSERA_TIMEOUT");
   // Test hook (hidden): perturb one expected value on PE 0 at this step, to prove a wrong result is caught.
   app.add_option("--inject-error", inject)->group("");
   try {
@@ -183,7 +187,7 @@ int run(int argc, char** argv) {
       return 2;
     }
     if (s.me == 0) s.seed = seed_opt->count() != 0 ? seed : std::random_device{}() * 0x100000001ull ^ std::random_device{}();
-    return run_resilient(s, max_ops, seconds, kills);
+    return run_resilient(s, max_ops, seconds, kills, stop_them);
   }
   alloc_arena(s.a, s.n);
   // The seed: the given one, or PE 0's random one broadcast, so every PE runs the same sequence.

@@ -2,7 +2,10 @@
 // kind, collectives on a comm stream, send/recv in a Group) on a communicator of the survivors, while PEs
 // drawn from the seed die at steps drawn from it.
 //
-//   tessera-run -n 4 --on-failure continue tessera-soak --kill 1 --ops 400 [--seed S]
+//   tessera-run -n 4 --on-failure continue tessera-soak --kill 1 --ops 400 [--seed S] [--stop]
+//
+// --stop: the victims stop (SIGSTOP) instead of dying; the launcher kills a PE stopped for half of
+// TESSERA_TIMEOUT, and the survivors' waits see it failed from then on.
 //
 // Recovery follows ULFM's pattern: a PE whose call failed revokes the communicator (a live peer may be
 // waiting in a send/recv for what this PE abandoned), and every step ends with agree(this PE's step
@@ -17,6 +20,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
@@ -108,30 +112,36 @@ coll::Comm shrink(coll::Comm& c) {
 
 }  // namespace
 
-int run_resilient(Soak& s, uint64_t max_ops, double seconds, int kills) {
+int run_resilient(Soak& s, uint64_t max_ops, double seconds, int kills, bool stop_them) {
   s.run_opts = " --on-failure continue";
-  s.replay_opts = " --kill " + std::to_string(kills);
+  s.replay_opts = " --kill " + std::to_string(kills) + (stop_them ? " --stop" : "");
   coll::Comm c = coll::Comm::world();
   // The seed: the given one, or PE 0's, broadcast (no failure can have happened yet).
   c.broadcast(&s.seed, &s.seed, 1, coll::DataType::kUint64, 0);
   if (s.me == 0) {
     std::printf("tessera-soak: seed %" PRIu64 " on %d PEs (replay: tessera-run -n %d --on-failure continue "
-                "tessera-soak --seed %" PRIu64 " --kill %d --ops N)\n",
-                s.seed, s.n, s.n, s.seed, kills);
+                "tessera-soak --seed %" PRIu64 " --kill %d%s --ops N)\n",
+                s.seed, s.n, s.n, s.seed, kills, stop_them ? " --stop" : "");
     std::fflush(stdout);
   }
   const std::vector<Death> deaths = draw_deaths(s, kills);
   if (s.me == 0) {
     std::string plan;
     for (const Death& d : deaths)
-      plan += (plan.empty() ? "" : ", ") + std::string("PE ") + std::to_string(d.pe) + " dies " +
+      plan += (plan.empty() ? "" : ", ") + std::string("PE ") + std::to_string(d.pe) + (stop_them ? " stops " : " dies ") +
               std::to_string(d.delay_us) + " us into step " + std::to_string(d.step);
-    std::printf("tessera-soak: resilient mode: %s\n", plan.c_str());
+    std::printf("tessera-soak: resilient mode: %s%s\n", plan.c_str(),
+                stop_them ? " (stopped: SIGSTOP, killed by the launcher after half of TESSERA_TIMEOUT)" : "");
     std::fflush(stdout);
   }
   const auto t0 = std::chrono::steady_clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
   uint64_t step = 0, redone = 0, shrinks = 0;
+  // A victim's timer thread; the main thread signals itself if the timer has not fired within a few steps
+  // (a thread that wakes late on CPUs the PEs keep busy), so that every drawn failure happens.
+  const int sig = stop_them ? SIGSTOP : SIGKILL;
+  static std::atomic<bool> fired{false};
+  uint64_t armed_at = 0;
   bool armed = false;
   for (;;) {
     if (max_ops && step >= max_ops) break;
@@ -139,11 +149,15 @@ int run_resilient(Soak& s, uint64_t max_ops, double seconds, int kills) {
     for (const Death& d : deaths) {
       if (d.pe != s.me || d.step != step || armed) continue;
       armed = true;  // dies once: a step run again after a shrink does not arm it a second time
-      std::thread([us = d.delay_us] {
+      armed_at = step;
+      // SIGSTOP: the launcher kills a PE stopped for half of TESSERA_TIMEOUT, and it counts as failed then.
+      std::thread([us = d.delay_us, sig] {
         std::this_thread::sleep_for(std::chrono::microseconds(us));
-        ::kill(::getpid(), SIGKILL);
+        fired.store(true);
+        ::kill(::getpid(), sig);
       }).detach();
     }
+    if (armed && step >= armed_at + 4 && !fired.exchange(true)) ::kill(::getpid(), sig);
     bool ok = true, stop = false;
     try {
       step_on(s, c, seconds > 0 && step % 8 == 0, seconds > 0 && elapsed() >= seconds, stop);

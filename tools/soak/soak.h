@@ -145,9 +145,9 @@ void comm_collective(Soak& s, Rng& g, coll::Comm& c, coll::Kind kind, int cat);
 void stream_collectives(Soak& s, Rng& g, coll::Comm& c, int cat, bool barrier_check);
 
 // Resilient mode (--kill K, under tessera-run --on-failure continue): the communicator steps only, on a
-// communicator that the survivors shrink whenever a member fails; K PEs drawn from the seed die at steps
-// drawn from it. Returns the exit status (resilient.cc).
-int run_resilient(Soak& s, uint64_t max_ops, double seconds, int kills);
+// communicator that the survivors shrink whenever a member fails; K PEs drawn from the seed die (or stop:
+// stop_them) at steps drawn from it. Returns the exit status (resilient.cc).
+int run_resilient(Soak& s, uint64_t max_ops, double seconds, int kills, bool stop_them);
 
 // The world communicator of the collective steps is destroyed here (before shmem_finalize); the coverage
 // line names how often each (collective, algorithm) was forced.
