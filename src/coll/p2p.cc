@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <stdexcept>
 #include <vector>
 
 #include "base/log.h"
@@ -147,31 +148,45 @@ std::string op_text(const P2pOp& o) {
                      o.c->world[static_cast<size_t>(o.peer)], o.c->name);
 }
 
-// Resilient mode (resilience.h): a send/recv stops when its peer fails or its communicator is revoked. The
+// Resilient mode (resilience.h): an op whose peer has failed, or whose communicator is revoked, is dropped
+// (marked done) and the call's other ops go on: a live partner of one of them waits for its message, and
+// stopping midway would leave it waiting for what this PE abandoned (or half a message in the pair's
+// channel, which the next message would follow). The call then reports the first dropped op. The
 // communicator is not broken by it: its other pairs keep their channels.
 class P2pWatch final : public sync::FailWatch {
  public:
-  explicit P2pWatch(const std::vector<P2pOp>& ops) : ops_(ops) {}
+  explicit P2pWatch(std::vector<P2pOp>& ops) : ops_(ops) {}
+  // Drops what can no longer complete; never stops the wait itself (the ops left are between live PEs of
+  // communicators not revoked, whose partners run them to the end too).
   bool tripped() override {
-    for (const P2pOp& o : ops_)
-      if (!o.done && (revoked_by(*o.c) != 0 || pe_failed(o.c->world[static_cast<size_t>(o.peer)]))) {
-        hit_ = &o;
-        return true;
+    for (P2pOp& o : ops_) {
+      if (o.done) continue;
+      const uint64_t by = revoked_by(*o.c);
+      const int pe = o.c->world[static_cast<size_t>(o.peer)];
+      if (by == 0 && !pe_failed(pe)) continue;
+      o.done = true;
+      if (!error_.empty()) continue;
+      if (by != 0) {
+        error_ = fmt::format("{}: {} was revoked by rank {}", op_text(o), o.c->name, by - 1);
+        revoked_ = true;
+      } else {
+        error_ = fmt::format("{}: PE {} failed (the job went on without it: --on-failure continue)", op_text(o), pe);
       }
+    }
     return false;
   }
-  [[noreturn]] void raise() override {
-    const P2pOp& o = *hit_;
-    const int pe = o.c->world[static_cast<size_t>(o.peer)];
-    if (const uint64_t r = revoked_by(*o.c); r != 0)
-      throw sync::Interrupted(fmt::format("{}: {} was revoked by rank {}", op_text(o), o.c->name, r - 1), {}, true);
-    throw sync::Interrupted(fmt::format("{}: PE {} failed (the job went on without it: --on-failure continue)",
-                                        op_text(o), pe), {pe}, false);
+  [[noreturn]] void raise() override { throw std::logic_error("P2pWatch never stops a wait"); }
+  // After the ops ran: the first dropped op's error, or ok.
+  Status result() const {
+    if (error_.empty()) return Status::ok();
+    return Status(revoked_ ? Code::kRevoked : Code::kPeerFailed,
+                  ops_.size() > 1 ? error_ + "; the group's other operations completed" : error_);
   }
 
  private:
-  const std::vector<P2pOp>& ops_;
-  const P2pOp* hit_ = nullptr;
+  std::vector<P2pOp>& ops_;
+  std::string error_;
+  bool revoked_ = false;
 };
 
 void run_all_unwatched(std::vector<P2pOp>& ops);
@@ -186,13 +201,9 @@ Status run_all(std::vector<P2pOp>& ops) {
   }
   P2pWatch watch(ops);
   sync::FailScope scope(&watch);
-  try {
-    if (watch.tripped()) watch.raise();  // a peer already failed, or a communicator revoked: nothing moves
-    run_all_unwatched(ops);
-  } catch (const sync::Interrupted& e) {
-    return Status(e.revoked ? Code::kRevoked : Code::kPeerFailed, e.what());
-  }
-  return Status::ok();
+  (void)watch.tripped();  // a peer that failed before the call, or a communicator revoked: its ops move nothing
+  run_all_unwatched(ops);
+  return watch.result();
 }
 
 void run_all_unwatched(std::vector<P2pOp>& ops) {
@@ -289,7 +300,25 @@ Result<int> p2p_recv_any(Communicator& c, void* buf, size_t bytes) {
     return false;
   };
   if (c.size < 2) return invalid_arg("recv from any source on {}: there is no other rank", c.name);
-  coll_wait(c, arrived, [&] { return fmt::format("a message from any rank of {} ({} bytes)", c.name, bytes); });
+  auto wait = [&] {
+    coll_wait(c, arrived, [&] { return fmt::format("a message from any rank of {} ({} bytes)", c.name, bytes); });
+  };
+  if (!c.resilient) [[likely]] {
+    wait();
+  } else {
+    // Any source includes a failed member, whose message may never come: once a member has failed (or the
+    // communicator is revoked), a receive from any source fails unless a message is there already, as
+    // MPI's ULFM fails MPI_ANY_SOURCE receives. The communicator is not broken by it.
+    CommWatch watch(c);
+    sync::FailScope scope(&watch);
+    try {
+      if (!arrived() && watch.tripped()) watch.raise();
+      wait();
+    } catch (const sync::Interrupted& e) {
+      return Status(e.revoked ? Code::kRevoked : Code::kPeerFailed,
+                    fmt::format("recv from any source on {}: {}; its message may never come", c.name, e.what()));
+    }
+  }
   t_next = from + 1;
   TS_RETURN_IF_ERROR(enqueue(c, false, buf, bytes, from));
   return from;

@@ -136,6 +136,29 @@ int main(int argc, char** argv) {
     REQUIRE(tesseraGroupEnd() == tesseraSuccess, "send/recv between survivors: %s", tesseraGetLastError());
     REQUIRE(in == 100 + from, "received %g from PE %d, expected %d", in, from, 100 + from);
   }
+  {
+    /* A group that has a pair with the failed PE: a ring over the whole world (1 MiB, so each message
+     * travels in pieces). The victim's neighbours fail, naming it, and still complete their other pair:
+     * the victim's successor sends on, so the next rank's receive completes rather than waiting for a
+     * message that was abandoned. */
+    enum { kRing = 1 << 17 };
+    static double out[kRing], in[kRing];
+    const int to = (me + 1) % n, from = (me + n - 1) % n;
+    for (int i = 0; i < kRing; ++i) out[i] = me * 1e6 + i, in[i] = -1;
+    tesseraGroupStart();
+    tesseraSend(out, kRing, tesseraFloat64, to, world);
+    tesseraRecv(in, kRing, tesseraFloat64, from, world);
+    const tesseraResult_t rc = tesseraGroupEnd();
+    if (to == victim || from == victim)
+      REQUIRE(rc == tesseraPeerFailed && strstr(tesseraGetLastError(), "the group's other operations completed"),
+              "a ring through the failed PE %d (to %d, from %d): %d, %s", victim, to, from, rc, tesseraGetLastError());
+    else
+      REQUIRE(rc == tesseraSuccess, "a ring through the failed PE, pair %d -> %d -> %d: %s", from, me, to,
+              tesseraGetLastError());
+    if (from != victim)
+      for (int i = 0; i < kRing; ++i)
+        REQUIRE(in[i] == from * 1e6 + i, "ring element %d from PE %d: %g", i, from, in[i]);
+  }
   /* A communicator without the victim is unaffected. */
   check_allreduce(others, survivors, n_surv, 2, "the communicator without the victim");
 

@@ -52,10 +52,10 @@ int main() {
     bool stream_threw = false;
     try {
       s.synchronize();
-    } catch (const tessera::Error& e) {
+    } catch (const tc::PeerFailure& e) {  // the type survives the stream
       stream_threw = std::string(e.what()).find("PE 1 ") != std::string::npos;
     }
-    require(stream_threw, "a comm stream's allreduce on the broken communicator fails naming PE 1");
+    require(stream_threw, "a comm stream's allreduce on the broken communicator throws PeerFailure naming PE 1");
   }
 
   require(world.agree(me == 0 ? 0x3 : 0x1) == 0x1, "agree ANDs the survivors' flags");
@@ -64,6 +64,24 @@ int main() {
   v = 1;
   survivors.allreduce(&v, &sum, 1, tc::DataType::kFloat64, tc::RedOp::kSum);
   require(sum == n - 1, "an allreduce on the survivors");
+
+  // A receive from any source on a communicator with a failed member: a message already there is taken;
+  // then, with none coming but possibly the dead member's, it fails rather than waiting to the deadline.
+  {
+    int64_t msg = 100 + me, got = -1;
+    if (me == 2) world.send(&msg, 1, tc::DataType::kInt64, 0);  // small: buffered, complete at once
+    survivors.barrier();
+    if (me == 0) {
+      require(world.recv_any(&got, 1, tc::DataType::kInt64) == 2 && got == 102, "recv_any takes the message there");
+      bool any_threw = false;
+      try {
+        world.recv_any(&got, 1, tc::DataType::kInt64);
+      } catch (const tc::PeerFailure& e) {
+        any_threw = std::string(e.what()).find("its message may never come") != std::string::npos;
+      }
+      require(any_threw, "recv_any with a failed member and no message throws PeerFailure");
+    }
+  }
 
   if (survivors.rank() == 0) {
     survivors.revoke();

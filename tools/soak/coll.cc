@@ -106,6 +106,47 @@ void comm_collective(Soak& s, Rng& g, coll::Comm& c, Kind kind, int cat) {
   verify_case(s, k, cat, "Comm");
 }
 
+void group_sendrecv(Soak& s, Rng& g, coll::Comm& c, int cat) {
+  // Every rank sends to rank + d and receives from rank - d.
+  const int n = c.size(), r = c.rank();
+  const int d = n == 1 ? 0 : 1 + g.pick(n - 1);
+  const size_t bytes = g.log_size(1, 64 << 10);
+  const int to = (r + d) % n, from = (r - d + n) % n;
+  std::vector<char> out(bytes), in(bytes), want(bytes);
+  fill_pattern(out.data(), bytes, s.key(r, 21));
+  fill_pattern(want.data(), bytes, s.key(from, 21));
+  if (n > 1) {
+    coll::Group grp;  // its end runs the pair (and throws PeerFailure in resilient mode if a peer failed)
+    c.send(out.data(), bytes, coll::DataType::kUint8, to);
+    c.recv(in.data(), bytes, coll::DataType::kUint8, from);
+  } else {
+    in = out;
+  }
+  s.check_bytes(in.data(), want.data(), bytes, cat, "Comm::send/recv in a Group");
+}
+
+void recv_from_any(Soak& s, Rng& g, coll::Comm& c, int cat) {
+  // Every other rank sends one message to a root, which takes them in whatever order they come.
+  const int n = c.size(), r = c.rank();
+  const int root = g.pick(n);
+  const size_t count = 1 + g.below(256);
+  if (r != root) {
+    std::vector<int64_t> v(count);
+    fill_pattern(v.data(), count * 8, s.key(r, 22));
+    c.send(v.data(), count, coll::DataType::kInt64, root);  // verified by the root, which counts it
+  } else {
+    std::vector<int> seen(static_cast<size_t>(n), 0);
+    std::vector<int64_t> v(count), want(count);
+    for (int i = 0; i < n - 1; ++i) {
+      const int from = c.recv_any(v.data(), count, coll::DataType::kInt64);
+      if (from < 0 || from >= n || from == root || seen[static_cast<size_t>(from)]++)
+        s.fail("Comm::recv_any", "a rank not yet received from", std::to_string(from));
+      fill_pattern(want.data(), count * 8, s.key(from, 22));
+      s.check_bytes(v.data(), want.data(), count * 8, cat, "Comm::recv_any");
+    }
+  }
+}
+
 void step_comm_coll(Soak& s) {
   Rng g = s.shared();
   g.next();
@@ -120,21 +161,7 @@ void step_comm_coll(Soak& s) {
     c.barrier();
     b.after(kCommColl, "Comm::barrier (a put completed before it is seen after it)");
   } else if (what == static_cast<int>(std::size(kCommKinds)) + 1) {
-    // send/recv in a Group: every rank sends to rank + d and receives from rank - d.
-    const int d = s.n == 1 ? 0 : 1 + g.pick(s.n - 1);
-    const size_t bytes = g.log_size(1, 64 << 10);
-    const int to = (s.me + d) % s.n, from = (s.me - d + s.n) % s.n;
-    std::vector<char> out(bytes), in(bytes), want(bytes);
-    fill_pattern(out.data(), bytes, s.key(s.me, 21));
-    fill_pattern(want.data(), bytes, s.key(from, 21));
-    if (s.n > 1) {
-      coll::Group grp;
-      c.send(out.data(), bytes, coll::DataType::kUint8, to);
-      c.recv(in.data(), bytes, coll::DataType::kUint8, from);
-    } else {
-      in = out;
-    }
-    s.check_bytes(in.data(), want.data(), bytes, kCommColl, "Comm::send/recv in a Group");
+    group_sendrecv(s, g, c, kCommColl);
   } else if (what == static_cast<int>(std::size(kCommKinds)) + 2) {
     // split: colors (some negative: no communicator) and keys drawn for every rank; members are ordered by
     // key then by parent rank. Checked: size, rank, and an allreduce of the members' parent ranks.
@@ -164,24 +191,7 @@ void step_comm_coll(Soak& s) {
     sub.allreduce(&mine, &total, 1, coll::DataType::kInt64, coll::RedOp::kSum);
     s.check(total == sum, kCommColl, "Comm::split then allreduce", std::to_string(sum), std::to_string(total));
   } else {
-    // recv_any: every other rank sends one message to a root, which takes them in whatever order they come.
-    const int root = g.pick(s.n);
-    const size_t count = 1 + g.below(256);
-    if (s.me != root) {
-      std::vector<int64_t> v(count);
-      fill_pattern(v.data(), count * 8, s.key(s.me, 22));
-      c.send(v.data(), count, coll::DataType::kInt64, root);  // verified by the root, which counts it
-    } else {
-      std::vector<int> seen(s.n, 0);
-      std::vector<int64_t> v(count), want(count);
-      for (int i = 0; i < s.n - 1; ++i) {
-        const int from = c.recv_any(v.data(), count, coll::DataType::kInt64);
-        if (from < 0 || from >= s.n || from == root || seen[from]++)
-          s.fail("Comm::recv_any", "a rank not yet received from", std::to_string(from));
-        fill_pattern(want.data(), count * 8, s.key(from, 22));
-        s.check_bytes(v.data(), want.data(), count * 8, kCommColl, "Comm::recv_any");
-      }
-    }
+    recv_from_any(s, g, c, kCommColl);
   }
 }
 

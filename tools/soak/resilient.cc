@@ -7,9 +7,8 @@
 // --stop: the victims stop (SIGSTOP) instead of dying; the launcher kills a PE stopped for half of
 // TESSERA_TIMEOUT, and the survivors' waits see it failed from then on.
 //
-// Recovery follows ULFM's pattern: a PE whose call failed revokes the communicator (a live peer may be
-// waiting in a send/recv for what this PE abandoned), and every step ends with agree(this PE's step
-// succeeded) on the communicator,
+// Recovery follows ULFM's pattern: a PE whose call failed revokes the communicator (a peer may wait on a call
+// this PE now skips), and every step ends with agree(this PE's step succeeded) on the communicator,
 // which every survivor enters whatever happened in the step, and which gives every survivor the same answer.
 // All succeeded: the next step. Otherwise every survivor shrinks the communicator and runs the same step again
 // on the new one (its cases drawn for the new size and ranks). So a call that failed is never verified, a
@@ -56,24 +55,6 @@ std::vector<Death> draw_deaths(const Soak& s, int kills) {
   return d;
 }
 
-void group_sendrecv(Soak& s, Rng& g, coll::Comm& c) {
-  const int n = c.size(), r = c.rank();
-  const int d = n == 1 ? 0 : 1 + g.pick(n - 1);
-  const size_t bytes = g.log_size(1, 64 << 10);
-  const int to = (r + d) % n, from = (r - d + n) % n;
-  std::vector<char> out(bytes), in(bytes), want(bytes);
-  fill_pattern(out.data(), bytes, s.key(r, 21));
-  fill_pattern(want.data(), bytes, s.key(from, 21));
-  if (n > 1) {
-    coll::Group grp;  // its end runs the pair, and throws PeerFailure if a member failed
-    c.send(out.data(), bytes, coll::DataType::kUint8, to);
-    c.recv(in.data(), bytes, coll::DataType::kUint8, from);
-  } else {
-    in = out;
-  }
-  s.check_bytes(in.data(), want.data(), bytes, kCommColl, "Comm::send/recv in a Group");
-}
-
 // One step on c; throws PeerFailure when a member failed. check_stop: first agree whether time is up.
 void step_on(Soak& s, coll::Comm& c, bool check_stop, bool time_up, bool& stop) {
   s.kind_name = nullptr;
@@ -86,16 +67,19 @@ void step_on(Soak& s, coll::Comm& c, bool check_stop, bool time_up, bool& stop) 
   }
   Rng g = s.shared();
   g.next();
-  const int what = g.pick(8);
+  const int what = g.pick(9);
   if (what < 5) {
     s.kind_name = "comm-coll";
     comm_collective(s, g, c, kCommColl);
   } else if (what < 7) {
     s.kind_name = "stream";
     stream_collectives(s, g, c, kStream, false);
-  } else {
+  } else if (what == 7) {
     s.kind_name = "send/recv";
-    group_sendrecv(s, g, c);
+    group_sendrecv(s, g, c, kCommColl);
+  } else {
+    s.kind_name = "recv-any";
+    recv_from_any(s, g, c, kCommColl);
   }
 }
 
@@ -163,8 +147,8 @@ int run_resilient(Soak& s, uint64_t max_ops, double seconds, int kills, bool sto
       step_on(s, c, seconds > 0 && step % 8 == 0, seconds > 0 && elapsed() >= seconds, stop);
     } catch (const PeerFailure&) {
       ok = false;
-      // A live partner of this PE's point-to-point calls still waits for what this PE abandoned (the send
-      // of a Group whose receive failed): the revoke fails its wait, so that it too comes to the agreement.
+      // Others may wait on what this PE now skips: a root whose recv_any failed takes no more messages, and
+      // a large send waits for its receiver to take it. The revoke fails their waits.
       c.revoke();
     } catch (const Error& e) {
       s.fail("a call of the step", "success or a peer's failure", e.what());
@@ -192,7 +176,6 @@ int run_resilient(Soak& s, uint64_t max_ops, double seconds, int kills, bool sto
       c.allreduce(s.ops, tot.data(), kNumCats, coll::DataType::kUint64, coll::RedOp::kSum);
     } catch (const PeerFailure&) {
       ok = false;
-      c.revoke();
     }
     if (c.agree(ok ? 1 : 0) != 0) break;
     coll::Comm next = shrink(c);

@@ -139,6 +139,10 @@ void step_kernel(Soak& s);
 // One random collective of the C++ Comm API on c (blocking; of `kind`, or drawn from g), verified as `cat`.
 void comm_collective(Soak& s, Rng& g, coll::Comm& c, int cat);
 void comm_collective(Soak& s, Rng& g, coll::Comm& c, coll::Kind kind, int cat);
+// send/recv in a Group (every rank to rank + d, from rank - d), and one message from every rank to a root
+// that takes them by recv_any: on c, verified as `cat`.
+void group_sendrecv(Soak& s, Rng& g, coll::Comm& c, int cat);
+void recv_from_any(Soak& s, Rng& g, coll::Comm& c, int cat);
 // 1..4 collectives on a comm stream of c with an event and a host item after each; order and results
 // verified as `cat`. barrier_check: sometimes a barrier on the stream too, checked by a put through the
 // world's symmetric memory (so only on a communicator of every PE, with shmem_barrier_all usable).
