@@ -84,14 +84,17 @@ void step_on(Soak& s, coll::Comm& c, bool check_stop, bool time_up, bool& stop) 
 }
 
 // The survivors' communicator. A member that dies during the shrink makes it fail alike on every other
-// survivor (docs/resilience.md, "Shrink"), and they shrink again.
-coll::Comm shrink(coll::Comm& c) {
-  for (;;) {
+// survivor (docs/resilience.md, "Shrink"), and they shrink again: at most once per member.
+coll::Comm shrink(Soak& s, coll::Comm& c) {
+  std::string last;
+  for (int attempt = 0; attempt < c.size(); ++attempt) {
     try {
       return c.shrink();
-    } catch (const PeerFailure&) {
+    } catch (const PeerFailure& e) {
+      last = e.what();
     }
   }
+  s.fail("Comm::shrink", "a communicator of the survivors", "a failure at every attempt, the last: " + last);
 }
 
 }  // namespace
@@ -159,7 +162,7 @@ int run_resilient(Soak& s, uint64_t max_ops, double seconds, int kills, bool sto
       ++step;
       continue;
     }
-    coll::Comm next = shrink(c);
+    coll::Comm next = shrink(s, c);
     c = std::move(next);
     ++shrinks;
     ++redone;
@@ -178,7 +181,7 @@ int run_resilient(Soak& s, uint64_t max_ops, double seconds, int kills, bool sto
       ok = false;
     }
     if (c.agree(ok ? 1 : 0) != 0) break;
-    coll::Comm next = shrink(c);
+    coll::Comm next = shrink(s, c);
     c = std::move(next);
     ++shrinks;
   }
