@@ -153,6 +153,14 @@ check "TESSERA_RESILIENT=maybe is refused naming it ($rc)" "[ $rc -ne 0 ] && gre
 "$run" --hosts a,b --on-failure continue true > "$tmp/out" 2>&1
 rc=$?
 check "--on-failure continue across hosts is refused ($rc)" "[ $rc -ne 0 ] && grep -q 'one host' '$tmp/out'"
+TESSERA_RESILIENT=1 "$run" --hosts a,b true > "$tmp/out" 2>&1
+rc=$?
+check "TESSERA_RESILIENT=1 across hosts is refused naming it, not ignored ($rc)" \
+  "[ $rc -ne 0 ] && grep -q 'TESSERA_RESILIENT=1: resilient mode runs on one host' '$tmp/out'"
+"$run" --hosts a,b --env TESSERA_RESILIENT=maybe true > "$tmp/out" 2>&1
+rc=$?
+check "TESSERA_RESILIENT=maybe across hosts is refused naming it ($rc)" \
+  "[ $rc -ne 0 ] && grep -q 'TESSERA_RESILIENT' '$tmp/out' && grep -q maybe '$tmp/out'"
 
 # 7. The soak in resilient mode (tools/soak/resilient.cc): PEs drawn from the seed die inside steps of the
 # communicator mix; the survivors revoke, agree, shrink, run the step again and verify every result.
@@ -162,7 +170,7 @@ for spec in "4 1 20261204 kill" "5 2 31 kill" "5 2 8 stop"; do
   set -- $spec
   name="soak -n $1 --kill $2 ($4)"
   flags=() timeout=30 said='killed by signal 9 (SIGKILL); the job continues'
-  [ "$4" = stop ] && flags=(--stop) timeout=2 said='stayed stopped for 1.0 s (half of TESSERA_TIMEOUT) and was killed; the job continues'
+  [ "$4" = stop ] && flags=(--stop) timeout=4 said='stayed stopped for 2.0 s (half of TESSERA_TIMEOUT) and was killed; the job continues'
   "$run" -n "$1" --on-failure continue --timeout 200 --env TESSERA_TIMEOUT=$timeout "$soak" --kill "$2" "${flags[@]}" \
     --seed "$3" --ops 300 > "$tmp/out" 2>&1
   rc=$?
