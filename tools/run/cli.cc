@@ -10,7 +10,6 @@
 #include <set>
 #include <sstream>
 
-#include "settings.h"
 #include "tessera/version.h"
 
 namespace tessera::run {
@@ -189,6 +188,8 @@ Launch parse_command_line(const std::vector<std::string>& args, HostfileReader r
     if (npn->count() != 0)
       return usage_error(fmt::format("-N {} with --hosts/--hostfile: give each host's slots instead (h1:2,h2:2, or "
                                      "slots=2 in the hostfile)", per_host));
+    if (opt.on_failure == "continue")  // TESSERA_RESILIENT is refused by the job (hosts_job.cc)
+      return usage_error("--on-failure continue: resilient mode runs on one host so far (tessera-run -n N)");
     if (opt.bind_to == "core" || opt.report_bindings)
       return usage_error(fmt::format("{}: PEs started on several hosts are not bound to CPUs (only tessera-run -n N "
                                      "on one host binds them)", opt.report_bindings ? "--report-bindings" : "--bind-to core"));
@@ -202,14 +203,6 @@ Launch parse_command_line(const std::vector<std::string>& args, HostfileReader r
       if (x.find('=') != std::string::npos) opt.env.push_back(x);
       else if (const char* v = std::getenv(x.c_str())) opt.env.push_back(x + "=" + v);
     }
-    // Resilient mode, asked for by the option or by TESSERA_RESILIENT (here, --env or -x): refused by name
-    // rather than left off without a word.
-    bool resilient = false;
-    if (Status st = resolve_on_failure(opt, &resilient); !st.is_ok()) return usage_error(st.message());
-    if (resilient)
-      return usage_error(fmt::format("{}: resilient mode runs on one host so far (tessera-run -n N)",
-                                     opt.on_failure.empty() ? "TESSERA_RESILIENT=" + pe_setting(opt, "TESSERA_RESILIENT")
-                                                            : "--on-failure continue"));
     if (opt.argv.empty()) return usage_error("no program given");
     l.kind = Launch::Kind::kHosts;
     l.placed = std::move(placed).value();
