@@ -19,7 +19,6 @@
 #include "bootstrap/protocol.h"
 #include "bootstrap/tcp_wire.h"
 #include "proc.h"
-#include "settings.h"
 #include "tessera/version.h"
 
 namespace tessera::run {
@@ -137,13 +136,6 @@ HostsJob::~HostsJob() {
 }
 
 Status HostsJob::setup() {
-  // Resilient mode runs on one host so far. --on-failure continue is refused with the command line (cli.cc);
-  // TESSERA_RESILIENT, as the PEs would see it, is refused here by name rather than left off without a word.
-  bool resilient = false;
-  TS_RETURN_IF_ERROR(resolve_on_failure(opt_, &resilient));
-  if (resilient)
-    return invalid_arg("TESSERA_RESILIENT={}: resilient mode runs on one host so far (tessera-run -n N)",
-                       pe_setting(opt_, "TESSERA_RESILIENT"));
   job_id_ = bootstrap::random_hex(tcp::kJobIdChars);
   secret_ = bootstrap::random_hex(bootstrap::kSecretChars);
   char path[PATH_MAX];
