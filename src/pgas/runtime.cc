@@ -21,6 +21,7 @@
 #include "pgas/team.h"
 #include "tessera/version.h"
 #include "transport/shm/segment.h"
+#include "transport/transport.h"
 
 namespace tessera::pgas {
 Runtime detail::g_rt;
@@ -324,6 +325,8 @@ Status init(int thread_level) {
   } else {
     TS_RETURN_IF_ERROR(init_job(r, info));
   }
+  // Resilient mode: a connection to a PE that fails is dropped, not fatal (the calls on its communicators fail).
+  transport::set_peer_loss_tolerated(r.control->resilient.load(std::memory_order_relaxed) != 0);
   Reserved* res = reserved_of(r.my_base);
   res->magic = Reserved::kMagic;
   res->heap_size = r.heap_size;

@@ -1,5 +1,7 @@
 #include "transport/transport.h"
 
+#include <atomic>
+
 #include "base/log.h"
 #include "sync/wait.h"
 #include "transport/shm/segment.h"
@@ -69,6 +71,12 @@ const Transport* choose(const PeerInfo& me, const PeerInfo& peer, uint32_t any_o
     if ((t->caps & any_of) && t->can_reach(me, peer)) return t;
   return nullptr;
 }
+
+namespace {
+std::atomic<bool> g_loss_tolerated{false};
+}  // namespace
+void set_peer_loss_tolerated(bool on) { g_loss_tolerated.store(on, std::memory_order_relaxed); }
+bool peer_loss_tolerated() { return g_loss_tolerated.load(std::memory_order_relaxed); }
 
 [[noreturn]] void peer_failed(const std::string& what, const std::string& peer, const std::string& why) {
   const sync::WaitContext& ctx = sync::wait_context();

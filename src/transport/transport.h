@@ -156,6 +156,11 @@ struct Transport {
   void* (*send)(int pe, uint64_t tag, const void* buf, size_t bytes) = nullptr;
   void* (*recv)(int pe, uint64_t tag, void* buf, size_t bytes) = nullptr;
   void (*wait)(void* request, const char* what, int pe, size_t bytes) = nullptr;
+  // Resilient mode: the caller lets go of a request it will not wait for (its call failed). The transport
+  // finishes it without touching the caller's buffer again (a partly moved message stays whole on the wire)
+  // and frees it. A wait that a failure watch stopped has let go of its request already. Null: the record
+  // cannot (UCX's messages), and resilient mode then must not use it between hosts.
+  void (*abandon)(void* request, int pe) = nullptr;
 };
 
 // The first transport of the table that can reach `peer` from `me` and has one of the capabilities
@@ -166,6 +171,12 @@ const Transport* choose(const PeerInfo& me, const PeerInfo& peer, uint32_t any_o
 // waits a moment for that (this PE then leaves as every waiter does when the job ends), and ends the job
 // here, naming the operation, the peer and `why`, only if nobody does.
 [[noreturn]] void peer_failed(const std::string& what, const std::string& peer, const std::string& why);
+// Resilient mode (docs/resilience.md): while on, a connection that breaks is dropped instead of ending the
+// job. Its peer's queued sends are discarded and receives from it never complete: a wait on one ends when the
+// thread's failure watch trips (sync/fail.h), the launcher having marked the peer failed, or, with no watch
+// installed, ends the job as peer_failed() does. Set at init, before any peer can fail.
+void set_peer_loss_tolerated(bool on);
+bool peer_loss_tolerated();
 // While on, this process's waits for messages from other hosts yield the CPU between polls instead of
 // spinning first (for the link measurement: a "remote" peer that shares this CPU, as namespace hosts of one
 // machine do, then answers at once rather than after the spin).

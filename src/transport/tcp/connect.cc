@@ -378,5 +378,6 @@ const Transport kTcp{
     .send = tcp::send,
     .recv = tcp::recv,
     .wait = tcp::wait,
+    .abandon = tcp::abandon,
 };
 }  // namespace tessera::transport

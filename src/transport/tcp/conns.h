@@ -35,6 +35,10 @@ struct Request {
   uint64_t tag = 0;
   char* buf = nullptr;
   size_t cap = 0;
+  // Left by a wait that stopped (resilient mode: its call failed): the transport finishes it into or from
+  // `own` and frees it, so that the connection's framing stays whole and the caller's buffer is not touched.
+  bool orphan = false;
+  std::unique_ptr<char[]> own;
 };
 
 // A message read before its receive was posted. `data` is allocated when its bytes are read (uninitialised:
@@ -61,6 +65,7 @@ struct Conn {
   Request* into_req = nullptr;
   Unexpected* into_unx = nullptr;
   bool held = false;  // into_unx's bytes wait in the socket for their receive (nothing more is read)
+  bool dead = false;  // broke in resilient mode (transport.h: set_peer_loss_tolerated); fd closed
 };
 
 // A stream connection (streams.cc).
@@ -100,11 +105,15 @@ extern State s;
 std::string peer_name(int pe);
 // A connection to `pe` broke (its peer died, or its host went away): ends the job (transport::peer_failed).
 [[noreturn]] void broken(const char* which, int pe, const std::string& why);
+// The same, where a broken connection may be dropped (transport.h: set_peer_loss_tolerated): returns, the
+// connection `c` closed and marked dead, its queued sends discarded (messages.cc). Called with s.m held.
+void lose(Conn& c, const char* which, int pe, const std::string& why);
 
 // messages.cc: the record's two-sided messages (transport.h).
 void* send(int pe, uint64_t tag, const void* buf, size_t bytes);
 void* recv(int pe, uint64_t tag, void* buf, size_t bytes);
 void wait(void* request, const char* what, int pe, size_t bytes);
+void abandon(void* request, int pe);
 // messages.cc: frees the requests of the connections (close()).
 void drop_requests();
 // sendmsg() of at most kWriteChunk bytes of iov[0, n) (n <= 2), without blocking (messages.cc).

@@ -34,6 +34,7 @@
 #include "base/cpu.h"
 #include "base/log.h"
 #include "base/memcopy.h"
+#include "sync/fail.h"
 #include "sync/wait.h"
 #include "transport/tcp/conns.h"
 
@@ -73,7 +74,8 @@ void begin_message(Conn& c, int pe) {
 }
 
 void end_message(Conn& c) {
-  if (c.into_req) c.into_req->done = true;
+  if (c.into_req && c.into_req->orphan) delete c.into_req;
+  else if (c.into_req) c.into_req->done = true;
   else c.into_unx->complete = true;
   c.hdr_got = 0;
   c.into_req = nullptr;
@@ -90,11 +92,11 @@ void read_some(Conn& c, int pe) {
     } else {
       k = ::recv(c.fd, target_of(c) + c.got, c.in.bytes - c.got, MSG_DONTWAIT);
     }
-    if (k == 0) broken("the connection for messages", pe, "it closed the connection");
+    if (k == 0) return lose(c, "the connection for messages", pe, "it closed the connection");
     if (k < 0) {
       if (errno == EINTR) continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK) return;
-      broken("the connection for messages", pe, std::strerror(errno));
+      return lose(c, "the connection for messages", pe, std::strerror(errno));
     }
     if (c.hdr_got < sizeof c.in) {
       c.hdr_got += static_cast<size_t>(k);
@@ -143,12 +145,13 @@ void write_some(Conn& c, int pe) {
     if (k < 0) {
       if (errno == EINTR) continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK) return;
-      broken("the connection for messages", pe, std::strerror(errno));
+      return lose(c, "the connection for messages", pe, std::strerror(errno));
     }
     r.sent += static_cast<size_t>(k);
     if (r.sent == sizeof r.h + r.h.bytes) {
-      r.done = true;
       c.sends.pop_front();
+      if (r.orphan) delete &r;
+      else r.done = true;
     }
   }
 }
@@ -176,8 +179,54 @@ void progress_locked() {
   }
 }
 
+// Resilient mode: a wait stops before its request is done (its call failed). What the connection still
+// needs of the request stays with the transport; the caller's buffer is never touched again.
+void detach(Request* r, int pe) {
+  Conn& c = s.conns[static_cast<size_t>(pe)];
+  if (r->done) {
+    delete r;
+  } else if (r->send) {
+    // Not started: it goes. Partly written: the rest is sent from a copy, so that the peer's framing holds.
+    auto it = std::find(c.sends.begin(), c.sends.end(), r);
+    if (it != c.sends.end() && r->sent == 0) {
+      c.sends.erase(it);
+      delete r;
+    } else {
+      const size_t body_done = r->sent > sizeof r->h ? r->sent - sizeof r->h : 0;
+      r->own.reset(new char[r->h.bytes]);
+      if (r->h.bytes > body_done) memcopy(r->own.get() + body_done, r->out + body_done, r->h.bytes - body_done);
+      r->out = r->own.get();
+      r->orphan = true;
+    }
+  } else if (c.into_req == r) {
+    // Being read: the rest of its bytes go to a buffer of its own, dropped when they are in.
+    r->own.reset(new char[r->cap]);
+    r->buf = r->own.get();
+    r->orphan = true;
+  } else {
+    c.posted.remove(r);
+    delete r;
+  }
+}
 
 }  // namespace
+
+void lose(Conn& c, const char* which, int pe, const std::string& why) {
+  if (!peer_loss_tolerated()) broken(which, pe, why);
+  if (c.dead) return;
+  log::debug("{} to {} broke ({}): dropped (resilient mode)", which, peer_name(pe), why);
+  for (size_t i = 0; i < s.fds.size(); ++i)
+    if (s.fd_pe[i] == pe) s.fds[i].fd = -1;  // poll() skips it
+  ::close(c.fd);
+  c.fd = -1;
+  c.dead = true;
+  c.held = false;
+  for (Request* r : c.sends) {
+    if (r->orphan) delete r;
+    else r->done = true;  // discarded: the peer is gone
+  }
+  c.sends.clear();
+}
 
 void drop_requests() {
   for (Conn& c : s.conns) {
@@ -193,6 +242,10 @@ void* send(int pe, uint64_t tag, const void* buf, size_t bytes) {
   r->out = static_cast<const char*>(buf);
   std::lock_guard lk(s.m);
   Conn& c = s.conns[static_cast<size_t>(pe)];
+  if (c.dead) {  // resilient mode: the peer is gone, and so is the message
+    delete r;
+    return nullptr;
+  }
   c.sends.push_back(r);
   // Posting moves its connection on, both ways and without blocking: a caller that posts between pieces
   // of work (a fold sent on in pieces, coll/hier.cc) keeps the transfer going without a wait.
@@ -240,6 +293,11 @@ void* recv(int pe, uint64_t tag, void* buf, size_t bytes) {
   return r;
 }
 
+void abandon(void* request, int pe) {
+  std::lock_guard lk(s.m);
+  detach(static_cast<Request*>(request), pe);
+}
+
 void wait(void* request, const char* what, int pe, size_t bytes) {
   auto* r = static_cast<Request*>(request);
   const sync::WaitContext& ctx = sync::wait_context();
@@ -261,6 +319,7 @@ void wait(void* request, const char* what, int pe, size_t bytes) {
       for (Conn& c : s.conns) release_hold(c);
     progress_locked();
     if (r->done) break;
+    const bool peer_dead = s.conns[static_cast<size_t>(pe)].dead;
     if (now >= yield_end) {
       if (!s.polling) {
         // This thread blocks in poll() for every waiter of the PE, without the lock (others post
@@ -280,6 +339,19 @@ void wait(void* request, const char* what, int pe, size_t bytes) {
     if (now >= spin_end && now < yield_end) sync::sched_yield_wrapper();
     if (ctx.abort_word)
       if (const uint32_t a = ctx.abort_word->load(std::memory_order_relaxed)) sync::exit_for_abort(a);
+    if (now >= spin_end) [[unlikely]] {
+      // Resilient mode: the call stops when its watch trips (a member failed, or its communicator was
+      // revoked); a receive from a peer whose connection broke can only end that way.
+      if (sync::FailWatch* w = sync::t_fail_watch; w && w->tripped()) {
+        {
+          std::lock_guard g(s.m);
+          detach(r, pe);
+        }
+        w->raise();
+      }
+      if (peer_dead && !sync::t_fail_watch)
+        broken("the connection for messages", pe, "it closed the connection");
+    }
     if (now >= deadline)
       sync::deadline_expired(fmt::format("{} of {} bytes {} {} (messages between hosts over TCP)", what, bytes,
                                          r->send ? "to" : "from", peer_name(pe)),

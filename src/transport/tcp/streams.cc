@@ -52,7 +52,10 @@ void stream_write(int pe, const void* header, const void* src, size_t bytes) {
       continue;
     }
     if (errno == EINTR) continue;
-    if (errno != EAGAIN && errno != EWOULDBLOCK) broken("the stream connection", pe, std::strerror(errno));
+    if (errno != EAGAIN && errno != EWOULDBLOCK) {
+      if (peer_loss_tolerated()) return;  // resilient mode: the peer is gone, and so is the transfer
+      broken("the stream connection", pe, std::strerror(errno));
+    }
     // The socket is full: the peer's watching thread reads as it can; wait for room in slices.
     pollfd p{c.fd, POLLOUT, 0};
     (void)::poll(&p, 1, 10);
@@ -83,12 +86,14 @@ bool stream_readable(int pe, bool closing) {
       // Peers close these connections only once their close() has begun, which this PE's writer reports
       // as `closing`; any other end is a failure.
       if (c->hdr_got == 0 && closing) return false;
+      if (peer_loss_tolerated()) return false;  // resilient mode: dropped; the watching thread stops reading it
       broken("the stream connection", c->pe,
              c->hdr_got ? "it closed the connection in the middle of a transfer" : "it closed the connection");
     }
     if (k < 0) {
       if (errno == EINTR) continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK) return true;
+      if (peer_loss_tolerated()) return false;
       broken("the stream connection", c->pe, std::strerror(errno));
     }
     if (in_header) {

@@ -318,8 +318,11 @@ void close() {
   g.closing.store(true);
   std::vector<char> none(static_cast<size_t>(g.n_pes));
   const char mine = 0;
-  if (Status st = g.allgather(&mine, none.data(), 1); !st.is_ok())
-    log::warn("UCX: the out-of-band barrier before closing failed: {}", st.message());
+  // Resilient mode: a failed PE never meets the others; shmem_finalize's barrier over the survivors, which
+  // each enters after its own quiet, has met them already (pgas/runtime.cc, leave_resilient).
+  if (!peer_loss_tolerated())
+    if (Status st = g.allgather(&mine, none.data(), 1); !st.is_ok())
+      log::warn("UCX: the out-of-band barrier before closing failed: {}", st.message());
   if (g.progress.joinable()) {
     const uint64_t one = 1;
     (void)!::write(g.stop_fd, &one, sizeof one);
