@@ -245,6 +245,8 @@ bool pe_failed(int pe) {
 uint32_t pe_fail_index(int pe) {
   return pgas::rt().control->fail_index(pe)->load(std::memory_order_relaxed);
 }
+sync::FailRecords* pe_records(int pe) { return pgas::rt().control->records(pe); }
+std::atomic<uint32_t>* job_revocations() { return &pgas::rt().control->revocations; }
 
 Line* Communicator::sent(int m, int peer) const {
   return reinterpret_cast<Line*>(reinterpret_cast<char*>(ctrl[m]) + sizeof(Ctrl)) + peer;
@@ -351,7 +353,7 @@ void comm_abandon(Communicator* c) {
   deregister_all(*c);  // local: peers keep their own mappings of this member's registered pages
   for (char* s : c->seg)
     if (s) transport::shm::unmap(s, c->seg_bytes);
-  hier_destroy(c->hier);
+  hier_abandon(c->hier);
   delete c;
 }
 

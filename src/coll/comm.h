@@ -286,6 +286,11 @@ struct Communicator {
   std::vector<int> failed;
   uint32_t failures_seen = 0;
   uint64_t agreements = 0, shrinks = 0, shrink_syncs = 0;
+  // Across hosts: the communicator of which this is the host's part (set by hier_create), and the job's
+  // revocation count when the records were last looked at, with what they said (1 + revoker's rank, or 0).
+  Communicator* parent = nullptr;
+  mutable uint32_t revocations_seen = 0;
+  mutable uint64_t revoked_seen = 0;
 
   // P2P counters in member m's segment.
   Line* sent(int m, int peer) const;

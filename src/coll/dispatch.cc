@@ -255,7 +255,15 @@ Status watched(Communicator& c, Kind kind, F&& f) {
   sync::FailScope scope(&watch);
   try {
     if (watch.tripped()) watch.raise();  // a member failed, or `c` was revoked, before this call
-    return f();
+    Status st = f();
+    // A sub-call on the host's part of `c` (across hosts) stopped: `c` is broken too.
+    if ((st.code() == Code::kPeerFailed || st.code() == Code::kRevoked) && !c.broken) [[unlikely]] {
+      c.broken = true;
+      const size_t colon = st.message().find(": ");  // named by this call's routine, not the sub-call's
+      c.broken_why = colon == std::string::npos ? st.message() : st.message().substr(colon + 2);
+      return Status(st.code(), fmt::format("{}: {}", routine, c.broken_why));
+    }
+    return st;
   } catch (const sync::Interrupted& e) {
     return interrupted(c, routine, e);
   }

@@ -10,6 +10,7 @@
 #include "base/log.h"
 #include "coll/dispatch.h"
 #include "coll/hier/net.h"
+#include "coll/resilience.h"
 #include "coll/select/link.h"
 #include "pgas/runtime.h"
 #include "transport/transport.h"
@@ -260,6 +261,7 @@ void hier_complete(Communicator& c, void* request, bool send, size_t bytes, int 
 Hier* hier_create(Communicator& c, Communicator* local) {
   auto* h = new Hier;
   h->local = local;
+  local->parent = &c;  // a call on the host's part stops for a failure on another host too (CommWatch)
   const pgas::Runtime& r = pgas::rt();
   h->host_of.resize(static_cast<size_t>(c.size));
   std::vector<int> host_number(static_cast<size_t>(r.n_hosts), -1);  // job host -> this communicator's host
@@ -271,6 +273,9 @@ Hier* hier_create(Communicator& c, Communicator* local) {
     }
     h->host_of[static_cast<size_t>(i)] = hn;
     h->msg.push_back(r.messages[static_cast<size_t>(c.world[static_cast<size_t>(i)])]);
+    if (h->msg.back() && !h->msg.back()->abandon && resilient_job())
+      log::fatal("resilient mode across hosts needs messages that a failed call can let go of: TESSERA_NET_MESSAGES=tcp "
+                 "(the default), not {}", h->msg.back()->name);
     h->members[static_cast<size_t>(hn)].push_back(i);
   }
   h->my_host = h->host_of[static_cast<size_t>(c.rank)];
@@ -302,6 +307,12 @@ Hier* hier_create(Communicator& c, Communicator* local) {
 void hier_destroy(Hier* h) {
   if (!h) return;
   comm_destroy(h->local);
+  delete h;
+}
+
+void hier_abandon(Hier* h) {
+  if (!h) return;
+  comm_abandon(h->local);
   delete h;
 }
 

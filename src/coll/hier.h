@@ -19,6 +19,8 @@ struct Hier;
 // the members on this PE's host, already made. Takes ownership of `local`.
 Hier* hier_create(Communicator& c, Communicator* local);
 void hier_destroy(Hier* h);
+// This member's part only, with no barrier on the host's communicator (comm_abandon).
+void hier_abandon(Hier* h);
 // "2 hosts, 2 members each, rails" for messages and tessera-info.
 std::string hier_describe(const Communicator& c);
 

@@ -159,8 +159,14 @@ class P2pWatch final : public sync::FailWatch {
   // Drops what can no longer complete; never stops the wait itself (the ops left are between live PEs of
   // communicators not revoked, whose partners run them to the end too).
   bool tripped() override {
+    settle(false);
+    return false;
+  }
+  // Marks the ops that can no longer complete done, recording the first; messages between hosts only with
+  // `remote` (their requests are the transport's until their own wait has ended: run_all_unwatched).
+  void settle(bool remote) {
     for (P2pOp& o : ops_) {
-      if (o.done) continue;
+      if (o.done || (o.remote && !remote)) continue;
       const uint64_t by = revoked_by(*o.c);
       const int pe = o.c->world[static_cast<size_t>(o.peer)];
       if (by == 0 && !pe_failed(pe)) continue;
@@ -173,7 +179,6 @@ class P2pWatch final : public sync::FailWatch {
         error_ = fmt::format("{}: PE {} failed (the job went on without it: --on-failure continue)", op_text(o), pe);
       }
     }
-    return false;
   }
   [[noreturn]] void raise() override { throw std::logic_error("P2pWatch never stops a wait"); }
   // After the ops ran: the first dropped op's error, or ok.
@@ -201,22 +206,48 @@ Status run_all(std::vector<P2pOp>& ops) {
   }
   P2pWatch watch(ops);
   sync::FailScope scope(&watch);
-  (void)watch.tripped();  // a peer that failed before the call, or a communicator revoked: its ops move nothing
+  watch.settle(true);  // a peer that failed before the call, or a communicator revoked: its ops move nothing
   run_all_unwatched(ops);
+  watch.settle(true);
   return watch.result();
 }
+
+// Resilient mode: the wait for a message between hosts stops when its peer has failed or its communicator
+// is revoked (the op then stays not done, and P2pWatch::settle records it).
+class RemoteOpWatch final : public sync::FailWatch {
+ public:
+  explicit RemoteOpWatch(const P2pOp& o) : o_(o) {}
+  bool tripped() override { return revoked_by(*o_.c) != 0 || pe_failed(o_.c->world[static_cast<size_t>(o_.peer)]); }
+  [[noreturn]] void raise() override { throw sync::Interrupted("a message between hosts was dropped", {}, false); }
+
+ private:
+  const P2pOp& o_;
+};
 
 void run_all_unwatched(std::vector<P2pOp>& ops) {
   // Messages between hosts: every one posted first (the transport keeps a pair's order), completed last.
   bool any_remote = false;
   for (P2pOp& o : ops)
-    if (o.remote) {
+    if (o.remote && !o.done) {
       o.request = hier_post(*o.c, o.send, o.buf, o.bytes, o.peer);
-      o.done = any_remote = true;
+      any_remote = true;
     }
   auto complete_remote = [&] {
-    for (P2pOp& o : ops)
-      if (o.remote) hier_complete(*o.c, o.request, o.send, o.bytes, o.peer);
+    for (P2pOp& o : ops) {
+      if (!o.remote || o.done) continue;
+      if (!o.c->resilient) [[likely]] {
+        hier_complete(*o.c, o.request, o.send, o.bytes, o.peer);
+        o.done = true;
+        continue;
+      }
+      RemoteOpWatch w(o);
+      sync::FailScope scope(&w);
+      try {
+        hier_complete(*o.c, o.request, o.send, o.bytes, o.peer);
+        o.done = true;
+      } catch (const sync::Interrupted&) {  // the transport has let go of the request
+      }
+    }
   };
   auto blocked = [&](size_t i) {
     for (size_t j = 0; j < i; ++j)
@@ -227,7 +258,7 @@ void run_all_unwatched(std::vector<P2pOp>& ops) {
   auto pass = [&] {
     bool all = true;
     for (size_t i = 0; i < ops.size(); ++i) {
-      if (ops[i].done) continue;
+      if (ops[i].done || ops[i].remote) continue;  // messages between hosts: complete_remote
       if (!blocked(i)) ops[i].send ? progress_send(ops[i]) : progress_recv(ops[i]);
       all = all && ops[i].done;
     }
@@ -239,11 +270,11 @@ void run_all_unwatched(std::vector<P2pOp>& ops) {
   }
   Communicator* waiter = nullptr;  // a communicator of this host (remote ops are done already)
   for (const P2pOp& o : ops)
-    if (!o.done) waiter = o.c;
+    if (!o.done && !o.remote) waiter = o.c;
   coll_wait(*waiter, pass, [&] {
     std::string s = "send/recv group to complete:";
     for (const P2pOp& o : ops) {
-      if (o.done) continue;
+      if (o.done || o.remote) continue;
       s += fmt::format(" [{} {} bytes {} rank {} (PE {}) on {}: {} moved]", o.send ? "send" : "recv", o.bytes,
                        o.send ? "to" : "from", o.peer, o.c->world[o.peer], o.c->name, o.moved);
     }

@@ -8,10 +8,13 @@
 // it; the communicator is broken from then on. The survivors agree on the failed set and shrink.
 //
 // One host: the members' control blocks (Ctrl) are shared memory, and a failed member's block stays
-// mapped by the others, so what it published before it died stays readable.
+// mapped by the others, so what it published before it died stays readable. A communicator across hosts
+// keeps the same records in the job's control segment (sync::FailRecords), which every PE maps under the
+// one-host launcher (tests/pe/as_hosts.sh); a job started with --hosts refuses resilient mode so far.
 //
 // Thread safety: as the communicator (one thread at a time).
 #pragma once
+#include <atomic>
 #include <vector>
 
 #include "base/status.h"
@@ -27,6 +30,9 @@ bool resilient_job();
 uint32_t job_failures();
 bool pe_failed(int pe);
 uint32_t pe_fail_index(int pe);
+// Communicators across hosts keep their agreement and revocation records in the control segment too.
+sync::FailRecords* pe_records(int pe);
+std::atomic<uint32_t>* job_revocations();
 
 // 1 + the rank that revoked `c`, or 0.
 uint64_t revoked_by(const Communicator& c);
@@ -35,11 +41,14 @@ uint64_t revoked_by(const Communicator& c);
 class CommWatch final : public sync::FailWatch {
  public:
   explicit CommWatch(Communicator& c) : c_(c) {}
+  // Asks `c` and the communicators it is part of (Communicator::parent): a call on a host's part of a
+  // communicator across hosts stops for a failure on another host too.
   bool tripped() override;
   [[noreturn]] void raise() override;
 
  private:
   Communicator& c_;
+  Communicator* why_ = nullptr;  // the one that tripped
 };
 
 // The error of a call `routine` on `c` stopped by `e`; marks `c` broken.
@@ -58,7 +67,7 @@ Status revoke(Communicator& c);
 Status agree(Communicator& c, int* flag, std::vector<int>* failed);
 // Collective over the survivors: agrees on the failed members, then builds the communicator of the others
 // (ranks in the old order). Alike on every survivor: all get the new communicator, or all get kPeerFailed
-// (a survivor failed meanwhile) and may shrink again. One host only.
+// (a survivor failed meanwhile) and may shrink again.
 Result<Communicator*> shrink(Communicator& c);
 
 }  // namespace tessera::coll

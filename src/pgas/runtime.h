@@ -19,6 +19,7 @@
 
 #include "base/log.h"
 #include "base/status.h"
+#include "sync/fail.h"
 #include "sync/wait.h"
 #include "transport/transport.h"
 
@@ -51,14 +52,17 @@ struct JobControl {
   // the count, acquire, sees every PE with a smaller index as kFailed).
   std::atomic<uint32_t> resilient;
   std::atomic<uint32_t> failures;
-  char pad1[kCacheLine - 28];
+  // Resilient mode: revocations of communicators spanning hosts recorded so far (release, after the record:
+  // sync::FailRecords::revoke), so that a watch looks at the records only when one was added.
+  std::atomic<uint32_t> revocations;
+  char pad1[kCacheLine - 32];
 
   enum ExitKind : uint32_t { kExitNone = 0, kExitFatal = 1, kExitGlobal = 2 };
 
   // kFailed: the PE ended (died, or left without shmem_finalize) while the job went on (resilient mode).
   enum State : uint32_t { kNotStarted = 0, kInitialized = 1, kFinalized = 2, kFailed = 3 };
   static size_t bytes_for(int n) {
-    const size_t per_pe = sizeof(sync::PeWaitWords) + kCacheLine + sizeof(sync::PeWhere);
+    const size_t per_pe = sizeof(sync::PeWaitWords) + kCacheLine + sizeof(sync::PeWhere) + sizeof(sync::FailRecords);
     return sizeof(JobControl) + per_pe * static_cast<size_t>(n);
   }
   sync::PeWaitWords* pe_words() { return reinterpret_cast<sync::PeWaitWords*>(this + 1); }
@@ -87,6 +91,7 @@ struct JobControl {
     char* base = reinterpret_cast<char*>(pe_words() + n_pes) + static_cast<size_t>(n_pes) * kCacheLine;
     return reinterpret_cast<sync::PeWhere*>(base) + pe;
   }
+  sync::FailRecords* records(int pe) { return reinterpret_cast<sync::FailRecords*>(where(n_pes)) + pe; }
 };
 
 struct Runtime {

@@ -8,6 +8,8 @@
 //
 // Thread safety: a watch belongs to the thread that installed it.
 #pragma once
+#include <atomic>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -46,6 +48,24 @@ class FailScope {
 
  private:
   FailWatch* prev_;
+};
+
+// A PE's records for its communicators that span hosts (coll/resilience.cc), in the job's control segment
+// (pgas::JobControl), where every PE of the job reads them; the PE is the only writer of its own. A failed
+// PE's records stay, and what it wrote before it died is final. Rings: agreement records are found by
+// (communicator uid, epoch), and a slot is written again only kAgree agreements of this PE later.
+struct FailRecords {
+  static constexpr int kAgree = 32, kRevoke = 8;
+  struct Agree {
+    std::atomic<uint64_t> uid, epoch;  // epoch last, release: the others are then readable
+    std::atomic<uint32_t> failures, flag;
+  };
+  struct Revoke {
+    std::atomic<uint64_t> uid, by;  // by: 1 + the revoker's rank, last, release
+  };
+  Agree agree[kAgree];
+  Revoke revoke[kRevoke];
+  std::atomic<uint32_t> agree_next, revoke_next;  // the writer's next slot
 };
 
 }  // namespace tessera::sync

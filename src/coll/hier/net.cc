@@ -17,14 +17,26 @@ char* grow(std::vector<char>& v, size_t n) {
 }
 
 const transport::Transport* Net::t(int rank) const { return h.msg[static_cast<size_t>(rank)]; }
+Net::~Net() {
+  for (const auto& [rank, req] : open)
+    if (const transport::Transport* tr = t(rank); tr->abandon) tr->abandon(req, pe(rank));
+}
 void* Net::send(int rank, const void* buf, size_t bytes) {
-  return t(rank)->send(pe(rank), h.key << kPeBits | static_cast<uint64_t>(pe(c.rank)), buf, bytes);
+  void* r = t(rank)->send(pe(rank), h.key << kPeBits | static_cast<uint64_t>(pe(c.rank)), buf, bytes);
+  if (r && c.resilient) [[unlikely]] open.emplace_back(rank, r);
+  return r;
 }
 void* Net::recv(int rank, void* buf, size_t bytes) {
-  return t(rank)->recv(pe(rank), h.key << kPeBits | static_cast<uint64_t>(pe(rank)), buf, bytes);
+  void* r = t(rank)->recv(pe(rank), h.key << kPeBits | static_cast<uint64_t>(pe(rank)), buf, bytes);
+  if (r && c.resilient) [[unlikely]] open.emplace_back(rank, r);
+  return r;
 }
 void Net::wait(int rank, void* req, const char* what, size_t bytes) {
-  if (req) t(rank)->wait(req, what, pe(rank), bytes);
+  if (!req) return;
+  // From here the request is the wait's: it completes, or a failure watch stops the wait, which lets go of it.
+  if (c.resilient) [[unlikely]]
+    std::erase(open, std::pair<int, void*>{rank, req});
+  t(rank)->wait(req, what, pe(rank), bytes);
 }
 void Net::exchange(int to, const void* out, size_t out_bytes, int from, void* in, size_t in_bytes, const char* what) {
   void* r = recv(from, in, in_bytes);

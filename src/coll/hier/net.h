@@ -5,6 +5,7 @@
 // communicator are matched in the order sent, and every member issues them in the same program order.
 #pragma once
 #include <cstddef>
+#include <utility>
 #include <vector>
 
 #include "base/status.h"
@@ -23,6 +24,11 @@ inline constexpr int kPeBits = 24;
 struct Net {
   Communicator& c;
   Hier& h;
+  // Resilient mode: requests posted and not yet waited for. A row that stops early (a failure: a wait that
+  // throws, a sub-call that returns its error) leaves them here, and the destructor hands them back to the
+  // transport (abandon), which finishes them without touching the row's buffers again.
+  std::vector<std::pair<int, void*>> open{};
+  ~Net();
   int pe(int rank) const { return c.world[static_cast<size_t>(rank)]; }
   const transport::Transport* t(int rank) const;
   void* send(int rank, const void* buf, size_t bytes);
