@@ -55,6 +55,12 @@ std::vector<Death> draw_deaths(const Soak& s, int kills) {
   return d;
 }
 
+// Whether the job's PEs are on several hosts (alike on every PE: each sees fewer PEs sharing its memory).
+bool spans_hosts() {
+  static const bool spans = shmem_team_n_pes(SHMEM_TEAM_SHARED) < shmem_n_pes();
+  return spans;
+}
+
 // One step on c; throws PeerFailure when a member failed. check_stop: first agree whether time is up.
 void step_on(Soak& s, coll::Comm& c, bool check_stop, bool time_up, bool& stop) {
   s.kind_name = nullptr;
@@ -77,9 +83,12 @@ void step_on(Soak& s, coll::Comm& c, bool check_stop, bool time_up, bool& stop) 
   } else if (what == 7) {
     s.kind_name = "send/recv";
     group_sendrecv(s, g, c, kCommColl);
-  } else {
+  } else if (!spans_hosts()) {
     s.kind_name = "recv-any";
     recv_from_any(s, g, c, kCommColl);
+  } else {  // a receive from any source needs every member on one host: a collective instead
+    s.kind_name = "comm-coll";
+    comm_collective(s, g, c, kCommColl);
   }
 }
 
