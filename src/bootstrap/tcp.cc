@@ -163,6 +163,9 @@ Status init(JobInfo* out) {
     cfg.job_id = id;
   }
   cfg.rejoin = g_joined;
+  if (const char* r = std::getenv("TESSERA_RESILIENT"); r && *r) {
+    TS_ASSIGN_OR_RETURN(cfg.resilient, config::parse_bool("TESSERA_RESILIENT", r));
+  }
   cfg.timeout_ns = sync::timeout_ns();
   cfg.start_deadline_ns = now_ns() + cfg.timeout_ns;
 
@@ -180,7 +183,10 @@ Status init(JobInfo* out) {
   info.rank = cfg.rank;
   info.size = cfg.size;
   info.job_id = g_endpoint->job_id();
-  info.control_name.clear();  // the runtime makes the control segment (pgas init)
+  // The agent of tessera-run --hosts makes the host's control segment in resilient mode (it marks failures
+  // there); otherwise the runtime makes one per host (pgas init).
+  const char* ctl = std::getenv("TESSERA_JOB_CONTROL");
+  info.control_name = ctl ? ctl : "";
   *out = info;
   return Status::ok();
 }

@@ -39,6 +39,9 @@ struct Config {
   // This process joined a job before and finalized (an init after the last finalize): rank 0 may be late to
   // serve the second join, so a rank waits for its challenge until start_deadline_ns, not one step's time.
   bool rejoin = false;
+  // Resilient mode (tessera-run --hosts --on-failure continue: TESSERA_RESILIENT=1 from the agent): a PE
+  // whose connection is lost has failed, which the launcher reports; the job goes on, and rank 0's loss too.
+  bool resilient = false;
 };
 
 class Endpoint {

@@ -246,6 +246,10 @@ class Spoke final : public Served {
   // on. Silent when this PE already knows the job ended.
   void lost(const std::string& line) {
     if (!end_once("the connection to rank 0 was lost")) return;
+    if (cfg_.resilient) {  // rank 0 failed: the launcher reports it, and the job goes on without the rendezvous
+      log::debug("{}", line);
+      return;
+    }
     log::write_line(log::Level::kError, line);
     if (AbortHook hook = abort_hook()) hook(0, 1);
   }

@@ -412,6 +412,7 @@ class Star final : public Served {
       if (death) --open_;
     }
     cv_.notify_all();
+    if (death && cfg_.resilient) return;  // the launcher marks it failed; the job goes on
     if (death)
       end_job(c.rank, 1,
               fmt::format("PE {} (host {}) lost its bootstrap connection: it died or its host went away; ending the "
