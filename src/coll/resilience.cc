@@ -154,12 +154,14 @@ void publish_across_hosts(const Communicator& c, uint64_t e, uint32_t failures, 
   sync::FailRecords& mine = *pe_records(c.world[static_cast<size_t>(c.rank)]);
   sync::FailRecords::Agree& a =
       mine.agree[mine.agree_next.fetch_add(1, std::memory_order_relaxed) % sync::FailRecords::kAgree];
+  a.version.fetch_add(1, std::memory_order_relaxed);
   a.epoch.store(0, std::memory_order_relaxed);
   std::atomic_thread_fence(std::memory_order_release);
   a.uid.store(c.uid, std::memory_order_relaxed);
   a.failures.store(failures, std::memory_order_relaxed);
   a.flag.store(flag, std::memory_order_relaxed);
   a.epoch.store(e, std::memory_order_release);
+  a.version.fetch_add(1, std::memory_order_release);
 }
 
 // Member m's record of agreement e on `c`, or null while it has none.
@@ -190,6 +192,10 @@ Status agree(Communicator& c, int* flag, std::vector<int>* failed) {
         failures = std::max(failures, a->failures.load(std::memory_order_relaxed));
       }
     }
+    // A contributor on another host may have read a failure this host has not been told of yet (each host's
+    // marks come from its agent, in the launcher's order): the set is decided once this host has them all.
+    sync::wait_yielding([&] { return job_failures() >= failures; },
+                        [&] { return fmt::format("agreement {} on {}: this host to learn of {} failures", e, c.name, failures); });
     decide_failed(c, failures, failed);
     *flag = static_cast<int>(all);
     return Status::ok();

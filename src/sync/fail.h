@@ -59,6 +59,9 @@ struct FailRecords {
   struct Agree {
     std::atomic<uint64_t> uid, epoch;  // epoch last, release: the others are then readable
     std::atomic<uint32_t> failures, flag;
+    // Odd while the record is written: a copier (the agent of tessera-run --hosts, which copies a PE's
+    // records to the other hosts) takes a record whose version was even and the same before and after.
+    std::atomic<uint32_t> version;
   };
   struct Revoke {
     std::atomic<uint64_t> uid, by;  // by: 1 + the revoker's rank, last, release
