@@ -13,6 +13,8 @@
 #include <optional>
 
 #include "agent_wire.h"
+#include "health.h"
+#include "host_control.h"
 #include "base/cpu.h"
 #include "bootstrap/protocol.h"
 #include "bootstrap/tcp_socket.h"
@@ -44,6 +46,8 @@ struct LocalPe {
   pid_t pid = -1;        // also its process group
   bool running = false;
   bool signalled = false;  // the agent sent it a signal: its end is not its own failure
+  bool killed_stopped = false;  // resilient mode: killed after it stayed stopped (check_stopped)
+  uint64_t stopped_since = 0;
   int fd[2] = {-1, -1};    // stdout, stderr
   LineBuffer lines[2];
 };
@@ -69,7 +73,11 @@ class Agent {
   bool finished(uint64_t now);
   void kill_leftovers();  // SIGKILL to every PE's process group (the PEs themselves have ended)
 
+  void publish(const LocalPe& pe);  // resilient mode: its records, if they changed, to the launcher
+  void check_stopped(uint64_t now);  // resilient mode: a PE stopped too long is killed
+  uint64_t stop_check_at_ = 0;
   std::optional<JobSpec> job_;
+  HostControl control_;
   std::string bootstrap_;
   uint32_t store_port_ = 0;  // torch's MASTER_PORT on the first host
   std::vector<LocalPe> pes_;
@@ -160,6 +168,9 @@ void Agent::on_job(const std::vector<char>& payload) {
                             "paths on every host)", job_->cwd, std::strerror(errno)));
   pes_.resize(job_->n_ranks);
   for (uint32_t i = 0; i < job_->n_ranks; ++i) pes_[i].rank = static_cast<int>(job_->first_rank + i);
+  if (job_->resilient)
+    if (Status st = control_.create(job_->job_id, job_->host_index, job_->size); !st.is_ok())
+      return fail(fmt::format("cannot make the host's control segment: {}", st.message()));
   if (job_->host_index != 0) return;
   // The first host's agent finds the rendezvous a port: one the kernel has free on the address rank 0 will
   // listen on, closed again for rank 0 to take. A port the launcher drew at random could be in use on that
@@ -229,6 +240,7 @@ Status Agent::spawn(LocalPe& pe) {
     one_blas_thread_per_pe(static_cast<int>(pes_.size()));
     ::setenv("TESSERA_BOOTSTRAP", bootstrap_.c_str(), 1);
     ::setenv("TESSERA_RANK", std::to_string(pe.rank).c_str(), 1);
+    if (control_.on()) ::setenv("TESSERA_JOB_CONTROL", control_.name().c_str(), 1);
     // What torch.distributed's env:// start-up reads, as on one host (job.cc), unless the user set it.
     torch_environment(pe.rank, static_cast<int>(job_->size), pe.rank - static_cast<int>(job_->first_rank),
                       static_cast<int>(job_->n_ranks), job_->bootstrap_host, std::to_string(store_port_));
@@ -260,6 +272,16 @@ void Agent::on_frame(const tcp::Frame& f) {
       if (r.ok_and_done() && sig > 0 && sig < NSIG) signal_all(sig);
       return;
     }
+    case AgentMsg::kPeFailed: {
+      Reader r(f.payload);
+      const uint32_t rank = r.u32(), index = r.u32();
+      if (!r.ok_and_done() || !control_.on()) return fail("an unexpected failure message");
+      control_.mark_failed(rank, index);
+      return;
+    }
+    case AgentMsg::kPublish:
+      if (!control_.apply(f.payload)) return fail("a malformed record message");
+      return;
     case AgentMsg::kEnd:
       if (!ending_) {
         ending_ = true;
@@ -284,9 +306,37 @@ void Agent::on_signalfd() {
     for (auto& pe : pes_) {
       if (pe.pid != pid || !pe.running) continue;
       pe.running = false;
-      send(AgentMsg::kExit, Writer().u32(static_cast<uint32_t>(pe.rank)).i32(status).u32(pe.signalled).bytes());
+      publish(pe);  // its last records reach every host before its failure mark does
+      const uint32_t by_agent = pe.killed_stopped ? 2 : pe.signalled;
+      send(AgentMsg::kExit, Writer().u32(static_cast<uint32_t>(pe.rank)).i32(status).u32(by_agent).bytes());
     }
   }
+}
+
+// As tessera-run on one host (job_end.cc): a PE stopped (SIGSTOP, a debugger) for half of TESSERA_TIMEOUT
+// is killed, so that it fails as a whole while the survivors' waits, whose deadline is the whole timeout,
+// still run.
+void Agent::check_stopped(uint64_t now) {
+  if (now < stop_check_at_ || !job_ || !job_->stop_limit_ms) return;
+  stop_check_at_ = now + 100'000'000ull;
+  for (auto& pe : pes_) {
+    if (!pe.running || pe.killed_stopped) continue;
+    const char st = process_state(pe.pid);
+    if (st != 'T' && st != 't') {
+      pe.stopped_since = 0;
+      continue;
+    }
+    if (pe.stopped_since == 0) pe.stopped_since = now;
+    if (now - pe.stopped_since >= uint64_t{job_->stop_limit_ms} * 1'000'000) {
+      pe.killed_stopped = true;
+      (void)::kill(pe.pid, SIGKILL);
+    }
+  }
+}
+
+void Agent::publish(const LocalPe& pe) {
+  if (!control_.on()) return;
+  if (std::vector<char> p = control_.changed(static_cast<uint32_t>(pe.rank)); !p.empty()) send(AgentMsg::kPublish, p);
 }
 
 void Agent::on_output(LocalPe& pe, int which) {
@@ -347,6 +397,14 @@ int Agent::run() {
       for (int w = 0; w < 2; ++w)
         if (pe.fd[w] >= 0) fds.push_back({pe.fd[w], POLLIN, 0}), who.push_back({&pe, w});
     int wait_ms = term_at_ || kill_at_ || drain_until_ ? 20 : 500;
+    if (control_.on()) {
+      // Resilient mode: the PEs' records are looked at every few milliseconds (an agreement across hosts
+      // waits for them).
+      for (auto& pe : pes_)
+        if (pe.running) publish(pe);
+      check_stopped(now);
+      wait_ms = 2;
+    }
     const int r = ::poll(fds.data(), fds.size(), wait_ms);
     if (r < 0 && errno != EINTR) break;
     for (size_t i = 0; r > 0 && i < fds.size(); ++i) {

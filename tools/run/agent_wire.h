@@ -15,10 +15,15 @@
 // host): a second port the first host's agent found free there.
 //   agent -> launcher  kOutput  {rank u32, stream u32 (1 out, 2 err), bytes: whole lines}
 //   agent -> launcher  kExit    {rank u32, wait status i32, by_agent u32}   by_agent: the agent had signalled it
+//                                                                           (2: killed, stopped too long)
 //   agent -> launcher  kError   {text}                                      the agent cannot go on; it ends its PEs
 //   agent -> launcher  kDone    {}                                          PEs ended, /dev/shm cleaned; last frame
 //   launcher -> agent  kSignal  {signo u32}                                 relay to every PE's process group
 //   launcher -> agent  kEnd     {}                                          end the PEs: TERM soon, KILL after a grace
+// Resilient mode (JobSpec::resilient; host_control.h):
+//   launcher -> agent  kPeFailed {rank u32, index u32}                      mark a PE failed, index-th
+//   agent -> launcher  kPublish  {rank u32, records}                        a local PE's records changed;
+//   launcher -> agent  kPublish  (the same)                                 relayed to every other agent
 // The end of the agent's stdin means the launcher is gone: the agent ends its PEs at once and exits. The end
 // of its stdout before kDone means the host (or its agent) is gone.
 //
@@ -33,7 +38,7 @@
 
 namespace tessera::run {
 
-inline constexpr uint32_t kAgentProtocol = 2;
+inline constexpr uint32_t kAgentProtocol = 3;
 
 enum class AgentMsg : uint32_t {
   kHello = 101,
@@ -46,6 +51,8 @@ enum class AgentMsg : uint32_t {
   kDone = 108,
   kSignal = 109,
   kEnd = 110,
+  kPeFailed = 111,
+  kPublish = 112,
 };
 
 struct JobSpec {
@@ -58,6 +65,8 @@ struct JobSpec {
   std::string cwd;                       // the launcher's working directory, which the PEs start in
   std::vector<std::string> argv;
   std::vector<std::string> env;          // K=V for every PE of the job (TESSERA_RANK is the agent's)
+  uint32_t resilient = 0;                // --on-failure continue: the agent owns the host's control segment
+  uint32_t stop_limit_ms = 0;            // resilient mode: a PE stopped this long is killed (kExit by_agent 2)
 };
 
 // Builds and reads payloads. A Reader that meets a short or malformed payload fails every later read.

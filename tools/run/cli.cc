@@ -136,7 +136,7 @@ Launch parse_command_line(const std::vector<std::string>& args, HostfileReader r
   app.add_option("--on-failure", opt.on_failure,
                  "end: a PE's failure ends the job within about a second (default); continue: the other PEs go on, "
                  "their calls on communicators the failed PE belonged to fail naming it, and they may shrink "
-                 "them (sets TESSERA_RESILIENT; one host only; docs/resilience.md)")
+                 "them (sets TESSERA_RESILIENT; docs/resilience.md)")
       ->check(CLI::IsMember({"end", "continue"}));
   app.add_flag("--report-bindings", opt.report_bindings,
                "print where the PEs run and why, and every change of it, to stderr (also at TESSERA_LOG=2); "
@@ -188,8 +188,6 @@ Launch parse_command_line(const std::vector<std::string>& args, HostfileReader r
     if (npn->count() != 0)
       return usage_error(fmt::format("-N {} with --hosts/--hostfile: give each host's slots instead (h1:2,h2:2, or "
                                      "slots=2 in the hostfile)", per_host));
-    if (opt.on_failure == "continue")  // TESSERA_RESILIENT is refused by the job (hosts_job.cc)
-      return usage_error("--on-failure continue: resilient mode runs on one host so far (tessera-run -n N)");
     if (opt.bind_to == "core" || opt.report_bindings)
       return usage_error(fmt::format("{}: PEs started on several hosts are not bound to CPUs (only tessera-run -n N "
                                      "on one host binds them)", opt.report_bindings ? "--report-bindings" : "--bind-to core"));

@@ -11,10 +11,11 @@
 #include <cerrno>
 #include <climits>
 #include <cstring>
-#include <filesystem>
-#include <sstream>
 
 #include "agent_wire.h"
+#include "hosts_failure.h"
+#include "remote_shell.h"
+#include "settings.h"
 #include "base/cpu.h"
 #include "bootstrap/protocol.h"
 #include "bootstrap/tcp_wire.h"
@@ -37,7 +38,6 @@ constexpr double kReapSeconds = 2.0;
 
 uint64_t after(double seconds) { return now_ns() + static_cast<uint64_t>(seconds * 1e9); }
 
-
 struct RemoteHost {
   HostPes pes;
   int index = 0;
@@ -52,30 +52,6 @@ struct PeState {
   int host = 0;
   bool ended = false;
 };
-
-// A word for the remote shell's command line, which ssh (and tests/hosts/rsh) hand to a shell.
-std::string shell_quote(const std::string& s) {
-  if (!s.empty() && s.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./-=:,+@%") ==
-                        std::string::npos)
-    return s;
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
-// $TESSERA_RSH's words (declared, with its help, in src/bootstrap/launcher_client.cc, so that tessera-info
-// lists it and a PE that inherits it accepts it).
-std::vector<std::string> rsh_words() {
-  const char* v = std::getenv("TESSERA_RSH");
-  std::vector<std::string> words;
-  std::istringstream in(v && *v ? v : "ssh");
-  for (std::string w; in >> w;) words.push_back(w);
-  if (words.empty()) words.push_back("ssh");
-  // A relative path (tests/hosts/rsh) becomes absolute, so that a failure names the very file looked for.
-  if (std::error_code ec; words[0][0] != '/' && words[0].find('/') != std::string::npos)
-    if (auto p = std::filesystem::absolute(words[0], ec); !ec) words[0] = p.lexically_normal().string();
-  return words;
-}
 
 class HostsJob {
  public:
@@ -100,6 +76,7 @@ class HostsJob {
   void on_output(RemoteHost& h, const std::vector<char>& payload);
   void on_exit(RemoteHost& h, const std::vector<char>& payload);
   void on_gone(RemoteHost& h, const std::string& why);
+  void continue_without(int rank, const std::string& host, const std::string& why);
   void on_signalfd();
   void failure(Failure::Kind kind, std::string text, int result, bool others_running);
   void own_cause(const std::string& text, int result);
@@ -125,6 +102,7 @@ class HostsJob {
   bool ending_ = false;
   uint64_t force_at_ = 0, cut_kill_at_ = 0;
   bool cut_ = false;
+  Continuing continuing_;  // resilient mode (hosts_failure.h)
 };
 
 HostsJob::~HostsJob() {
@@ -136,6 +114,9 @@ HostsJob::~HostsJob() {
 }
 
 Status HostsJob::setup() {
+  bool resilient = false;
+  TS_RETURN_IF_ERROR(resolve_on_failure(opt_, &resilient));
+  continuing_ = Continuing(resilient);
   job_id_ = bootstrap::random_hex(tcp::kJobIdChars);
   secret_ = bootstrap::random_hex(bootstrap::kSecretChars);
   char path[PATH_MAX];
@@ -214,6 +195,9 @@ JobSpec HostsJob::job_for(const RemoteHost& h) const {
   j.env.push_back("TESSERA_SIZE=" + std::to_string(pes_.size()));
   j.env.push_back("TESSERA_JOB_SECRET=" + secret_);
   j.env.push_back("TESSERA_JOB_ID=" + job_id_);
+  j.resilient = continuing_.on();
+  if (continuing_.on()) j.stop_limit_ms = static_cast<uint32_t>(stop_limit_ns(opt_) / 1'000'000);
+  if (continuing_.on()) j.env.push_back("TESSERA_RESILIENT=1");
   return j;
 }
 
@@ -289,18 +273,29 @@ void HostsJob::on_exit(RemoteHost& h, const std::vector<char>& payload) {
   Reader r(payload);
   const int rank = static_cast<int>(r.u32());
   const int status = r.i32();
-  const bool by_agent = r.u32() != 0;
+  const uint32_t by_agent = r.u32();
   if (!r.ok_and_done() || rank < h.pes.first || rank >= h.pes.first + h.pes.count) {
     on_gone(h, fmt::format("its agent reported the end of PE {}, not one of its PEs", rank));
     return;
   }
   pes_[static_cast<size_t>(rank)].ended = true;
-  if (by_agent) return;  // the job was ending already
+  if (by_agent == 1) return;  // the job was ending already
   const bool signalled = WIFSIGNALED(status);
   if (!signalled && WIFEXITED(status) && WEXITSTATUS(status) == 0) return;
+  if (continuing_.on() && !ending_ && running_besides(rank, -1))
+    return continue_without(rank, h.pes.name, by_agent != 2 ? describe_status(status) : fmt::format(
+        "stayed stopped for {:.1f} s (half of TESSERA_TIMEOUT) and was killed", stop_limit_ns(opt_) / 1e9));
   failure(signalled ? Failure::kPeSignal : Failure::kPeStatus,
           fmt::format("PE {} on host {} {}", rank, h.pes.name, describe_status(status)), exit_status_of(status),
           running_besides(rank, -1));
+}
+
+// Resilient mode: `rank` failed; the job goes on, and every agent marks it (hosts_failure.h).
+void HostsJob::continue_without(int rank, const std::string& host, const std::string& why) {
+  int left = 0;
+  for (const PeState& p : pes_) left += !p.ended;
+  const std::vector<char> mark = continuing_.fail(rank, host, why, left);
+  for (auto& other : hosts_) send(other, AgentMsg::kPeFailed, mark);
 }
 
 void HostsJob::on_gone(RemoteHost& h, const std::string& why) {
@@ -309,12 +304,21 @@ void HostsJob::on_gone(RemoteHost& h, const std::string& why) {
   h.out = h.in = -1;
   const bool was_done = h.done;
   h.gone = true;
-  for (int r = h.pes.first; r < h.pes.first + h.pes.count; ++r) pes_[static_cast<size_t>(r)].ended = true;
+  std::vector<int> lost;  // its PEs that had not ended
+  for (int r = h.pes.first; r < h.pes.first + h.pes.count; ++r) {
+    if (!pes_[static_cast<size_t>(r)].ended) lost.push_back(r);
+    pes_[static_cast<size_t>(r)].ended = true;
+  }
   if (was_done) return;
   // A remote shell whose agent is gone has nothing left to do. Only while it is unreaped: until then its
   // pid, and so its process group's id, cannot be anyone else's.
   if (h.pid > 0 && h.status < 0) (void)::kill(-h.pid, SIGKILL);
   if (cut_) return;  // cut off by the launcher: the cause is printed already
+  if (continuing_.on() && !ending_ && h.hello && running_besides(-1, h.index)) {
+    // Resilient mode: its PEs end with their agent (PDEATHSIG, or the agent's stdin closing): each failed.
+    for (int r : lost) continue_without(r, h.pes.name, "was lost with its host (" + (why.empty() ? "its agent's connection closed" : why) + ")");
+    return;
+  }
   std::string text;
   if (!why.empty()) {
     text = fmt::format("host {} ({}): {}", h.pes.name, h.pes.ranks(), why);
@@ -360,6 +364,10 @@ void HostsJob::on_frame(RemoteHost& h, const tcp::Frame& f) {
       return;
     }
     case AgentMsg::kDone: h.done = true; return;
+    case AgentMsg::kPublish:  // resilient mode: a PE's records, to every other host in arrival order
+      for (auto& other : hosts_)
+        if (&other != &h) send(other, AgentMsg::kPublish, f.payload);
+      return;
     default:
       return on_gone(h, fmt::format("its agent sent an unknown message (type {})", static_cast<uint32_t>(f.type)));
   }
@@ -478,17 +486,11 @@ int HostsJob::run() {
   for (auto& h : hosts_)
     if (h.in >= 0) ::close(h.in), h.in = -1;  // every agent has said done: their shells may end
   reap_shells(true);
+  if (!decided_) continuing_.summary();
   return decided_ ? result_ : 0;
 }
 
 }  // namespace
-
-const Failure& choose_cause(const std::vector<Failure>& failures) {
-  const Failure* best = &failures.front();
-  for (const Failure& f : failures)
-    if (f.kind < best->kind) best = &f;  // strictly: the earliest of a kind stays
-  return *best;
-}
 
 int run_hosts_job(const Options& opt, const std::vector<HostPes>& hosts) {
   HostsJob job(opt, hosts);

@@ -13,6 +13,9 @@
 // caused themselves (they signalled the PE) are not failures. The launcher exits with the chosen PE's
 // status (128 + the signal), 1 for a host, 0 when every PE exited 0.
 // When the launcher itself dies, the agents see their stdin close and end their PEs (agent.h).
+// Resilient mode (--on-failure continue; hosts_failure.h): a PE that dies or stays stopped, or a host that
+// is lost, while other PEs run is marked failed on every host instead, and the job goes on; the launcher
+// then exits with the survivors' status.
 #pragma once
 #include <string>
 #include <vector>

@@ -6,7 +6,6 @@
 #include "cli.h"
 #include "hosts_job.h"
 #include "job.h"
-#include "settings.h"
 
 int main(int argc, char** argv) {
   namespace run = tessera::run;
@@ -18,21 +17,7 @@ int main(int argc, char** argv) {
       return l.exit_code;
     case run::Launch::Kind::kAgent: return run::run_agent();
     case run::Launch::Kind::kLocal: return run::run_job(l.opt);
-    case run::Launch::Kind::kHosts: {
-      // Resilient mode runs on one host so far. --on-failure continue is refused with the command line
-      // (cli.cc); TESSERA_RESILIENT, as the PEs would see it, is refused here by name rather than left off
-      // without a word. (The parser cannot: the fuzzers and unit tests link it without the settings.)
-      bool resilient = false;
-      tessera::Status st = run::resolve_on_failure(l.opt, &resilient);
-      if (st.is_ok() && resilient)
-        st = tessera::invalid_arg("TESSERA_RESILIENT={}: resilient mode runs on one host so far (tessera-run -n N)",
-                                  run::pe_setting(l.opt, "TESSERA_RESILIENT"));
-      if (!st.is_ok()) {
-        std::fprintf(stderr, "tessera-run: %s\n", st.message().c_str());
-        return 1;
-      }
-      return run::run_hosts_job(l.opt, l.placed);
-    }
+    case run::Launch::Kind::kHosts: return run::run_hosts_job(l.opt, l.placed);
   }
   return 2;
 }
