@@ -82,7 +82,7 @@ tesseraResult_t tesseraCommUserRank(const tesseraComm_t comm, int* rank);
 
 /* Resilient mode (tessera-run --on-failure continue; docs/resilience.md), as MPI's ULFM. After a member
  * fails, calls on the communicator return tesseraPeerFailed (tesseraGetLastError names the PE) and the
- * communicator is broken: the survivors shrink it. One host so far.
+ * communicator is broken: the survivors shrink it (on one host or across hosts).
  * Revoke: every member's pending and later calls fail with tesseraRevoked (any member, not collective).
  * Agree: collective over the survivors; *flag becomes the bitwise AND of their flags (and of any flag a
  *   failed member published before it died), and every survivor learns the same failed set.

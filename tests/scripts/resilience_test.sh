@@ -150,13 +150,6 @@ check "--on-failure maybe is refused ($rc)" "[ $rc -ne 0 ] && grep -q 'on-failur
 TESSERA_RESILIENT=maybe "$run" -n 2 true > "$tmp/out" 2>&1
 rc=$?
 check "TESSERA_RESILIENT=maybe is refused naming it ($rc)" "[ $rc -ne 0 ] && grep -q 'TESSERA_RESILIENT' '$tmp/out' && grep -q maybe '$tmp/out'"
-"$run" --hosts a,b --on-failure continue true > "$tmp/out" 2>&1
-rc=$?
-check "--on-failure continue across hosts is refused ($rc)" "[ $rc -ne 0 ] && grep -q 'one host' '$tmp/out'"
-TESSERA_RESILIENT=1 "$run" --hosts a,b true > "$tmp/out" 2>&1
-rc=$?
-check "TESSERA_RESILIENT=1 across hosts is refused naming it, not ignored ($rc)" \
-  "[ $rc -ne 0 ] && grep -q 'TESSERA_RESILIENT=1: resilient mode runs on one host' '$tmp/out'"
 "$run" --hosts a,b --env TESSERA_RESILIENT=maybe true > "$tmp/out" 2>&1
 rc=$?
 check "TESSERA_RESILIENT=maybe across hosts is refused naming it ($rc)" \
