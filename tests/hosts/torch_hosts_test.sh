@@ -4,7 +4,8 @@
 # and gets torch's env:// variables (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR the first
 # host, MASTER_PORT a port free there). Every operation of ops_test.py then passes with two PEs on each of two
 # hosts, and a DDP run matches one process; ops_test.py passes again under torch's own launcher started on
-# each host (--nnodes 2). compress_test.py codes DDP's gradients between the hosts.
+# each host (--nnodes 2). compress_test.py codes DDP's gradients between the hosts. Under --on-failure
+# continue, DDP goes on after a rank on the other host dies, exactly as a run resumed from its state would.
 # Usage: torch_hosts_test.sh BUILD_DIR. Skips (77) unless run as root and the backend was built.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -40,6 +41,30 @@ out=$(run "$py" "$here/../torch/ddp_test.py" 3) || { echo "$out" | tail -20; ech
 out=$(run "$py" "$here/../torch/compress_test.py") || { echo "$out" | tail -20; echo "FAIL compress_test.py on 2 hosts x 2 PEs"; fails=1; }
 echo "$out" | grep -q "compress_test: all checks passed at 4 ranks across hosts" || { echo "FAIL compress_test.py did not check across hosts"; fails=1; }
 
+# Resilient mode (docs/resilience.md): DDP keeps training on 3 ranks after rank 2 (on h2) is killed at step
+# 12; the model it recovers with equals, bit for bit, the one a run without the failure holds at step 12,
+# and a fresh job of the same 3 ranks' layout (h1:2,h2:1) resumed from it prints the same losses
+# (TESSERA_DETERMINISTIC=1 in all).
+example="$here/../../examples/torch/elastic_train.py"
+state=$NETNS_HOSTS_DIR/state.pt intact=$NETNS_HOSTS_DIR/intact.pt
+out=$(run --on-failure continue --env TESSERA_DETERMINISTIC=1 "$py" "$example" 24 --kill-rank 2 --kill-step 12 \
+        --save-at-recovery "$state")
+survivors=$out
+{ echo "$out" | grep -q "the job went on without PE 2," && echo "$out" | grep -q '^recovered: 3 ranks go on from step 12$' &&
+  echo "$out" | grep -q '^step 23 loss .* ranks 3$'; } || { echo "$out" | tail -20; echo "FAIL elastic DDP across hosts: the survivors did not train on"; fails=1; }
+out=$(run --env TESSERA_DETERMINISTIC=1 "$py" "$example" 13 --save-at 12 "$intact") ||
+  { echo "$out" | tail -20; echo "FAIL elastic DDP across hosts: the run without a failure"; fails=1; }
+out=$("$py" -c '
+import sys, torch
+a, b = torch.load(sys.argv[1]), torch.load(sys.argv[2])
+assert a["step"] == b["step"] == 12 and list(a["model"]) == list(b["model"])
+assert all(torch.equal(a["model"][k], b["model"][k]) for k in a["model"]), "the models differ"
+print("same model")' "$intact" "$state" 2>&1) || { echo "$out"; echo "FAIL elastic DDP across hosts: the recovered model differs"; fails=1; }
+out=$(env -u PYTHONPATH timeout 280 "$build/bin/tessera-run" --hosts h1:2,h2:1 --timeout 270 --env TESSERA_TIMEOUT=60 \
+        --env TESSERA_DETERMINISTIC=1 "$py" "$example" 24 --resume "$state" 2>&1)
+[ -n "$(echo "$out" | grep '^step')" ] && [ "$(echo "$survivors" | grep '^step' | awk '$2 >= 12')" = "$(echo "$out" | grep '^step')" ] ||
+  { echo "$out" | tail -20; echo "FAIL elastic DDP across hosts: the fresh 3-rank job's losses differ from the survivors'"; fails=1; }
+
 # torch's own launcher on each host, as a user runs it across nodes: the rendezvous at h1, Tessera wired
 # through the id rank 0 publishes in torch's store.
 port=$("$py" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
@@ -54,5 +79,5 @@ for node in 0 1; do
 done
 grep -q "ops_test: .* cases passed on 4 ranks" "$NETNS_HOSTS_DIR/torchrun0.out" || { echo "FAIL ops_test.py under torchrun across hosts did not report its cases"; fails=1; }
 
-[ $fails -eq 0 ] && echo "ok: torch programs across 2 namespace hosts under tessera-run --hosts (environment, every operation, DDP, compressed gradients) and torchrun"
+[ $fails -eq 0 ] && echo "ok: torch programs across 2 namespace hosts under tessera-run --hosts (environment, every operation, DDP, compressed gradients, DDP surviving a rank's death) and torchrun"
 exit $fails
