@@ -321,13 +321,7 @@ void Agent::check_stopped(uint64_t now) {
   stop_check_at_ = now + 100'000'000ull;
   for (auto& pe : pes_) {
     if (!pe.running || pe.killed_stopped) continue;
-    const char st = process_state(pe.pid);
-    if (st != 'T' && st != 't') {
-      pe.stopped_since = 0;
-      continue;
-    }
-    if (pe.stopped_since == 0) pe.stopped_since = now;
-    if (now - pe.stopped_since >= uint64_t{job_->stop_limit_ms} * 1'000'000) {
+    if (stopped_too_long(pe.pid, &pe.stopped_since, now, uint64_t{job_->stop_limit_ms} * 1'000'000)) {
       pe.killed_stopped = true;
       (void)::kill(pe.pid, SIGKILL);
     }

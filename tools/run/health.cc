@@ -11,6 +11,16 @@
 
 namespace tessera::run {
 
+bool stopped_too_long(pid_t pid, uint64_t* since, uint64_t now, uint64_t limit_ns) {
+  const char st = process_state(pid);
+  if (st != 'T' && st != 't') {
+    *since = 0;
+    return false;
+  }
+  if (*since == 0) *since = now;
+  return now - *since >= limit_ns;
+}
+
 char process_state(pid_t pid) {
   char path[64];
   std::snprintf(path, sizeof path, "/proc/%d/stat", static_cast<int>(pid));

@@ -31,5 +31,8 @@ Health health_report(pgas::JobControl* ctl, const std::string& job_id, const std
 
 // The state letter of /proc/<pid>/stat ('R', 'S', 'T' stopped, 't' traced, 'Z', ...); 0 when unreadable.
 char process_state(pid_t pid);
+// Resilient mode (the one-host launcher and the agents): whether `pid` has stayed stopped (SIGSTOP, a
+// debugger) for `limit_ns` by `now`. *since: when it was first seen stopped (0: it was not), kept up to date.
+bool stopped_too_long(pid_t pid, uint64_t* since, uint64_t now, uint64_t limit_ns);
 
 }  // namespace tessera::run

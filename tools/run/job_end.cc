@@ -134,13 +134,7 @@ void Job::check_stopped(uint64_t now) {
   for (size_t r = 0; r < pes_.size(); ++r) {
     Pe& pe = pes_[r];
     if (!pe.running || pe.killed_stopped) continue;
-    const char st = process_state(pe.pid);
-    if (st != 'T' && st != 't') {
-      pe.stopped_since = 0;
-      continue;
-    }
-    if (pe.stopped_since == 0) pe.stopped_since = now;
-    if (now - pe.stopped_since >= stop_limit_ns_) {
+    if (stopped_too_long(pe.pid, &pe.stopped_since, now, stop_limit_ns_)) {
       pe.killed_stopped = true;
       ::kill(pe.pid, SIGKILL);
     }
