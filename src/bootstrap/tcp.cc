@@ -163,7 +163,9 @@ Status init(JobInfo* out) {
     cfg.job_id = id;
   }
   cfg.rejoin = g_joined;
-  if (const char* r = std::getenv("TESSERA_RESILIENT"); r && *r) {
+  // Only with a control segment from the agent, where the failures are marked: without one nobody would tell
+  // the others that a PE is gone.
+  if (const char* r = std::getenv("TESSERA_RESILIENT"); r && *r && std::getenv("TESSERA_JOB_CONTROL")) {
     TS_ASSIGN_OR_RETURN(cfg.resilient, config::parse_bool("TESSERA_RESILIENT", r));
   }
   cfg.timeout_ns = sync::timeout_ns();

@@ -232,6 +232,7 @@ void drop_requests() {
   for (Conn& c : s.conns) {
     for (Request* r : c.posted) delete r;
     for (Request* r : c.sends) delete r;
+    if (c.into_req && c.into_req->orphan) delete c.into_req;  // resilient mode: let go of, and never finished
   }
 }
 
