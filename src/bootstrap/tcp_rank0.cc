@@ -144,8 +144,10 @@ class Star final : public Served {
     std::unique_lock lk(mu_);
     // Every PE's goodbye first: a connection closed before then would look like a death to nobody (rank 0
     // is the one watching), but closing early would make the PEs still saying goodbye see rank 0 vanish.
+    // Resilient mode: a failed PE never says goodbye, and one cut off by its link never even closes; the
+    // survivors have met in shmem_finalize's barrier, and a PE that sees rank 0 go goes on (tcp_peer.cc).
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::nanoseconds(cfg_.timeout_ns);
-    if (!cv_.wait_until(lk, deadline, [this] { return open_ == 0 || ended_; }))
+    if (!cfg_.resilient && !cv_.wait_until(lk, deadline, [this] { return open_ == 0 || ended_; }))
       log::warn("bootstrap (tcp): {} PEs did not say goodbye within {:.0f} s (TESSERA_TIMEOUT); closing anyway", open_,
                 static_cast<double>(cfg_.timeout_ns) / 1e9);
     keep_listen_ = true;  // for take_listen_socket

@@ -8,12 +8,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <optional>
 
 #include "agent_wire.h"
 #include "health.h"
+#include "heartbeat.h"
 #include "host_control.h"
 #include "base/cpu.h"
 #include "bootstrap/protocol.h"
@@ -47,6 +49,7 @@ struct LocalPe {
   bool running = false;
   bool signalled = false;  // the agent sent it a signal: its end is not its own failure
   bool killed_stopped = false;  // resilient mode: killed after it stayed stopped (check_stopped)
+  bool fenced = false;          // resilient mode: killed because its host was cut off (kKill)
   uint64_t stopped_since = 0;
   int fd[2] = {-1, -1};    // stdout, stderr
   LineBuffer lines[2];
@@ -78,6 +81,7 @@ class Agent {
   uint64_t stop_check_at_ = 0;
   std::optional<JobSpec> job_;
   HostControl control_;
+  Heartbeat heartbeat_;  // resilient mode
   std::string bootstrap_;
   uint32_t store_port_ = 0;  // torch's MASTER_PORT on the first host
   std::vector<LocalPe> pes_;
@@ -168,9 +172,16 @@ void Agent::on_job(const std::vector<char>& payload) {
                             "paths on every host)", job_->cwd, std::strerror(errno)));
   pes_.resize(job_->n_ranks);
   for (uint32_t i = 0; i < job_->n_ranks; ++i) pes_[i].rank = static_cast<int>(job_->first_rank + i);
-  if (job_->resilient)
+  if (job_->resilient) {
     if (Status st = control_.create(job_->job_id, job_->host_index, job_->size); !st.is_ok())
       return fail(fmt::format("cannot make the host's control segment: {}", st.message()));
+    // A host silent for a quarter of the stop limit (an eighth of TESSERA_TIMEOUT), at least a second:
+    // found and fenced well within the survivors' deadline.
+    const uint64_t silence = std::max<uint64_t>(1'000'000'000ull, uint64_t{job_->stop_limit_ms} * 250'000);
+    if (Status st = heartbeat_.open(job_->hb_token, job_->host_index, silence); !st.is_ok())
+      return fail(st.message());
+    send(AgentMsg::kHbPort, Writer().u32(heartbeat_.port()).bytes());
+  }
   if (job_->host_index != 0) return;
   // The first host's agent finds the rendezvous a port: one the kernel has free on the address rank 0 will
   // listen on, closed again for rank 0 to take. A port the launcher drew at random could be in use on that
@@ -282,6 +293,13 @@ void Agent::on_frame(const tcp::Frame& f) {
     case AgentMsg::kPublish:
       if (!control_.apply(f.payload)) return fail("a malformed record message");
       return;
+    case AgentMsg::kPeers:
+      if (Status st = heartbeat_.set_peers(f.payload, now_ns()); !st.is_ok()) return fail(st.message());
+      return;
+    case AgentMsg::kKill:  // fenced: this host lost its link to the others
+      for (auto& pe : pes_)
+        if (pe.running) pe.fenced = true, (void)::kill(-pe.pid, SIGKILL);
+      return;
     case AgentMsg::kEnd:
       if (!ending_) {
         ending_ = true;
@@ -307,7 +325,7 @@ void Agent::on_signalfd() {
       if (pe.pid != pid || !pe.running) continue;
       pe.running = false;
       publish(pe);  // its last records reach every host before its failure mark does
-      const uint32_t by_agent = pe.killed_stopped ? 2 : pe.signalled;
+      const uint32_t by_agent = pe.fenced ? 3 : pe.killed_stopped ? 2 : pe.signalled;
       send(AgentMsg::kExit, Writer().u32(static_cast<uint32_t>(pe.rank)).i32(status).u32(by_agent).bytes());
     }
   }
@@ -387,6 +405,7 @@ int Agent::run() {
     std::vector<pollfd> fds{{sigfd_, POLLIN, 0}};
     std::vector<std::pair<LocalPe*, int>> who{{nullptr, -1}};
     if (in_open_) fds.push_back({kIn, POLLIN, 0}), who.push_back({nullptr, -2});
+    if (heartbeat_.fd() >= 0) fds.push_back({heartbeat_.fd(), POLLIN, 0}), who.push_back({nullptr, -3});
     for (auto& pe : pes_)
       for (int w = 0; w < 2; ++w)
         if (pe.fd[w] >= 0) fds.push_back({pe.fd[w], POLLIN, 0}), who.push_back({&pe, w});
@@ -397,6 +416,7 @@ int Agent::run() {
       for (auto& pe : pes_)
         if (pe.running) publish(pe);
       check_stopped(now);
+      for (uint32_t host : heartbeat_.tick(now)) send(AgentMsg::kLinkLost, Writer().u32(host).bytes());
       wait_ms = 2;
     }
     const int r = ::poll(fds.data(), fds.size(), wait_ms);
@@ -406,6 +426,8 @@ int Agent::run() {
       auto [pe, w] = who[i];
       if (w == -1) {
         on_signalfd();
+      } else if (w == -3) {
+        heartbeat_.on_readable(now_ns());
       } else if (w == -2) {
         char buf[65536];
         const ssize_t n = ::read(kIn, buf, sizeof buf);

@@ -64,7 +64,7 @@ std::vector<std::string> Reader::strs() {
 std::vector<char> encode_job(const JobSpec& j) {
   Writer w;
   w.str(j.job_id).str(j.host).u32(j.host_index).u32(j.first_rank).u32(j.n_ranks).u32(j.size);
-  w.str(j.bootstrap_host).str(j.cwd).strs(j.argv).strs(j.env).u32(j.resilient).u32(j.stop_limit_ms);
+  w.str(j.bootstrap_host).str(j.cwd).strs(j.argv).strs(j.env).u32(j.resilient).u32(j.stop_limit_ms).str(j.hb_token);
   return w.bytes();
 }
 
@@ -83,6 +83,7 @@ std::optional<JobSpec> decode_job(const std::vector<char>& payload) {
   j.env = r.strs();
   j.resilient = r.u32();
   j.stop_limit_ms = r.u32();
+  j.hb_token = r.str();
   if (!r.ok_and_done() || j.resilient > 1 || j.argv.empty() || j.n_ranks == 0 || j.size == 0 || j.first_rank >= j.size ||
       j.n_ranks > j.size - j.first_rank)
     return std::nullopt;

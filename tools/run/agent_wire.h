@@ -24,6 +24,11 @@
 //   launcher -> agent  kPeFailed {rank u32, index u32}                      mark a PE failed, index-th
 //   agent -> launcher  kPublish  {rank u32, records}                        a local PE's records changed;
 //   launcher -> agent  kPublish  (the same)                                 relayed to every other agent
+//   agent -> launcher  kHbPort   {port u32}                                 its heartbeat socket (heartbeat.h)
+//   launcher -> agent  kPeers    {n u32, n x {index u32, name, port u32}}   every host's, once all reported
+//   agent -> launcher  kLinkLost {host index u32}                           no heartbeat from it for the limit
+//   launcher -> agent  kKill     {}                                         fenced: SIGKILL to every PE now
+//                                                                           (their kExit: by_agent 3)
 // The end of the agent's stdin means the launcher is gone: the agent ends its PEs at once and exits. The end
 // of its stdout before kDone means the host (or its agent) is gone.
 //
@@ -53,6 +58,10 @@ enum class AgentMsg : uint32_t {
   kEnd = 110,
   kPeFailed = 111,
   kPublish = 112,
+  kHbPort = 113,
+  kPeers = 114,
+  kLinkLost = 115,
+  kKill = 116,
 };
 
 struct JobSpec {
@@ -67,6 +76,7 @@ struct JobSpec {
   std::vector<std::string> env;          // K=V for every PE of the job (TESSERA_RANK is the agent's)
   uint32_t resilient = 0;                // --on-failure continue: the agent owns the host's control segment
   uint32_t stop_limit_ms = 0;            // resilient mode: a PE stopped this long is killed (kExit by_agent 2)
+  std::string hb_token;                  // resilient mode: the heartbeats' token (heartbeat.h)
 };
 
 // Builds and reads payloads. A Reader that meets a short or malformed payload fails every later read.

@@ -116,7 +116,10 @@ HostsJob::~HostsJob() {
 Status HostsJob::setup() {
   bool resilient = false;
   TS_RETURN_IF_ERROR(resolve_on_failure(opt_, &resilient));
-  continuing_ = Continuing(resilient);
+  std::vector<std::string> names;
+  for (const auto& h : hosts_) names.push_back(h.pes.name);
+  auto to = [this](int host, AgentMsg t, const std::vector<char>& p) { send(hosts_[static_cast<size_t>(host)], t, p); };
+  continuing_ = Continuing(resilient, std::move(names), to, bootstrap::random_hex(32));
   job_id_ = bootstrap::random_hex(tcp::kJobIdChars);
   secret_ = bootstrap::random_hex(bootstrap::kSecretChars);
   char path[PATH_MAX];
@@ -195,9 +198,7 @@ JobSpec HostsJob::job_for(const RemoteHost& h) const {
   j.env.push_back("TESSERA_SIZE=" + std::to_string(pes_.size()));
   j.env.push_back("TESSERA_JOB_SECRET=" + secret_);
   j.env.push_back("TESSERA_JOB_ID=" + job_id_);
-  j.resilient = continuing_.on();
-  if (continuing_.on()) j.stop_limit_ms = static_cast<uint32_t>(stop_limit_ns(opt_) / 1'000'000);
-  if (continuing_.on()) j.env.push_back("TESSERA_RESILIENT=1");
+  continuing_.fill(j, stop_limit_ns(opt_));
   return j;
 }
 
@@ -283,8 +284,8 @@ void HostsJob::on_exit(RemoteHost& h, const std::vector<char>& payload) {
   const bool signalled = WIFSIGNALED(status);
   if (!signalled && WIFEXITED(status) && WEXITSTATUS(status) == 0) return;
   if (continuing_.on() && !ending_ && running_besides(rank, -1))
-    return continue_without(rank, h.pes.name, by_agent != 2 ? describe_status(status) : fmt::format(
-        "stayed stopped for {:.1f} s (half of TESSERA_TIMEOUT) and was killed", stop_limit_ns(opt_) / 1e9));
+    return continue_without(rank, h.pes.name, by_agent == 3 ? "was killed: its host was fenced" : by_agent != 2 ? describe_status(status)
+        : fmt::format("stayed stopped for {:.1f} s (half of TESSERA_TIMEOUT) and was killed", stop_limit_ns(opt_) / 1e9));
   failure(signalled ? Failure::kPeSignal : Failure::kPeStatus,
           fmt::format("PE {} on host {} {}", rank, h.pes.name, describe_status(status)), exit_status_of(status),
           running_besides(rank, -1));
@@ -364,11 +365,8 @@ void HostsJob::on_frame(RemoteHost& h, const tcp::Frame& f) {
       return;
     }
     case AgentMsg::kDone: h.done = true; return;
-    case AgentMsg::kPublish:  // resilient mode: a PE's records, to every other host in arrival order
-      for (auto& other : hosts_)
-        if (&other != &h) send(other, AgentMsg::kPublish, f.payload);
-      return;
     default:
+      if (continuing_.on_frame(h.index, static_cast<AgentMsg>(f.type), f.payload, now_ns())) return;  // resilient mode
       return on_gone(h, fmt::format("its agent sent an unknown message (type {})", static_cast<uint32_t>(f.type)));
   }
 }
@@ -450,6 +448,7 @@ int HostsJob::run() {
   while (!all_finished()) {
     settle(false);
     const uint64_t now = now_ns();
+    (void)continuing_.fence_due(now);
     if (deadline && now >= deadline && !ending_)
       own_cause(fmt::format("job timed out after {:.0f} s (--timeout)", opt_.timeout_s), 124);
     if (force_at_ && now >= force_at_ && !cut_) {
@@ -473,7 +472,7 @@ int HostsJob::run() {
     for (auto& h : hosts_)
       if (h.out >= 0) fds.push_back({h.out, POLLIN, 0}), who.push_back(&h);
     int wait_ms = 200;
-    if (!failures_.empty() && !decided_) wait_ms = 20;
+    if ((!failures_.empty() && !decided_) || continuing_.deciding()) wait_ms = 20;
     const int r = ::poll(fds.data(), fds.size(), wait_ms);
     if (r < 0 && errno != EINTR) break;
     for (size_t i = 0; r > 0 && i < fds.size(); ++i) {
