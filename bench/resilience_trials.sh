@@ -9,10 +9,11 @@
 # the loop on the C collective API (tesseraCommShrink), API=shmem on OpenSHMEM team calls
 # (tests/pe/resilient_mix_teams.c: SHMEMX_PEER_FAILED, shmemx_team_shrink), API=both alternates them.
 # HOSTS=h1:2,h2:2 runs the jobs across namespace hosts (root; tests/hosts/netns.sh) with tessera-run --hosts,
-# and every HOST_EVERY-th trial loses the last host whole (its agent killed: its PEs die with it); the
-# health view, which covers the launcher's host only, is not checked there.
+# and every HOST_EVERY-th trial loses the last host whole (its agent killed: its PEs die with it), every
+# LINK_EVERY-th its link (its port of the namespaces' switch set down, then up again after the job: the
+# launcher fences it); the health view, which covers the launcher's host only, is not checked there.
 #   bench/resilience_trials.sh [BUILD_DIR]     TRIALS=200 PES=4 SECONDS_PER_JOB=1.5 STOP_EVERY=4 TIMEOUT=4 API=coll
-#                                              HOSTS= HOST_EVERY=5
+#                                              HOSTS= HOST_EVERY=5 LINK_EVERY=7
 # Exits non-zero if any trial went wrong.
 set -u
 build=${1:-build}
@@ -24,6 +25,7 @@ timeout=${TIMEOUT:-4}
 api=${API:-coll}
 hosts=${HOSTS:-}
 host_every=${HOST_EVERY:-5}
+link_every=${LINK_EVERY:-7}
 run="$build/bin/tessera-run"
 run=$(cd "$(dirname "$run")" && pwd)/tessera-run  # absolute: the agents are found by their command line
 case $api in
@@ -51,8 +53,8 @@ if [ -n "$hosts" ]; then
   where=(--hosts "$hosts")
 fi
 ls /dev/shm | grep '^tessera-' > "$tmp/shm_before" || true
-bad=0 hangs=0 kills=0 stops=0 losts=0
-for s in KILL STOP HOST; do : > "$tmp/detect.$s"; : > "$tmp/recover.$s"; done
+bad=0 hangs=0 kills=0 stops=0 losts=0 links=0
+for s in KILL STOP HOST LINK; do : > "$tmp/detect.$s"; : > "$tmp/recover.$s"; done
 for t in $(seq 1 "$trials"); do
   rm -f "$tmp"/ready.*
   prog="$build/bin/pe_resilient_mix"
@@ -61,7 +63,8 @@ for t in $(seq 1 "$trials"); do
   delay_ms=$(( 30 + RANDOM % 700 ))  # within the loop's first half: every survivor is still in it
   sig=KILL
   if [ "$stop_every" -gt 0 ] && [ $(( t % stop_every )) -eq 0 ]; then sig=STOP
-  elif [ -n "$hosts" ] && [ "$host_every" -gt 0 ] && [ $(( t % host_every )) -eq 0 ]; then sig=HOST; fi
+  elif [ -n "$hosts" ] && [ "$host_every" -gt 0 ] && [ $(( t % host_every )) -eq 0 ]; then sig=HOST
+  elif [ -n "$hosts" ] && [ "$link_every" -gt 0 ] && [ $(( t % link_every )) -eq 0 ]; then sig=LINK; fi
   "$run" "${where[@]}" --on-failure continue --timeout 60 --env TESSERA_TIMEOUT="$timeout" \
     "$prog" "$secs" "$tmp/ready" > "$tmp/out" 2>&1 &
   launcher=$!
@@ -69,7 +72,9 @@ for t in $(seq 1 "$trials"); do
   sleep "$(printf '0.%03d' "$delay_ms")"
   kill_ns=$(date +%s%N)
   vpid=$(cat "$tmp/ready.$victim")
-  if [ $sig = HOST ]; then  # the last host's agent: its PEs die with it
+  if [ $sig = LINK ]; then  # the last host's port of the switch
+    nsenter -t "$(cat "$NETNS_HOSTS_DIR/switch.pid")" --net ip link set "veth-$last_host" down
+  elif [ $sig = HOST ]; then  # the last host's agent: its PEs die with it
     for p in $(host_members "$last_host"); do
       [ "$(tr '\0' ' ' < "/proc/$p/cmdline" 2>/dev/null)" = "$run --agent " ] && kill -KILL "$p"
     done
@@ -87,8 +92,14 @@ for t in $(seq 1 "$trials"); do
   fi
   wait $launcher
   rc=$?
+  [ $sig = LINK ] && nsenter -t "$(cat "$NETNS_HOSTS_DIR/switch.pid")" --net ip link set "veth-$last_host" up
   want=$((pes - 1))
-  case $sig in KILL) kills=$((kills + 1)) ;; STOP) stops=$((stops + 1)) ;; HOST) losts=$((losts + 1)); want=$((pes - last_count)) ;; esac
+  case $sig in
+    KILL) kills=$((kills + 1)) ;;
+    STOP) stops=$((stops + 1)) ;;
+    HOST) losts=$((losts + 1)); want=$((pes - last_count)) ;;
+    LINK) links=$((links + 1)); want=$((pes - last_count)) ;;
+  esac
   survivors=$(grep -c '^mix: ok PE' "$tmp/out")
   if [ $rc -eq 124 ]; then
     hangs=$((hangs + 1)); bad=$((bad + 1)); echo "trial $t: HANG (${prog##*/}, victim $victim, SIG$sig after $delay_ms ms)"; cat "$tmp/out"
@@ -109,7 +120,7 @@ stats() {  # median and p99 of the numbers in $1 (ms)
     m = v[int((NR + 1) / 2)]; p = v[int(NR * 0.99 + 0.999)]; if (p == "") p = v[NR];
     printf "median %.1f ms, p99 %.1f ms, max %.1f ms (%d survivors)", m, p, v[NR], NR }'
 }
-echo "resilience trials ($api${hosts:+, --hosts $hosts}): $trials jobs of $pes PEs ($kills SIGKILL, $stops SIGSTOP with TESSERA_TIMEOUT=$timeout${hosts:+, $losts hosts lost}), $hangs hangs, $bad bad"
+echo "resilience trials ($api${hosts:+, --hosts $hosts}): $trials jobs of $pes PEs ($kills SIGKILL, $stops SIGSTOP with TESSERA_TIMEOUT=$timeout${hosts:+, $losts hosts lost, $links links down}), $hangs hangs, $bad bad"
 echo "  SIGKILL -> failed call:             $(stats "$tmp/detect.KILL")"
 echo "  SIGKILL -> good call on survivors:   $(stats "$tmp/recover.KILL")"
 echo "  SIGSTOP -> failed call:             $(stats "$tmp/detect.STOP")"
@@ -117,5 +128,7 @@ echo "  SIGSTOP -> good call on survivors:   $(stats "$tmp/recover.STOP")"
 if [ -n "$hosts" ]; then
   echo "  host lost -> failed call:           $(stats "$tmp/detect.HOST")"
   echo "  host lost -> good call on survivors: $(stats "$tmp/recover.HOST")"
+  echo "  link down -> failed call:           $(stats "$tmp/detect.LINK")"
+  echo "  link down -> good call on survivors: $(stats "$tmp/recover.LINK")"
 fi
 [ $bad -eq 0 ]

@@ -5,7 +5,8 @@
 #  (a) pe_resilient on h1:2,h2:2 with the victim on the other host than PE 0 (2), on PE 0's host (1), PE 0
 #      itself (the TCP rendezvous's rank 0), and PE 1 stopped (its agent kills it at half of TESSERA_TIMEOUT);
 #  (b) the C++ API; (c) a whole host lost (its agent killed: its PEs die with it) during a loop of checked
-#      collectives; (d) the soak's communicator mix with deaths and stops drawn from its seed.
+#      collectives, and a host whose link goes down (its agent's channel up): the agents' heartbeats stop,
+#      and the launcher fences it; (d) the soak's communicator mix with deaths and stops drawn from its seed.
 # Every job exits 0 with the survivors' "ok", the launcher names each failure with its host, and nothing is
 # left on any host. Usage: resilient_hosts_test.sh [BUILD_DIR]. Skips (77) unless run as root.
 # shellcheck disable=SC2016  # check expressions are single-quoted on purpose
@@ -74,6 +75,29 @@ check "host lost: exit 0 and the two survivors passed ($rc)" "[ $rc -eq 0 ] && [
 check "host lost: the launcher names both of its PEs" \
   "grep -q 'PE 2 on host h2 was lost with its host' '$work/lost' && grep -q 'PE 3 on host h2 was lost with its host' '$work/lost'"
 check "host lost: nothing left on any host" 'hosts_clean_within 5'
+
+# (c') A link down: h2's port of the switch goes down mid-loop while its agent's channel (the remote shell)
+# stays up. The agents stop hearing each other, the launcher fences h2 (of two hosts that lost each other,
+# the one without PE 0), its PEs are killed and marked failed, and the two on h1 go on.
+rm -f "$work"/ready.*
+timeout 150 "$run" --on-failure continue --timeout 120 --hosts h1:2,h2:2 --env TESSERA_TIMEOUT=8 \
+  "$bin/pe_resilient_mix" 3 "$work/ready" > "$work/link" 2>&1 &
+launcher=$!
+for _ in $(seq 1 500); do [ "$(ls "$work"/ready.* 2>/dev/null | wc -l)" -eq 4 ] && break; sleep 0.01; done
+sleep 0.3
+cut_ns=$(date +%s%N)
+nsenter -t "$(cat "$NETNS_HOSTS_DIR/switch.pid")" --net ip link set veth-h2 down
+wait $launcher
+rc=$?
+nsenter -t "$(cat "$NETNS_HOSTS_DIR/switch.pid")" --net ip link set veth-h2 up
+cat "$work/link"
+detect_ms=$(awk -v k="$cut_ns" '/^mix: ok PE/ { for (i = 1; i < NF; ++i) if ($i == "recover_ns") print int(($(i+1) - k) / 1e6) }' "$work/link" | sort -n | tail -1)
+check "link down: exit 0 and the two survivors on h1 passed ($rc)" "[ $rc -eq 0 ] && [ \$(grep -c '^mix: ok PE' '$work/link') -eq 2 ]"
+check "link down: the launcher fences h2 and names its PEs" \
+  "grep -q 'host h2 lost its link to the other hosts (no heartbeat): fencing it' '$work/link' && [ \$(grep -c 'on host h2 was killed: its host was fenced' '$work/link') -eq 2 ]"
+check "link down: the survivors' first good call within TESSERA_TIMEOUT of the cut (${detect_ms:-none} ms)" \
+  "[ -n '$detect_ms' ] && [ '$detect_ms' -lt 8000 ]"
+check "link down: nothing left on any host" 'hosts_clean_within 5'
 
 # (d) The soak: two deaths on three hosts (PE 0's among the draws of one seed), and a stop.
 for spec in "h1:2,h2:2,h3:1 2 31 kill" "h1:2,h2:2,h3:1 2 20261204 kill" "h1:2,h2:2 1 8 stop"; do
