@@ -5,8 +5,8 @@
 // hello, kMaxPayload after) has arrived, as its poll loop would have it read. At the end every connection is
 // closed from the PE's side.
 // The harness keeps its own model of the protocol and checks the server against it: a connection is kept
-// after a kHello with the job's secret and a rank below the PEs that no connection has claimed before (it
-// gets an empty kWelcome), and then only while it sends one kAllgather per round; once every rank has its
+// after a kHello with the job's secret and a rank below the PEs that no open connection holds (a rank whose
+// connection has closed may join again, as a PE does at a second shmem_init; it gets an empty kWelcome), and then only while it sends one kAllgather per round; once every rank has its
 // contribution in, every one of them gets the rank-ordered concatenation. A first message kHealth of a
 // hello's size with the job's secret gets one kHealthReport (this harness's server has no health view, so
 // the report says so) and is closed. Anything else closes the connection, and nothing else is ever sent.
@@ -93,6 +93,7 @@ void model(std::vector<Peer>& peers, Peer& p, int n_pes, std::set<int>& claimed,
   if (type != static_cast<uint32_t>(bs::MsgType::kAllgather) || p.pending) {
     p.open = false;
     p.pending = false;
+    claimed.erase(p.rank);  // the rank may join again on another connection
     return;
   }
   p.pending = true;
@@ -154,6 +155,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (h.length > limit) {
         server.on_readable(p.server_fd);
         p.open = false;  // refused at the header
+        if (p.authed) claimed.erase(p.rank);
         break;
       }
       if (p.unread.size() < sizeof h + h.length) break;
