@@ -58,7 +58,7 @@ DataSegment find_data_segment() {
   return seg;
 }
 
-Status share_data_segment(const DataSegment& seg, const std::string& name) {
+Status share_data_segment(const DataSegment& seg, const std::string& name, int* keep_fd) {
   int fd = ::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
   if (fd < 0) return sys_error("shm_open(" + name + ")");
   ::fchmod(fd, 0600);  // as shm::create(): the umask must not take the peers' read and write away
@@ -77,8 +77,12 @@ Status share_data_segment(const DataSegment& seg, const std::string& name) {
   // Replace the pages in place; their contents are identical.
   void* p = ::mmap(seg.base, seg.size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0);
   ::munmap(tmp, seg.size);
-  ::close(fd);
-  if (p == MAP_FAILED) return sys_error("mmap(MAP_FIXED) over the data segment");
+  if (p == MAP_FAILED) {
+    ::close(fd);
+    return sys_error("mmap(MAP_FIXED) over the data segment");
+  }
+  if (keep_fd) *keep_fd = fd;
+  else ::close(fd);
   return Status::ok();
 }
 

@@ -20,8 +20,9 @@ struct DataSegment {
 
 // Finds the executable's writable data range (page aligned). Empty when there is none.
 DataSegment find_data_segment();
-// Moves `seg` into the shared object `name` (created here, mode 0600).
-Status share_data_segment(const DataSegment& seg, const std::string& name);
+// Moves `seg` into the shared object `name` (created here, mode 0600). With `keep_fd`, its descriptor stays
+// open and is returned there (shm::create's contract).
+Status share_data_segment(const DataSegment& seg, const std::string& name, int* keep_fd = nullptr);
 bool symmetric_data_enabled();
 
 }  // namespace tessera::pgas

@@ -6,6 +6,7 @@
 #include "base/log.h"
 #include "pgas/amo.h"
 #include "pgas/barrier.h"
+#include "pgas/resilient.h"
 #include "pgas/layout.h"
 #include "pgas/runtime.h"
 
@@ -100,6 +101,15 @@ bool Allocator::resize_in_place(size_t offset, size_t new_bytes) {
   return true;
 }
 
+uint64_t Allocator::fingerprint() const {
+  uint64_t h = 0xcbf29ce484222325ull ^ capacity_;
+  for (auto& [o, s] : free_) {  // address order: the same walk on every PE
+    h = (h ^ o) * 0x100000001b3ull;
+    h = (h ^ s) * 0x100000001b3ull;
+  }
+  return h;
+}
+
 size_t Allocator::largest_free() const {
   size_t m = 0;
   for (auto& [o, s] : free_) m = std::max(m, s);
@@ -176,6 +186,14 @@ void compare_call(const char* routine) {
                routine, describe_call(got[0], got[1], got[2]), describe_call(want[0], want[1], want[2]));
 }
 
+// The barrier a call makes, then the check against PE 0's call. A replacement PE that waits to join makes
+// neither: its allocations repeat its predecessor's, which the others made long ago (resilient.h).
+void meet(const char* routine) {
+  if (joining()) return;
+  barrier_all_internal();
+  compare_call(routine);
+}
+
 void report_failure(const char* routine, size_t bytes) {
   if (kShmemDebug.is_set() || log::level() >= log::Level::kInfo)
     log::write_line(log::Level::kWarn,
@@ -194,6 +212,10 @@ void heap_init() {
 void heap_fini() {
   std::lock_guard lk(g_mu);
   g_alloc.reset(0);
+}
+uint64_t heap_fingerprint() {
+  std::lock_guard lk(g_mu);
+  return g_alloc.fingerprint();
 }
 size_t heap_bytes_free() {
   std::lock_guard lk(g_mu);
@@ -234,8 +256,7 @@ void* align_before_barrier(size_t alignment, size_t bytes, const char* routine) 
 void* sym_align(size_t alignment, size_t bytes, const char* routine) {
   void* p = align_before_barrier(alignment, bytes, routine);
   publish_call(kAllocate, bytes, alignment);
-  barrier_all_internal();
-  compare_call(routine);
+  meet(routine);
   return p;
 }
 
@@ -254,8 +275,7 @@ void* sym_calloc(size_t count, size_t size, const char* routine) {
     if (p) std::memset(p, 0, bytes);  // before the barrier: peers may write as soon as it opens
   }
   publish_call(kAllocate, overflow ? UINT64_MAX : bytes, kCacheLine);
-  barrier_all_internal();
-  compare_call(routine);
+  meet(routine);
   return p;
 }
 
@@ -286,8 +306,7 @@ void* sym_realloc(void* ptr, size_t bytes, const char* routine) {
     }
   }
   publish_call(kResize, off, bytes);
-  barrier_all_internal();
-  compare_call(routine);
+  meet(routine);
   return result;
 }
 
@@ -296,8 +315,7 @@ void sym_free(void* ptr, const char* routine) {
   // Quiet + barrier first: no PE may still be writing into the block.
   size_t off = static_cast<size_t>(static_cast<char*>(ptr) - user_base());
   publish_call(kFree, ptr ? off : UINT64_MAX, 0);
-  barrier_all_internal();
-  compare_call(routine);
+  meet(routine);
   if (!ptr) return;
   std::lock_guard lk(g_mu);
   if (static_cast<char*>(ptr) < user_base() || g_alloc.release(off) == 0)

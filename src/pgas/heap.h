@@ -42,6 +42,8 @@ class Allocator {
   size_t capacity() const { return capacity_; }
   size_t bytes_free() const { return free_bytes_; }
   size_t largest_free() const;
+  // A hash of the blocks in use: equal on two PEs when they made the same calls.
+  uint64_t fingerprint() const;
 
  private:
   size_t capacity_ = 0;
@@ -66,5 +68,6 @@ void sym_free_nobarrier(void* ptr);
 void heap_init();
 void heap_fini();
 size_t heap_bytes_free();
+uint64_t heap_fingerprint();
 
 }  // namespace tessera::pgas

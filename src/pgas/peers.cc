@@ -22,6 +22,8 @@ namespace {
 // peer gets it back from here.
 std::vector<const transport::Transport*> g_chosen;
 std::vector<transport::PeerMemory> g_mem;
+std::vector<transport::PeerMemory> g_retired;  // mappings of replaced peers (remap_peer), unmapped at finalize
+std::vector<const transport::Transport*> g_retired_by;  // ... by the transport that made each
 
 void collect_routed(const Runtime& r) {
   g_routed_count = 0;
@@ -94,7 +96,8 @@ Status one_pe_allgather(const void* mine, void* all, size_t bytes) {
   return Status::ok();
 }
 
-Status connect_peers(Runtime& r, const std::string* hosts, const bootstrap::Backend* boot) {
+Status connect_peers(Runtime& r, const std::string* hosts, const bootstrap::Backend* boot,
+                     const PeerSource* sources) {
   const size_t n = static_cast<size_t>(r.n_pes);
   const transport::JobView job{.my_pe = r.my_pe, .n_pes = r.n_pes, .hosts = hosts, .my_heap = r.my_base,
                                .heap_bytes = r.seg_size, .my_data = r.data_base, .data_bytes = r.data_size,
@@ -117,7 +120,9 @@ Status connect_peers(Runtime& r, const std::string* hosts, const bootstrap::Back
   const transport::PeerInfo me{r.my_pe, hosts[r.my_pe]};
   for (int pe = 0; pe < r.n_pes; ++pe) {
     const transport::PeerInfo peer{pe, hosts[pe]};
-    const transport::Transport* t = transport::choose(me, peer, transport::kMaps | transport::kRma);
+    const bool gone = sources && pe != r.my_pe && sources[pe].pid == 0;
+    const transport::Transport* t =
+        gone ? transport::gone() : transport::choose(me, peer, transport::kMaps | transport::kRma);
     if (!t) {
       std::string tried;
       for (int i = 0; i < count; ++i) tried += fmt::format("{}{}", i ? ", " : "", table[i]->name);
@@ -126,6 +131,7 @@ Status connect_peers(Runtime& r, const std::string* hosts, const bootstrap::Back
     }
     transport::PeerMemory m{.pe = pe, .my_pe = r.my_pe, .job_id = r.job_id, .heap_bytes = r.seg_size,
                             .data_bytes = r.data_size, .my_heap = r.my_base, .my_data = r.data_base};
+    if (sources && !gone) m.pid = sources[pe].pid, m.heap_fd = sources[pe].heap_fd, m.data_fd = sources[pe].data_fd;
     TS_RETURN_IF_ERROR(t->map(&m));
     r.transports[static_cast<size_t>(pe)] = t;
     if (!(t->caps & transport::kMaps)) {
@@ -143,7 +149,34 @@ Status connect_peers(Runtime& r, const std::string* hosts, const bootstrap::Back
   return Status::ok();
 }
 
+Status remap_peer(Runtime& r, int pe, const PeerSource& from) {
+  const size_t i = static_cast<size_t>(pe);
+  if (g_chosen[i] != transport::gone() && !(g_chosen[i]->caps & transport::kMaps))
+    return make_status(Code::kUnsupported, "PE {}'s replacement runs on another host: growing back is "
+                       "supported within one host", pe);
+  transport::PeerMemory m{.pe = pe, .my_pe = r.my_pe, .job_id = r.job_id, .heap_bytes = r.seg_size,
+                          .data_bytes = r.data_size, .my_heap = r.my_base, .my_data = r.data_base,
+                          .pid = from.pid, .heap_fd = from.heap_fd, .data_fd = from.data_fd};
+  // The replacement runs on this host (the launcher started it here): the shm record maps it.
+  const transport::PeerInfo me{r.my_pe, "this host"}, peer{pe, "this host"};
+  const transport::Transport* shm = transport::choose(me, peer, transport::kMaps);
+  TS_RETURN_IF_ERROR(shm->map(&m));
+  g_retired.push_back(g_mem[i]);
+  r.bases[i] = m.heap;
+  if (r.data_size) r.data_bases[i] = m.data;
+  r.transports[i] = shm;
+  r.messages[i] = nullptr;
+  g_mem[i] = std::move(m);
+  g_retired_by.push_back(g_chosen[i]);
+  g_chosen[i] = shm;
+  collect_routed(r);
+  return Status::ok();
+}
+
 void disconnect_peers(Runtime& r) {
+  for (size_t k = 0; k < g_retired.size(); ++k) g_retired_by[k]->unmap(&g_retired[k]);
+  g_retired.clear();
+  g_retired_by.clear();
   for (size_t pe = 0; pe < g_chosen.size(); ++pe)
     if (g_chosen[pe]) g_chosen[pe]->unmap(&g_mem[pe]);
   g_chosen.clear();

@@ -37,7 +37,18 @@ std::string machine_identity();
 // Opens every transport of the table (collective: bootstrap's allgather; null for a job of one PE), then
 // chooses the transport of every PE given their host identities and maps their memory; on error, names the
 // peer, its host and the transports tried.
-Status connect_peers(Runtime& r, const std::string* hosts, const bootstrap::Backend* boot);
+// A replacement PE (resilient.h) passes `sources`: per PE, the process and descriptors its segments are
+// mapped through, or pid 0 for a PE that failed with no process in its place (transport::gone()).
+struct PeerSource {
+  int pid = 0;
+  int heap_fd = -1;
+  int data_fd = -1;
+};
+Status connect_peers(Runtime& r, const std::string* hosts, const bootstrap::Backend* boot,
+                     const PeerSource* sources = nullptr);
+// A survivor's view of `pe` once a replacement has taken its place: maps the replacement's segments through
+// `from`. The old mapping stays until finalize (another thread may still hold an address in it).
+Status remap_peer(Runtime& r, int pe, const PeerSource& from);
 void disconnect_peers(Runtime& r);
 // "self: PE 0; shm: PEs 1-3" for the log.
 std::string describe_peers(const Runtime& r);

@@ -18,6 +18,7 @@
 #include "pgas/layout.h"
 #include "pgas/order.h"
 #include "pgas/peers.h"
+#include "pgas/resilient.h"
 #include "pgas/team.h"
 #include "tessera/version.h"
 #include "transport/shm/segment.h"
@@ -126,12 +127,19 @@ int host_leader(const std::vector<std::string>& hosts, int pe) {
 Status init_job(Runtime& r, const bootstrap::JobInfo& info) {
   namespace shm = transport::shm;
   // My heap segment, and my data segment when globals are symmetric.
+  // Under tessera-run their descriptors stay open until the mode is known: a resilient job publishes them
+  // for a replacement (resilient.h).
+  int heap_fd = -1, data_fd = -1;
+  const bool keep = !info.control_name.empty();
   std::string my_name = shm::segment_name(r.job_id, std::to_string(r.my_pe));
-  TS_ASSIGN_OR_RETURN(void* mine, shm::create(my_name, r.seg_size, kReservedBytes, kHeapAlignMax));
+  TS_ASSIGN_OR_RETURN(void* mine, shm::create(my_name, r.seg_size, kReservedBytes, kHeapAlignMax,
+                                              keep ? &heap_fd : nullptr));
   DataSegment data;
   if (symmetric_data_enabled()) {
     data = find_data_segment();
-    if (data.size) TS_RETURN_IF_ERROR(share_data_segment(data, shm::segment_name(r.job_id, "data-" + std::to_string(r.my_pe))));
+    if (data.size)
+      TS_RETURN_IF_ERROR(share_data_segment(data, shm::segment_name(r.job_id, "data-" + std::to_string(r.my_pe)),
+                                            keep ? &data_fd : nullptr));
   }
 
   if (const RankTable* t = rank_table())
@@ -189,6 +197,12 @@ Status init_job(Runtime& r, const bootstrap::JobInfo& info) {
   r.control = static_cast<JobControl*>(ctl);
   if (r.control->magic != JobControl::kMagic || static_cast<int>(r.control->n_pes) != r.n_pes)
     return make_status(Code::kInternal, "control segment {} does not describe a job of {} PEs", ctl_name, r.n_pes);
+  if (keep && r.control->resilient.load(std::memory_order_relaxed)) {
+    publish_segments(r, heap_fd, data_fd);
+  } else {
+    if (heap_fd >= 0) ::close(heap_fd);
+    if (data_fd >= 0) ::close(data_fd);
+  }
 
   r.bases.assign(static_cast<size_t>(r.n_pes), nullptr);
   r.my_base = static_cast<char*>(mine);
@@ -227,27 +241,6 @@ void print_info(const Runtime& r) {
 }  // namespace
 
 
-namespace {
-// sync::WaitContext::failure_note: in resilient mode, the PEs marked failed so far, in the order they failed.
-std::string failure_note() {
-  const Runtime& r = rt();
-  JobControl* jc = r.control;
-  if (!jc || !jc->resilient.load(std::memory_order_relaxed)) return {};
-  const uint32_t k = jc->failures.load(std::memory_order_acquire);
-  if (k == 0) return {};
-  std::vector<int> failed(k, -1);
-  for (int pe = 0; pe < r.n_pes; ++pe) {
-    if (!jc->failed(pe)) continue;
-    const uint32_t i = jc->fail_index(pe)->load(std::memory_order_relaxed);
-    if (i < k) failed[i] = pe;
-  }
-  std::string pes;
-  for (int pe : failed)
-    if (pe >= 0) pes += fmt::format("{}{}", pes.empty() ? "" : ", ", pe);
-  return fmt::format(" (resilient mode: PE{} {} failed earlier, and a write or call it was to make never comes)",
-                     k == 1 ? "" : "s", pes);
-}
-}  // namespace
 
 namespace {
 // TESSERA_LOG=2: what the job got, once, from PE 0 (as NCCL_DEBUG=INFO does): version, PEs and host,
@@ -320,7 +313,9 @@ Status init(int thread_level) {
   if (smin) set_copy_stream_min(smin);
   else (void)copy_stream_min_init();
 
-  if (info.size == 1 && info.control_name.empty()) {
+  if (incarnation() > 0) {
+    TS_RETURN_IF_ERROR(init_replacement(r, info));
+  } else if (info.size == 1 && info.control_name.empty()) {
     TS_RETURN_IF_ERROR(init_single(r));
   } else {
     TS_RETURN_IF_ERROR(init_job(r, info));
@@ -351,7 +346,7 @@ Status init(int thread_level) {
   wc.pe_words[r.my_pe].cpu_plus1.store(cpu >= 0 ? cpu + 1 : -1, std::memory_order_relaxed);
   wc.pe_words[r.my_pe].watch_lo.store(~uint64_t{0}, std::memory_order_relaxed);
   log::set_abort_hook(abort_hook);
-  r.control->state(r.my_pe)->store(JobControl::kInitialized);
+  r.control->state(r.my_pe)->store(joining() ? JobControl::kJoining : JobControl::kInitialized);
 
   heap_init();
   teams_init();
@@ -359,27 +354,9 @@ Status init(int thread_level) {
   r.initialized.store(true);
   r.ever_initialized.store(true);
   print_info(r);
-  barrier_all_internal();
+  if (!joining()) barrier_all_internal();  // a replacement meets the others in a grow (resilient.h)
   if (r.my_pe == 0 && log::level() >= log::Level::kInfo) log_job(r);  // every PE has published its CPU
   return Status::ok();
-}
-
-// Resilient mode's finalize barrier: as the world barrier, but a PE the launcher marked failed is not
-// waited for (docs/resilience.md). Over the control segment, which every PE maps.
-static void leave_resilient(Runtime& r) {
-  quiet();
-  JobControl* jc = r.control;
-  const uint32_t v = jc->leaves(r.my_pe)->load(std::memory_order_relaxed) + 1;
-  jc->leaves(r.my_pe)->store(v, std::memory_order_release);
-  sync::notify_all();
-  for (int pe = 0; pe < r.n_pes; ++pe) {
-    if (pe == r.my_pe) continue;
-    sync::wait_until(
-        [&] {
-          return jc->leaves(pe)->load(std::memory_order_acquire) >= v || jc->failed(pe);
-        },
-        [&] { return fmt::format("shmem_finalize (resilient mode): PE {} to finalize or fail", pe); });
-  }
 }
 
 void finalize() {
@@ -400,6 +377,7 @@ void finalize() {
   heap_fini();
   r.initialized.store(false);
   disconnect_peers(r);
+  close_segments();
   transport::shm::unmap(r.my_base, r.seg_size);
   r.bases.clear();
   r.data_bases.clear();

@@ -60,10 +60,15 @@ struct JobControl {
   enum ExitKind : uint32_t { kExitNone = 0, kExitFatal = 1, kExitGlobal = 2 };
 
   // kFailed: the PE ended (died, or left without shmem_finalize) while the job went on (resilient mode).
-  enum State : uint32_t { kNotStarted = 0, kInitialized = 1, kFinalized = 2, kFailed = 3 };
+  // kRestarting: tessera-run --restarts is starting a replacement under a failed PE's number; kJoining: the
+  // replacement has published its segments and waits to be taken into a communicator (tesseraCommGrow). Both
+  // still count as failed.
+  enum State : uint32_t {
+    kNotStarted = 0, kInitialized = 1, kFinalized = 2, kFailed = 3, kRestarting = 4, kJoining = 5
+  };
   static size_t bytes_for(int n) {
     const size_t per_pe = sizeof(sync::PeWaitWords) + kCacheLine + sizeof(sync::PeWhere) + sizeof(sync::FailRecords);
-    return sizeof(JobControl) + per_pe * static_cast<size_t>(n);
+    return sizeof(JobControl) + per_pe * static_cast<size_t>(n) + GrowBoard::bytes_for(n);
   }
   sync::PeWaitWords* pe_words() { return reinterpret_cast<sync::PeWaitWords*>(this + 1); }
   std::atomic<uint32_t>* state(int pe) {
@@ -75,8 +80,12 @@ struct JobControl {
     static_assert(sizeof(std::atomic<uint32_t>) + sizeof(sync::PeWaitHist) <= kCacheLine);
     return reinterpret_cast<sync::PeWaitHist*>(reinterpret_cast<char*>(state(pe)) + sizeof(std::atomic<uint32_t>));
   }
-  // Resilient mode: the launcher has marked `pe` failed (acquire: its fail_index is then readable).
-  bool failed(int pe) { return state(pe)->load(std::memory_order_acquire) == kFailed; }
+  // Resilient mode: the launcher has marked `pe` failed (acquire: its fail_index is then readable), and no
+  // replacement has been taken into a communicator since.
+  bool failed(int pe) {
+    const uint32_t s = state(pe)->load(std::memory_order_acquire);
+    return s == kFailed || s == kRestarting || s == kJoining;
+  }
   // The order in which the launcher marked `pe` failed (valid once its state is kFailed).
   std::atomic<uint32_t>* fail_index(int pe) {
     static_assert(2 * sizeof(std::atomic<uint32_t>) + sizeof(sync::PeWaitHist) <= kCacheLine);
@@ -87,11 +96,44 @@ struct JobControl {
     static_assert(3 * sizeof(std::atomic<uint32_t>) + sizeof(sync::PeWaitHist) <= kCacheLine);
     return fail_index(pe) + 1;
   }
+  // Growing back (resilient mode with tessera-run --restarts; coll/grow.cc): the replacement the launcher
+  // started last for `pe` (0: the original process), stored before it is started; and the one that has
+  // since published its segments and waits to join (JoinWords, written by that process).
+  std::atomic<uint32_t>* incarnation(int pe) { return leaves(pe) + 1; }
+  struct JoinWords {
+    std::atomic<uint32_t> joined;   // the incarnation whose words these are (release, after the rest)
+    std::atomic<int32_t> pid;       // the process, and the descriptors it holds its segments open by
+    std::atomic<int32_t> heap_fd;
+    std::atomic<int32_t> data_fd;   // -1 without a data segment
+  };
+  JoinWords* join(int pe) {
+    static_assert(4 * sizeof(std::atomic<uint32_t>) + sizeof(sync::PeWaitHist) + sizeof(JoinWords) <= kCacheLine);
+    return reinterpret_cast<JoinWords*>(incarnation(pe) + 1);
+  }
   sync::PeWhere* where(int pe) {
     char* base = reinterpret_cast<char*>(pe_words() + n_pes) + static_cast<size_t>(n_pes) * kCacheLine;
     return reinterpret_cast<sync::PeWhere*>(base) + pe;
   }
   sync::FailRecords* records(int pe) { return reinterpret_cast<sync::FailRecords*>(where(n_pes)) + pe; }
+
+  // One grow at a time in the job (coll/grow.cc): its leader owns the board, writes the members and the
+  // communicator's key, then bumps `seq`; the members meet on `arrived`.
+  struct GrowBoard {
+    std::atomic<uint32_t> owner;    // 0, or the leader's PE + 1
+    std::atomic<uint32_t> seq;      // odd while a grow's members are published
+    std::atomic<uint64_t> arrived;  // the members' arrivals at the grow's meetings
+    uint64_t key;                   // the new communicator's key (coll::comm_create_pes)
+    uint64_t heap_print;            // the leader's symmetric allocations (pgas::heap_fingerprint)
+    uint32_t n;                     // members
+    std::atomic<uint32_t> refused;  // 0, or 1 + a member that cannot go on (its own error says why)
+    std::atomic<uint32_t> seen;     // members that have read the board (the leader closes it after)
+    uint32_t pad;
+    std::atomic<uint64_t> members[1];  // (n_pes + 63) / 64 words: bit pe set for each member
+    static size_t bytes_for(int n) {
+      return (sizeof(GrowBoard) + (static_cast<size_t>(n) + 63) / 64 * 8 + kCacheLine - 1) / kCacheLine * kCacheLine;
+    }
+  };
+  GrowBoard* grow_board() { return reinterpret_cast<GrowBoard*>(records(n_pes)); }
 };
 
 struct Runtime {

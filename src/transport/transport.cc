@@ -19,12 +19,15 @@ void self_unmap(PeerMemory* m) { m->heap = m->data = nullptr; }  // the runtime 
 bool shm_reach(const PeerInfo& me, const PeerInfo& peer) { return me.host == peer.host; }
 // The peer's segments by name; they exist until every PE has mapped them (pgas/runtime.cc unlinks them
 // after a barrier).
+// A replacement maps them through the descriptors the peer's process holds (PeerMemory::pid).
 Status shm_map(PeerMemory* m) {
   const std::string id = std::to_string(m->pe);
-  TS_ASSIGN_OR_RETURN(void* heap, shm::open_map(shm::segment_name(m->job_id, id), m->heap_bytes));
+  TS_ASSIGN_OR_RETURN(void* heap, m->pid ? shm::open_map_of(m->pid, m->heap_fd, m->heap_bytes)
+                                         : shm::open_map(shm::segment_name(m->job_id, id), m->heap_bytes));
   void* data = nullptr;
   if (m->data_bytes) {
-    Result<void*> d = shm::open_map(shm::segment_name(m->job_id, "data-" + id), m->data_bytes);
+    Result<void*> d = m->pid ? shm::open_map_of(m->pid, m->data_fd, m->data_bytes)
+                             : shm::open_map(shm::segment_name(m->job_id, "data-" + id), m->data_bytes);
     if (!d.is_ok()) {
       shm::unmap(heap, m->heap_bytes);
       return d.status();
@@ -58,7 +61,35 @@ const Transport kShm{
     .map = shm_map,
     .unmap = shm_unmap,
 };
+
+[[noreturn]] void gone_fail(int pe) {
+  log::fatal("PE {} failed and no process has taken its place (resilient mode): this PE, a replacement that "
+             "started after it failed, cannot reach its symmetric memory", pe);
+}
+Status gone_map(PeerMemory*) { return Status::ok(); }
+void gone_unmap(PeerMemory*) {}
+void gone_put(int pe, uint64_t, const void*, size_t) { gone_fail(pe); }
+void gone_get(void*, int pe, uint64_t, size_t) { gone_fail(pe); }
+uint64_t gone_atomic(int pe, uint64_t, size_t, AtomicOp, uint64_t, uint64_t) { gone_fail(pe); }
+void gone_put_signal(int pe, uint64_t, const void*, size_t, uint64_t, uint64_t, SignalOp) { gone_fail(pe); }
+void nothing() {}
+const Transport kGone{
+    .name = "gone",
+    .description = "a failed PE that no process replaced (seen from a replacement PE)",
+    .caps = kRma | kAtomics,
+    .can_reach = [](const PeerInfo&, const PeerInfo&) { return false; },
+    .map = gone_map,
+    .unmap = gone_unmap,
+    .put = gone_put,
+    .get = gone_get,
+    .atomic = gone_atomic,
+    .put_signal = gone_put_signal,
+    .fence = nothing,
+    .quiet = nothing,
+    .progress = nothing,
+};
 }  // namespace
+const Transport* gone() { return &kGone; }
 extern const Transport kTcp;  // transport/tcp/connect.cc
 extern const Transport kUcx;  // transport/ucx/ucx.cc
 namespace {

@@ -77,6 +77,11 @@ struct PeerMemory {
   size_t data_bytes = 0;   // the data segment, 0 when globals are not symmetric
   char* my_heap = nullptr;  // this PE's own segments
   char* my_data = nullptr;
+  // A replacement PE's peers (docs/resilience.md, "Growing back"): the peer's segments are mapped through
+  // the descriptors its process `pid` holds open, their names being gone (shm only; pid 0: by name).
+  int pid = 0;
+  int heap_fd = -1;
+  int data_fd = -1;
   // Set by map(): load/store addresses of the peer's segments, or null when the transport reaches them
   // only through its functions.
   char* heap = nullptr;
@@ -181,6 +186,9 @@ bool peer_loss_tolerated();
 // spinning first (for the link measurement: a "remote" peer that shares this CPU, as namespace hosts of one
 // machine do, then answers at once rather than after the spin).
 void set_message_waits_yield(bool on);
+// The memory path of a replacement PE to a peer that failed and has no process in its place: every put, get
+// and atomic ends the job naming the peer (fence and quiet have nothing to do).
+const Transport* gone();
 // The table, in order of preference (open() in this order, close() in reverse).
 const Transport* const* all(int* count);
 

@@ -61,7 +61,7 @@ void* map_aligned(int fd, size_t bytes, size_t skew, size_t align) {
 }
 }  // namespace
 
-Result<void*> create(const std::string& name, size_t bytes, size_t skew, size_t align) {
+Result<void*> create(const std::string& name, size_t bytes, size_t skew, size_t align, int* keep_fd) {
   int fd = ::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
   if (fd < 0) return sys_error("shm_open(" + name + ")");
   ::fchmod(fd, 0600);
@@ -73,7 +73,8 @@ Result<void*> create(const std::string& name, size_t bytes, size_t skew, size_t 
   }
   void* p = align ? map_aligned(fd, bytes, skew, align) : ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
                                                                   MAP_SHARED | MAP_NORESERVE, fd, 0);
-  ::close(fd);
+  if (keep_fd && p != MAP_FAILED) *keep_fd = fd;
+  else ::close(fd);
   if (p == MAP_FAILED) {
     Status st = sys_error(fmt::format("mmap({}, {})", name, config::format_size(bytes)));
     ::shm_unlink(name.c_str());
@@ -82,9 +83,9 @@ Result<void*> create(const std::string& name, size_t bytes, size_t skew, size_t 
   return p;
 }
 
-Result<void*> open_map(const std::string& name, size_t bytes) {
-  int fd = ::shm_open(name.c_str(), O_RDWR | O_CLOEXEC, 0600);
-  if (fd < 0) return sys_error("shm_open(" + name + ")");
+namespace {
+// Maps an open object after the checks that make it the job's (open_map's contract); closes `fd`.
+Result<void*> map_checked(int fd, const std::string& name, size_t bytes) {
   struct stat st{};
   if (::fstat(fd, &st) != 0) {
     Status err = sys_error("fstat(" + name + ")");
@@ -108,6 +109,20 @@ Result<void*> open_map(const std::string& name, size_t bytes) {
   ::close(fd);
   if (p == MAP_FAILED) return sys_error(fmt::format("mmap({}, {})", name, config::format_size(bytes)));
   return p;
+}
+}  // namespace
+
+Result<void*> open_map(const std::string& name, size_t bytes) {
+  int fd = ::shm_open(name.c_str(), O_RDWR | O_CLOEXEC, 0600);
+  if (fd < 0) return sys_error("shm_open(" + name + ")");
+  return map_checked(fd, name, bytes);
+}
+
+Result<void*> open_map_of(int pid, int fd, size_t bytes) {
+  const std::string path = fmt::format("/proc/{}/fd/{}", pid, fd);
+  int mine = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+  if (mine < 0) return sys_error("open(" + path + ")");
+  return map_checked(mine, path, bytes);
 }
 
 Status unlink(const std::string& name) {

@@ -25,10 +25,17 @@ inline constexpr const char* kControlSegment = "ctl";
 // Creates (exclusively) and maps a segment of `bytes`. With `align` (a power of two), the mapping is placed
 // so that its address plus `skew` is a multiple of `align`: the symmetric heap starts `skew` bytes into its
 // segment, and an offset aligned there is then an address aligned alike on every PE (shmem_align).
-Result<void*> create(const std::string& name, size_t bytes, size_t skew = 0, size_t align = 0);
+// With `keep_fd`, the object's descriptor stays open and is returned there (the caller closes it): a PE
+// that may be replaced publishes it, and the replacement maps the object through it once its name is gone
+// (open_map_of).
+Result<void*> create(const std::string& name, size_t bytes, size_t skew = 0, size_t align = 0,
+                     int* keep_fd = nullptr);
 // Maps an existing segment; its size must be `bytes`, and it must belong to this uid and be closed to other
 // users (mode 600), as create() makes it: an object another user planted under the name is refused.
 Result<void*> open_map(const std::string& name, size_t bytes);
+// Maps the object a live process of this uid holds open as descriptor `fd` (/proc/PID/fd/FD), with the checks
+// of open_map: how a replacement PE maps its peers' segments, whose names were removed at start-up.
+Result<void*> open_map_of(int pid, int fd, size_t bytes);
 Status unlink(const std::string& name);
 void unmap(void* addr, size_t bytes);
 // Anonymous private mapping (a job of one PE), placed like create() with `skew` and `align`.
