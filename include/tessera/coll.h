@@ -88,11 +88,17 @@ tesseraResult_t tesseraCommUserRank(const tesseraComm_t comm, int* rank);
  *   failed member published before it died), and every survivor learns the same failed set.
  * Shrink: agrees, then makes the communicator of the survivors (ranks in the old order).
  * Failed: the members this PE knows to have failed (world PE numbers, ascending); *count may exceed
- *   max_pes, then the first max_pes are written. */
+ *   max_pes, then the first max_pes are written.
+ * Grow (tessera-run --restarts N starts a replacement under a failed PE's number): collective over comm's
+ *   survivors and the replacements, which pass comm = NULL; *newcomm has the survivors and the replacements
+ *   of comm's failed members (and of those it was shrunk from), ranks in world order. One host.
+ * Incarnation: 0 in a PE started with the job, k in the k-th replacement of its PE. */
 tesseraResult_t tesseraCommRevoke(tesseraComm_t comm);
 tesseraResult_t tesseraCommAgree(tesseraComm_t comm, int* flag);
 tesseraResult_t tesseraCommShrink(tesseraComm_t comm, tesseraComm_t* newcomm);
 tesseraResult_t tesseraCommFailed(const tesseraComm_t comm, int* pes, int max_pes, int* count);
+tesseraResult_t tesseraCommGrow(tesseraComm_t comm, tesseraComm_t* newcomm);
+tesseraResult_t tesseraIncarnation(int* incarnation);
 
 /* Collectives. */
 tesseraResult_t tesseraAllReduce(const void* sendbuff, void* recvbuff, size_t count, tesseraDataType_t datatype,

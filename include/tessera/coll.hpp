@@ -132,10 +132,13 @@ class Comm {
   /// after a member fails, calls throw PeerFailure and the communicator is broken. revoke() makes every
   /// member's calls throw PeerFailure (revoked()); agree(flag) is collective over the survivors and returns
   /// the bitwise AND of their flags; shrink() agrees on the failed members and returns the communicator of
-  /// the others; failed() lists the members this PE knows to have failed (world PEs, ascending).
+  /// the others; failed() lists the members this PE knows to have failed (world PEs, ascending). grow()
+  /// takes in the replacements tessera-run --restarts started, which call join() (tesseraCommGrow).
   void revoke();
   int agree(int flag);
   Comm shrink();
+  Comm grow();
+  static Comm join();
   std::vector<int> failed() const;
 
   int rank() const;

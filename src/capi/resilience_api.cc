@@ -8,6 +8,7 @@
 #include "capi/last_error.h"
 #include "coll/handle.h"
 #include "coll/resilience.h"
+#include "pgas/resilient.h"
 
 using namespace tessera;
 using namespace tessera::coll;
@@ -33,6 +34,20 @@ tesseraResult_t tesseraCommShrink(tesseraComm_t comm, tesseraComm_t* newcomm) {
   Result<tesseraComm*> r = open_shrink("tesseraCommShrink", comm);
   if (!r.is_ok()) return to_result(r.status());
   *newcomm = r.value();
+  return tesseraSuccess;
+}
+
+tesseraResult_t tesseraCommGrow(tesseraComm_t comm, tesseraComm_t* newcomm) {
+  if (!newcomm) return to_result(invalid_arg("tesseraCommGrow: newcomm is null"));
+  Result<tesseraComm*> r = open_grow("tesseraCommGrow", comm);
+  if (!r.is_ok()) return to_result(r.status());
+  *newcomm = r.value();
+  return tesseraSuccess;
+}
+
+tesseraResult_t tesseraIncarnation(int* incarnation) {
+  if (!incarnation) return to_result(invalid_arg("tesseraIncarnation: incarnation is null"));
+  *incarnation = static_cast<int>(pgas::incarnation());
   return tesseraSuccess;
 }
 

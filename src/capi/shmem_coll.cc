@@ -20,6 +20,7 @@
 #include "coll/resilience.h"
 #include "pgas/order.h"
 #include "pgas/rma.h"
+#include "pgas/resilient.h"
 #include "pgas/runtime.h"
 #include "pgas/team.h"
 
@@ -301,7 +302,8 @@ Communicator& team_comm(const char* routine, pgas::Team* t) {
 }
 
 void make_team_comm(const char* routine, pgas::Team* t) {
-  if (tessera::coll::resilient_job()) (void)team_comm(routine, t);
+  // Not in a replacement that waits to join (pgas/resilient.h): the others made theirs long ago.
+  if (tessera::coll::resilient_job() && !tessera::pgas::joining()) (void)team_comm(routine, t);
 }
 
 void release_team_comm(pgas::Team* t) {

@@ -64,6 +64,11 @@ int Comm::agree(int flag) {
   return flag;
 }
 Comm Comm::shrink() { return Comm(opened(open_shrink("Comm::shrink", h_))); }
+Comm Comm::grow() {
+  throw_if_error(check_comm("Comm::grow", h_));
+  return Comm(opened(open_grow("Comm::grow", h_)));
+}
+Comm Comm::join() { return Comm(opened(open_grow("Comm::join", nullptr))); }
 std::vector<int> Comm::failed() const {
   throw_if_error(check_comm("Comm::failed", h_));
   return known_failed(*h_->c);

@@ -122,6 +122,7 @@ Result<Communicator*> build(std::vector<int> world, int rank, uint64_t uid, Sync
     c->sym.data.assign(static_cast<size_t>(c->size), nullptr);
     c->hier = hier_create(*c, local);
     c->resilient = resilient_job();
+    for (int pe : c->world) c->incarnations.push_back(pe_incarnation(pe));
     return c.release();
   }
   auto c = std::make_unique<Communicator>();
@@ -225,6 +226,7 @@ Result<Communicator*> build(std::vector<int> world, int rank, uint64_t uid, Sync
   c->checked.assign((static_cast<size_t>(n) + 63) / 64, 0);
   c->tag = 1;
   c->resilient = resilient_job();
+  for (int pe : c->world) c->incarnations.push_back(pe_incarnation(pe));
   if (rank == 0 && log::level() >= log::Level::kInfo) log_choices(*c);
   return c.release();
 }
@@ -241,6 +243,10 @@ uint32_t job_failures() {
 bool pe_failed(int pe) {
   pgas::JobControl* jc = pgas::is_initialized() ? pgas::rt().control : nullptr;
   return jc && jc->failed(pe);
+}
+uint32_t pe_incarnation(int pe) {
+  pgas::JobControl* jc = pgas::is_initialized() ? pgas::rt().control : nullptr;
+  return jc ? jc->incarnation(pe)->load(std::memory_order_acquire) : 0;
 }
 uint32_t pe_fail_index(int pe) {
   return pgas::rt().control->fail_index(pe)->load(std::memory_order_relaxed);

@@ -286,6 +286,13 @@ struct Communicator {
   std::vector<int> failed;
   uint32_t failures_seen = 0;
   uint64_t agreements = 0, shrinks = 0, shrink_syncs = 0;
+  // Growing back (coll/grow.h): the world PEs that failed out of the communicators this one was shrunk from,
+  // whose replacements a grow takes in; and the grows tried on it (alike on every member: the new key).
+  std::vector<int> former;
+  uint64_t grows = 0;
+  // Each member's incarnation when the communicator was made: a member whose PE has been replaced since
+  // counts as failed for it (resilience.cc: refresh_failed).
+  std::vector<uint32_t> incarnations;
   // Across hosts: the communicator of which this is the host's part (set by hier_create), and the job's
   // revocation count when the records were last looked at, with what they said (1 + revoker's rank, or 0).
   Communicator* parent = nullptr;

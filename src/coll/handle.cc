@@ -7,6 +7,7 @@
 
 #include "coll/dispatch.h"
 #include "coll/register.h"
+#include "coll/grow.h"
 #include "coll/resilience.h"
 #include "pgas/runtime.h"
 #include "pgas/team_handle.h"
@@ -65,6 +66,11 @@ Result<tesseraComm*> open_pes(const char* routine, std::vector<int> pes, uint64_
 Result<tesseraComm*> open_shrink(const char* routine, tesseraComm* parent) {
   TS_RETURN_IF_ERROR(check_comm(routine, parent));
   return new_comm(shrink(*parent->c));
+}
+Result<tesseraComm*> open_grow(const char* routine, tesseraComm* parent) {
+  if (!parent) return new_comm(join());
+  TS_RETURN_IF_ERROR(check_comm(routine, parent));
+  return new_comm(grow(*parent->c));
 }
 void release_comm(tesseraComm* h) {
   comm_abandon(h->c);

@@ -85,6 +85,8 @@ Result<tesseraComm*> open_pes(const char* routine, std::vector<int> pes, uint64_
 void close_comm(tesseraComm* h);
 // The communicator of the survivors of `parent` (resilience.h: shrink).
 Result<tesseraComm*> open_shrink(const char* routine, tesseraComm* parent);
+// The communicator of `parent`'s survivors and the replacements that join (grow.h); a replacement passes null.
+Result<tesseraComm*> open_grow(const char* routine, tesseraComm* parent);
 // Not collective: this member's part only (comm_abandon).
 void release_comm(tesseraComm* h);
 

@@ -30,8 +30,13 @@ void refresh_failed(Communicator& c) {
   const uint32_t f = job_failures();
   if (f == c.failures_seen) return;
   c.failures_seen = f;
-  for (int pe : c.world)
-    if (pe_failed(pe) && std::find(c.failed.begin(), c.failed.end(), pe) == c.failed.end()) c.failed.push_back(pe);
+  for (size_t m = 0; m < c.world.size(); ++m) {
+    const int pe = c.world[m];
+    // A member replaced since the communicator was made is gone from it as much as a failed one.
+    const bool replaced = m < c.incarnations.size() && pe_incarnation(pe) != c.incarnations[m];
+    if ((pe_failed(pe) || replaced) && std::find(c.failed.begin(), c.failed.end(), pe) == c.failed.end())
+      c.failed.push_back(pe);
+  }
   std::sort(c.failed.begin(), c.failed.end());
 }
 
@@ -295,7 +300,8 @@ Result<Communicator*> shrink_across_hosts(Communicator& c, const std::vector<int
 }
 }  // namespace
 
-Result<Communicator*> shrink(Communicator& c) {
+namespace {
+Result<Communicator*> shrink_once(Communicator& c) {
   int flag = 1;
   std::vector<int> failed;
   TS_RETURN_IF_ERROR(agree(c, &flag, &failed));
@@ -333,6 +339,20 @@ Result<Communicator*> shrink(Communicator& c) {
   } catch (const sync::Interrupted& e) {
     return make_status(Code::kPeerFailed, "tesseraCommShrink: {}; shrink again", e.what());
   }
+}
+
+}  // namespace
+
+Result<Communicator*> shrink(Communicator& c) {
+  Result<Communicator*> r = shrink_once(c);
+  if (r.is_ok()) {  // the members that failed out of it, whose replacements a grow takes in (grow.h)
+    std::vector<int>& former = r.value()->former;
+    former = c.former;
+    former.insert(former.end(), c.failed.begin(), c.failed.end());
+    std::sort(former.begin(), former.end());
+    former.erase(std::unique(former.begin(), former.end()), former.end());
+  }
+  return r;
 }
 
 }  // namespace tessera::coll

@@ -30,6 +30,8 @@ bool resilient_job();
 uint32_t job_failures();
 bool pe_failed(int pe);
 uint32_t pe_fail_index(int pe);
+// The replacement tessera-run --restarts started last under `pe`'s number (0: none; pgas/resilient.h).
+uint32_t pe_incarnation(int pe);
 // Communicators across hosts keep their agreement and revocation records in the control segment too.
 sync::FailRecords* pe_records(int pe);
 std::atomic<uint32_t>* job_revocations();
