@@ -18,7 +18,8 @@ namespace {
 // the value of one.
 const std::set<std::string> kTakesValue = {"-n",      "--np",        "-np",    "-N",     "--timeout",
                                            "--env",   "--bind-to",   "--map-by", "-x",   "--hosts",
-                                           "--host",  "-H",          "--hostfile", "--machinefile", "--on-failure"};
+                                           "--host",  "-H",          "--hostfile", "--machinefile", "--on-failure",
+                                           "--restarts"};
 
 // mpirun's single-dash long option -np becomes --np (CLI11 reads -np as -n with the value "p"); only the
 // launcher's own words are rewritten, never the program's arguments.
@@ -138,6 +139,11 @@ Launch parse_command_line(const std::vector<std::string>& args, HostfileReader r
                  "their calls on communicators the failed PE belonged to fail naming it, and they may shrink "
                  "them (sets TESSERA_RESILIENT; docs/resilience.md)")
       ->check(CLI::IsMember({"end", "continue"}));
+  app.add_option("--restarts", opt.restarts,
+                 "with --on-failure continue: start up to N replacement processes in all, one per failed PE, each "
+                 "under that PE's number; the survivors take it in with tesseraCommGrow (docs/resilience.md, "
+                 "\"Growing back\"). One host")
+      ->check(CLI::Range(0, 1000000));
   app.add_flag("--report-bindings", opt.report_bindings,
                "print where the PEs run and why, and every change of it, to stderr (also at TESSERA_LOG=2); "
                "one host only");
@@ -188,6 +194,9 @@ Launch parse_command_line(const std::vector<std::string>& args, HostfileReader r
     if (npn->count() != 0)
       return usage_error(fmt::format("-N {} with --hosts/--hostfile: give each host's slots instead (h1:2,h2:2, or "
                                      "slots=2 in the hostfile)", per_host));
+    if (opt.restarts > 0)
+      return usage_error(fmt::format("--restarts {} with --hosts/--hostfile: replacements are started on one host "
+                                     "only so far (tessera-run -n N)", opt.restarts));
     if (opt.bind_to == "core" || opt.report_bindings)
       return usage_error(fmt::format("{}: PEs started on several hosts are not bound to CPUs (only tessera-run -n N "
                                      "on one host binds them)", opt.report_bindings ? "--report-bindings" : "--bind-to core"));

@@ -45,6 +45,8 @@ const char* library_state(uint32_t s) {
     case pgas::JobControl::kInitialized: return "initialized";
     case pgas::JobControl::kFinalized: return "finalized";
     case pgas::JobControl::kFailed: return "failed (the job went on without it)";
+    case pgas::JobControl::kRestarting: return "restarting (a replacement is starting)";
+    case pgas::JobControl::kJoining: return "joining (a replacement waits for a grow)";
     default: return "unknown";
   }
 }

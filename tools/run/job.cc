@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <memory>
@@ -48,6 +49,10 @@ Status Job::setup() {
   BindMode mode;
   TS_RETURN_IF_ERROR(resolve_bind_mode(opt_, &mode));
   TS_RETURN_IF_ERROR(resolve_on_failure(opt_, &resilient_));
+  if (opt_.restarts > 0 && !resilient_)
+    return invalid_arg("--restarts {}: replacements take the place of failed PEs in a job that goes on after a "
+                       "failure; add --on-failure continue", opt_.restarts);
+  restarts_left_ = opt_.restarts;
   if (resilient_) stop_limit_ns_ = stop_limit_ns(opt_);
   job_id_ = bootstrap::random_hex(16);
   secret_ = bootstrap::random_hex(bootstrap::kSecretChars);
@@ -56,7 +61,8 @@ Status Job::setup() {
   ctl_bytes_ = pgas::JobControl::bytes_for(opt_.n_pes);
   if (const int n = remove_segments_of_dead_jobs(); n > 0)
     log::info("tessera-run: removed what {} job(s) whose launcher was killed left in /dev/shm", n);
-  TS_ASSIGN_OR_RETURN(void* p, transport::shm::create(ctl_name_, ctl_bytes_));
+  // Its descriptor stays open for the replacements (--restarts), which inherit it: the PEs remove the name.
+  TS_ASSIGN_OR_RETURN(void* p, transport::shm::create(ctl_name_, ctl_bytes_, 0, 0, &ctl_fd_));
   ctl_ = static_cast<pgas::JobControl*>(p);
   ctl_->launcher_pid = static_cast<int32_t>(::getpid());  // before the magic: a reader checks the magic first
   ctl_->launcher_pidns = pid_namespace();
@@ -132,6 +138,9 @@ Status Job::spawn(int rank, const std::string& sock) {
     ::setenv("TESSERA_JOB_SIZE", std::to_string(opt_.n_pes).c_str(), 1);
     ::setenv("TESSERA_JOB_ID", job_id_.c_str(), 1);
     ::setenv("TESSERA_JOB_CONTROL", ctl_name_.c_str(), 1);
+    ::setenv("TESSERA_INCARNATION", std::to_string(ctl_->incarnation(rank)->load()).c_str(), 1);
+    if (ctl_->incarnation(rank)->load() > 0)  // a replacement maps the control segment through it (resilient.h)
+      ::setenv("TESSERA_JOB_CONTROL_FD", std::to_string(::dup(ctl_fd_)).c_str(), 1);
     torch_environment(rank, opt_.n_pes, rank, opt_.n_pes, "127.0.0.1", master_port_);
     place_on_cpu(rank);
     std::vector<char*> argv;
@@ -238,6 +247,7 @@ int Job::run() {
     std::fprintf(stderr, "tessera-run: %s\n", sock.status().message().c_str());
     return 1;
   }
+  sock_ = sock.value();
   for (int r = 0; r < opt_.n_pes; ++r) {
     if (Status st = spawn(r, sock.value()); !st.is_ok()) {
       std::fprintf(stderr, "tessera-run: starting PE %d: %s\n", r, st.message().c_str());
@@ -311,9 +321,16 @@ int Job::run() {
     }
   }
   server_ = nullptr;
-  if (!failed_.empty() && !have_failure_)
-    std::fprintf(stderr, "tessera-run: the job went on without PE%s %s, and its other PEs ended normally\n",
-                 failed_.size() > 1 ? "s" : "", fmt::format("{}", fmt::join(failed_, ", ")).c_str());
+  if (!failed_.empty() && !have_failure_) {
+    std::vector<int> pes = failed_;
+    std::sort(pes.begin(), pes.end());
+    pes.erase(std::unique(pes.begin(), pes.end()), pes.end());
+    const std::string replaced =
+        restarted_.empty() ? "" : fmt::format(" ({} replacement{} started: --restarts)", restarted_.size(),
+                                              restarted_.size() > 1 ? "s" : "");
+    std::fprintf(stderr, "tessera-run: the job went on without PE%s %s%s, and its other PEs ended normally\n",
+                 pes.size() > 1 ? "s" : "", fmt::format("{}", fmt::join(pes, ", ")).c_str(), replaced.c_str());
+  }
   return have_failure_ ? result_ : 0;
 }
 
@@ -325,6 +342,7 @@ void Job::cleanup() {
     if (p.running) ::waitpid(p.pid, nullptr, 0);
   }
   if (ctl_) transport::shm::unmap(ctl_, ctl_bytes_);
+  if (ctl_fd_ >= 0) ::close(ctl_fd_);
   if (!job_id_.empty()) {
     (void)transport::shm::unlink(ctl_name_);
     remove_job_segments(job_id_);

@@ -1,5 +1,6 @@
 // Ending the job: a PE's exit seen by the launcher (a failure ends the job, or in resilient mode the job goes
 // on without the PE), the abort word and the signals that follow it, and the hang report.
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -10,6 +11,7 @@
 #include "health.h"
 #include "job_state.h"
 #include "proc.h"
+#include "server.h"
 #include "sync/futex.h"
 
 namespace tessera::run {
@@ -87,7 +89,9 @@ void Job::on_child_exit(int rank, int status) {
     why = fmt::format("killed by signal {} ({})", WTERMSIG(status), signal_name(WTERMSIG(status)));
   } else if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
     why = fmt::format("exited with status {}", WEXITSTATUS(status));
-  } else if (ctl_ && ctl_->state(rank)->load() == pgas::JobControl::kInitialized && running_count() > 0) {
+  } else if (ctl_ && running_count() > 0 && (ctl_->state(rank)->load() == pgas::JobControl::kInitialized ||
+                                              ctl_->state(rank)->load() == pgas::JobControl::kRestarting ||
+                                              ctl_->state(rank)->load() == pgas::JobControl::kJoining)) {
     why = "exited without calling shmem_finalize";
   }
   if (why.empty()) return;
@@ -123,6 +127,38 @@ void Job::continue_without(int rank, const std::string& why) {
   const int left = running_count();
   std::fprintf(stderr, "tessera-run: PE %d %s; the job continues on %d PE%s (--on-failure continue)\n", rank,
                why.c_str(), left, left == 1 ? "" : "s");
+  if (restarts_left_ > 0) restart(rank);
+}
+
+// --restarts: a replacement under the failed PE's number (pgas/resilient.h). Its incarnation, then the state
+// kRestarting (which a grow's leader waits on until the replacement has published its segments), then the
+// process; the failed process's connection and output end first.
+void Job::restart(int rank) {
+  --restarts_left_;
+  server_->forget(rank);
+  Pe& pe = pes_[static_cast<size_t>(rank)];
+  for (int* fd : {&pe.out_fd, &pe.err_fd}) {
+    if (*fd < 0) continue;
+    ::fcntl(*fd, F_SETFL, O_NONBLOCK);  // what the dead process wrote, without waiting on a child of its
+    char buf[65536];
+    for (ssize_t n; (n = ::read(*fd, buf, sizeof buf)) > 0;) (fd == &pe.out_fd ? pe.out_buf : pe.err_buf).append(buf, static_cast<size_t>(n));
+    flush_output(rank, fd == &pe.err_fd, true);
+    ::close(*fd);
+    *fd = -1;
+  }
+  const uint32_t k = ctl_->incarnation(rank)->load() + 1;
+  ctl_->incarnation(rank)->store(k);
+  ctl_->state(rank)->store(pgas::JobControl::kRestarting);
+  pe.stopped_since = 0;
+  pe.killed_stopped = false;
+  if (Status st = spawn(rank, sock_); !st.is_ok()) {
+    ctl_->state(rank)->store(pgas::JobControl::kFailed);
+    std::fprintf(stderr, "tessera-run: cannot start a replacement for PE %d: %s\n", rank, st.message().c_str());
+    return;
+  }
+  restarted_.push_back(rank);
+  std::fprintf(stderr, "tessera-run: started a replacement for PE %d (incarnation %u; %d more restart%s allowed)\n",
+               rank, k, restarts_left_, restarts_left_ == 1 ? "" : "s");
 }
 
 // Resilient mode: a PE stopped (SIGSTOP, a debugger) for half of TESSERA_TIMEOUT is killed, so that it

@@ -44,6 +44,7 @@ class Job {
   void end_job(int failed_pe);
   void ring_all();
   void continue_without(int rank, const std::string& why);
+  void restart(int rank);
   void check_stopped(uint64_t now);
   void send_term();
   void term_unparked();
@@ -58,6 +59,7 @@ class Job {
   std::unique_ptr<PlacementMonitor> placement_;  // the policy, the layout it chose, and its watch
   pgas::JobControl* ctl_ = nullptr;
   size_t ctl_bytes_ = 0;
+  int ctl_fd_ = -1;  // the control segment, open for replacements to inherit
   BootstrapServer* server_ = nullptr;
   int sigfd_ = -1;
   sigset_t old_mask_{};
@@ -65,6 +67,9 @@ class Job {
   bool have_failure_ = false;
   bool resilient_ = false;     // --on-failure continue
   std::vector<int> failed_;    // PEs marked kFailed, in order (resilient mode)
+  int restarts_left_ = 0;      // --restarts: replacements still to start
+  std::vector<int> restarted_;  // PEs a replacement was started for, in order
+  std::string sock_;            // the bootstrap socket, for replacements
   uint64_t stop_limit_ns_ = 0;  // resilient mode: a PE stopped this long is killed (half of TESSERA_TIMEOUT)
   uint64_t stop_check_at_ = 0;  // next look at the PEs' process states
   int result_ = 0;

@@ -13,7 +13,10 @@ struct Options {
   bool report_bindings = false;
   // end | continue; empty: TESSERA_RESILIENT (1: continue, 0: end; default end). continue: a PE's failure
   // leaves the others running, and their calls on communicators it belonged to fail (docs/resilience.md).
-  std::string on_failure;  // print the placement and its changes (also at TESSERA_LOG >= 2)
+  std::string on_failure;
+  // With continue: how many replacement processes to start in all, one per failure, each under the failed
+  // PE's number, for the survivors to grow back to (docs/resilience.md, "Growing back"). One host.
+  int restarts = 0;
   std::vector<std::string> env;  // K=V
   std::vector<std::string> argv;
 };

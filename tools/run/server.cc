@@ -73,6 +73,11 @@ void BootstrapServer::on_accept() {
   }
 }
 
+void BootstrapServer::forget(int rank) {
+  for (size_t i = 0; i < conns_.size(); ++i)
+    if (conns_[i].fd >= 0 && conns_[i].authed && conns_[i].rank == rank) close_conn(i);
+}
+
 void BootstrapServer::close_conn(size_t i) {
   if (conns_[i].fd >= 0) ::close(conns_[i].fd);
   conns_[i].fd = -1;

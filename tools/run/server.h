@@ -25,6 +25,9 @@ class BootstrapServer {
   // connection whose first message is not a hello with the job's secret (kHelloBytes at most), whose
   // peer runs under another uid, or that breaks the protocol later is closed; nothing else is affected.
   void on_readable(int fd);
+  // Closes the connection of `rank`'s process, if still open: its process failed and a replacement will
+  // say hello under the same rank (tessera-run --restarts).
+  void forget(int rank);
   // What answers a health request (protocol.h: kHealth): the report for an overdue limit, as JSON or text.
   void set_health(std::function<std::string(uint64_t overdue_ns, bool json)> f) { health_ = std::move(f); }
 
