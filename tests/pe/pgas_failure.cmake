@@ -56,3 +56,6 @@ target_link_libraries(pe_resilient_teams PRIVATE tessera)
 # Resilient mode through the C++ API (tests/scripts/resilience_test.sh).
 add_executable(pe_resilient_cxx ${CMAKE_CURRENT_SOURCE_DIR}/pe/resilient_cxx.cc)
 target_link_libraries(pe_resilient_cxx PRIVATE tessera)
+# Growing back (tests/scripts/grow_test.sh): a replacement started by --restarts joins the survivors.
+add_executable(pe_grow ${CMAKE_CURRENT_SOURCE_DIR}/pe/grow.c)
+target_link_libraries(pe_grow PRIVATE tessera)
