@@ -2,7 +2,7 @@
 
     build/bin/tessera-run -n 4 --on-failure continue build/venv/bin/python examples/torch/elastic_train.py \\
         [steps] [--fsdp2] [--kill-rank R --kill-step S] [--save-at-recovery FILE] [--save-at STEP FILE]
-        [--resume FILE]
+        [--resume FILE] [--grow-after N [--save-at-grow FILE]]
 
 DistributedDataParallel on a small regression model; the batch of rank r at step s is generated from (s, r),
 so a run's data depends only on the ranks present. With --kill-rank, that rank kills itself (SIGKILL) at step
@@ -20,6 +20,12 @@ rebuild the full model from their own shards and, for the dead rank's, its right
 it again over themselves. One failure at a time is survived this way; two neighbours dying at once lose a
 shard, which the recovery reports. --save-at STEP FILE writes the full model at the start of STEP (for
 comparing a recovered model with the one a run without the failure had).
+
+--grow-after N (DDP; run with tessera-run --restarts 1): N steps after a recovery the survivors grow the
+default group back (tessera_torch.grow_world). The replacement the launcher started under the dead rank's
+number joins in its init_process_group; it takes the step and the model from the lowest survivor, and all go on
+at full size. --save-at-grow writes rank 0's model and step right after the grow, for a fresh job of the full
+size to resume from.
 """
 import argparse
 import math
@@ -120,6 +126,19 @@ def save(path, params, step):
     torch.save({"model": dict(zip(names, params)), "step": step}, path)
 
 
+def take_over(net, step, replacement):
+    """After a grow, collective over the grown group: the step and the parameters of the lowest-ranked
+    survivor, to every rank (the replacements start from make_net())."""
+    src = torch.tensor([dist.get_world_size() if replacement else dist.get_rank()], dtype=torch.int64)
+    dist.all_reduce(src, op=dist.ReduceOp.MIN)
+    at = torch.tensor([step], dtype=torch.int64)
+    dist.broadcast(at, int(src.item()))
+    with torch.no_grad():
+        for p in net.parameters():
+            dist.broadcast(p.data, int(src.item()))
+    return int(at.item())
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("steps", nargs="?", type=int, default=40)
@@ -130,12 +149,25 @@ def main():
     ap.add_argument("--save-at", nargs=2, metavar=("STEP", "FILE"))
     ap.add_argument("--resume")
     ap.add_argument("--lr", type=float, default=0.01)
+    ap.add_argument("--grow-after", type=int, default=0)
+    ap.add_argument("--save-at-grow")
     args = ap.parse_args()
-    dist.init_process_group("tessera")
+    if args.grow_after and args.fsdp2:
+        ap.error("--grow-after works with DDP (the replacement would need its shards rebuilt under FSDP2)")
+    replacement = tessera_torch.incarnation() > 0
+    if replacement:
+        # A replacement (tessera-run --restarts): this default group joins the survivors' grow.
+        dist.init_process_group("tessera", store=dist.HashStore(), rank=int(os.environ["RANK"]),
+                                world_size=int(os.environ["WORLD_SIZE"]))
+    else:
+        dist.init_process_group("tessera")
     rank, size = dist.get_rank(), dist.get_world_size()
+    full_size = size
     net = make_net()
     shapes = [p.shape for p in net.parameters()]
     step = 0
+    if replacement:
+        step = take_over(net, 0, replacement=True)
     if args.resume:
         state = torch.load(args.resume)
         net.load_state_dict(state["model"])
@@ -151,8 +183,18 @@ def main():
         return net, torch.optim.SGD(net.parameters(), lr=args.lr), buddy
 
     model, opt, buddy = wrap(net)
-    recoveries = 0
+    recoveries = 1 if replacement else 0
+    since_recovery = 0
     while step < args.steps:
+        if args.grow_after and size < full_size and since_recovery == args.grow_after:
+            rank, size = tessera_torch.grow_world()
+            del model, opt
+            step = take_over(net, step, replacement=False)
+            model, opt, buddy = wrap(net)
+            if rank == 0:
+                print(f"grown: {size} ranks go on from step {step}", flush=True)
+                if args.save_at_grow:
+                    save(args.save_at_grow, [p.detach().clone() for p in net.parameters()], step)
         if args.save_at and step == int(args.save_at[0]):
             params = full_params(net if not args.fsdp2 else model)
             if rank == 0:
@@ -183,6 +225,7 @@ def main():
             step = int(first.item())
             model, opt, buddy = wrap(net)
             recoveries += 1
+            since_recovery = 0
             if rank == 0:
                 print(f"recovered: {size} ranks go on from step {step}", flush=True)
                 if args.save_at_recovery:
@@ -194,6 +237,7 @@ def main():
         if rank == 0:
             print(f"step {step} loss {loss.item():.9g} ranks {size}", flush=True)
         step += 1
+        since_recovery += 1
     dist.destroy_process_group()
 
 

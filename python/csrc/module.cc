@@ -19,9 +19,7 @@ PYBIND11_MODULE(_C, m) {
                        std::chrono::duration<double> timeout, const std::string& group_id,
                        const std::vector<int64_t>& global_ranks) {
              const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(timeout);
-             auto pg = c10::make_intrusive<ProcessGroupTessera>(store, rank, size, ms, group_id, global_ranks);
-             if (global_ranks.empty()) pool_reserve(size_t{1} << 30);  // collective, like the default group
-             return pg;
+             return c10::make_intrusive<ProcessGroupTessera>(store, rank, size, ms, group_id, global_ranks);
            }),
            py::arg("store"), py::arg("rank"), py::arg("size"), py::arg("timeout"), py::arg("group_id"),
            py::arg("global_ranks"), py::call_guard<py::gil_scoped_release>())
@@ -35,8 +33,14 @@ PYBIND11_MODULE(_C, m) {
            py::call_guard<py::gil_scoped_release>())
       .def("shrink_for_next_world", &ProcessGroupTessera::shrink_for_next_world,
            py::call_guard<py::gil_scoped_release>())
+      .def("grow_for_next_world", &ProcessGroupTessera::grow_for_next_world,
+           py::call_guard<py::gil_scoped_release>())
       .def_property("inline_bytes", &ProcessGroupTessera::inline_bytes, &ProcessGroupTessera::set_inline_bytes,
                     "Calls of at most this many bytes made while the group's stream is idle run on the calling thread");
+  m.def("incarnation", [] {
+    int k = 0;
+    return tesseraIncarnation(&k) == tesseraSuccess ? k : 0;
+  }, "0 in a process started with the job, k in the k-th replacement tessera-run --restarts started");
   m.def("shutdown", &tessera_torch::shutdown, "Ends Tessera if this module started it (collective over all ranks)",
         py::call_guard<py::gil_scoped_release>());
   m.def("empty", [](std::vector<int64_t> sizes, py::object dtype) {

@@ -1,5 +1,6 @@
 // ProcessGroupTessera (process_group.h).
 #include "process_group.h"
+#include "symmetric.h"
 
 #include "tensors.h"
 
@@ -26,6 +27,7 @@ bool g_started = false;  // ensure_started called shmem_init
 // and the PE of each rank of the current default group (empty: rank r is PE r).
 std::optional<tc::Comm> g_next_world;
 std::vector<int> g_next_world_pes, g_world_pes;
+bool g_joined = false;  // a replacement's default group has joined the survivors' grow
 
 // The live groups, so that shutdown() can let their streams finish before the interpreter ends.
 std::mutex g_groups_mu;
@@ -149,8 +151,23 @@ ProcessGroupTessera::ProcessGroupTessera(const c10::intrusive_ptr<c10d::Store>& 
         g_world_pes = std::move(g_next_world_pes);
       } else {
         ensure_started(*store, rank, size, timeout);
-        comm_ = tc::Comm::world();
-        g_world_pes.clear();
+        // The symmetric pool (collective: shmem_malloc), before the communicator: a replacement's allocations
+        // must repeat the others' before it joins (pgas/resilient.h).
+        pool_reserve(size_t{1} << 30);
+        int incarnation = 0;
+        if (!g_joined && tesseraIncarnation(&incarnation) == tesseraSuccess && incarnation > 0) {
+          // A replacement (tessera-run --restarts): its first default group is the survivors' grow.
+          comm_ = tc::Comm::join();
+          g_joined = true;
+          TORCH_CHECK(comm_.rank() == rank && comm_.size() == size, "tessera: a replacement's default group is rank ",
+                      rank, " of ", size, " but the grown communicator has rank ", comm_.rank(), " of ", comm_.size());
+          const int mine = shmem_my_pe();
+          g_world_pes.assign(static_cast<size_t>(size), 0);
+          comm_.allgather(&mine, g_world_pes.data(), 1, tc::DataType::kInt32);  // as grow_for_next_world's
+        } else {
+          comm_ = tc::Comm::world();
+          g_world_pes.clear();
+        }
       }
     } else {
       TORCH_CHECK(g_started, "tessera: a subgroup before the default group: init_process_group(\"tessera\") first");
@@ -245,6 +262,23 @@ std::pair<int, int> ProcessGroupTessera::shrink_for_next_world() {
     return r;
   } catch (const tessera::Error& e) {
     TORCH_CHECK(false, where(rank_, "shrink_world: "), e.what());
+  }
+}
+
+std::pair<int, int> ProcessGroupTessera::grow_for_next_world() {
+  TORCH_CHECK(default_group_, "tessera_torch.grow_world: grows the default group only");
+  drain();
+  try {
+    tc::Comm grown = comm_.grow();
+    const int mine = shmem_my_pe();
+    std::vector<int> pes(static_cast<size_t>(grown.size()));
+    grown.allgather(&mine, pes.data(), 1, tc::DataType::kInt32);
+    const std::pair<int, int> r{grown.rank(), grown.size()};
+    g_next_world = std::move(grown);
+    g_next_world_pes = std::move(pes);
+    return r;
+  } catch (const tessera::Error& e) {
+    TORCH_CHECK(false, where(rank_, "grow_world: "), e.what());
   }
 }
 

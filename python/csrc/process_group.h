@@ -143,6 +143,10 @@ class ProcessGroupTessera : public c10d::Backend {
   // them) and keeps it for the next default group made in this process (tessera_torch.shrink_world:
   // destroy_process_group, then init_process_group of the survivors). Returns this rank's (rank, size) in it.
   std::pair<int, int> shrink_for_next_world();
+  // Resilient mode with tessera-run --restarts: grows the default group's communicator to take in the
+  // replacements (tesseraCommGrow; collective with them, whose first default group joins it) and keeps it for
+  // the next default group, as shrink_for_next_world does. Returns this rank's (rank, size) in it.
+  std::pair<int, int> grow_for_next_world();
 
  private:
   enum class Lane { kColl, kSend, kRecv };

@@ -20,7 +20,8 @@ from . import _C
 __all__ = ["empty", "zeros", "is_symmetric", "pool_bytes", "pool_free_bytes", "symmetric_allreduce_hook",
            "SymmetricHookState", "ProcessGroupTessera", "register_tensor", "deregister_tensor", "set_compression",
            "set_allgather_compression",
-           "CompressedHookState", "compressed_allreduce_hook", "shrink_world", "is_peer_failure"]
+           "CompressedHookState", "compressed_allreduce_hook", "shrink_world", "grow_world", "incarnation",
+           "is_peer_failure"]
 
 ProcessGroupTessera = _C.ProcessGroupTessera
 
@@ -104,6 +105,28 @@ def shrink_world():
     # old one may have been served by the rank that died).
     dist.init_process_group("tessera", store=dist.HashStore(), rank=rank, world_size=size)
     return rank, size
+
+
+def grow_world():
+    """Resilient mode with tessera-run --restarts N (docs/resilience.md, "Growing back"): makes the default
+    group the survivors and the replacements the launcher started, ranks in the order of the job's PEs (a
+    replaced rank gets its number back), and returns (rank, world_size). Collective over the survivors and
+    the replacements, whose init_process_group("tessera") joins this grow (see incarnation()). As after
+    shrink_world, what was built on the old group must be made again, and the replacements need the model:
+    broadcast it from a survivor."""
+    rank, size = _tessera_backend(None).grow_for_next_world()
+    dist.destroy_process_group()
+    os.environ["RANK"], os.environ["WORLD_SIZE"] = str(rank), str(size)
+    dist.init_process_group("tessera", store=dist.HashStore(), rank=rank, world_size=size)
+    return rank, size
+
+
+def incarnation():
+    """0 in a process started with the job; k in the k-th replacement that tessera-run --restarts started
+    under its rank. A replacement's init_process_group("tessera", store=dist.HashStore(), rank=RANK,
+    world_size=WORLD_SIZE) waits for the survivors' grow_world and joins it; torch's own store may have died
+    with rank 0, hence the HashStore."""
+    return _C.incarnation()
 
 
 def is_peer_failure(error):

@@ -4,7 +4,9 @@
 # default group and go on (under FSDP2 rebuilding the dead rank's shards from its neighbour's copy). The model
 # they recover with must equal, bit for bit, the one a run without the failure holds at step 12; and a fresh
 # job of 3 ranks resumed from it must print the same losses as the survivors, bit for bit
-# (TESSERA_DETERMINISTIC=1 in all).
+# (TESSERA_DETERMINISTIC=1 in all). Then growing back: with --restarts 1 the launcher starts a replacement for
+# rank 2, the survivors grow the group 6 steps after the recovery, the replacement takes the model from a
+# survivor, and a fresh job of 4 ranks resumed from the grown state prints the same losses, bit for bit.
 set -u
 build=${1:?build dir}
 py=${2:?python}
@@ -54,5 +56,24 @@ PY
     "[ -s '$tmp/a' ] && [ \$(wc -l < '$tmp/a') -eq 12 ] && diff '$tmp/a' '$tmp/b'"
   check "$mode: nothing left in /dev/shm" "[ -z \"\$(leftovers)\" ]"
 done
+# Growing back (DDP).
+"$run" -n 4 --on-failure continue --restarts 1 --timeout 240 --env TESSERA_DETERMINISTIC=1 \
+  "$py" "$example" 30 --kill-rank 2 --kill-step 12 --grow-after 6 --save-at-grow "$tmp/grown.pt" > "$tmp/grown" 2>&1
+rc=$?
+cat "$tmp/grown"
+check "grow: the job exits 0 ($rc)" "[ $rc -eq 0 ]"
+check "grow: the launcher started a replacement for PE 2" \
+  "grep -q 'started a replacement for PE 2 (incarnation 1' '$tmp/grown'"
+check "grow: 3 ranks from step 12, 4 again from step 18" \
+  "grep -q '^recovered: 3 ranks go on from step 12$' '$tmp/grown' && grep -q '^step 17 loss .* ranks 3$' '$tmp/grown' &&
+   grep -q '^grown: 4 ranks go on from step 18$' '$tmp/grown' && grep -q '^step 29 loss .* ranks 4$' '$tmp/grown'"
+"$run" -n 4 --timeout 240 --env TESSERA_DETERMINISTIC=1 "$py" "$example" 30 --resume "$tmp/grown.pt" > "$tmp/fresh" 2>&1
+rc=$?
+check "grow: the fresh job of 4 ranks exits 0 ($rc)" "[ $rc -eq 0 ]"
+grep '^step' "$tmp/grown" | awk '$2 >= 18' > "$tmp/a"
+grep '^step' "$tmp/fresh" > "$tmp/b"
+check "grow: the grown job's losses from step 18 equal the fresh job's, bit for bit" \
+  "[ \$(wc -l < '$tmp/a') -eq 12 ] && diff '$tmp/a' '$tmp/b'"
+check "grow: nothing left in /dev/shm" "[ -z \"\$(leftovers)\" ]"
 echo "$passes passed, $fails failed"
 [ $fails -eq 0 ]
