@@ -134,7 +134,7 @@ Status connect_peers(Runtime& r, const std::string* hosts, const bootstrap::Back
     if (sources && !gone) m.pid = sources[pe].pid, m.heap_fd = sources[pe].heap_fd, m.data_fd = sources[pe].data_fd;
     TS_RETURN_IF_ERROR(t->map(&m));
     r.transports[static_cast<size_t>(pe)] = t;
-    if (!(t->caps & transport::kMaps)) {
+    if (!(t->caps & transport::kMaps) && !gone) {
       r.messages[static_cast<size_t>(pe)] = transport::choose(me, peer, transport::kMessages);
       if (!r.messages[static_cast<size_t>(pe)])
         return make_status(Code::kUnsupported, "PE {} on host {}: no transport of this build carries messages to "

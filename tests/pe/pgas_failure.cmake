@@ -59,3 +59,5 @@ target_link_libraries(pe_resilient_cxx PRIVATE tessera)
 # Growing back (tests/scripts/grow_test.sh): a replacement started by --restarts joins the survivors.
 add_executable(pe_grow ${CMAKE_CURRENT_SOURCE_DIR}/pe/grow.c)
 target_link_libraries(pe_grow PRIVATE tessera)
+add_executable(pe_grow_cxx ${CMAKE_CURRENT_SOURCE_DIR}/pe/grow_cxx.cc)
+target_link_libraries(pe_grow_cxx PRIVATE tessera)

@@ -2,7 +2,7 @@
 # Growing back (docs/resilience.md, "Growing back"): under tessera-run --on-failure continue --restarts N a
 # PE killed mid-training is replaced by a new process under its number. The survivors shrink, train on 3,
 # then grow; the replacement joins, pulls the model by one-sided gets and trains on with them, and every PE
-# checks the model to the bit (tests/pe/grow.c). Also: the leader's own PE replaced, two deaths in a row, a
+# checks the model to the bit (tests/pe/grow.c); and the same through the C++ API (grow_cxx.cc). Also: the leader's own PE replaced, two deaths in a row, a
 # replacement whose allocations differ (refused on every side), and the launcher's refusals.
 set -u
 build=${1:?build dir}
@@ -50,6 +50,14 @@ check "mismatch: the replacement names the cause" \
 check "mismatch: every survivor's grow fails naming it" \
   "[ \$(grep -c 'saw the grow refused: tesseraCommGrow: PE 1 could not take part in the grow' '$tmp/out') -eq 3 ]"
 check "mismatch: nothing left in /dev/shm" "[ -z \"\$(leftovers)\" ]"
+
+# The same through the C++ API: PeerFailure, Comm::shrink, Comm::grow, Comm::join.
+"$run" -n 4 --on-failure continue --restarts 1 --timeout 120 --env TESSERA_TIMEOUT=30 "$build/bin/pe_grow_cxx" \
+  > "$tmp/out" 2>&1
+rc=$?
+cat "$tmp/out"
+check "C++ API: exit 0, the replacement and three survivors passed ($rc)" \
+  "[ $rc -eq 0 ] && [ \$(grep -c '^grow_cxx: ok PE' '$tmp/out') -eq 4 ] && grep -q '^grow_cxx: ok PE 1 incarnation 1\$' '$tmp/out'"
 
 # The launcher's refusals.
 "$run" -n 4 --restarts 1 "$prog" 2 1 > "$tmp/out" 2>&1
