@@ -26,22 +26,22 @@ void ring(const std::vector<int>& pes) {
   for (int pe : pes) sync::notify(pe);
 }
 
-// The grow's meetings over the board: the k-th waits for k arrivals of every member. It stops when a
+// The grow's meetings over the board: the k-th waits until every member has arrived at it. It stops when a
 // member dies, one refuses (Board::refused), or the leader closes the board.
 struct Meeting {
   Board& b;
   uint32_t seq;
   const std::vector<int>& members;
-  uint64_t k = 0;
+  int k = 0;
   void operator()() {
-    ++k;
-    b.arrived.fetch_add(1, std::memory_order_acq_rel);
+    std::atomic<uint32_t>& arrived = b.arrived[k++];
+    arrived.fetch_add(1, std::memory_order_acq_rel);
     ring(members);
-    const uint64_t want = k * members.size();
+    const uint32_t want = static_cast<uint32_t>(members.size());
     int gone = -1;
     sync::wait_until(
         [&] {
-          if (b.arrived.load(std::memory_order_acquire) >= want) return true;
+          if (arrived.load(std::memory_order_acquire) >= want) return true;
           if (b.seq.load(std::memory_order_acquire) != seq || b.refused.load(std::memory_order_acquire)) return true;
           for (int pe : members)
             if (dead(pe)) return (gone = pe), true;
@@ -49,9 +49,9 @@ struct Meeting {
         },
         [&] {
           return fmt::format("communicator grow: {} members to reach meeting {} ({} arrivals so far)", members.size(),
-                             k, b.arrived.load());
+                             k, arrived.load());
         });
-    if (b.arrived.load(std::memory_order_acquire) >= want) return;
+    if (arrived.load(std::memory_order_acquire) >= want) return;
     if (gone >= 0) throw sync::Interrupted(fmt::format("PE {} failed while the communicator was growing", gone), {gone}, false);
     if (const uint32_t by = b.refused.load(std::memory_order_acquire))
       throw sync::Interrupted(fmt::format("PE {} could not take part in the grow (its own error says why)", by - 1), {}, false);
@@ -84,7 +84,7 @@ Result<Communicator*> take_in(const std::vector<int>& members, const std::vector
       if (Status st = pgas::remap_peer(r, pe, pgas::published_source(r, pe)); !st.is_ok())
         throw std::runtime_error(fmt::format("cannot map PE {}'s new segments: {}", pe, st.message()));
     }
-    Result<Communicator*> res = comm_create_pes(members, key, meet);
+    Result<Communicator*> res = comm_create_pes(members, key, [&meet] { meet(); });  // meetings 1 and 2
     if (!res.is_ok()) throw std::runtime_error(res.status().message());
     made = res.value();
     const bool joined = pgas::joining();
@@ -93,7 +93,7 @@ Result<Communicator*> take_in(const std::vector<int>& members, const std::vector
       pgas::end_joining();
     }
     try {
-      meet();  // every replacement is alive for every member before any returns
+      meet();  // 3: every replacement is alive for every member before any returns
     } catch (...) {
       if (joined) {  // not taken in after all: it may join again
         r.control->state(r.my_pe)->store(JobControl::kJoining, std::memory_order_release);
@@ -101,7 +101,7 @@ Result<Communicator*> take_in(const std::vector<int>& members, const std::vector
       }
       throw;
     }
-    b.arrived.fetch_add(1, std::memory_order_acq_rel);  // done with the board
+    b.arrived[Board::kMeetings - 1].fetch_add(1, std::memory_order_acq_rel);  // done with the board
   } catch (const sync::Interrupted& e) {
     why = e.what();
   } catch (const std::runtime_error& e) {
@@ -116,11 +116,11 @@ Result<Communicator*> take_in(const std::vector<int>& members, const std::vector
   if (leader) {
     // Closed only once every member has read it (or died), so that none waits for a board gone by; after a
     // good grow, once every member is done with it.
-    const uint64_t all = 4 * members.size();
+    const uint32_t all = static_cast<uint32_t>(members.size());
     sync::wait_until(
         [&] {
           const bool all_read = b.seen.load(std::memory_order_acquire) >= members.size();
-          if (made ? b.arrived.load(std::memory_order_acquire) >= all ||
+          if (made ? b.arrived[Board::kMeetings - 1].load(std::memory_order_acquire) >= all ||
                          (all_read && b.refused.load(std::memory_order_acquire))
                    : all_read)
             return true;
@@ -176,7 +176,7 @@ Result<Communicator*> grow(Communicator& c) {
                                                  std::memory_order_acq_rel);
         },
         [&] { return fmt::format("{}: the job's grow board, held by PE {}", kRoutine, free_board - 1); });
-    b.arrived.store(0, std::memory_order_relaxed);
+    for (std::atomic<uint32_t>& a : b.arrived) a.store(0, std::memory_order_relaxed);
     b.refused.store(0, std::memory_order_relaxed);
     b.seen.store(0, std::memory_order_relaxed);
     b.key = key;

@@ -121,7 +121,10 @@ struct JobControl {
   struct GrowBoard {
     std::atomic<uint32_t> owner;    // 0, or the leader's PE + 1
     std::atomic<uint32_t> seq;      // odd while a grow's members are published
-    std::atomic<uint64_t> arrived;  // the members' arrivals at the grow's meetings
+    // Arrivals at each of the grow's meetings, one counter per meeting: a member that has passed a meeting
+    // must not count towards the next one of a member still waiting at it.
+    static constexpr int kMeetings = 4;
+    std::atomic<uint32_t> arrived[kMeetings];
     uint64_t key;                   // the new communicator's key (coll::comm_create_pes)
     uint64_t heap_print;            // the leader's symmetric allocations (pgas::heap_fingerprint)
     uint32_t n;                     // members
