@@ -82,5 +82,28 @@ TEST(Allocator, DeterministicUnderRandomSequences) {
   EXPECT_EQ(a.bytes_free(), b.bytes_free());
 }
 
+// A replacement PE's allocations are compared with the survivors' by fingerprint (pgas/resilient.h): equal
+// after the same calls, different after one call more, a different size, or a free.
+TEST(Allocator, FingerprintFollowsTheCalls) {
+  Allocator a(1 << 20), b(1 << 20);
+  EXPECT_EQ(a.fingerprint(), b.fingerprint());
+  const size_t x = a.allocate(1000, 64);
+  b.allocate(1000, 64);
+  a.allocate(64, 4096);
+  b.allocate(64, 4096);
+  EXPECT_EQ(a.fingerprint(), b.fingerprint());
+  Allocator c = b;
+  c.allocate(64, 64);
+  EXPECT_NE(c.fingerprint(), b.fingerprint());
+  Allocator d(1 << 20);
+  d.allocate(2000, 64);
+  d.allocate(64, 4096);
+  EXPECT_NE(d.fingerprint(), b.fingerprint()) << "the blocks' sizes differ";
+  Allocator e = a;
+  e.release(x);
+  EXPECT_NE(e.fingerprint(), a.fingerprint());
+  EXPECT_NE(Allocator(1 << 20).fingerprint(), Allocator(1 << 21).fingerprint()) << "the heaps' sizes differ";
+}
+
 }  // namespace
 }  // namespace tessera::pgas
