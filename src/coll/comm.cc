@@ -157,6 +157,18 @@ Result<Communicator*> build(std::vector<int> world, int rank, uint64_t uid, Sync
   }
   mine->peer.pid.store(getpid(), std::memory_order_relaxed);
   mine->peer.probe.store(reinterpret_cast<uint64_t>(&mine->peer.probe), std::memory_order_relaxed);
+  // A sync that stops (resilient mode: sync::Interrupted out of a shrink's or a grow's meeting) leaves no
+  // name and no mapping behind.
+  struct Undo {
+    Communicator* c;
+    const std::string& name;
+    ~Undo() {
+      if (!c) return;
+      if (!name.empty()) (void)transport::shm::unlink(name);
+      for (char* s : c->seg)
+        if (s) transport::shm::unmap(s, c->seg_bytes);
+    }
+  } undo{c.get(), my_name};
   sync();
   Status st;
   for (int m = 0; m < n && st.is_ok(); ++m) {
@@ -177,6 +189,7 @@ Result<Communicator*> build(std::vector<int> world, int rank, uint64_t uid, Sync
   }
   mine->peer.cma_ok.store(cma ? 1 : 0, std::memory_order_relaxed);
   sync();
+  undo.c = nullptr;
   if (!my_name.empty()) (void)transport::shm::unlink(my_name);
   if (!st.is_ok()) {
     for (char* s : c->seg)

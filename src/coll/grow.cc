@@ -1,8 +1,11 @@
 // Growing back: a communicator takes in the replacements of its failed members (grow.h).
 #include "coll/grow.h"
 
+#include <signal.h>
+
 #include <algorithm>
 
+#include "base/config.h"
 #include "coll/resilience.h"
 #include "pgas/heap.h"
 #include "pgas/peers.h"
@@ -17,41 +20,76 @@ using Board = JobControl::GrowBoard;
 
 Board& board() { return *pgas::rt().control->grow_board(); }
 uint32_t state_of(int pe) { return pgas::rt().control->state(pe)->load(std::memory_order_acquire); }
-// Dead for a grow: a replacement that waits to join is alive.
-bool dead(int pe) { return state_of(pe) == JobControl::kFailed; }
-bool listed(const Board& b, int pe) {
-  return (b.members[pe / 64].load(std::memory_order_relaxed) >> (pe % 64)) & 1;
+// Dead for a grow whose member `pe` had incarnation `inc` when it read the board: failed, or failed and
+// replaced since (the launcher may move a failed PE on to kRestarting before anyone saw kFailed). A
+// replacement that waits to join is alive.
+bool dead(int pe, uint32_t inc) { return state_of(pe) == JobControl::kFailed || pe_incarnation(pe) != inc; }
+// Bit `pe` of the board's members (joiners false) or joiners (true).
+bool listed(const Board& b, int pe, bool joiners = false) {
+  const int words = (pgas::rt().n_pes + 63) / 64;
+  return (b.members[(joiners ? words : 0) + pe / 64].load(std::memory_order_relaxed) >> (pe % 64)) & 1;
 }
 void ring(const std::vector<int>& pes) {
   for (int pe : pes) sync::notify(pe);
 }
 
-// The grow's meetings over the board: the k-th waits until every member has arrived at it. It stops when a
-// member dies, one refuses (Board::refused), or the leader closes the board.
+// Test hook TESSERA_TEST_DIE_IN_GROW=PE:STEP: world PE PE (a PE started with the job) kills itself in its first
+// grow, just before it posts meeting STEP (1 to 3), or just after it posts meeting 3 (STEP 4); empty: off.
+const config::Var<std::string> kTestDieInGrow{
+    "TESSERA_TEST_DIE_IN_GROW", "",
+    "Test hook for growing back: PE:STEP makes world PE PE (started with the job) kill itself in its first "
+    "communicator grow, before it posts the grow's meeting STEP (1 to 3), or after it posts meeting 3 (4); "
+    "empty: off"};
+
+void die_in_grow(int meeting, bool posted) {
+  static const std::pair<int, uint32_t> v = config::pe_and_number(kTestDieInGrow, 1, 4, "STEP");
+  static bool first = true;
+  if (v.first != pgas::rt().my_pe || pgas::incarnation() != 0 || !first) return;
+  if ((!posted && static_cast<uint32_t>(meeting) == v.second) || (posted && meeting == 3 && v.second == 4))
+    ::raise(SIGKILL);
+  if (posted && meeting == 3) first = false;
+}
+
+// The grow's meetings (1 to 3): each member posts its mark, then waits until every member's mark has reached
+// the meeting. A member that dies after posting counts as arrived (its mark stays), so a meeting passes for
+// all members or for none: it stops on every member when one dies before posting or one refuses
+// (Board::refused), and when the leader gives the grow up.
 struct Meeting {
   Board& b;
   uint32_t seq;
   const std::vector<int>& members;
+  const std::vector<uint32_t>& incs;  // each member's incarnation (dead)
   int k = 0;
   void operator()() {
-    std::atomic<uint32_t>& arrived = b.arrived[k++];
-    arrived.fetch_add(1, std::memory_order_acq_rel);
+    JobControl* jc = pgas::rt().control;
+    const uint32_t mark = 4 * seq + static_cast<uint32_t>(++k);
+    die_in_grow(k, /*posted=*/false);
+    jc->grow_mark(pgas::rt().my_pe)->store(mark, std::memory_order_release);
     ring(members);
-    const uint32_t want = static_cast<uint32_t>(members.size());
+    die_in_grow(k, /*posted=*/true);
+    auto reached = [&](int pe) { return jc->grow_mark(pe)->load(std::memory_order_acquire) >= mark; };
     int gone = -1;
+    bool all = false;
     sync::wait_until(
         [&] {
-          if (arrived.load(std::memory_order_acquire) >= want) return true;
-          if (b.seq.load(std::memory_order_acquire) != seq || b.refused.load(std::memory_order_acquire)) return true;
-          for (int pe : members)
-            if (dead(pe)) return (gone = pe), true;
-          return false;
+          gone = -1;
+          all = true;
+          for (size_t m = 0; m < members.size(); ++m) {
+            const int pe = members[m];
+            if (reached(pe)) continue;
+            all = false;
+            if (dead(pe, incs[m]) && !reached(pe)) gone = pe;  // its mark read again after its death was seen
+          }
+          return all || gone >= 0 || b.refused.load(std::memory_order_acquire) ||
+                 b.seq.load(std::memory_order_acquire) != seq;
         },
         [&] {
-          return fmt::format("communicator grow: {} members to reach meeting {} ({} arrivals so far)", members.size(),
-                             k, arrived.load());
+          std::string waiting;
+          for (int pe : members)
+            if (!reached(pe)) waiting += fmt::format("{}{}", waiting.empty() ? "" : ", ", pe);
+          return fmt::format("communicator grow: PEs {} to reach meeting {}", waiting, k);
         });
-    if (arrived.load(std::memory_order_acquire) >= want) return;
+    if (all) return;
     if (gone >= 0) throw sync::Interrupted(fmt::format("PE {} failed while the communicator was growing", gone), {gone}, false);
     if (const uint32_t by = b.refused.load(std::memory_order_acquire))
       throw sync::Interrupted(fmt::format("PE {} could not take part in the grow (its own error says why)", by - 1), {}, false);
@@ -60,22 +98,24 @@ struct Meeting {
 };
 
 // The members as the board lists them, and those among them that wait to join.
-void read_members(Board& b, std::vector<int>* members, std::vector<int>* joiners) {
+void read_members(Board& b, std::vector<int>* members, std::vector<int>* joiners, std::vector<uint32_t>* incs) {
   const int n = pgas::rt().n_pes;
   for (int pe = 0; pe < n; ++pe)
     if (listed(b, pe)) {
       members->push_back(pe);
-      if (state_of(pe) == JobControl::kJoining) joiners->push_back(pe);
+      incs->push_back(pe_incarnation(pe));
+      if (listed(b, pe, /*joiners=*/true)) joiners->push_back(pe);
     }
   b.seen.fetch_add(1, std::memory_order_acq_rel);
 }
 
 // Steps 3 and 4 (grow.h), on every member; the leader closes the board at the end, whatever happened.
-Result<Communicator*> take_in(const std::vector<int>& members, const std::vector<int>& joiners, uint64_t key,
-                              uint32_t seq, bool leader, const char* routine) {
+Result<Communicator*> take_in(const std::vector<int>& members, const std::vector<int>& joiners,
+                              const std::vector<uint32_t>& incs, uint64_t key, uint32_t seq, bool leader,
+                              const char* routine) {
   pgas::Runtime& r = pgas::rt();
   Board& b = board();
-  Meeting meet{b, seq, members};
+  Meeting meet{b, seq, members, incs};
   Communicator* made = nullptr;
   std::string why;
   try {
@@ -87,23 +127,19 @@ Result<Communicator*> take_in(const std::vector<int>& members, const std::vector
     Result<Communicator*> res = comm_create_pes(members, key, [&meet] { meet(); });  // meetings 1 and 2
     if (!res.is_ok()) throw std::runtime_error(res.status().message());
     made = res.value();
-    const bool joined = pgas::joining();
-    if (joined) {
+    meet();  // 3: the commit; it passes for every member or for none
+    if (pgas::joining()) {
       r.control->state(r.my_pe)->store(JobControl::kInitialized, std::memory_order_release);
       pgas::end_joining();
     }
     try {
-      meet();  // 3: every replacement is alive for every member before any returns
-    } catch (...) {
-      if (joined) {  // not taken in after all: it may join again
-        r.control->state(r.my_pe)->store(JobControl::kJoining, std::memory_order_release);
-        pgas::start_joining();
-      }
-      throw;
+      meet();  // 4: every replacement is alive for every member before any returns
+    } catch (const sync::Interrupted&) {
+      // A member died after the commit: the communicator stands for all, and its first call fails on all.
     }
-    b.arrived[Board::kMeetings - 1].fetch_add(1, std::memory_order_acq_rel);  // done with the board
+    b.done.fetch_add(1, std::memory_order_acq_rel);  // done with the board
   } catch (const sync::Interrupted& e) {
-    why = e.what();
+    why = e.what();  // stopped at the commit at the latest: nobody keeps the communicator
   } catch (const std::runtime_error& e) {
     why = e.what();
     b.refused.store(static_cast<uint32_t>(r.my_pe) + 1, std::memory_order_release);
@@ -120,11 +156,13 @@ Result<Communicator*> take_in(const std::vector<int>& members, const std::vector
     sync::wait_until(
         [&] {
           const bool all_read = b.seen.load(std::memory_order_acquire) >= members.size();
-          if (made ? b.arrived[Board::kMeetings - 1].load(std::memory_order_acquire) >= all ||
+          if (made ? b.done.load(std::memory_order_acquire) >= all ||
                          (all_read && b.refused.load(std::memory_order_acquire))
                    : all_read)
             return true;
-          return std::any_of(members.begin(), members.end(), dead);
+          for (size_t m = 0; m < members.size(); ++m)
+            if (dead(members[m], incs[m])) return true;
+          return false;
         },
         [&] { return fmt::format("communicator grow: {} members to finish with the grow", members.size()); });
     b.seq.fetch_add(1, std::memory_order_acq_rel);  // even: closed
@@ -176,14 +214,19 @@ Result<Communicator*> grow(Communicator& c) {
                                                  std::memory_order_acq_rel);
         },
         [&] { return fmt::format("{}: the job's grow board, held by PE {}", kRoutine, free_board - 1); });
-    for (std::atomic<uint32_t>& a : b.arrived) a.store(0, std::memory_order_relaxed);
+    b.done.store(0, std::memory_order_relaxed);
     b.refused.store(0, std::memory_order_relaxed);
     b.seen.store(0, std::memory_order_relaxed);
     b.key = key;
     b.heap_print = pgas::heap_fingerprint();
     b.n = static_cast<uint32_t>(members.size());
-    for (int w = 0; w < (r.n_pes + 63) / 64; ++w) b.members[w].store(0, std::memory_order_relaxed);
-    for (int pe : members) b.members[pe / 64].fetch_or(uint64_t{1} << (pe % 64), std::memory_order_relaxed);
+    const int words = (r.n_pes + 63) / 64;
+    for (int w = 0; w < 2 * words; ++w) b.members[w].store(0, std::memory_order_relaxed);
+    for (int pe : members) {
+      b.members[pe / 64].fetch_or(uint64_t{1} << (pe % 64), std::memory_order_relaxed);
+      if (std::find(survivors.begin(), survivors.end(), pe) == survivors.end())
+        b.members[words + pe / 64].fetch_or(uint64_t{1} << (pe % 64), std::memory_order_relaxed);
+    }
     seq = b.seq.fetch_add(1, std::memory_order_acq_rel) + 1;  // odd: open
     sync::notify_all();
   } else {
@@ -196,8 +239,9 @@ Result<Communicator*> grow(Communicator& c) {
         [&] { return fmt::format("{}: PE {} (the grow's leader) to post the members", kRoutine, leader); });
   }
   std::vector<int> members, joiners;
-  read_members(b, &members, &joiners);
-  Result<Communicator*> made = take_in(members, joiners, key, seq, r.my_pe == leader, kRoutine);
+  std::vector<uint32_t> incs;
+  read_members(b, &members, &joiners, &incs);
+  Result<Communicator*> made = take_in(members, joiners, incs, key, seq, r.my_pe == leader, kRoutine);
   if (made.is_ok()) {
     for (int pe : candidates)
       if (!std::binary_search(members.begin(), members.end(), pe)) made.value()->former.push_back(pe);
@@ -213,15 +257,19 @@ Result<Communicator*> join() {
                        "their communicator", kRoutine, pgas::incarnation());
   pgas::Runtime& r = pgas::rt();
   Board& b = board();
+  // A grow this replacement tried already (it failed) may still be posted: only a later one is taken.
+  static uint32_t tried = 0;
   uint32_t seq = 0;
   sync::wait_until(
       [&] {
         seq = b.seq.load(std::memory_order_acquire);
-        return (seq & 1) && listed(b, r.my_pe);
+        return (seq & 1) && seq > tried && listed(b, r.my_pe, /*joiners=*/true);
       },
       [&] { return fmt::format("{}: the survivors to grow a communicator that takes PE {} in", kRoutine, r.my_pe); });
+  tried = seq;
   std::vector<int> members, joiners;
-  read_members(b, &members, &joiners);
+  std::vector<uint32_t> incs;
+  read_members(b, &members, &joiners, &incs);
   const uint64_t key = b.key;
   if (const uint64_t mine = pgas::heap_fingerprint(); mine != b.heap_print) {
     b.refused.store(static_cast<uint32_t>(r.my_pe) + 1, std::memory_order_release);
@@ -230,7 +278,7 @@ Result<Communicator*> join() {
                        "must make the shmem_malloc calls its predecessor made before the failure, in the same "
                        "order, before it joins)", kRoutine);
   }
-  return take_in(members, joiners, key, seq, /*leader=*/false, kRoutine);
+  return take_in(members, joiners, incs, key, seq, /*leader=*/false, kRoutine);
 }
 
 }  // namespace tessera::coll

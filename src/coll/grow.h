@@ -11,12 +11,15 @@
 //   1. the survivors agree on c (so they know the same failed set);
 //   2. its leader (the lowest survivor) waits for the replacements the launcher has started to publish
 //      their segments, then posts the members and the new key; the others and the replacements read them;
-//   3. every member maps the replacements' segments (pgas::remap_peer) and builds the communicator; a
-//      replacement whose symmetric allocations differ from the leader's refuses, and the grow fails for all;
-//   4. the replacements count as alive from then on (state kInitialized) for every member before any
-//      returns.
-// A member that fails during a grow makes it fail on the others (kPeerFailed); the survivors may shrink
-// and grow again, and a replacement that has not joined calls join() again. One host only.
+//   3. every member maps the replacements' segments (pgas::remap_peer) and builds the communicator over the
+//      grow's meetings 1 and 2; a replacement whose symmetric allocations differ from the leader's refuses;
+//   4. meeting 3 commits: it passes for every member or for none (each member posts a mark in the control
+//      segment, and a member that dies after posting counts as arrived), so the grow succeeds or fails
+//      (kPeerFailed) alike everywhere; then the replacements count as alive (state kInitialized), and
+//      meeting 4 lets every member see that before any returns.
+// After a failed grow the survivors shrink and grow again, and a replacement calls join() again (it takes
+// only a grow posted later than the one it tried). A member that dies after the commit is a member of the
+// new communicator for all; its first call fails on all. One host only.
 #pragma once
 #include "base/status.h"
 #include "coll/comm.h"

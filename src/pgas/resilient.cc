@@ -78,7 +78,6 @@ void leave_resilient(Runtime& r) {
 uint32_t incarnation() { return static_cast<uint32_t>(kIncarnation.get()); }
 bool joining() { return g_joining.load(std::memory_order_relaxed); }
 void end_joining() { g_joining.store(false, std::memory_order_relaxed); }
-void start_joining() { g_joining.store(true, std::memory_order_relaxed); }
 
 void publish_segments(Runtime& r, int heap_fd, int data_fd) {
   g_heap_fd = heap_fd;

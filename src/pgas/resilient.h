@@ -37,7 +37,6 @@ uint32_t incarnation();
 // True from a replacement's init until a grow has taken it in (end_joining).
 bool joining();
 void end_joining();
-void start_joining();  // a grow that took it in failed after all
 // Resilient mode under tessera-run: publishes this PE's process and the descriptors it keeps its segments
 // open by (closed at finalize by close_segments; without resilient mode they are closed at once).
 void publish_segments(Runtime& r, int heap_fd, int data_fd);

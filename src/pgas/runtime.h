@@ -110,6 +110,12 @@ struct JobControl {
     static_assert(4 * sizeof(std::atomic<uint32_t>) + sizeof(sync::PeWaitHist) + sizeof(JoinWords) <= kCacheLine);
     return reinterpret_cast<JoinWords*>(incarnation(pe) + 1);
   }
+  // The last meeting of a grow that `pe` reached (coll/grow.cc: 4 * the board's seq + the meeting). Written by
+  // that PE only; a mark, once posted, stays (also when the PE dies), so a meeting passes for all or for none.
+  std::atomic<uint32_t>* grow_mark(int pe) {
+    static_assert(5 * sizeof(std::atomic<uint32_t>) + sizeof(sync::PeWaitHist) + sizeof(JoinWords) <= kCacheLine);
+    return reinterpret_cast<std::atomic<uint32_t>*>(join(pe) + 1);
+  }
   sync::PeWhere* where(int pe) {
     char* base = reinterpret_cast<char*>(pe_words() + n_pes) + static_cast<size_t>(n_pes) * kCacheLine;
     return reinterpret_cast<sync::PeWhere*>(base) + pe;
@@ -117,23 +123,23 @@ struct JobControl {
   sync::FailRecords* records(int pe) { return reinterpret_cast<sync::FailRecords*>(where(n_pes)) + pe; }
 
   // One grow at a time in the job (coll/grow.cc): its leader owns the board, writes the members and the
-  // communicator's key, then bumps `seq`; the members meet on `arrived`.
+  // communicator's key, then bumps `seq`; the members meet on their grow marks.
   struct GrowBoard {
     std::atomic<uint32_t> owner;    // 0, or the leader's PE + 1
     std::atomic<uint32_t> seq;      // odd while a grow's members are published
-    // Arrivals at each of the grow's meetings, one counter per meeting: a member that has passed a meeting
-    // must not count towards the next one of a member still waiting at it.
-    static constexpr int kMeetings = 4;
-    std::atomic<uint32_t> arrived[kMeetings];
+    std::atomic<uint32_t> done;     // members past the grow's last meeting (the leader closes the board after)
     uint64_t key;                   // the new communicator's key (coll::comm_create_pes)
     uint64_t heap_print;            // the leader's symmetric allocations (pgas::heap_fingerprint)
     uint32_t n;                     // members
     std::atomic<uint32_t> refused;  // 0, or 1 + a member that cannot go on (its own error says why)
     std::atomic<uint32_t> seen;     // members that have read the board (the leader closes it after)
     uint32_t pad;
-    std::atomic<uint64_t> members[1];  // (n_pes + 63) / 64 words: bit pe set for each member
+    // Two bitmaps of (n_pes + 63) / 64 words each: bit pe set for each member, then for each member that
+    // joins (a replacement: it takes only a grow that lists it here).
+    std::atomic<uint64_t> members[1];
     static size_t bytes_for(int n) {
-      return (sizeof(GrowBoard) + (static_cast<size_t>(n) + 63) / 64 * 8 + kCacheLine - 1) / kCacheLine * kCacheLine;
+      return (sizeof(GrowBoard) + 2 * ((static_cast<size_t>(n) + 63) / 64) * 8 + kCacheLine - 1) / kCacheLine *
+             kCacheLine;
     }
   };
   GrowBoard* grow_board() { return reinterpret_cast<GrowBoard*>(records(n_pes)); }

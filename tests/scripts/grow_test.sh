@@ -2,8 +2,9 @@
 # Growing back (docs/resilience.md, "Growing back"): under tessera-run --on-failure continue --restarts N a
 # PE killed mid-training is replaced by a new process under its number. The survivors shrink, train on 3,
 # then grow; the replacement joins, pulls the model by one-sided gets and trains on with them, and every PE
-# checks the model to the bit (tests/pe/grow.c); and the same through the C++ API (grow_cxx.cc). Also: the leader's own PE replaced, two deaths in a row, a
-# replacement whose allocations differ (refused on every side), and the launcher's refusals.
+# checks the model to the bit (tests/pe/grow.c); and the same through the C++ API (grow_cxx.cc). Also: the
+# leader's own PE replaced, two deaths in a row, a survivor killed inside the grow (which then fails on every
+# member alike), a replacement whose allocations differ (refused on every side), and the launcher's refusals.
 set -u
 build=${1:?build dir}
 run="$build/bin/tessera-run"
@@ -41,6 +42,22 @@ check "twice: incarnation 2 and three survivors checked the model" \
 check "twice: each survivor timed both grows" \
   "[ \$(grep -cE '^grow: ok PE [0-2] survivor rank [0-2], death to first good call on the grown communicator: [0-9]+ ms [0-9]+ ms\$' '$tmp/out') -eq 3 ]"
 check "twice: nothing left in /dev/shm" "[ -z \"\$(leftovers)\" ]"
+
+# A survivor dies in the grow, before each of its three meetings: the grow fails on every member alike, the
+# survivors shrink and grow again, and both replacements join (--restarts 2).
+for step in 1 2 3; do
+  "$run" -n 4 --on-failure continue --restarts 2 --timeout 120 --env TESSERA_TIMEOUT=30 \
+    --env TESSERA_TEST_DIE_IN_GROW=3:$step "$prog" 2 1 > "$tmp/out" 2>&1
+  rc=$?
+  cat "$tmp/out"
+  check "death in the grow (meeting $step): the job exits 0 ($rc)" "[ $rc -eq 0 ]"
+  check "death in the grow (meeting $step): two replacements and two survivors checked the model" \
+    "[ \$(grep -c '^grow: ok PE' '$tmp/out') -eq 4 ] && grep -q '^grow: ok PE 2 incarnation 1 rank 2\$' '$tmp/out' &&
+     grep -q '^grow: ok PE 3 incarnation 1 rank 3\$' '$tmp/out'"
+  check "death in the grow (meeting $step): both survivors grew again" \
+    "[ \$(grep -c '^grow: PE [01] grows again after: tesseraCommGrow: PE 3 failed while the communicator was growing' '$tmp/out') -eq 2 ]"
+  check "death in the grow (meeting $step): nothing left in /dev/shm" "[ -z \"\$(leftovers)\" ]"
+done
 
 # A replacement that allocated differently: it refuses, and the survivors' grow fails naming it.
 grows 1 1 1 mismatch

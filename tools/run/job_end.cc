@@ -119,20 +119,24 @@ void Job::on_child_exit(int rank, int status) {
 void Job::continue_without(int rank, const std::string& why) {
   have_failure_ = false;
   result_ = 0;
+  // With a replacement to come (--restarts), its incarnation first and the state kRestarting at once, never
+  // kFailed in between: a grow's leader that saw kFailed would leave the replacement out.
+  const bool again = restarts_left_ > 0;
+  if (again) ctl_->incarnation(rank)->store(ctl_->incarnation(rank)->load() + 1);
   ctl_->fail_index(rank)->store(static_cast<uint32_t>(failed_.size()));
-  ctl_->state(rank)->store(pgas::JobControl::kFailed);
+  ctl_->state(rank)->store(again ? pgas::JobControl::kRestarting : pgas::JobControl::kFailed);
   ctl_->failures.fetch_add(1, std::memory_order_release);
   failed_.push_back(rank);
   ring_all();
   const int left = running_count();
   std::fprintf(stderr, "tessera-run: PE %d %s; the job continues on %d PE%s (--on-failure continue)\n", rank,
                why.c_str(), left, left == 1 ? "" : "s");
-  if (restarts_left_ > 0) restart(rank);
+  if (again) restart(rank);
 }
 
-// --restarts: a replacement under the failed PE's number (pgas/resilient.h). Its incarnation, then the state
-// kRestarting (which a grow's leader waits on until the replacement has published its segments), then the
-// process; the failed process's connection and output end first.
+// --restarts: a replacement under the failed PE's number (pgas/resilient.h), whose incarnation and state
+// kRestarting (which a grow's leader waits on until the replacement has published its segments) are stored
+// already; the failed process's connection and output end first.
 void Job::restart(int rank) {
   --restarts_left_;
   server_->forget(rank);
@@ -146,9 +150,7 @@ void Job::restart(int rank) {
     ::close(*fd);
     *fd = -1;
   }
-  const uint32_t k = ctl_->incarnation(rank)->load() + 1;
-  ctl_->incarnation(rank)->store(k);
-  ctl_->state(rank)->store(pgas::JobControl::kRestarting);
+  const uint32_t k = ctl_->incarnation(rank)->load();
   pe.stopped_since = 0;
   pe.killed_stopped = false;
   if (Status st = spawn(rank, sock_); !st.is_ok()) {
