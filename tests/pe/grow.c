@@ -101,6 +101,8 @@ int main(int argc, char** argv) {
               tesseraGetLastError());
       REQUIRE(strstr(tesseraGetLastError(), "symmetric allocations differ"), "join: %s", tesseraGetLastError());
       printf("grow: ok PE %d incarnation %d refused to join: %s\n", me, inc, tesseraGetLastError());
+      free(grad);
+      free(sum);
       shmem_finalize();
       return 0;
     }
@@ -130,6 +132,8 @@ int main(int argc, char** argv) {
           REQUIRE(strstr(tesseraGetLastError(), "could not take part in the grow"), "grow: %s", tesseraGetLastError());
           printf("grow: ok PE %d saw the grow refused: %s\n", me, tesseraGetLastError());
           tesseraCommDestroy(comm);
+          free(grad);
+          free(sum);
           shmem_finalize();
           return 0;
         }
