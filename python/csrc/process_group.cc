@@ -247,19 +247,25 @@ void ProcessGroupTessera::set_allgather_compression(const std::string& mode) {
   }
 }
 
+namespace {
+// Keeps `next` for the next default group made in this process, with each rank's PE (for its subgroups);
+// collective over `next`. Returns this rank's (rank, size) in it.
+std::pair<int, int> adopt_next_world(tc::Comm next) {
+  const int mine = shmem_my_pe();
+  std::vector<int> pes(static_cast<size_t>(next.size()));
+  next.allgather(&mine, pes.data(), 1, tc::DataType::kInt32);
+  const std::pair<int, int> r{next.rank(), next.size()};
+  g_next_world = std::move(next);
+  g_next_world_pes = std::move(pes);
+  return r;
+}
+}  // namespace
+
 std::pair<int, int> ProcessGroupTessera::shrink_for_next_world() {
   TORCH_CHECK(default_group_, "tessera_torch.shrink_world: shrinks the default group only");
   drain();
   try {
-    tc::Comm survivors = comm_.shrink();
-    // Each survivor's PE, for the subgroups of the next default group.
-    const int mine = shmem_my_pe();
-    std::vector<int> pes(static_cast<size_t>(survivors.size()));
-    survivors.allgather(&mine, pes.data(), 1, tc::DataType::kInt32);
-    const std::pair<int, int> r{survivors.rank(), survivors.size()};
-    g_next_world = std::move(survivors);
-    g_next_world_pes = std::move(pes);
-    return r;
+    return adopt_next_world(comm_.shrink());
   } catch (const tessera::Error& e) {
     TORCH_CHECK(false, where(rank_, "shrink_world: "), e.what());
   }
@@ -269,14 +275,7 @@ std::pair<int, int> ProcessGroupTessera::grow_for_next_world() {
   TORCH_CHECK(default_group_, "tessera_torch.grow_world: grows the default group only");
   drain();
   try {
-    tc::Comm grown = comm_.grow();
-    const int mine = shmem_my_pe();
-    std::vector<int> pes(static_cast<size_t>(grown.size()));
-    grown.allgather(&mine, pes.data(), 1, tc::DataType::kInt32);
-    const std::pair<int, int> r{grown.rank(), grown.size()};
-    g_next_world = std::move(grown);
-    g_next_world_pes = std::move(pes);
-    return r;
+    return adopt_next_world(comm_.grow());
   } catch (const tessera::Error& e) {
     TORCH_CHECK(false, where(rank_, "grow_world: "), e.what());
   }

@@ -98,11 +98,16 @@ def shrink_world():
     renumbered 0..n-1 in their old order, and returns (rank, world_size). Collective over the survivors,
     who agree on who failed. What was built on the old group (DistributedDataParallel, FSDP, subgroups) must
     be made again; DistributedDataParallel's construction then gives every rank the new rank 0's parameters."""
-    rank, size = _tessera_backend(None).shrink_for_next_world()
+    return _next_world(_tessera_backend(None).shrink_for_next_world())
+
+
+def _next_world(rank_size):
+    """The default group again, over the communicator the backend kept for it (shrink or grow)."""
+    rank, size = rank_size
     dist.destroy_process_group()
     os.environ["RANK"], os.environ["WORLD_SIZE"] = str(rank), str(size)
-    # The survivors' communicator is made already; torch's store is only the group's bookkeeping here (the
-    # old one may have been served by the rank that died).
+    # The communicator is made already; torch's store is only the group's bookkeeping here (the old one may
+    # have been served by the rank that died).
     dist.init_process_group("tessera", store=dist.HashStore(), rank=rank, world_size=size)
     return rank, size
 
@@ -114,11 +119,7 @@ def grow_world():
     the replacements, whose init_process_group("tessera") joins this grow (see incarnation()). As after
     shrink_world, what was built on the old group must be made again, and the replacements need the model:
     broadcast it from a survivor."""
-    rank, size = _tessera_backend(None).grow_for_next_world()
-    dist.destroy_process_group()
-    os.environ["RANK"], os.environ["WORLD_SIZE"] = str(rank), str(size)
-    dist.init_process_group("tessera", store=dist.HashStore(), rank=rank, world_size=size)
-    return rank, size
+    return _next_world(_tessera_backend(None).grow_for_next_world())
 
 
 def incarnation():
