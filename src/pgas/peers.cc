@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 #include <fstream>
+#include <utility>
 
 #include "base/config.h"
 #include "base/rank_table.h"
@@ -22,8 +23,8 @@ namespace {
 // peer gets it back from here.
 std::vector<const transport::Transport*> g_chosen;
 std::vector<transport::PeerMemory> g_mem;
-std::vector<transport::PeerMemory> g_retired;  // mappings of replaced peers (remap_peer), unmapped at finalize
-std::vector<const transport::Transport*> g_retired_by;  // ... by the transport that made each
+// Mappings of replaced peers (remap_peer) with the transport that made each, unmapped at finalize.
+std::vector<std::pair<const transport::Transport*, transport::PeerMemory>> g_retired;
 
 void collect_routed(const Runtime& r) {
   g_routed_count = 0;
@@ -161,22 +162,20 @@ Status remap_peer(Runtime& r, int pe, const PeerSource& from) {
   const transport::PeerInfo me{r.my_pe, "this host"}, peer{pe, "this host"};
   const transport::Transport* shm = transport::choose(me, peer, transport::kMaps);
   TS_RETURN_IF_ERROR(shm->map(&m));
-  g_retired.push_back(g_mem[i]);
+  g_retired.emplace_back(g_chosen[i], g_mem[i]);
   r.bases[i] = m.heap;
   if (r.data_size) r.data_bases[i] = m.data;
   r.transports[i] = shm;
   r.messages[i] = nullptr;
   g_mem[i] = std::move(m);
-  g_retired_by.push_back(g_chosen[i]);
   g_chosen[i] = shm;
   collect_routed(r);
   return Status::ok();
 }
 
 void disconnect_peers(Runtime& r) {
-  for (size_t k = 0; k < g_retired.size(); ++k) g_retired_by[k]->unmap(&g_retired[k]);
+  for (auto& [t, m] : g_retired) t->unmap(&m);
   g_retired.clear();
-  g_retired_by.clear();
   for (size_t pe = 0; pe < g_chosen.size(); ++pe)
     if (g_chosen[pe]) g_chosen[pe]->unmap(&g_mem[pe]);
   g_chosen.clear();

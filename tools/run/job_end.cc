@@ -89,9 +89,9 @@ void Job::on_child_exit(int rank, int status) {
     why = fmt::format("killed by signal {} ({})", WTERMSIG(status), signal_name(WTERMSIG(status)));
   } else if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
     why = fmt::format("exited with status {}", WEXITSTATUS(status));
-  } else if (ctl_ && running_count() > 0 && (ctl_->state(rank)->load() == pgas::JobControl::kInitialized ||
-                                              ctl_->state(rank)->load() == pgas::JobControl::kRestarting ||
-                                              ctl_->state(rank)->load() == pgas::JobControl::kJoining)) {
+  } else if (const uint32_t s = ctl_ ? ctl_->state(rank)->load() : 0;
+             running_count() > 0 && (s == pgas::JobControl::kInitialized || s == pgas::JobControl::kRestarting ||
+                                     s == pgas::JobControl::kJoining)) {
     why = "exited without calling shmem_finalize";
   }
   if (why.empty()) return;
